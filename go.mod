@@ -1,0 +1,3 @@
+module github.com/ptkit/ptk
+
+go 1.26.0
