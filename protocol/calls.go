@@ -1,0 +1,177 @@
+package protocol
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// rawCall is a call as read from the reply, before it is checked against the
+// declared tools.
+type rawCall struct {
+	name string
+	// args is nil when the model gave none.
+	args *jnode
+	// src is the text args' spans point into.
+	src []byte
+	// textArgs marks argument values written as text (XML parameters, GLM
+	// arg_value): the schema decides their type.
+	textArgs   bool
+	positional []*jnode
+	reasoning  string
+	repairs    []string
+	offset     int
+	// raw is the call's text, for the one EventArgsDelta of a call that was
+	// not streamed as it was read.
+	raw []byte
+	// err marks a call that cannot run: DiagMalformed or DiagTruncated.
+	err    DiagKind
+	errMsg string
+}
+
+var nameKeys = []string{"tool", "name", "function", "tool_name", "function_name", "toolName", "functionName", "action", "recipient_name"}
+var argsKeys = []string{"args", "arguments", "parameters", "input", "params", "action_input", "tool_input", "tool_args", "kwargs"}
+var reasonKeys = []string{"reasoning", "reason", "thought", "thoughts", "rationale"}
+
+// metaKeys may sit beside the name and arguments of a call-shaped object.
+var metaKeys = map[string]bool{"id": true, "type": true, "call_id": true, "index": true, "reasoning": true, "reason": true, "thought": true, "thoughts": true, "rationale": true}
+
+type callShape uint8
+
+const (
+	notCall   callShape = iota
+	nameArgs            // {"name": ..., "arguments": ...}
+	nameOnly            // {"name": ...}
+	nameAsKey           // {"get_weather": {...}}
+)
+
+// callOf reads one call from a JSON object. shape says how call-like it is;
+// exact reports that it has nothing but a name, arguments (an object or a
+// JSON string of one) and metadata.
+func callOf(n *jnode, src []byte) (rc rawCall, shape callShape, exact bool) {
+	if n == nil || n.kind != jObject {
+		return rc, notCall, false
+	}
+	rc.src = src
+	var nameKey, argsKey string
+	for _, k := range nameKeys {
+		v := n.get(k)
+		if v == nil {
+			continue
+		}
+		if v.kind == jString {
+			rc.name, nameKey = v.s, k
+			break
+		}
+		if k == "function" && v.kind == jObject {
+			// OpenAI's {"type": "function", "function": {"name", "arguments"}}
+			inner, sh, ex := callOf(v, src)
+			if sh == nameArgs || sh == nameOnly {
+				inner.reasoning = firstString(n, reasonKeys)
+				return inner, sh, ex && onlyKeys(n, "function")
+			}
+		}
+	}
+	for _, k := range argsKeys {
+		if v := n.get(k); v != nil {
+			rc.args, argsKey = v, k
+			break
+		}
+	}
+	rc.reasoning = firstString(n, reasonKeys)
+	switch {
+	case nameKey != "" && argsKey != "":
+		exact = onlyKeys(n, nameKey, argsKey) && rc.args.kind == jObject || rc.args.kind == jString && onlyKeys(n, nameKey, argsKey)
+		if rc.args.kind == jString {
+			exact = exact && unwrapsToObject(rc.args.s)
+		}
+		return rc, nameArgs, exact
+	case nameKey != "":
+		return rc, nameOnly, false
+	case len(n.keys) == 1 && n.kids[0].kind == jObject:
+		rc.name, rc.args = n.keys[0], n.kids[0]
+		return rc, nameAsKey, false
+	}
+	return rawCall{}, notCall, false
+}
+
+func onlyKeys(n *jnode, keys ...string) bool {
+outer:
+	for _, k := range n.keys {
+		for _, want := range keys {
+			if k == want {
+				continue outer
+			}
+		}
+		if !metaKeys[k] {
+			return false
+		}
+	}
+	return true
+}
+
+func firstString(n *jnode, keys []string) string {
+	for _, k := range keys {
+		if v := n.get(k); v != nil && v.kind == jString {
+			return v.s
+		}
+	}
+	return ""
+}
+
+// unwrapsToObject reports whether s is, whole, a JSON object.
+func unwrapsToObject(s string) bool {
+	n, _, ok := unwrapArgs(s)
+	return ok && n.kind == jObject
+}
+
+// unwrapArgs reads arguments a model wrote as a JSON string. Only a string
+// that is, whole, a JSON object (or array) is unwrapped: "{hello world}" and
+// "{...} and more" stay strings.
+func unwrapArgs(s string) (n *jnode, src []byte, ok bool) {
+	t := strings.TrimSpace(s)
+	if t == "" || t[0] != '{' && t[0] != '[' {
+		return nil, nil, false
+	}
+	src = []byte(s)
+	if json.Valid(src) {
+		n, _, err := parseLenient(src)
+		if err == nil {
+			return n, src, true
+		}
+	}
+	n, _, err := parseLenient(src)
+	if err != nil || n.kind != jObject && n.kind != jArray {
+		return nil, nil, false
+	}
+	return n, src, true
+}
+
+// callsFromJSON reads the calls in a JSON value found inside call markers:
+// one call object, an array of them, or {"tool_calls": [...]}. Objects that
+// are not calls become malformed calls.
+func callsFromJSON(n *jnode, src []byte, offset int) []rawCall {
+	switch n.kind {
+	case jObject:
+		for _, k := range []string{"tool_calls", "calls", "function_calls"} {
+			if v := n.get(k); v != nil && v.kind == jArray && len(n.keys) <= 2 {
+				return callsFromJSON(v, src, offset)
+			}
+		}
+		rc, shape, _ := callOf(n, src)
+		rc.offset = offset
+		if shape == notCall {
+			return []rawCall{{offset: offset, err: DiagMalformed, errMsg: "the call has no tool name (expected {\"tool\": name, \"args\": {...}})"}}
+		}
+		return []rawCall{rc}
+	case jArray:
+		var out []rawCall
+		for _, k := range n.kids {
+			out = append(out, callsFromJSON(k, src, offset)...)
+		}
+		if len(out) == 0 {
+			return []rawCall{{offset: offset, err: DiagMalformed, errMsg: "an empty list of calls"}}
+		}
+		return out
+	}
+	return []rawCall{{offset: offset, err: DiagMalformed, errMsg: "expected a call object, found a JSON " + n.kind.String()}}
+}

@@ -1,0 +1,206 @@
+package protocol
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ptkit/ptk"
+)
+
+// corpusCase is one line of ../shared/corpus/parse/cases.jsonl.
+type corpusCase struct {
+	ID      string `json:"id"`
+	Raw     string `json:"raw"`
+	Dialect string `json:"dialect"`
+	Note    string `json:"note"`
+	Expect  struct {
+		Calls []struct {
+			Tool string          `json:"tool"`
+			Args json.RawMessage `json:"args"`
+		} `json:"calls"`
+		Text *string `json:"text"`
+	} `json:"expect"`
+}
+
+const corpusPath = "../../shared/corpus/parse/cases.jsonl"
+
+func loadCorpus(t testing.TB) []corpusCase {
+	t.Helper()
+	cases, err := readCorpus()
+	if os.IsNotExist(err) {
+		t.Skipf("corpus not found: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cases
+}
+
+func readCorpus() ([]corpusCase, error) {
+	f, err := os.Open(filepath.FromSlash(corpusPath))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var cases []corpusCase
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var c corpusCase
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			return nil, fmt.Errorf("corpus line %d: %v", len(cases)+1, err)
+		}
+		cases = append(cases, c)
+	}
+	return cases, sc.Err()
+}
+
+// corpusSchemas gives the tools of some cases the schema a real
+// deployment would declare, where the expected reading depends on it.
+var corpusSchemas = map[string]map[string]string{
+	"minpeter-live-05":   {"write_file": `{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"required":["path","content"]}`},
+	"issue-vllmmlx-63-b": {"config": `{"type":"object","properties":{"settings":{"type":"object"}}}`},
+}
+
+// toolsFor declares the tools a case's expected calls name.
+func toolsFor(c corpusCase) []ptk.ToolInfo {
+	var tools []ptk.ToolInfo
+	seen := map[string]bool{}
+	for _, call := range c.Expect.Calls {
+		if seen[call.Tool] {
+			continue
+		}
+		seen[call.Tool] = true
+		schema := corpusSchemas[c.ID][call.Tool]
+		tools = append(tools, ptk.ToolInfo{Name: call.Tool, Parameters: json.RawMessage(schema)})
+	}
+	return tools
+}
+
+func jsonEqual(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return cmp.Equal(x, y)
+}
+
+func checkCase(t *testing.T, c corpusCase, r Result) {
+	t.Helper()
+	if len(r.Calls) != len(c.Expect.Calls) {
+		t.Errorf("%s: %d calls, want %d\nraw: %q\ngot: %+v\ndiags: %+v", c.ID, len(r.Calls), len(c.Expect.Calls), c.Raw, r.Calls, r.Diagnostics)
+		return
+	}
+	for i, want := range c.Expect.Calls {
+		got := r.Calls[i]
+		if got.Tool != want.Tool || !jsonEqual(got.Args, want.Args) {
+			t.Errorf("%s: call %d = %s %s, want %s %s\nraw: %q", c.ID, i, got.Tool, got.Args, want.Tool, want.Args, c.Raw)
+		}
+	}
+	if c.Expect.Text != nil && r.Text != *c.Expect.Text {
+		t.Errorf("%s: text = %q, want %q", c.ID, r.Text, *c.Expect.Text)
+	}
+}
+
+func TestCorpusDeclaredTools(t *testing.T) {
+	for _, c := range loadCorpus(t) {
+		p, err := NewParser(toolsFor(c))
+		if err != nil {
+			t.Fatalf("%s: %v", c.ID, err)
+		}
+		checkCase(t, c, p.Parse(c.Raw))
+	}
+}
+
+// chunkings feeds text to a stream in pieces of the given sizes (0 means
+// one chunk), and checks the events against the result.
+func streamParse(t *testing.T, p *Parser, text string, size int) Result {
+	t.Helper()
+	var textOut []byte
+	var started, ended int
+	open := map[int]bool{}
+	s := p.NewStream(func(e Event) {
+		switch e.Kind {
+		case EventText:
+			textOut = append(textOut, e.Text...)
+		case EventCallStart:
+			if open[e.Index] {
+				t.Errorf("call %d started twice", e.Index)
+			}
+			open[e.Index] = true
+			started++
+		case EventArgsDelta:
+			if !open[e.Index] {
+				t.Errorf("args delta for call %d that is not open", e.Index)
+			}
+		case EventCallEnd:
+			if !open[e.Index] {
+				t.Errorf("call %d ended without starting", e.Index)
+			}
+			delete(open, e.Index)
+			ended++
+		}
+	})
+	for i := 0; i < len(text); {
+		n := size
+		if n <= 0 || i+n > len(text) {
+			n = len(text) - i
+		}
+		s.WriteString(text[i : i+n])
+		i += n
+	}
+	r := s.Finish()
+	if string(textOut) != r.Text {
+		t.Errorf("streamed text %q != result text %q", textOut, r.Text)
+	}
+	if started != ended || started != len(r.Attempts) {
+		t.Errorf("%d calls started, %d ended, %d attempts", started, ended, len(r.Attempts))
+	}
+	return r
+}
+
+func TestCorpusStreamedEqualsWhole(t *testing.T) {
+	for _, c := range loadCorpus(t) {
+		for _, tools := range [][]ptk.ToolInfo{toolsFor(c), nil} {
+			p, err := NewParser(tools)
+			if err != nil {
+				t.Fatal(err)
+			}
+			whole := p.Parse(c.Raw)
+			for _, size := range []int{1, 2, 3, 5, 7, 16, 64} {
+				got := streamParse(t, p, c.Raw, size)
+				if diff := cmp.Diff(whole, got); diff != "" {
+					t.Errorf("%s (tools %d) chunk %d: streamed differs from whole (-whole +streamed):\n%s", c.ID, len(tools), size, diff)
+				}
+			}
+		}
+	}
+}
+
+// needTools lists the corpus cases whose expected reading depends on the
+// declared tools, with why; with no tools declared they read differently.
+var needTools = map[string]string{
+	"minpeter-live-05": "the hallucinated 'mood' argument is dropped only by the tool's schema",
+	"ollama-tools-15":  "name(JSON) in prose is a call only when name is a declared tool",
+	"ollama-tools-17":  `{"NAME": {...}} is a call only when NAME is a declared tool`,
+}
+
+func TestCorpusNoTools(t *testing.T) {
+	p, err := NewParser(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range loadCorpus(t) {
+		if why, ok := needTools[c.ID]; ok {
+			t.Logf("%s: skipped: %s", c.ID, why)
+			continue
+		}
+		checkCase(t, c, p.Parse(c.Raw))
+	}
+}

@@ -1,0 +1,621 @@
+package protocol
+
+import (
+	"bytes"
+	"strings"
+)
+
+// Recognizers look a bounded distance past a trigger byte and decide whether
+// a construct starts there. They change nothing unless they decide: asked
+// again at the same place with more input, they answer afresh.
+
+const maxLook = 256
+
+func (m *machine) recognize(i int) action {
+	switch m.buf[i] {
+	case '<':
+		return m.recognizeTag(i)
+	case '[':
+		return m.recognizeBracket(i)
+	case '{':
+		return m.recognizeBrace(i)
+	case '`':
+		return m.recognizeTicks(i)
+	case '>':
+		return m.recognizeArrows(i)
+	case '(':
+		return m.recognizeParen(i)
+	}
+	return action{}
+}
+
+// skipWS returns the first non-white-space index at or after i, at most n
+// bytes on; need is true when the input ends first.
+func (m *machine) skipWS(i, n int) (j int, need, far bool) {
+	j = i
+	for j < len(m.buf) && isWS(m.buf[j]) {
+		j++
+		if j-i > n {
+			return j, false, true
+		}
+	}
+	return j, j >= len(m.buf) && !m.eof, false
+}
+
+var wrapperNames = map[string]bool{
+	"ptk_call": true, "ptk_batch": true, "tool_call": true, "tool_calls": true, "toolcall": true,
+	"function_call": true, "function_calls": true, "functioncall": true, "tool_use": true,
+	"longcat_tool_call": true, "tool_request": true,
+}
+
+// wrapperClosers close any call wrapper: models mix them up.
+var wrapperClosers = []string{
+	"</ptk_call>", "</ptk_batch>", "</tool_call>", "</tool_calls>", "</toolcall>", "</function_call>",
+	"</function_calls>", "</functioncall>", "</tool_use>", "</longcat_tool_call>", "</tool_request>",
+	"<|/tool_call|>", "</|tool_call|>", "<|tool_call_end|>", "<tool_call|>",
+}
+
+// strayTokens are protocol tokens that are never text.
+var strayTokens = map[string]bool{
+	"end": true, "return": true, "call": true, "eot_id": true, "eom_id": true, "im_end": true,
+	"python_end": true, "message": true, "constrain": true, "endoftext": true, "end_of_text": true,
+	"tool_calls_section_begin": true, "tool_calls_section_end": true, "tool_calls_end": true,
+	"tool_call_end": true, "tool_sep": true, "tool_call_argument_begin": true, "eos": true,
+	"end_of_turn": true, "tool_call": true,
+}
+
+func (m *machine) recognizeTag(i int) action {
+	buf := m.buf
+	if match, need := hasPrefixFold(buf, i, "<call:", m.eof); need {
+		return action{need: true}
+	} else if match {
+		m.diag(Diagnostic{Kind: DiagUnsupported, Offset: i, Message: "<call:...> syntax is not a call ptk runs; read as text"})
+		return action{}
+	}
+	t, ok, need := readTag(buf, i, m.eof)
+	if need {
+		return action{need: true}
+	}
+	if !ok {
+		return action{}
+	}
+	drop := action{reg: &dropRegion{end: t.end}}
+	name := t.name
+	barred := t.barL && t.barR
+	switch {
+	case name == "think" || name == "thinking":
+		if t.closing {
+			return drop
+		}
+		return action{reg: &thinkRegion{contentFrom: t.end, closers: []string{"</" + name + ">"}}}
+	case barred && (name == "tool_calls_begin" || name == "tool_calls" || name == "tool_calls_section_begin"):
+		// A section opener: dropped before a call token, a call itself otherwise.
+		j, need, _ := m.skipWS(t.end, maxLook)
+		if need {
+			return action{need: true}
+		}
+		if j < len(buf) && buf[j] == '<' {
+			nt, ok, need := readTag(buf, j, m.eof)
+			if need {
+				return action{need: true}
+			}
+			if ok && nt.name == "tool_call_begin" || ok && nt.name == "tool_calls_section_end" || ok && nt.name == "tool_calls_end" {
+				return drop
+			}
+		}
+		if j >= len(buf) {
+			return drop
+		}
+		return action{reg: &tokenCall{start: i, body: t.end}, call: true}
+	case wrapperNames[name] && !t.closing && !t.barR:
+		if t.barL && name == "tool_call" {
+			return m.wrapper(i, t, []string{"<tool_call|>"}, false, true)
+		}
+		closers := wrapperClosers
+		if t.raw != name { // <minimax:tool_call> ... </minimax:tool_call>
+			closers = append([]string{"</" + t.raw + ">"}, wrapperClosers...)
+		}
+		return m.wrapper(i, t, closers, false, false)
+	case wrapperNames[name] && barred && !t.closing:
+		return m.wrapper(i, t, wrapperClosers, false, false)
+	case wrapperNames[name] && (t.closing || t.barR):
+		return drop
+	case (name == "json" || name == "xml") && !t.closing && !t.barL:
+		return m.wrapper(i, t, []string{"</" + name + ">"}, true, false)
+	case (name == "function" || name == "invoke" || name == "tool") && !t.closing && !t.barL:
+		if t.eq == "" {
+			if n, ok := attr(t.attrs, "name"); !ok || n == "" {
+				return action{}
+			}
+		}
+		closers := []string{"</function>", "</tool_call>"}
+		if name == "invoke" {
+			closers = []string{"</invoke>"}
+		}
+		a := action{reg: &xmlCall{start: i, closers: closers}, call: true}
+		if name == "invoke" {
+			a.steal = m.strayLine(i)
+		}
+		return a
+	case (name == "function" || name == "invoke" || name == "function_calls") && t.closing:
+		return drop
+	case name == "arg_key" && !t.closing:
+		k := i
+		for k > m.textFrom && i-k < maxStealWord && (isPyIdentByte(buf[k-1]) || buf[k-1] == '.' || buf[k-1] == '-') {
+			k--
+		}
+		if k == i || i-k >= maxStealWord {
+			return action{}
+		}
+		return action{reg: &glmInline{start: k, at: i}, steal: i - k, call: true}
+	case barred && name == "python_tag":
+		return m.pythonTag(i, t)
+	case barred && name == "python_start":
+		return m.wrapper(i, t, []string{"<|python_end|>"}, false, false)
+	case barred && (name == "start" || name == "channel"):
+		return m.harmony(i, t)
+	case barred && name == "tool_call_begin":
+		return action{reg: &tokenCall{start: i, body: t.end}, call: true}
+	case barred && strayTokens[name]:
+		return drop
+	case t.barR && !t.barL && name == "tool_call":
+		return drop
+	}
+	return action{}
+}
+
+// strayLine returns the length of a lone short word line (and the white
+// space after it) just before i: the remnant of a wrapper token that a
+// client mangled, as in Claude's leaked "count\n<invoke ...>" blocks.
+func (m *machine) strayLine(i int) int {
+	buf := m.buf
+	k := i
+	sawNL := false
+	for k > m.textFrom && isWS(buf[k-1]) && i-k < maxStealWord {
+		if buf[k-1] == '\n' {
+			sawNL = true
+		}
+		k--
+	}
+	if !sawNL {
+		return 0
+	}
+	w := k
+	for w > m.textFrom && k-w <= 24 && (buf[w-1] >= 'a' && buf[w-1] <= 'z' || buf[w-1] == '_') {
+		w--
+	}
+	if w == k || k-w > 24 {
+		return 0
+	}
+	if m.prevByte(w) != '\n' {
+		return 0
+	}
+	return i - w
+}
+
+// wrapper starts a call between tags, after checking what follows the opener
+// is a call and not a mention of the tag in prose.
+func (m *machine) wrapper(i int, t tagInfo, closers []string, weak, gemma bool) action {
+	buf := m.buf
+	j, need, far := m.skipWS(t.end, maxLook)
+	if need {
+		return action{need: true}
+	}
+	if far {
+		return action{}
+	}
+	r := &tagCall{start: i, body: t.end, closers: closers, weak: weak, gemma: gemma}
+	a := action{reg: r, call: true}
+	if j >= len(buf) {
+		if weak {
+			return action{}
+		}
+		return a // cut off right after the opener
+	}
+	c := buf[j]
+	switch {
+	case gemma:
+		return a
+	case c == '{':
+		r.json, r.jsonAt = true, j
+		return a
+	case c == '[':
+		k, need, _ := m.skipWS(j+1, maxLook)
+		if need {
+			return action{need: true}
+		}
+		if k < len(buf) && isIdentStart(buf[k]) {
+			if weak {
+				return action{}
+			}
+			return a // pythonic list, read as text body
+		}
+		r.json, r.jsonAt = true, j
+		return a
+	case c == '`':
+		// ```json fence inside the tags
+		k := j
+		for k < len(buf) && buf[k] == '`' {
+			k++
+		}
+		if k-j < 3 {
+			return action{}
+		}
+		for k < len(buf) && buf[k] != '\n' && k-j < 64 {
+			k++
+		}
+		if k >= len(buf) && !m.eof {
+			return action{need: true}
+		}
+		k, need, _ = m.skipWS(k, maxLook)
+		if need {
+			return action{need: true}
+		}
+		if k < len(buf) && (buf[k] == '{' || buf[k] == '[') {
+			r.json, r.jsonAt = true, k
+			return a
+		}
+		return action{}
+	case c == '<':
+		if weak {
+			return action{}
+		}
+		return a
+	case isIdentStart(c):
+		if weak {
+			return action{}
+		}
+		k := j
+		for k < len(buf) && k-j < maxStealWord && (isPyIdentByte(buf[k]) || buf[k] == '.' || buf[k] == '-' || buf[k] == ':') {
+			k++
+		}
+		if k >= len(buf) && !m.eof {
+			return action{need: true}
+		}
+		word := buf[j:k]
+		if bytes.HasPrefix(word, []byte("call:")) {
+			return a // Gemma-style call:name{...}
+		}
+		if k < len(buf) && buf[k] == '(' {
+			return a
+		}
+		n, need, _ := m.skipWS(k, maxLook)
+		if need {
+			return action{need: true}
+		}
+		if n < len(buf) && buf[n] == '{' {
+			r.json, r.jsonAt, r.name = true, n, string(word)
+			return a
+		}
+		if n < len(buf) && buf[n] == '<' {
+			return a // name<arg_key>..., or a name and the closer
+		}
+		return action{}
+	}
+	return action{}
+}
+
+func (m *machine) pythonTag(i int, t tagInfo) action {
+	buf := m.buf
+	j, need, far := m.skipWS(t.end, maxLook)
+	if need {
+		return action{need: true}
+	}
+	drop := action{reg: &dropRegion{end: t.end}}
+	if far || j >= len(buf) {
+		return drop
+	}
+	switch c := buf[j]; {
+	case c == '{':
+		return action{reg: &headerCall{start: i, jsonAt: j, multi: true}, call: true}
+	case c == '[':
+		return action{reg: &pythonic{start: j, bracket: true, strong: true}, call: true}
+	case isIdentStart(c):
+		k := j
+		for k < len(buf) && k-j < maxStealWord && (isPyIdentByte(buf[k]) || buf[k] == '.') {
+			k++
+		}
+		if k >= len(buf) && !m.eof {
+			return action{need: true}
+		}
+		if k < len(buf) && buf[k] == '(' {
+			return action{reg: &pythonic{start: j, paren: k, strong: true}, call: true}
+		}
+	}
+	return drop
+}
+
+// harmony reads a Harmony message header: <|start|>assistant<|channel|>
+// commentary to=functions.name <|constrain|>json<|message|>.
+func (m *machine) harmony(i int, t tagInfo) action {
+	buf := m.buf
+	f := finder{pats: []string{"<|message|>"}, at: t.end}
+	idx, _ := f.find(buf, m.eof)
+	drop := action{reg: &dropRegion{end: t.end}}
+	if idx < 0 || idx-i > 2*maxLook {
+		if idx < 0 && len(buf)-i <= 2*maxLook && !m.eof {
+			return action{need: true}
+		}
+		return drop
+	}
+	header := string(buf[t.end:idx])
+	msg := idx + len("<|message|>")
+	channel := ""
+	if t.name == "channel" {
+		channel = firstWord(header)
+	} else if k := bytes.Index([]byte(header), []byte("<|channel|>")); k >= 0 {
+		channel = firstWord(header[k+len("<|channel|>"):])
+	}
+	recipient := ""
+	if k := bytes.Index([]byte(header), []byte("to=")); k >= 0 {
+		recipient = strings.TrimPrefix(firstWord(header[k+3:]), "functions.")
+	}
+	if recipient != "" {
+		j, need, _ := m.skipWS(msg, maxLook)
+		if need {
+			return action{need: true}
+		}
+		if j < len(buf) && buf[j] == '{' {
+			return action{reg: &headerCall{start: i, jsonAt: j, name: recipient, ends: []string{"<|call|>", "<|end|>"}}, call: true}
+		}
+		return action{reg: &dropRegion{end: msg}}
+	}
+	if channel == "analysis" {
+		return action{reg: &thinkRegion{contentFrom: msg,
+			closers: []string{"<|end|>", "<|start|>", "<|channel|>", "<|return|>"},
+			keep:    []bool{false, true, true, false}}}
+	}
+	return action{reg: &dropRegion{end: msg}}
+}
+
+func firstWord(s string) string {
+	i := 0
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	j := i
+	for j < len(s) && s[j] != ' ' && s[j] != '\t' && s[j] != '<' && s[j] != '\n' {
+		j++
+	}
+	return s[i:j]
+}
+
+func (m *machine) recognizeBracket(i int) action {
+	buf := m.buf
+	if match, need := hasPrefixFold(buf, i, "[tool_calls]", m.eof); need {
+		return action{need: true}
+	} else if match {
+		return m.mistral(i, i+len("[tool_calls]"))
+	}
+	j, need, far := m.skipWS(i+1, maxStealWord)
+	if need {
+		return action{need: true}
+	}
+	if far || j >= len(buf) {
+		return action{}
+	}
+	switch c := buf[j]; {
+	case c == '{':
+		// Firefunction writes functools[{...}]
+		if i-m.textFrom >= len("functools") && string(buf[i-len("functools"):i]) == "functools" {
+			return action{reg: &headerCall{start: i, jsonAt: i}, steal: len("functools"), call: true}
+		}
+		return action{reg: &bareJSON{start: i, sepFrom: -1}, call: true}
+	case isIdentStart(c):
+		k := j
+		for k < len(buf) && k-j < 2*maxStealWord && (isPyIdentByte(buf[k]) || buf[k] == '.') {
+			k++
+		}
+		if k >= len(buf) && !m.eof {
+			return action{need: true}
+		}
+		if k < len(buf) && buf[k] == '(' {
+			return action{reg: &pythonic{start: i, bracket: true}, call: true}
+		}
+	}
+	return action{}
+}
+
+// mistral reads what follows [TOOL_CALLS]: a JSON list of calls, or
+// name[ARGS]{...} (with an optional [CALL_ID]id).
+func (m *machine) mistral(i, e int) action {
+	buf := m.buf
+	j, need, far := m.skipWS(e, maxLook)
+	if need {
+		return action{need: true}
+	}
+	drop := action{reg: &dropRegion{end: e}}
+	if far {
+		return drop
+	}
+	if j >= len(buf) {
+		return action{reg: &badCall{start: i, end: len(buf), kind: DiagTruncated, msg: "[TOOL_CALLS] with no call after it"}, call: true}
+	}
+	c := buf[j]
+	if c == '[' || c == '{' {
+		return action{reg: &headerCall{start: i, jsonAt: j}, call: true}
+	}
+	if !isIdentStart(c) {
+		return drop
+	}
+	k := j
+	for k < len(buf) && k-j < 2*maxStealWord && (isPyIdentByte(buf[k]) || buf[k] == '.' || buf[k] == '-') {
+		k++
+	}
+	if k >= len(buf) {
+		if !m.eof {
+			return action{need: true}
+		}
+		name := string(buf[j:k])
+		return action{reg: &badCall{start: i, end: k, name: name, kind: DiagTruncated, msg: "the call to " + name + " has no arguments ([ARGS] missing)"}, call: true}
+	}
+	name := string(buf[j:k])
+	n := k
+	if match, need := hasPrefixFold(buf, n, "[call_id]", m.eof); need {
+		return action{need: true}
+	} else if match {
+		n += len("[call_id]")
+		for n < len(buf) && buf[n] != '[' && n-k < maxLook {
+			n++
+		}
+		if n >= len(buf) && !m.eof {
+			return action{need: true}
+		}
+	}
+	if match, need := hasPrefixFold(buf, n, "[args]", m.eof); need {
+		return action{need: true}
+	} else if match {
+		n += len("[args]")
+	}
+	n, need, _ = m.skipWS(n, maxLook)
+	if need {
+		return action{need: true}
+	}
+	if n < len(buf) && buf[n] == '{' {
+		return action{reg: &headerCall{start: i, jsonAt: n, name: name}, call: true}
+	}
+	if n >= len(buf) {
+		return action{reg: &badCall{start: i, end: n, name: name, kind: DiagTruncated, msg: "the call to " + name + " has no arguments"}, call: true}
+	}
+	return drop
+}
+
+// badCall records a call that cannot run and skips its text.
+type badCall struct {
+	start, end int
+	name, msg  string
+	kind       DiagKind
+}
+
+func (r *badCall) advance(m *machine) bool {
+	m.addCalls([]rawCall{{name: r.name, offset: r.start, err: r.kind, errMsg: r.msg}})
+	m.pos = r.end
+	return true
+}
+
+func (m *machine) recognizeBrace(i int) action {
+	buf := m.buf
+	j, need, far := m.skipWS(i+1, maxStealWord)
+	if need {
+		return action{need: true}
+	}
+	if far || j >= len(buf) {
+		return action{}
+	}
+	if c := buf[j]; c == '"' || c == '\'' || isIdentStart(c) {
+		return action{reg: &bareJSON{start: i, sepFrom: -1}, call: true}
+	}
+	return action{}
+}
+
+func (m *machine) recognizeTicks(i int) action {
+	buf := m.buf
+	n := i
+	for n < len(buf) && buf[n] == '`' {
+		n++
+	}
+	if n >= len(buf) && !m.eof {
+		return action{need: true}
+	}
+	ticks := n - i
+	if f := m.fence; f != nil && !f.closed {
+		if ticks >= f.ticks {
+			return action{reg: &fenceClose{end: n}, call: true}
+		}
+		return action{reg: &inlineCode{start: i, ticks: ticks}}
+	}
+	if ticks < 3 {
+		return action{reg: &inlineCode{start: i, ticks: ticks}}
+	}
+	atLine := atLineStart(buf, i, m.textFrom, m.lastTextByte())
+	// info string: ```json, ```tool_code
+	k := n
+	for k < len(buf) && k-n < 32 && (isPyIdentByte(buf[k]) || buf[k] == '+' || buf[k] == '-' || buf[k] == '.') {
+		k++
+	}
+	if k >= len(buf) && !m.eof {
+		return action{need: true}
+	}
+	info := string(bytes.ToLower(buf[n:k]))
+	for k < len(buf) && (buf[k] == ' ' || buf[k] == '\t') {
+		k++
+	}
+	content := k
+	if k < len(buf) && buf[k] == '\n' {
+		content = k + 1
+	}
+	j, need, far := m.skipWS(content, maxLook)
+	if need {
+		return action{need: true}
+	}
+	text := action{reg: &textFence{ticks: ticks, atLine: atLine, pos: n}}
+	if far || j >= len(buf) {
+		return text
+	}
+	switch c := buf[j]; {
+	case c == '{' || c == '[' || c == '<' || c == '>' || isIdentStart(c):
+		return action{reg: &fenceOpen{start: i, ticks: ticks, content: content, atLine: atLine, toolCode: info == "tool_code" || info == "tool_call"}, call: true}
+	}
+	return text
+}
+
+func (m *machine) recognizeArrows(i int) action {
+	buf := m.buf
+	match, need := hasPrefixFold(buf, i, ">>>", m.eof)
+	if need {
+		return action{need: true}
+	}
+	if !match {
+		return action{}
+	}
+	j := i + 3
+	k := j
+	for k < len(buf) && k-j < maxStealWord && (isPyIdentByte(buf[k]) || buf[k] == '.' || buf[k] == '-') {
+		k++
+	}
+	if k >= len(buf) && !m.eof {
+		return action{need: true}
+	}
+	if k == j || k >= len(buf) || buf[k] != '\n' {
+		return action{}
+	}
+	name := string(buf[j:k])
+	if name == "all" {
+		return action{reg: &dropRegion{end: k + 1}}
+	}
+	n, need, _ := m.skipWS(k+1, maxLook)
+	if need {
+		return action{need: true}
+	}
+	if n < len(buf) && buf[n] == '{' {
+		return action{reg: &headerCall{start: i, jsonAt: n, name: name}, call: true}
+	}
+	return action{}
+}
+
+// recognizeParen handles name(...) on a line of its own, where name is a
+// declared tool (or inside a ```tool_code fence).
+func (m *machine) recognizeParen(i int) action {
+	toolCode := m.fence != nil && m.fence.toolCode
+	if len(m.p.tools) == 0 && !toolCode {
+		return action{}
+	}
+	buf := m.buf
+	k := i
+	for k > m.textFrom && i-k < 2*maxStealWord && (isPyIdentByte(buf[k-1]) || buf[k-1] == '.') {
+		k--
+	}
+	if k == i || !isIdentStart(buf[k]) || i-k >= 2*maxStealWord {
+		return action{}
+	}
+	if !m.lineStartAt(k) {
+		return action{}
+	}
+	name := string(buf[k:i])
+	if !toolCode {
+		if t, _ := m.p.resolve(name); t == nil {
+			return action{}
+		}
+	}
+	return action{reg: &pythonic{start: k, paren: i, strong: toolCode}, steal: i - k, call: true}
+}

@@ -1,0 +1,645 @@
+package protocol
+
+import (
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/ptkit/ptk"
+)
+
+// The machine reads a reply left to right, once. Prose is scanned for the few
+// bytes that can start a construct (a tag, a bracket, a brace, a backtick,
+// '>>>', a '(' after a tool name); at such a byte a recognizer looks a bounded
+// distance ahead and either lets the byte pass as text or starts a region
+// (a call, a reasoning block, a code fence...) whose own scanner finds where
+// it ends. Every decision depends only on the bytes seen, never on where a
+// chunk ended: when a decision needs bytes that have not arrived, the machine
+// stops and resumes there, so a streamed reply is read exactly as the whole.
+
+// region is a construct being read.
+type region interface {
+	// advance reads on; it returns true when the region has ended, with
+	// m.pos set to where prose resumes.
+	advance(m *machine) bool
+}
+
+type machine struct {
+	p   *Parser
+	buf []byte
+	eof bool
+
+	started  bool
+	pos      int // next byte of prose to scan
+	textFrom int // start of prose not yet moved to text
+	reg      region
+
+	text      []byte
+	reasoning []byte
+	attempts  []Attempt
+	diags     []Diagnostic
+
+	fence *fenceCtx
+
+	emit    func(Event)
+	em      emitState
+	open    int // index of the call whose CallStart is out, or -1
+	openTag string
+}
+
+type emitState struct {
+	first   int // index in text of the first non-space byte, -1 until seen
+	emitted int // text[:emitted] has been emitted
+	checked int // text[:checked] has been classified
+	spaceAt int // start of the trailing run of white space in text[:checked]
+	rsent   int // reasoning[:rsent] has been emitted
+}
+
+func newMachine(p *Parser, emit func(Event)) *machine {
+	return &machine{p: p, emit: emit, open: -1, em: emitState{first: -1, spaceAt: -1}}
+}
+
+// trigger marks the bytes at which a construct can start.
+var trigger [256]bool
+
+func init() {
+	for _, c := range []byte("<[{`>(") {
+		trigger[c] = true
+	}
+}
+
+func (m *machine) run() {
+	for {
+		if r := m.reg; r != nil {
+			if !r.advance(m) {
+				return
+			}
+			if m.reg == r { // a region may hand over to another
+				m.reg = nil
+				m.textFrom = m.pos
+			}
+			continue
+		}
+		if !m.started {
+			if !m.start() {
+				return
+			}
+			m.started = true
+			continue
+		}
+		if !m.prose() {
+			if m.eof {
+				m.finishFence()
+			}
+			return
+		}
+	}
+}
+
+// prose scans text from m.pos. It returns true when a region was started
+// and false when it needs more input (or the input is done).
+func (m *machine) prose() bool {
+	buf := m.buf
+	i := m.pos
+	for {
+		for i < len(buf) && !trigger[buf[i]] {
+			i++
+		}
+		if i >= len(buf) {
+			m.pos = i
+			m.flushText(i, !m.eof)
+			return m.reg != nil
+		}
+		a := m.recognize(i)
+		if a.need {
+			m.pos = i
+			m.flushText(i, true)
+			return m.reg != nil
+		}
+		if a.reg == nil {
+			i++
+			continue
+		}
+		from := i - a.steal
+		if m.fence != nil && !a.call {
+			// Only calls may share a code fence that is to count as a call.
+			m.flushText(from, false)
+			if m.reg != nil {
+				return true
+			}
+			if m.fence != nil {
+				if m.fence.closed {
+					m.acceptFence()
+				} else {
+					m.convertFence(from)
+					return true
+				}
+			}
+		} else {
+			m.flushText(from, false)
+			if m.reg != nil {
+				return true
+			}
+			if a.call && m.fence != nil && m.fence.closed {
+				m.acceptFence()
+			}
+		}
+		m.textFrom = from
+		m.pos = i
+		m.reg = a.reg
+		return true
+	}
+}
+
+// flushText moves prose buf[m.textFrom:to] to the text. With partial set
+// (the scan stopped for want of input), a trailing word that a construct
+// might yet claim (a tool name before '(' or '<arg_key>', a stray line before
+// a leaked call) stays behind.
+func (m *machine) flushText(to int, partial bool) {
+	if partial {
+		to = m.textFrom + stealableStart(m.buf[m.textFrom:to], m.lastTextByte())
+	}
+	if to <= m.textFrom {
+		return
+	}
+	seg := m.buf[m.textFrom:to]
+	m.textFrom = to
+	if m.fence != nil {
+		if !isAllSpace(seg) {
+			if m.fence.closed {
+				m.rejectFence()
+				m.appendText(seg)
+				return
+			}
+			m.convertFence(to - len(seg))
+			return
+		}
+		m.fence.held = append(m.fence.held, seg...)
+		return
+	}
+	m.appendText(seg)
+}
+
+func (m *machine) appendText(seg []byte) { m.text = append(m.text, seg...) }
+
+// lastTextByte is the byte before the prose not yet moved to text, as text.
+func (m *machine) lastTextByte() int { return m.textByteBack(0) }
+
+// textByteBack is the byte n places before the prose not yet moved to text,
+// or -1 at the start of the text. The content of a code fence starts on a
+// line of its own.
+func (m *machine) textByteBack(n int) int {
+	t := m.text
+	if m.fence != nil {
+		t = m.fence.held
+		if n >= len(t) {
+			return '\n'
+		}
+	}
+	if n >= len(t) {
+		return -1
+	}
+	return int(t[len(t)-1-n])
+}
+
+// lineStartAt reports whether only spaces and tabs lie between the start of
+// a line and buf[k], in the text as a whole, however much of it was moved.
+func (m *machine) lineStartAt(k int) bool {
+	for n := 0; n < maxStealWord; n++ {
+		var c int
+		if k > m.textFrom {
+			k--
+			c = int(m.buf[k])
+		} else {
+			c = m.textByteBack(n - 0)
+			if c == ' ' || c == '\t' {
+				// keep walking through the moved text
+				for j := n + 1; j < n+maxStealWord; j++ {
+					c = m.textByteBack(j)
+					if c != ' ' && c != '\t' {
+						break
+					}
+				}
+			}
+			return c == '\n' || c == -1
+		}
+		switch c {
+		case ' ', '\t':
+			continue
+		case '\n':
+			return true
+		}
+		return false
+	}
+	return false
+}
+
+// prevByte is the text byte before buf[i], or -1 at the start of the text.
+func (m *machine) prevByte(i int) int {
+	if i > m.textFrom {
+		return int(m.buf[i-1])
+	}
+	return m.lastTextByte()
+}
+
+const maxStealWord = 64
+
+// isWordChar covers every byte a construct may claim from the prose before
+// it (see stealableStart).
+func isWordChar(c byte) bool { return isPyIdentByte(c) || c == '.' || c == '-' }
+
+// stealableStart returns where the part of seg that a construct might still
+// claim begins: a trailing word, or a trailing line made of one word.
+func stealableStart(seg []byte, before int) int {
+	n := len(seg)
+	w := n
+	for w > 0 && n-w <= maxStealWord && isWS(seg[w-1]) {
+		w--
+	}
+	if n-w > maxStealWord {
+		return n
+	}
+	k := w
+	for k > 0 && w-k <= maxStealWord && isWordChar(seg[k-1]) {
+		k--
+	}
+	if k == w || w-k > maxStealWord {
+		return n
+	}
+	if w == n {
+		return k
+	}
+	lineStart := k == 0 && (before == -1 || before == '\n') || k > 0 && seg[k-1] == '\n'
+	for j := w; j < n && lineStart; j++ {
+		if seg[j] == '\n' {
+			return k
+		}
+	}
+	return n
+}
+
+func isAllSpace(b []byte) bool {
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		if !unicode.IsSpace(r) {
+			return false
+		}
+		b = b[size:]
+	}
+	return true
+}
+
+// action is what a recognizer decided about a trigger byte.
+type action struct {
+	need  bool
+	reg   region
+	steal int  // bytes before the trigger that belong to the construct
+	call  bool // the region is a call (may sit inside a call fence)
+}
+
+// start handles what can only appear at the very start of a reply.
+func (m *machine) start() bool {
+	if m.p.inThink {
+		m.reg = &thinkRegion{contentFrom: 0, closers: thinkClosers}
+		m.pos = 0
+		return true
+	}
+	buf := m.buf
+	// Harmony with its special tokens stripped: "analysisWe need...assistantfinalThe answer".
+	const analysis = "analysis"
+	if n := min(len(buf), len(analysis)+1); !m.eof && n < len(analysis)+1 && string(buf[:min(n, len(analysis))]) == analysis[:min(n, len(analysis))] {
+		return false
+	}
+	if len(buf) > len(analysis) && string(buf[:len(analysis)]) == analysis {
+		if c := buf[len(analysis)]; c >= 'A' && c <= 'Z' {
+			m.reg = &fusedHarmony{f: finder{pats: []string{"assistantfinal"}, at: len(analysis)}}
+			return true
+		}
+	}
+	// Functionary v3: the reply starts in the "all" channel, or with the
+	// first call's name on a line of its own.
+	if match, need := hasPrefixFold(buf, 0, "all\n", m.eof); need {
+		return false
+	} else if match && buf[0] == 'a' {
+		m.pos, m.textFrom = 4, 4
+		return true
+	}
+	if len(m.p.tools) > 0 {
+		j := 0
+		for j < len(buf) && j < maxStealWord && isPyIdentByte(buf[j]) {
+			j++
+		}
+		if j > 0 && j < maxStealWord {
+			if j+1 >= len(buf) && !m.eof {
+				return false
+			}
+			if j+1 < len(buf) && buf[j] == '\n' && m.p.resolveExact(string(buf[:j])) != nil {
+				k := j + 1
+				for k < len(buf) && isWS(buf[k]) {
+					k++
+				}
+				if k >= len(buf) && !m.eof {
+					return false
+				}
+				if k < len(buf) && buf[k] == '{' {
+					m.reg = newHeaderCall(m, 0, k, string(buf[:j]), "")
+					return true
+				}
+			}
+		}
+	}
+	return true
+}
+
+// appendReasoning adds reasoning text.
+func (m *machine) appendReasoning(b []byte) {
+	m.reasoning = append(m.reasoning, b...)
+}
+
+// ---- calls and events ----
+
+// beginCall announces a call whose region has started. Every region that
+// announces a call ends with at least one attempt.
+func (m *machine) beginCall(tool string) {
+	if m.emit == nil || m.open >= 0 {
+		return
+	}
+	m.open = m.nextIndex()
+	m.openTag = tool
+	m.event(Event{Kind: EventCallStart, Index: m.open, Tool: tool})
+}
+
+// callDelta reports raw call text as the model writes it.
+func (m *machine) callDelta(b []byte) {
+	if m.emit == nil || m.open < 0 || len(b) == 0 {
+		return
+	}
+	m.event(Event{Kind: EventArgsDelta, Index: m.open, Text: string(b)})
+}
+
+func (m *machine) nextIndex() int {
+	n := len(m.attempts)
+	if m.fence != nil {
+		n += len(m.fence.attempts)
+	}
+	return n
+}
+
+// addCalls validates raw calls and records them as attempts.
+func (m *machine) addCalls(raws []rawCall) {
+	for _, rc := range raws {
+		idx := m.nextIndex()
+		a, diags := m.p.finish(rc, m.p.prefix+itoa(idx+1))
+		if m.emit != nil {
+			if m.open < 0 {
+				m.event(Event{Kind: EventCallStart, Index: idx, Tool: a.Call.Tool})
+				if len(rc.raw) > 0 {
+					m.event(Event{Kind: EventArgsDelta, Index: idx, Text: string(rc.raw)})
+				}
+			}
+			m.open = -1
+			ac := a
+			m.event(Event{Kind: EventCallEnd, Index: idx, Tool: a.Call.Tool, Attempt: &ac})
+		}
+		if m.fence != nil {
+			m.fence.attempts = append(m.fence.attempts, a)
+			m.fence.diags = append(m.fence.diags, diags...)
+			continue
+		}
+		m.attempts = append(m.attempts, a)
+		m.diags = append(m.diags, diags...)
+	}
+	m.open = -1
+}
+
+// diag records a diagnostic that is not about a call.
+func (m *machine) diag(d Diagnostic) {
+	if m.fence != nil {
+		m.fence.diags = append(m.fence.diags, d)
+		return
+	}
+	m.diags = append(m.diags, d)
+}
+
+// event sends an event, after the text that comes before it.
+func (m *machine) event(e Event) {
+	if m.fence != nil {
+		m.fence.events = append(m.fence.events, e)
+		return
+	}
+	m.emitText(false)
+	m.emit(e)
+}
+
+func (m *machine) flushEvents() {
+	if m.emit == nil {
+		return
+	}
+	m.emitText(m.eof && m.reg == nil)
+}
+
+// emitText sends the text decided so far, holding back trailing white space
+// (the Result is trimmed) and an incomplete UTF-8 sequence.
+func (m *machine) emitText(final bool) {
+	if len(m.reasoning) > m.em.rsent {
+		n := m.em.rsent + validUTF8Prefix(m.reasoning[m.em.rsent:])
+		if final {
+			n = len(m.reasoning)
+		}
+		if n > m.em.rsent {
+			m.emit(Event{Kind: EventReasoning, Text: string(m.reasoning[m.em.rsent:n])})
+			m.em.rsent = n
+		}
+	}
+	t := m.text
+	e := &m.em
+	for e.checked < len(t) {
+		c := t[e.checked]
+		if c < utf8.RuneSelf {
+			if c == ' ' || c >= '\t' && c <= '\r' {
+				if e.spaceAt < 0 {
+					e.spaceAt = e.checked
+				}
+			} else {
+				e.spaceAt = -1
+				if e.first < 0 {
+					e.first = e.checked
+				}
+			}
+			e.checked++
+			continue
+		}
+		if !utf8.FullRune(t[e.checked:]) {
+			break
+		}
+		r, size := utf8.DecodeRune(t[e.checked:])
+		if unicode.IsSpace(r) {
+			if e.spaceAt < 0 {
+				e.spaceAt = e.checked
+			}
+		} else {
+			e.spaceAt = -1
+			if e.first < 0 {
+				e.first = e.checked
+			}
+		}
+		e.checked += size
+	}
+	if final && e.checked < len(t) {
+		// an incomplete rune at the very end is text, as trimSpace sees it
+		e.spaceAt = -1
+		if e.first < 0 {
+			e.first = e.checked
+		}
+		e.checked = len(t)
+	}
+	if e.first < 0 {
+		return
+	}
+	if e.emitted < e.first {
+		e.emitted = e.first
+	}
+	end := e.checked
+	if e.spaceAt >= 0 {
+		end = e.spaceAt
+	}
+	if end > e.emitted {
+		m.emit(Event{Kind: EventText, Text: string(t[e.emitted:end])})
+		e.emitted = end
+	}
+}
+
+func itoa(n int) string {
+	if n < 10 {
+		return string(rune('0' + n))
+	}
+	var b [20]byte
+	i := len(b)
+	for n > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return string(b[i:])
+}
+
+func (m *machine) result() Result {
+	r := Result{
+		Text:        string(trimSpace(m.text)),
+		Reasoning:   string(m.reasoning),
+		Attempts:    m.attempts,
+		Diagnostics: m.diags,
+	}
+	for _, a := range m.attempts {
+		if a.Err == nil {
+			r.Calls = append(r.Calls, a.Call)
+		}
+	}
+	return r
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		if !unicode.IsSpace(r) {
+			break
+		}
+		b = b[size:]
+	}
+	for len(b) > 0 {
+		r, size := utf8.DecodeLastRune(b)
+		if !unicode.IsSpace(r) {
+			break
+		}
+		b = b[:len(b)-size]
+	}
+	return b
+}
+
+// ---- code fences ----
+
+// fenceCtx is a code fence whose content may be calls: ```json\n{...}\n```.
+// Until it is decided, its calls, events and diagnostics are held here. It
+// counts as calls when it holds only calls and (with tools declared) they
+// name declared tools, or (with no tools declared) nothing but white space
+// follows it in the reply; otherwise it is text, byte for byte.
+type fenceCtx struct {
+	start    int // the opening backticks
+	end      int // after the closing backticks, once closed
+	ticks    int
+	atLine   bool // opened at the start of a line
+	toolCode bool // ```tool_code: bare name(...) calls count without declared tools
+	closed   bool
+
+	held     []byte // white space seen in the fence, or after it once closed
+	attempts []Attempt
+	diags    []Diagnostic
+	events   []Event
+}
+
+// closeFence is called at the closing backticks of an open call fence.
+func (m *machine) closeFence(end int) {
+	f := m.fence
+	f.closed = true
+	f.end = end
+	f.held = f.held[:0] // white space inside the fence is part of it
+	if len(f.attempts) == 0 {
+		m.rejectFence()
+		return
+	}
+	if len(m.p.tools) > 0 {
+		for _, a := range f.attempts {
+			if a.Err != nil && a.Err.Code == ptk.ToolNotFound {
+				m.rejectFence()
+				return
+			}
+		}
+		m.acceptFence()
+	}
+	// With no tools declared, wait for what follows.
+}
+
+func (m *machine) acceptFence() {
+	f := m.fence
+	m.fence = nil
+	m.attempts = append(m.attempts, f.attempts...)
+	m.diags = append(m.diags, f.diags...)
+	m.appendText(f.held)
+	if m.emit != nil {
+		for _, e := range f.events {
+			m.event(e)
+		}
+	}
+}
+
+// rejectFence turns a closed fence back into text.
+func (m *machine) rejectFence() {
+	f := m.fence
+	m.fence = nil
+	m.appendText(m.buf[f.start:f.end])
+	m.appendText(f.held) // white space after the fence
+}
+
+// convertFence turns an open fence into text from its start to at, and reads
+// the rest of it as text.
+func (m *machine) convertFence(at int) {
+	f := m.fence
+	m.fence = nil
+	m.appendText(m.buf[f.start:at])
+	m.textFrom = at
+	m.pos = at
+	m.reg = &textFence{ticks: f.ticks, atLine: f.atLine, pos: at}
+}
+
+// finishFence settles a fence still open or pending at the end of the reply.
+func (m *machine) finishFence() {
+	if m.fence == nil {
+		return
+	}
+	if !m.fence.closed {
+		m.closeFence(len(m.buf))
+		if m.fence == nil {
+			return
+		}
+	}
+	m.acceptFence()
+}

@@ -1,0 +1,943 @@
+package protocol
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	"github.com/ptkit/ptk"
+)
+
+// toolSpec is a declared tool, ready to check calls against.
+type toolSpec struct {
+	info     ptk.ToolInfo
+	schema   *jnode // normalized schema, in source order; nil: no arguments
+	compiled *jsonschema.Schema
+	norm     string // name normalized for lenient matching
+}
+
+// NormalizeSchema turns the JSON-Schema-like parameter definitions found in
+// the wild into JSON Schema: the Berkeley Function Calling Leaderboard's
+// "dict", "float", "tuple" and "any", Java and JavaScript type names
+// ("String", "HashMap", "long"...), and the non-standard "optional" flag.
+// Valid JSON Schema comes back unchanged.
+func NormalizeSchema(raw json.RawMessage) (json.RawMessage, error) {
+	n, err := normalizedSchema(raw)
+	if err != nil || n == nil {
+		return raw, err
+	}
+	if n.clean {
+		return raw, nil
+	}
+	return appendJSON(nil, n, raw), nil
+}
+
+func normalizedSchema(raw json.RawMessage) (*jnode, error) {
+	if len(strings.TrimSpace(string(raw))) == 0 || strings.TrimSpace(string(raw)) == "null" {
+		return nil, nil
+	}
+	n, _, err := parseLenient(raw)
+	if err != nil {
+		return nil, err
+	}
+	if n.kind != jObject {
+		return nil, fmt.Errorf("parameters must be a JSON Schema object, not a %s", n.kind)
+	}
+	normalizeSchemaNode(n, 0)
+	return n, nil
+}
+
+var typeNames = map[string]string{
+	"dict": "object", "hashmap": "object", "map": "object", "object": "object",
+	"float": "number", "double": "number", "number": "number", "decimal": "number",
+	"integer": "integer", "int": "integer", "long": "integer", "short": "integer", "byte": "integer",
+	"string": "string", "str": "string", "char": "string", "character": "string", "text": "string",
+	"boolean": "boolean", "bool": "boolean",
+	"array": "array", "list": "array", "tuple": "array", "arraylist": "array", "set": "array",
+	"null": "null",
+}
+
+func normalizeSchemaNode(n *jnode, depth int) {
+	if n == nil || n.kind != jObject || depth > maxDepth {
+		return
+	}
+	for i := 0; i < len(n.keys); i++ {
+		k, v := n.keys[i], n.kids[i]
+		switch k {
+		case "type":
+			switch v.kind {
+			case jString:
+				t, ok := typeNames[strings.ToLower(v.s)]
+				if !ok || v.s == "" || strings.EqualFold(v.s, "any") {
+					// "any", "", or an unknown name: no constraint
+					n.keys = append(n.keys[:i], n.keys[i+1:]...)
+					n.kids = append(n.kids[:i], n.kids[i+1:]...)
+					n.clean = false
+					i--
+					continue
+				}
+				if t != v.s {
+					v.s, v.clean, n.clean = t, false, false
+				}
+			case jArray:
+				for _, e := range v.kids {
+					if e.kind == jString {
+						if t, ok := typeNames[strings.ToLower(e.s)]; ok && t != e.s {
+							e.s, e.clean, v.clean, n.clean = t, false, false, false
+						}
+					}
+				}
+			}
+		case "optional":
+			if v.kind == jBool {
+				n.keys = append(n.keys[:i], n.keys[i+1:]...)
+				n.kids = append(n.kids[:i], n.kids[i+1:]...)
+				n.clean = false
+				i--
+				continue
+			}
+		case "properties", "$defs", "definitions", "patternProperties":
+			if v.kind == jObject {
+				for _, p := range v.kids {
+					normalizeSchemaNode(p, depth+1)
+					if !p.clean {
+						v.clean, n.clean = false, false
+					}
+				}
+			}
+		case "items", "additionalProperties", "not", "contains", "propertyNames", "additionalItems":
+			normalizeSchemaNode(v, depth+1)
+			if v.kind == jArray { // draft-4 tuple items
+				for _, p := range v.kids {
+					normalizeSchemaNode(p, depth+1)
+					if !p.clean {
+						v.clean = false
+					}
+				}
+			}
+			if !v.clean {
+				n.clean = false
+			}
+		case "anyOf", "oneOf", "allOf", "prefixItems":
+			if v.kind == jArray {
+				for _, p := range v.kids {
+					normalizeSchemaNode(p, depth+1)
+					if !p.clean {
+						v.clean, n.clean = false, false
+					}
+				}
+			}
+		case "required":
+			if v.kind != jArray {
+				// "required": true on a property (an old draft-3 habit) means nothing here
+				n.keys = append(n.keys[:i], n.keys[i+1:]...)
+				n.kids = append(n.kids[:i], n.kids[i+1:]...)
+				n.clean = false
+				i--
+				continue
+			}
+		}
+	}
+	if n.get("type") == nil && n.get("properties") != nil {
+		n.keys = append([]string{"type"}, n.keys...)
+		n.kids = append([]*jnode{{kind: jString, s: "object"}}, n.kids...)
+		n.clean = false
+	}
+}
+
+var printer = message.NewPrinter(language.English)
+
+func compileTool(t ptk.ToolInfo) (*toolSpec, error) {
+	if t.Name == "" {
+		return nil, &ToolError{Tool: t.Name, Msg: "has no name"}
+	}
+	ts := &toolSpec{info: t, norm: normName(t.Name)}
+	n, err := normalizedSchema(t.Parameters)
+	if err != nil {
+		return nil, &ToolError{Tool: t.Name, Msg: "parameters: " + err.Error()}
+	}
+	if n == nil {
+		return ts, nil
+	}
+	ts.schema = n
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(appendJSON(nil, n, t.Parameters))))
+	if err != nil {
+		return nil, &ToolError{Tool: t.Name, Msg: "parameters: " + err.Error()}
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	const url = "ptk:///parameters.json"
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, &ToolError{Tool: t.Name, Msg: "parameters: " + err.Error()}
+	}
+	s, err := c.Compile(url)
+	if err != nil {
+		return nil, &ToolError{Tool: t.Name, Msg: "parameters are not a valid JSON Schema: " + err.Error()}
+	}
+	ts.compiled = s
+	return ts, nil
+}
+
+// normName folds case and separators, so get_weather, getWeather,
+// Get-Weather and math.factorial / math_factorial compare equal.
+func normName(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '_' || c == '-' || c == '.' || c == ' ':
+			continue
+		case c >= 'A' && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+var namespaces = []string{"functions.", "function.", "default_api.", "tools.", "tool.", "api.", "functions:", "tools:"}
+
+// resolveExact finds a declared tool by its name, or its name behind a
+// namespace a model added (functions.get_weather).
+func (p *Parser) resolveExact(name string) *toolSpec {
+	if t := p.byName[name]; t != nil {
+		return t
+	}
+	for _, ns := range namespaces {
+		if len(name) > len(ns) && strings.EqualFold(name[:len(ns)], ns) {
+			if t := p.byName[name[len(ns):]]; t != nil {
+				return t
+			}
+		}
+	}
+	if base, ok := strings.CutSuffix(name, ".call"); ok {
+		return p.byName[base]
+	}
+	return nil
+}
+
+// resolve finds the declared tool a name means: exactly, behind a namespace,
+// or as the one declared name equal to it but for case and separators.
+func (p *Parser) resolve(name string) (t *toolSpec, corrected bool) {
+	if t := p.resolveExact(name); t != nil {
+		return t, t.info.Name != name
+	}
+	n := normName(name)
+	var found *toolSpec
+	for _, t := range p.tools {
+		if t.norm == n {
+			if found != nil {
+				return nil, false
+			}
+			found = t
+		}
+	}
+	return found, found != nil
+}
+
+// suggest returns declared names close to name, best first.
+func (p *Parser) suggest(name string) []string {
+	type cand struct {
+		name string
+		d    int
+	}
+	n := normName(name)
+	if len(n) > 100 {
+		n = n[:100]
+	}
+	var cs []cand
+	for _, t := range p.tools {
+		tn := t.norm
+		if len(tn) > 100 {
+			tn = tn[:100]
+		}
+		d := levenshtein(n, tn)
+		limit := max(2, len(tn)/3)
+		if d <= limit || len(n) >= 3 && (strings.Contains(tn, n) || strings.Contains(n, tn)) {
+			cs = append(cs, cand{t.info.Name, d})
+		}
+	}
+	sort.SliceStable(cs, func(i, j int) bool { return cs[i].d < cs[j].d })
+	out := make([]string, 0, 3)
+	for i := 0; i < len(cs) && i < 3; i++ {
+		out = append(out, cs[i].name)
+	}
+	return out
+}
+
+func levenshtein(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+func (p *Parser) toolNames() string {
+	var b strings.Builder
+	for i, t := range p.tools {
+		if i == 20 {
+			fmt.Fprintf(&b, ", and %d more", len(p.tools)-20)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(t.info.Name)
+	}
+	return b.String()
+}
+
+// finish checks a raw call against the declared tools and makes it an Attempt.
+func (p *Parser) finish(rc rawCall, id string) (a Attempt, diags []Diagnostic) {
+	a = Attempt{Call: ptk.Call{ID: id, Tool: rc.name, Reasoning: rc.reasoning}, Offset: rc.offset}
+	d := func(k DiagKind, ptr, msg string) {
+		diags = append(diags, Diagnostic{Kind: k, Message: msg, Offset: rc.offset, CallID: id, Tool: a.Call.Tool, Pointer: ptr})
+	}
+	repairs := append([]string(nil), rc.repairs...)
+	defer func() {
+		a.Call.Repairs = repairs
+		if a.Call.Args == nil {
+			a.Call.Args = json.RawMessage("{}")
+		}
+	}()
+	if rc.err != "" {
+		a.Err = ptk.NewError(ptk.ParseError, rc.errMsg, nil)
+		a.Err.Tool = rc.name
+		d(rc.err, "", rc.errMsg)
+		if rc.args != nil {
+			a.Call.Args = appendJSON(nil, rc.args, rc.src)
+		}
+		return a, diags
+	}
+	for _, r := range rc.repairs {
+		d(DiagRepaired, "", r)
+	}
+
+	var spec *toolSpec
+	if len(p.tools) > 0 {
+		t, corrected := p.resolve(rc.name)
+		if t == nil {
+			msg := "unknown tool " + strconv.Quote(rc.name)
+			if s := p.suggest(rc.name); len(s) > 0 {
+				msg += "; did you mean " + quoteList(s) + "?"
+			}
+			msg += " Available tools: " + p.toolNames() + "."
+			a.Err = ptk.NewError(ptk.ToolNotFound, msg, nil)
+			a.Err.Tool = rc.name
+			d(DiagUnknownTool, "", msg)
+			if rc.args != nil {
+				a.Call.Args = appendJSON(nil, rc.args, rc.src)
+			}
+			return a, diags
+		}
+		if corrected {
+			msg := "tool name " + strconv.Quote(rc.name) + " read as " + strconv.Quote(t.info.Name)
+			repairs = append(repairs, msg)
+			d(DiagNameCorrected, "", msg)
+			a.Call.Tool = t.info.Name
+		}
+		spec = t
+	}
+
+	args := rc.args
+	src := rc.src
+	var schema *jnode
+	if spec != nil {
+		schema = spec.schema
+	}
+	switch {
+	case args == nil && len(rc.positional) == 0:
+		args = &jnode{kind: jObject}
+	case args == nil || len(rc.positional) > 0:
+		if args == nil {
+			args = &jnode{kind: jObject}
+		}
+		if len(rc.positional) == 1 && len(args.kids) == 0 && rc.positional[0].kind == jObject {
+			args = rc.positional[0]
+			break
+		}
+		props := schemaProps(schema)
+		if len(rc.positional) > len(props) {
+			msg := "positional arguments need parameter names: write name(param=value, ...)"
+			a.Err = ptk.NewError(ptk.InvalidToolCall, msg, nil)
+			a.Err.Tool = a.Call.Tool
+			d(DiagInvalidArgument, "", msg)
+			a.Call.Args = appendJSON(nil, args, nil)
+			return a, diags
+		}
+		merged := &jnode{kind: jObject}
+		for i, v := range rc.positional {
+			merged.keys = append(merged.keys, props[i])
+			merged.kids = append(merged.kids, v)
+		}
+		merged.keys = append(merged.keys, args.keys...)
+		merged.kids = append(merged.kids, args.kids...)
+		args = merged
+		repairs = append(repairs, "positional arguments matched to parameters in schema order")
+	}
+	if args.kind == jString {
+		if n, s, ok := unwrapArgs(args.s); ok && n.kind == jObject {
+			args, src = n, s
+			repairs = append(repairs, "arguments given as a JSON string were decoded")
+		}
+	}
+	if args.kind == jArray && len(args.kids) == 0 {
+		args = &jnode{kind: jObject}
+	}
+	if args.kind == jNull {
+		args = &jnode{kind: jObject}
+		repairs = append(repairs, "null arguments read as {}")
+	}
+
+	c := coercer{src: src, text: rc.textArgs}
+	if spec != nil {
+		args = c.coerce(args, schema, "", 0)
+	} else if rc.textArgs {
+		args = c.coerce(args, nil, "", 0)
+	}
+	for _, r := range c.notes {
+		repairs = append(repairs, r.msg)
+		d(r.kind, r.ptr, r.msg)
+	}
+	a.Call.Args = appendJSON(nil, args, src)
+
+	if spec != nil && spec.compiled != nil {
+		var v any
+		if err := json.Unmarshal(a.Call.Args, &v); err == nil {
+			v = numbersOf(a.Call.Args, v)
+			if err := spec.compiled.Validate(v); err != nil {
+				var problems []string
+				for _, leaf := range leaves(err) {
+					k, ptr, msg := describe(leaf)
+					d(k, ptr, msg)
+					problems = append(problems, msg)
+				}
+				msg := "invalid arguments for " + spec.info.Name + ": " + strings.Join(dedupe(problems), "; ") +
+					". Parameters: " + paramSummary(spec.schema) + "."
+				a.Err = ptk.NewError(ptk.InvalidToolCall, msg, nil)
+				a.Err.Tool = spec.info.Name
+			}
+		}
+	}
+	return a, diags
+}
+
+// numbersOf re-decodes JSON with json.Number so the validator sees the
+// numbers exactly as written.
+func numbersOf(raw []byte, fallback any) any {
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return fallback
+	}
+	return v
+}
+
+func quoteList(s []string) string {
+	q := make([]string, len(s))
+	for i, x := range s {
+		q[i] = strconv.Quote(x)
+	}
+	return strings.Join(q, " or ")
+}
+
+func dedupe(s []string) []string {
+	seen := map[string]bool{}
+	out := s[:0]
+	for _, x := range s {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func escapePointer(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
+
+func pointerOf(loc []string) string {
+	var b strings.Builder
+	for _, s := range loc {
+		b.WriteByte('/')
+		b.WriteString(escapePointer(s))
+	}
+	return b.String()
+}
+
+func leaves(err error) []*jsonschema.ValidationError {
+	ve, ok := err.(*jsonschema.ValidationError)
+	if !ok {
+		return nil
+	}
+	var out []*jsonschema.ValidationError
+	var walk func(e *jsonschema.ValidationError, depth int)
+	walk = func(e *jsonschema.ValidationError, depth int) {
+		if len(e.Causes) == 0 || depth > 32 {
+			out = append(out, e)
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c, depth+1)
+		}
+	}
+	walk(ve, 0)
+	return out
+}
+
+// describe turns one validation failure into a diagnostic kind, a JSON
+// Pointer and a message a model can act on.
+func describe(e *jsonschema.ValidationError) (DiagKind, string, string) {
+	ptr := pointerOf(e.InstanceLocation)
+	at := ptr
+	if at == "" {
+		at = "arguments"
+	}
+	switch k := e.ErrorKind.(type) {
+	case *kind.Required:
+		if len(k.Missing) > 0 {
+			p := ptr + "/" + escapePointer(k.Missing[0])
+			names := quoteList(k.Missing)
+			if len(k.Missing) == 1 {
+				return DiagMissingArgument, p, "missing required argument " + names + " (at " + p + ")"
+			}
+			return DiagMissingArgument, p, "missing required arguments " + strings.ReplaceAll(names, " or ", ", ") + " (at " + ptr + ")"
+		}
+	case *kind.Type:
+		return DiagWrongType, ptr, at + ": expected " + strings.Join(k.Want, " or ") + ", got " + k.Got
+	case *kind.AdditionalProperties:
+		return DiagUnexpectedArgument, ptr, at + ": unexpected arguments " + quoteList(k.Properties)
+	case *kind.Enum:
+		var vals []string
+		for _, v := range k.Want {
+			b, _ := json.Marshal(v)
+			vals = append(vals, string(b))
+		}
+		got, _ := json.Marshal(k.Got)
+		return DiagInvalidArgument, ptr, at + ": " + clip(string(got), 60) + " is not one of " + strings.Join(vals, ", ")
+	}
+	return DiagInvalidArgument, ptr, at + ": " + e.ErrorKind.LocalizedString(printer)
+}
+
+// ---- schema helpers ----
+
+func schemaProps(s *jnode) []string {
+	if p := s.get("properties"); p != nil && p.kind == jObject {
+		return p.keys
+	}
+	return nil
+}
+
+func schemaTypes(s *jnode) []string {
+	t := s.get("type")
+	if t == nil {
+		return nil
+	}
+	if t.kind == jString {
+		return []string{t.s}
+	}
+	var out []string
+	for _, e := range t.kids {
+		if e.kind == jString {
+			out = append(out, e.s)
+		}
+	}
+	return out
+}
+
+func isRequired(s *jnode, name string) bool {
+	r := s.get("required")
+	if r == nil || r.kind != jArray {
+		return false
+	}
+	for _, e := range r.kids {
+		if e.kind == jString && e.s == name {
+			return true
+		}
+	}
+	return false
+}
+
+// paramSummary lists a schema's parameters for an error message.
+func paramSummary(s *jnode) string {
+	props := s.get("properties")
+	if props == nil || props.kind != jObject || len(props.keys) == 0 {
+		return "none"
+	}
+	var parts []string
+	for i, k := range props.keys {
+		t := strings.Join(schemaTypes(props.kids[i]), "|")
+		if t == "" {
+			t = "any"
+		}
+		req := ""
+		if isRequired(s, k) {
+			req = ", required"
+		}
+		parts = append(parts, k+" ("+t+req+")")
+		if i == 30 {
+			parts = append(parts, "…")
+			break
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ---- coercion ----
+
+type note struct {
+	kind DiagKind
+	ptr  string
+	msg  string
+}
+
+// coercer converts argument values to the types their schema asks for, and
+// drops arguments the schema does not declare.
+type coercer struct {
+	src   []byte
+	text  bool // values were written as text
+	notes []note
+	refs  int
+}
+
+func (c *coercer) note(k DiagKind, ptr, msg string) { c.notes = append(c.notes, note{k, ptr, msg}) }
+
+func ptrName(p string) string {
+	if p == "" {
+		return "arguments"
+	}
+	return p
+}
+
+// resolveRef follows a local $ref ("#/$defs/x", "#/definitions/x").
+func (c *coercer) resolveRef(s, root *jnode) *jnode {
+	for s != nil && c.refs < 64 {
+		r := s.get("$ref")
+		if r == nil || r.kind != jString || !strings.HasPrefix(r.s, "#/") {
+			return s
+		}
+		c.refs++
+		cur := root
+		for _, part := range strings.Split(r.s[2:], "/") {
+			part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
+			cur = cur.get(part)
+			if cur == nil {
+				return s
+			}
+		}
+		s = cur
+	}
+	return s
+}
+
+func (c *coercer) coerce(v *jnode, s *jnode, ptr string, depth int) *jnode {
+	v = c.coerceIn(v, s, s, ptr, depth)
+	refreshClean(v, 0)
+	return v
+}
+
+// refreshClean marks unclean every value with an unclean part: its source
+// bytes no longer say what it holds.
+func refreshClean(n *jnode, depth int) bool {
+	if n == nil || depth > maxDepth+1 {
+		return false
+	}
+	for _, k := range n.kids {
+		if !refreshClean(k, depth+1) {
+			n.clean = false
+		}
+	}
+	return n.clean
+}
+
+func (c *coercer) coerceIn(v, s, root *jnode, ptr string, depth int) *jnode {
+	if v == nil || depth > maxDepth {
+		return v
+	}
+	if s == nil || s.kind != jObject {
+		if c.text && v.kind == jObject && depth == 0 {
+			for i, k := range v.kids {
+				if nk := c.coerceIn(k, nil, nil, ptr+"/"+escapePointer(v.keys[i]), depth+1); nk != k {
+					v.kids[i] = nk
+					v.clean = false
+				}
+			}
+			return v
+		}
+		if c.text && v.kind == jString {
+			// No schema to go by: text that is, whole, a JSON object or
+			// array is read as one.
+			if n, _, ok := unwrapArgs(v.s); ok {
+				c.note(DiagCoerced, ptr, ptrName(ptr)+": text read as JSON "+n.kind.String())
+				return detach(n)
+			}
+		}
+		return v
+	}
+	s = c.resolveRef(s, root)
+	types := schemaTypes(s)
+	if len(types) == 0 {
+		for _, alt := range []string{"anyOf", "oneOf"} {
+			if al := s.get(alt); al != nil && al.kind == jArray {
+				for _, sub := range al.kids {
+					types = append(types, schemaTypes(c.resolveRef(sub, root))...)
+				}
+			}
+		}
+	}
+	if len(types) == 0 && s.get("properties") != nil {
+		types = []string{"object"}
+	}
+	if len(types) > 0 && !matchesAny(v, types) {
+		if nv, how := convert(v, types); nv != nil {
+			c.note(DiagCoerced, ptr, ptrName(ptr)+": "+how)
+			v = nv
+		}
+	} else if len(types) == 0 && c.text && v.kind == jString {
+		if n, _, ok := unwrapArgs(v.s); ok {
+			c.note(DiagCoerced, ptr, ptrName(ptr)+": text read as JSON "+n.kind.String())
+			v = detach(n)
+		}
+	}
+	if e := s.get("enum"); e != nil && e.kind == jArray && v.kind == jString {
+		v = c.fixEnum(v, e, ptr)
+	}
+	switch v.kind {
+	case jObject:
+		c.coerceObject(v, s, root, ptr, depth)
+	case jArray:
+		items := s.get("items")
+		prefix := s.get("prefixItems")
+		for i, k := range v.kids {
+			var is *jnode
+			if prefix != nil && prefix.kind == jArray && i < len(prefix.kids) {
+				is = prefix.kids[i]
+			} else if items != nil && items.kind == jObject {
+				is = items
+			} else if items != nil && items.kind == jArray && i < len(items.kids) {
+				is = items.kids[i]
+			}
+			if is == nil {
+				continue
+			}
+			nk := c.coerceIn(k, is, root, ptr+"/"+strconv.Itoa(i), depth+1)
+			if nk != k {
+				v.kids[i] = nk
+				v.clean = false
+			}
+		}
+	}
+	return v
+}
+
+func (c *coercer) coerceObject(v, s, root *jnode, ptr string, depth int) {
+	props := s.get("properties")
+	addl := s.get("additionalProperties")
+	allowExtra := props == nil || props.kind != jObject || len(props.keys) == 0 ||
+		addl != nil && (addl.kind == jObject || addl.kind == jBool && addl.b) ||
+		s.get("patternProperties") != nil
+	for i := 0; i < len(v.keys); i++ {
+		k := v.keys[i]
+		var ps *jnode
+		if props != nil {
+			ps = props.get(k)
+		}
+		if ps == nil && !allowExtra {
+			msg := "dropped unexpected argument " + ptr + "/" + escapePointer(k) + " (not in the schema)"
+			c.note(DiagUnexpectedArgument, ptr+"/"+escapePointer(k), msg)
+			v.keys = append(v.keys[:i], v.keys[i+1:]...)
+			v.kids = append(v.kids[:i], v.kids[i+1:]...)
+			v.clean = false
+			i--
+			continue
+		}
+		if ps == nil && addl != nil && addl.kind == jObject {
+			ps = addl
+		}
+		if ps == nil {
+			continue
+		}
+		kv := v.kids[i]
+		if kv.kind == jNull && !isRequired(s, k) && !allowsNull(c.resolveRef(ps, root)) {
+			msg := "dropped null for optional argument " + ptr + "/" + escapePointer(k)
+			c.note(DiagCoerced, ptr+"/"+escapePointer(k), msg)
+			v.keys = append(v.keys[:i], v.keys[i+1:]...)
+			v.kids = append(v.kids[:i], v.kids[i+1:]...)
+			v.clean = false
+			i--
+			continue
+		}
+		nk := c.coerceIn(kv, ps, root, ptr+"/"+escapePointer(k), depth+1)
+		if nk != kv {
+			v.kids[i] = nk
+			v.clean = false
+		}
+	}
+}
+
+func allowsNull(s *jnode) bool {
+	ts := schemaTypes(s)
+	if len(ts) == 0 {
+		return s.get("anyOf") != nil || s.get("oneOf") != nil || s.get("type") == nil
+	}
+	for _, t := range ts {
+		if t == "null" {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *coercer) fixEnum(v, e *jnode, ptr string) *jnode {
+	var match *jnode
+	for _, opt := range e.kids {
+		if opt.kind != jString {
+			continue
+		}
+		if opt.s == v.s {
+			return v
+		}
+		if strings.EqualFold(strings.TrimSpace(opt.s), strings.TrimSpace(v.s)) {
+			if match != nil {
+				return v
+			}
+			match = opt
+		}
+	}
+	if match == nil {
+		return v
+	}
+	c.note(DiagCoerced, ptr, ptrName(ptr)+": "+strconv.Quote(v.s)+" read as "+strconv.Quote(match.s))
+	return &jnode{kind: jString, s: match.s}
+}
+
+func matchesAny(v *jnode, types []string) bool {
+	for _, t := range types {
+		if matches(v, t) {
+			return true
+		}
+	}
+	return false
+}
+
+func matches(v *jnode, t string) bool {
+	switch t {
+	case "object":
+		return v.kind == jObject
+	case "array":
+		return v.kind == jArray
+	case "string":
+		return v.kind == jString
+	case "boolean":
+		return v.kind == jBool
+	case "null":
+		return v.kind == jNull
+	case "number":
+		return v.kind == jNumber
+	case "integer":
+		return v.kind == jNumber && isIntegral(v.s)
+	}
+	return true
+}
+
+func isIntegral(num string) bool {
+	r, ok := new(big.Rat).SetString(num)
+	return ok && r.IsInt()
+}
+
+// convert tries to turn v into one of types; it returns the new value and
+// what was done, or nil.
+func convert(v *jnode, types []string) (*jnode, string) {
+	for _, t := range types {
+		switch v.kind {
+		case jString:
+			s := strings.TrimSpace(v.s)
+			switch t {
+			case "integer", "number":
+				if num, ok, _ := parseNumberWord(s); ok && (t == "number" || isIntegral(num)) {
+					if t == "integer" && !isJSONNumber(num) {
+						continue
+					}
+					if t == "integer" && strings.ContainsAny(num, ".eE") {
+						r, _ := new(big.Rat).SetString(num)
+						num = r.Num().String()
+					}
+					return &jnode{kind: jNumber, s: num}, strconv.Quote(clip(v.s, 40)) + " read as " + t + " " + num
+				}
+			case "boolean":
+				switch strings.ToLower(s) {
+				case "true":
+					return &jnode{kind: jBool, b: true}, strconv.Quote(v.s) + " read as boolean true"
+				case "false":
+					return &jnode{kind: jBool}, strconv.Quote(v.s) + " read as boolean false"
+				}
+			case "null":
+				if s == "null" || s == "None" || s == "" {
+					return &jnode{kind: jNull}, strconv.Quote(v.s) + " read as null"
+				}
+			case "array", "object":
+				if n := parseLiteral(s); n != nil && (t == "array" && n.kind == jArray || t == "object" && n.kind == jObject) {
+					return n, "text read as " + t
+				}
+			}
+		case jNumber:
+			if t == "string" {
+				return &jnode{kind: jString, s: v.s}, "number " + v.s + " read as string"
+			}
+			if t == "integer" && isIntegral(v.s) {
+				r, _ := new(big.Rat).SetString(v.s)
+				return &jnode{kind: jNumber, s: r.Num().String()}, "number " + v.s + " read as integer"
+			}
+		case jBool:
+			if t == "string" {
+				s := "false"
+				if v.b {
+					s = "true"
+				}
+				return &jnode{kind: jString, s: s}, "boolean read as string " + strconv.Quote(s)
+			}
+		}
+	}
+	return nil, ""
+}
+
+// parseLiteral reads text as a JSON or Python literal (a list or dict), or
+// returns nil.
+func parseLiteral(s string) *jnode {
+	if s == "" {
+		return nil
+	}
+	if n, _, err := parseLenient([]byte(s)); err == nil {
+		return detach(n)
+	}
+	pp := &pyParser{src: []byte(s), end: len(s)}
+	n := pp.value()
+	pp.ws()
+	if n == nil || pp.err != "" || pp.i != pp.end {
+		return nil
+	}
+	return n
+}
