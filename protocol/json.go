@@ -226,6 +226,14 @@ type repairSet struct {
 	n     int // every repair, counted, for clean tracking
 }
 
+func (r *repairSet) merge(o *repairSet) {
+	for _, k := range o.order {
+		if r.seen&(1<<k) == 0 {
+			r.add(k)
+		}
+	}
+}
+
 func (r *repairSet) add(k repairKind) {
 	r.n++
 	if r.seen&(1<<k) == 0 {
@@ -313,10 +321,33 @@ type jparser struct {
 	closed []*jnode
 	// trackClosed enables closed.
 	trackClosed bool
+	pool        *nodePool
 }
 
 func newJParser(start int, bare bool) *jparser {
 	return &jparser{pos: start, bare: bare, trackClosed: bare}
+}
+
+// reset makes p ready to read a new value at start, keeping its buffers.
+func (p *jparser) reset(start int, bare bool, pool *nodePool) *jparser {
+	*p = jparser{pos: start, bare: bare, trackClosed: bare, pool: pool,
+		stack: p.stack[:0], sb: p.sb[:0], closed: p.closed[:0], rep: repairSet{order: p.rep.order[:0]}}
+	return p
+}
+
+// nodePool hands out values in blocks, so reading JSON allocates rarely.
+type nodePool struct{ free []jnode }
+
+func (p *nodePool) get() *jnode {
+	if p == nil {
+		return new(jnode)
+	}
+	if len(p.free) == 0 {
+		p.free = make([]jnode, 128)
+	}
+	n := &p.free[0]
+	p.free = p.free[1:]
+	return n
 }
 
 func (p *jparser) fail(pos int, msg string) jstatus {
@@ -478,7 +509,8 @@ func (p *jparser) beginValue(buf []byte, i int, c byte) (jstatus, bool) {
 		if len(p.stack) >= maxDepth {
 			return p.fail(i, "JSON nested too deeply"), false
 		}
-		n := &jnode{kind: jObject, start: i}
+		n := p.pool.get()
+		n.kind, n.start = jObject, i
 		p.state = jsKeyOrClose
 		if c == '[' {
 			n.kind = jArray
@@ -587,7 +619,9 @@ func (p *jparser) scanString(buf []byte, eof bool) (st jstatus, ok bool) {
 				p.state = jsColon
 				return 0, true
 			}
-			return p.valueDone(&jnode{kind: jString, s: s, start: p.strStart, end: i + 1, clean: p.rep.n == p.strRep})
+			n := p.pool.get()
+			*n = jnode{kind: jString, s: s, start: p.strStart, end: i + 1, clean: p.rep.n == p.strRep}
+			return p.valueDone(n)
 		case c == '\\':
 			if i+1 >= len(buf) {
 				p.pos = i
@@ -869,7 +903,8 @@ func (p *jparser) scanWord(buf []byte, eof bool) (jstatus, bool) {
 		p.state = jsColon
 		return 0, true
 	}
-	n := &jnode{start: p.wordStart, end: i, clean: true}
+	n := p.pool.get()
+	*n = jnode{start: p.wordStart, end: i, clean: true}
 	switch w {
 	case "true", "false":
 		n.kind, n.b = jBool, w == "true"

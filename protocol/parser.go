@@ -3,6 +3,7 @@ package protocol
 import (
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/ptkit/ptk"
 )
@@ -172,7 +173,9 @@ type Event struct {
 // Parse reads a whole reply.
 func (p *Parser) Parse(text string) Result {
 	m := newMachine(p, nil)
-	m.buf = []byte(text)
+	// The machine never writes to its input: read the string in place.
+	m.buf = unsafe.Slice(unsafe.StringData(text), len(text))
+	m.text = make([]byte, 0, len(text))
 	m.eof = true
 	m.run()
 	return m.result()
@@ -184,6 +187,9 @@ func (p *Parser) Parse(text string) Result {
 type Stream struct {
 	m        *machine
 	finished bool
+	// pend holds one-byte chunks taken in but not yet read (see deferrable).
+	pend [maxDeferred]byte
+	np   int
 }
 
 // NewStream starts reading a streamed reply. emit, if not nil, receives the
@@ -193,33 +199,65 @@ func (p *Parser) NewStream(emit func(Event)) *Stream {
 	return &Stream{m: newMachine(p, emit)}
 }
 
-// Write feeds the next chunk. It never fails: the error is always nil.
+// Write feeds the next chunk. It fails only after Finish.
 func (s *Stream) Write(b []byte) (int, error) {
-	if s.finished {
-		return 0, errFinished
+	if len(b) == 1 && deferrable[b[0]] && s.np < maxDeferred {
+		s.pend[s.np&(maxDeferred-1)] = b[0]
+		s.np++
+		return 1, nil
 	}
-	s.m.buf = append(s.m.buf, b...)
-	s.m.run()
-	s.m.flushEvents()
-	return len(b), nil
+	return s.write(b, "")
 }
 
-// WriteString feeds the next chunk.
+// WriteString feeds the next chunk. It fails only after Finish.
 func (s *Stream) WriteString(str string) (int, error) {
+	if len(str) == 1 && deferrable[str[0]] && s.np < maxDeferred {
+		s.pend[s.np&(maxDeferred-1)] = str[0]
+		s.np++
+		return 1, nil
+	}
+	return s.write(nil, str)
+}
+
+func (s *Stream) write(b []byte, str string) (int, error) {
 	if s.finished {
 		return 0, errFinished
 	}
-	s.m.buf = append(s.m.buf, str...)
-	s.m.run()
-	s.m.flushEvents()
-	return len(str), nil
+	m := s.m
+	m.buf = append(grow(m.buf, s.np+len(b)+len(str)), s.pend[:s.np]...)
+	s.np = 0
+	m.buf = append(m.buf, b...)
+	m.buf = append(m.buf, str...)
+	m.run()
+	m.flushEvents()
+	return len(b) + len(str), nil
+}
+
+// maxDeferred bounds how many one-byte chunks a stream takes in before it
+// reads them.
+const maxDeferred = 16
+
+// A Stream takes one-byte chunks in without reading them at once, up to
+// maxDeferred of them: reading later never changes what is read (a decision
+// depends only on the bytes, never on where a chunk ended), and for a reply
+// streamed byte by byte it saves a pass of the machine per byte. Events are
+// delayed by at most maxDeferred bytes; a chunk of several bytes is read at
+// once, and so is a line break.
+var deferrable [256]bool
+
+func init() {
+	for c := 0; c < 256; c++ {
+		deferrable[c] = c != '\n'
+	}
 }
 
 // Finish ends the reply and returns the Result, the same as Parse would
 // give on the whole text.
 func (s *Stream) Finish() Result {
 	if !s.finished {
+		s.m.buf = append(s.m.buf, s.pend[:s.np]...)
 		s.finished = true
+		s.np = maxDeferred // Write takes its slow path, which fails
 		s.m.eof = true
 		s.m.run()
 		s.m.flushEvents()
@@ -232,6 +270,17 @@ type finishedError struct{}
 func (finishedError) Error() string { return "protocol: write after Finish" }
 
 var errFinished error = finishedError{}
+
+// grow makes room for n more bytes in b, doubling its capacity: a reply
+// streamed in tiny chunks is copied a bounded number of times.
+func grow(b []byte, n int) []byte {
+	if len(b)+n <= cap(b) {
+		return b
+	}
+	nb := make([]byte, len(b), max(2*cap(b), len(b)+n, 512))
+	copy(nb, b)
+	return nb
+}
 
 // validUTF8Prefix returns the length of b without a trailing incomplete rune.
 func validUTF8Prefix(b []byte) int {

@@ -11,6 +11,9 @@ import (
 
 const maxLook = 256
 
+// maxTicks is the longest run of backticks read as a code fence or span.
+const maxTicks = 32
+
 func (m *machine) recognize(i int) action {
 	switch m.buf[i] {
 	case '<':
@@ -79,7 +82,7 @@ func (m *machine) recognizeTag(i int) action {
 	if !ok {
 		return action{}
 	}
-	drop := action{reg: &dropRegion{end: t.end}}
+	drop := action{reg: regionOf(&m.regions.dropRegion, dropRegion{end: t.end})}
 	name := t.name
 	barred := t.barL && t.barR
 	switch {
@@ -87,7 +90,7 @@ func (m *machine) recognizeTag(i int) action {
 		if t.closing {
 			return drop
 		}
-		return action{reg: &thinkRegion{contentFrom: t.end, closers: []string{"</" + name + ">"}}}
+		return action{reg: regionOf(&m.regions.thinkRegion, thinkRegion{contentFrom: t.end, closers: []string{"</" + name + ">"}})}
 	case barred && (name == "tool_calls_begin" || name == "tool_calls" || name == "tool_calls_section_begin"):
 		// A section opener: dropped before a call token, a call itself otherwise.
 		j, need, _ := m.skipWS(t.end, maxLook)
@@ -106,7 +109,7 @@ func (m *machine) recognizeTag(i int) action {
 		if j >= len(buf) {
 			return drop
 		}
-		return action{reg: &tokenCall{start: i, body: t.end}, call: true}
+		return action{reg: regionOf(&m.regions.tokenCall, tokenCall{start: i, body: t.end}), call: true}
 	case wrapperNames[name] && !t.closing && !t.barR:
 		if t.barL && name == "tool_call" {
 			return m.wrapper(i, t, []string{"<tool_call|>"}, false, true)
@@ -132,7 +135,7 @@ func (m *machine) recognizeTag(i int) action {
 		if name == "invoke" {
 			closers = []string{"</invoke>"}
 		}
-		a := action{reg: &xmlCall{start: i, closers: closers}, call: true}
+		a := action{reg: regionOf(&m.regions.xmlCall, xmlCall{start: i, closers: closers}), call: true}
 		if name == "invoke" {
 			a.steal = m.strayLine(i)
 		}
@@ -147,7 +150,7 @@ func (m *machine) recognizeTag(i int) action {
 		if k == i || i-k >= maxStealWord {
 			return action{}
 		}
-		return action{reg: &glmInline{start: k, at: i}, steal: i - k, call: true}
+		return action{reg: regionOf(&m.regions.glmInline, glmInline{start: k, at: i}), steal: i - k, call: true}
 	case barred && name == "python_tag":
 		return m.pythonTag(i, t)
 	case barred && name == "python_start":
@@ -155,7 +158,7 @@ func (m *machine) recognizeTag(i int) action {
 	case barred && (name == "start" || name == "channel"):
 		return m.harmony(i, t)
 	case barred && name == "tool_call_begin":
-		return action{reg: &tokenCall{start: i, body: t.end}, call: true}
+		return action{reg: regionOf(&m.regions.tokenCall, tokenCall{start: i, body: t.end}), call: true}
 	case barred && strayTokens[name]:
 		return drop
 	case t.barR && !t.barL && name == "tool_call":
@@ -204,7 +207,7 @@ func (m *machine) wrapper(i int, t tagInfo, closers []string, weak, gemma bool) 
 	if far {
 		return action{}
 	}
-	r := &tagCall{start: i, body: t.end, closers: closers, weak: weak, gemma: gemma}
+	r := regionOf(&m.regions.tagCall, tagCall{start: i, body: t.end, closers: closers, weak: weak, gemma: gemma})
 	a := action{reg: r, call: true}
 	if j >= len(buf) {
 		if weak {
@@ -301,15 +304,15 @@ func (m *machine) pythonTag(i int, t tagInfo) action {
 	if need {
 		return action{need: true}
 	}
-	drop := action{reg: &dropRegion{end: t.end}}
+	drop := action{reg: regionOf(&m.regions.dropRegion, dropRegion{end: t.end})}
 	if far || j >= len(buf) {
 		return drop
 	}
 	switch c := buf[j]; {
 	case c == '{':
-		return action{reg: &headerCall{start: i, jsonAt: j, multi: true}, call: true}
+		return action{reg: regionOf(&m.regions.headerCall, headerCall{start: i, jsonAt: j, multi: true}), call: true}
 	case c == '[':
-		return action{reg: &pythonic{start: j, bracket: true, strong: true}, call: true}
+		return action{reg: regionOf(&m.regions.pythonic, pythonic{start: j, bracket: true, strong: true}), call: true}
 	case isIdentStart(c):
 		k := j
 		for k < len(buf) && k-j < maxStealWord && (isPyIdentByte(buf[k]) || buf[k] == '.') {
@@ -319,7 +322,7 @@ func (m *machine) pythonTag(i int, t tagInfo) action {
 			return action{need: true}
 		}
 		if k < len(buf) && buf[k] == '(' {
-			return action{reg: &pythonic{start: j, paren: k, strong: true}, call: true}
+			return action{reg: regionOf(&m.regions.pythonic, pythonic{start: j, paren: k, strong: true}), call: true}
 		}
 	}
 	return drop
@@ -329,11 +332,11 @@ func (m *machine) pythonTag(i int, t tagInfo) action {
 // commentary to=functions.name <|constrain|>json<|message|>.
 func (m *machine) harmony(i int, t tagInfo) action {
 	buf := m.buf
-	f := finder{pats: []string{"<|message|>"}, at: t.end}
+	f := finder{pats: []string{"<|message|>"}, at: t.end, limit: i + 2*maxLook}
 	idx, _ := f.find(buf, m.eof)
-	drop := action{reg: &dropRegion{end: t.end}}
-	if idx < 0 || idx-i > 2*maxLook {
-		if idx < 0 && len(buf)-i <= 2*maxLook && !m.eof {
+	drop := action{reg: regionOf(&m.regions.dropRegion, dropRegion{end: t.end})}
+	if idx < 0 {
+		if len(buf) < i+2*maxLook+len("<|message|>") && !m.eof {
 			return action{need: true}
 		}
 		return drop
@@ -356,16 +359,16 @@ func (m *machine) harmony(i int, t tagInfo) action {
 			return action{need: true}
 		}
 		if j < len(buf) && buf[j] == '{' {
-			return action{reg: &headerCall{start: i, jsonAt: j, name: recipient, ends: []string{"<|call|>", "<|end|>"}}, call: true}
+			return action{reg: regionOf(&m.regions.headerCall, headerCall{start: i, jsonAt: j, name: recipient, ends: []string{"<|call|>", "<|end|>"}}), call: true}
 		}
-		return action{reg: &dropRegion{end: msg}}
+		return action{reg: regionOf(&m.regions.dropRegion, dropRegion{end: msg})}
 	}
 	if channel == "analysis" {
-		return action{reg: &thinkRegion{contentFrom: msg,
+		return action{reg: regionOf(&m.regions.thinkRegion, thinkRegion{contentFrom: msg,
 			closers: []string{"<|end|>", "<|start|>", "<|channel|>", "<|return|>"},
-			keep:    []bool{false, true, true, false}}}
+			keep:    []bool{false, true, true, false}})}
 	}
-	return action{reg: &dropRegion{end: msg}}
+	return action{reg: regionOf(&m.regions.dropRegion, dropRegion{end: msg})}
 }
 
 func firstWord(s string) string {
@@ -398,9 +401,9 @@ func (m *machine) recognizeBracket(i int) action {
 	case c == '{':
 		// Firefunction writes functools[{...}]
 		if i-m.textFrom >= len("functools") && string(buf[i-len("functools"):i]) == "functools" {
-			return action{reg: &headerCall{start: i, jsonAt: i}, steal: len("functools"), call: true}
+			return action{reg: regionOf(&m.regions.headerCall, headerCall{start: i, jsonAt: i}), steal: len("functools"), call: true}
 		}
-		return action{reg: &bareJSON{start: i, sepFrom: -1}, call: true}
+		return action{reg: regionOf(&m.regions.bareJSON, bareJSON{start: i, sepFrom: -1}), call: true}
 	case isIdentStart(c):
 		k := j
 		for k < len(buf) && k-j < 2*maxStealWord && (isPyIdentByte(buf[k]) || buf[k] == '.') {
@@ -410,7 +413,7 @@ func (m *machine) recognizeBracket(i int) action {
 			return action{need: true}
 		}
 		if k < len(buf) && buf[k] == '(' {
-			return action{reg: &pythonic{start: i, bracket: true}, call: true}
+			return action{reg: regionOf(&m.regions.pythonic, pythonic{start: i, bracket: true}), call: true}
 		}
 	}
 	return action{}
@@ -424,16 +427,16 @@ func (m *machine) mistral(i, e int) action {
 	if need {
 		return action{need: true}
 	}
-	drop := action{reg: &dropRegion{end: e}}
+	drop := action{reg: regionOf(&m.regions.dropRegion, dropRegion{end: e})}
 	if far {
 		return drop
 	}
 	if j >= len(buf) {
-		return action{reg: &badCall{start: i, end: len(buf), kind: DiagTruncated, msg: "[TOOL_CALLS] with no call after it"}, call: true}
+		return action{reg: regionOf(&m.regions.badCall, badCall{start: i, end: len(buf), kind: DiagTruncated, msg: "[TOOL_CALLS] with no call after it"}), call: true}
 	}
 	c := buf[j]
 	if c == '[' || c == '{' {
-		return action{reg: &headerCall{start: i, jsonAt: j}, call: true}
+		return action{reg: regionOf(&m.regions.headerCall, headerCall{start: i, jsonAt: j}), call: true}
 	}
 	if !isIdentStart(c) {
 		return drop
@@ -447,7 +450,7 @@ func (m *machine) mistral(i, e int) action {
 			return action{need: true}
 		}
 		name := string(buf[j:k])
-		return action{reg: &badCall{start: i, end: k, name: name, kind: DiagTruncated, msg: "the call to " + name + " has no arguments ([ARGS] missing)"}, call: true}
+		return action{reg: regionOf(&m.regions.badCall, badCall{start: i, end: k, name: name, kind: DiagTruncated, msg: "the call to " + name + " has no arguments ([ARGS] missing)"}), call: true}
 	}
 	name := string(buf[j:k])
 	n := k
@@ -472,10 +475,10 @@ func (m *machine) mistral(i, e int) action {
 		return action{need: true}
 	}
 	if n < len(buf) && buf[n] == '{' {
-		return action{reg: &headerCall{start: i, jsonAt: n, name: name}, call: true}
+		return action{reg: regionOf(&m.regions.headerCall, headerCall{start: i, jsonAt: n, name: name}), call: true}
 	}
 	if n >= len(buf) {
-		return action{reg: &badCall{start: i, end: n, name: name, kind: DiagTruncated, msg: "the call to " + name + " has no arguments"}, call: true}
+		return action{reg: regionOf(&m.regions.badCall, badCall{start: i, end: n, name: name, kind: DiagTruncated, msg: "the call to " + name + " has no arguments"}), call: true}
 	}
 	return drop
 }
@@ -503,7 +506,7 @@ func (m *machine) recognizeBrace(i int) action {
 		return action{}
 	}
 	if c := buf[j]; c == '"' || c == '\'' || isIdentStart(c) {
-		return action{reg: &bareJSON{start: i, sepFrom: -1}, call: true}
+		return action{reg: regionOf(&m.regions.bareJSON, bareJSON{start: i, sepFrom: -1}), call: true}
 	}
 	return action{}
 }
@@ -511,8 +514,11 @@ func (m *machine) recognizeBrace(i int) action {
 func (m *machine) recognizeTicks(i int) action {
 	buf := m.buf
 	n := i
-	for n < len(buf) && buf[n] == '`' {
+	for n < len(buf) && buf[n] == '`' && n-i <= maxTicks {
 		n++
+	}
+	if n-i > maxTicks {
+		return action{} // a wall of backticks is text
 	}
 	if n >= len(buf) && !m.eof {
 		return action{need: true}
@@ -520,12 +526,12 @@ func (m *machine) recognizeTicks(i int) action {
 	ticks := n - i
 	if f := m.fence; f != nil && !f.closed {
 		if ticks >= f.ticks {
-			return action{reg: &fenceClose{end: n}, call: true}
+			return action{reg: regionOf(&m.regions.fenceClose, fenceClose{end: n}), call: true}
 		}
-		return action{reg: &inlineCode{start: i, ticks: ticks}}
+		return action{reg: regionOf(&m.regions.inlineCode, inlineCode{start: i, ticks: ticks})}
 	}
 	if ticks < 3 {
-		return action{reg: &inlineCode{start: i, ticks: ticks}}
+		return action{reg: regionOf(&m.regions.inlineCode, inlineCode{start: i, ticks: ticks})}
 	}
 	atLine := atLineStart(buf, i, m.textFrom, m.lastTextByte())
 	// info string: ```json, ```tool_code
@@ -536,7 +542,7 @@ func (m *machine) recognizeTicks(i int) action {
 	if k >= len(buf) && !m.eof {
 		return action{need: true}
 	}
-	info := string(bytes.ToLower(buf[n:k]))
+	info := buf[n:k]
 	for k < len(buf) && (buf[k] == ' ' || buf[k] == '\t') {
 		k++
 	}
@@ -548,13 +554,13 @@ func (m *machine) recognizeTicks(i int) action {
 	if need {
 		return action{need: true}
 	}
-	text := action{reg: &textFence{ticks: ticks, atLine: atLine, pos: n}}
+	text := action{reg: regionOf(&m.regions.textFence, textFence{ticks: ticks, atLine: atLine, pos: n})}
 	if far || j >= len(buf) {
 		return text
 	}
 	switch c := buf[j]; {
 	case c == '{' || c == '[' || c == '<' || c == '>' || isIdentStart(c):
-		return action{reg: &fenceOpen{start: i, ticks: ticks, content: content, atLine: atLine, toolCode: info == "tool_code" || info == "tool_call"}, call: true}
+		return action{reg: regionOf(&m.regions.fenceOpen, fenceOpen{start: i, ticks: ticks, content: content, atLine: atLine, toolCode: bytes.EqualFold(info, []byte("tool_code")) || bytes.EqualFold(info, []byte("tool_call"))}), call: true}
 	}
 	return text
 }
@@ -581,14 +587,14 @@ func (m *machine) recognizeArrows(i int) action {
 	}
 	name := string(buf[j:k])
 	if name == "all" {
-		return action{reg: &dropRegion{end: k + 1}}
+		return action{reg: regionOf(&m.regions.dropRegion, dropRegion{end: k + 1})}
 	}
 	n, need, _ := m.skipWS(k+1, maxLook)
 	if need {
 		return action{need: true}
 	}
 	if n < len(buf) && buf[n] == '{' {
-		return action{reg: &headerCall{start: i, jsonAt: n, name: name}, call: true}
+		return action{reg: regionOf(&m.regions.headerCall, headerCall{start: i, jsonAt: n, name: name}), call: true}
 	}
 	return action{}
 }
@@ -617,5 +623,5 @@ func (m *machine) recognizeParen(i int) action {
 			return action{}
 		}
 	}
-	return action{reg: &pythonic{start: k, paren: i, strong: toolCode}, steal: i - k, call: true}
+	return action{reg: regionOf(&m.regions.pythonic, pythonic{start: k, paren: i, strong: toolCode}), steal: i - k, call: true}
 }

@@ -74,38 +74,46 @@ func (r *fusedHarmony) advance(m *machine) bool {
 // on its line is plain text.
 type inlineCode struct {
 	start, ticks, at int
+	run              int // start of the run of backticks being counted, or 0
 }
 
 func (r *inlineCode) advance(m *machine) bool {
 	buf := m.buf
 	i := max(r.at, r.start+r.ticks)
+	run := r.run
 	for i < len(buf) {
-		c := buf[i]
-		if c == '\n' {
+		if run == 0 {
+			c := buf[i]
+			if c == '\n' {
+				break
+			}
+			if c != '`' {
+				i++
+				continue
+			}
+			run = i
+		}
+		for i < len(buf) && buf[i] == '`' {
+			i++
+		}
+		if i >= len(buf) && !m.eof {
 			break
 		}
-		if c != '`' {
-			i++
-			continue
-		}
-		j := i
-		for j < len(buf) && buf[j] == '`' {
-			j++
-		}
-		if j >= len(buf) && !m.eof {
-			r.at = i
-			return false
-		}
-		if j-i == r.ticks {
-			m.addText(buf[r.start:j])
-			m.pos = j
+		if i-run == r.ticks {
+			m.addText(buf[r.start:i])
+			m.pos = i
 			return true
 		}
-		i = j
+		run = 0
 	}
 	if i >= len(buf) && !m.eof {
-		r.at = i
+		r.at, r.run = i, run
 		return false
+	}
+	if run != 0 && i-run == r.ticks { // closing backticks at the very end
+		m.addText(buf[r.start:i])
+		m.pos = i
+		return true
 	}
 	// No closing backticks on this line: they are text, and so is the rest.
 	m.addText(buf[r.start : r.start+r.ticks])
@@ -118,30 +126,33 @@ type textFence struct {
 	ticks  int
 	atLine bool
 	pos    int
+	run    int // start of the run of backticks being counted, or 0
 }
 
 func (r *textFence) advance(m *machine) bool {
 	buf := m.buf
 	i := r.pos
+	run := r.run
 	for i < len(buf) {
-		c := buf[i]
-		if c != '`' {
+		if run == 0 {
+			if buf[i] != '`' {
+				i++
+				continue
+			}
+			run = i
+		}
+		for i < len(buf) && buf[i] == '`' {
 			i++
-			continue
 		}
-		j := i
-		for j < len(buf) && buf[j] == '`' {
-			j++
-		}
-		if j >= len(buf) && !m.eof {
+		if i >= len(buf) && !m.eof {
 			break
 		}
-		if j-i >= r.ticks && (!r.atLine || atLineStart(buf, i, m.textFrom, m.lastTextByte())) {
-			m.addText(buf[m.textFrom:j])
-			m.pos = j
+		if i-run >= r.ticks && (!r.atLine || atLineStart(buf, run, m.textFrom, m.lastTextByte())) {
+			m.addText(buf[m.textFrom:i])
+			m.pos = i
 			return true
 		}
-		i = j
+		run = 0
 	}
 	if m.eof {
 		m.addText(buf[m.textFrom:])
@@ -149,11 +160,15 @@ func (r *textFence) advance(m *machine) bool {
 		return true
 	}
 	// Text before a possible closing fence is decided.
-	if i > m.textFrom {
-		m.addText(buf[m.textFrom:i])
-		m.textFrom = i
+	upto := i
+	if run != 0 {
+		upto = run
 	}
-	r.pos = i
+	if upto > m.textFrom {
+		m.addText(buf[m.textFrom:upto])
+		m.textFrom = upto
+	}
+	r.pos, r.run = i, run
 	return false
 }
 

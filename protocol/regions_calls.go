@@ -46,7 +46,7 @@ func (r *tagCall) advance(m *machine) bool {
 			m.beginCall(r.name)
 		}
 		if r.json {
-			r.jp = newJParser(r.jsonAt, false)
+			r.jp = m.newJParser(r.jsonAt, false)
 		} else {
 			r.xs = xmlScan{at: r.body, closers: r.closers, gemma: r.gemma}
 		}
@@ -133,12 +133,12 @@ func (r *tagCall) advanceJSON(m *machine) bool {
 					return false
 				}
 				if j < len(buf) && (buf[j] == '{' || buf[j] == '[') {
-					r.jp = newJParser(j, false)
+					r.jp = m.newJParser(j, false)
 					r.phase = 0
 					continue
 				}
 			case '{', '[':
-				r.jp = newJParser(i, false)
+				r.jp = m.newJParser(i, false)
 				r.phase = 0
 				continue
 			case '}', ']':
@@ -755,7 +755,7 @@ type headerCall struct {
 }
 
 func newHeaderCall(m *machine, start, jsonAt int, name string, _ string) *headerCall {
-	return &headerCall{start: start, jsonAt: jsonAt, name: name}
+	return regionOf(&m.regions.headerCall, headerCall{start: start, jsonAt: jsonAt, name: name})
 }
 
 func (r *headerCall) advance(m *machine) bool {
@@ -763,7 +763,7 @@ func (r *headerCall) advance(m *machine) bool {
 	if !r.began {
 		r.began = true
 		m.beginCall(r.name)
-		r.jp = newJParser(r.jsonAt, false)
+		r.jp = m.newJParser(r.jsonAt, false)
 		r.sent = r.jsonAt
 	}
 	for {
@@ -812,7 +812,7 @@ func (r *headerCall) advance(m *machine) bool {
 				return false
 			}
 			if j < len(buf) && buf[j] == '{' {
-				r.jp = newJParser(j, false)
+				r.jp = m.newJParser(j, false)
 				r.got = false
 				continue
 			}
@@ -891,7 +891,7 @@ func (r *bareJSON) advance(m *machine) bool {
 			return true
 		}
 		if r.jp == nil {
-			r.jp = newJParser(r.start, true)
+			r.jp = m.newJParser(r.start, true)
 		}
 		switch r.jp.feed(buf, m.eof) {
 		case jNeed:

@@ -3,6 +3,7 @@ package protocol
 import (
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/ptkit/ptk"
 )
@@ -40,8 +41,29 @@ type machine struct {
 
 	fence *fenceCtx
 
-	emit    func(Event)
-	em      emitState
+	emit func(Event)
+	em   emitState
+
+	// One of each region, reused: only one region is read at a time.
+	regions struct {
+		dropRegion   dropRegion
+		thinkRegion  thinkRegion
+		tagCall      tagCall
+		bareJSON     bareJSON
+		headerCall   headerCall
+		pythonic     pythonic
+		xmlCall      xmlCall
+		tokenCall    tokenCall
+		glmInline    glmInline
+		badCall      badCall
+		fenceOpen    fenceOpen
+		fenceClose   fenceClose
+		inlineCode   inlineCode
+		textFence    textFence
+		fusedHarmony fusedHarmony
+	}
+	jp      jparser // reused by the regions that read JSON
+	nodes   nodePool
 	open    int // index of the call whose CallStart is out, or -1
 	openTag string
 }
@@ -56,6 +78,17 @@ type emitState struct {
 
 func newMachine(p *Parser, emit func(Event)) *machine {
 	return &machine{p: p, emit: emit, open: -1, em: emitState{first: -1, spaceAt: -1}}
+}
+
+// newJParser returns the machine's JSON reader, ready at start.
+func (m *machine) newJParser(start int, bare bool) *jparser {
+	return m.jp.reset(start, bare, &m.nodes)
+}
+
+// regionOf stores v in the machine's slot for its type and returns it.
+func regionOf[T any](slot *T, v T) *T {
+	*slot = v
+	return slot
 }
 
 // trigger marks the bytes at which a construct can start.
@@ -179,7 +212,7 @@ func (m *machine) flushText(to int, partial bool) {
 	m.appendText(seg)
 }
 
-func (m *machine) appendText(seg []byte) { m.text = append(m.text, seg...) }
+func (m *machine) appendText(seg []byte) { m.text = append(grow(m.text, len(seg)), seg...) }
 
 // lastTextByte is the byte before the prose not yet moved to text, as text.
 func (m *machine) lastTextByte() int { return m.textByteBack(0) }
@@ -299,7 +332,7 @@ type action struct {
 // start handles what can only appear at the very start of a reply.
 func (m *machine) start() bool {
 	if m.p.inThink {
-		m.reg = &thinkRegion{contentFrom: 0, closers: thinkClosers}
+		m.reg = regionOf(&m.regions.thinkRegion, thinkRegion{contentFrom: 0, closers: thinkClosers})
 		m.pos = 0
 		return true
 	}
@@ -311,7 +344,7 @@ func (m *machine) start() bool {
 	}
 	if len(buf) > len(analysis) && string(buf[:len(analysis)]) == analysis {
 		if c := buf[len(analysis)]; c >= 'A' && c <= 'Z' {
-			m.reg = &fusedHarmony{f: finder{pats: []string{"assistantfinal"}, at: len(analysis)}}
+			m.reg = regionOf(&m.regions.fusedHarmony, fusedHarmony{f: finder{pats: []string{"assistantfinal"}, at: len(analysis)}})
 			return true
 		}
 	}
@@ -373,7 +406,7 @@ func (m *machine) callDelta(b []byte) {
 	if m.emit == nil || m.open < 0 || len(b) == 0 {
 		return
 	}
-	m.event(Event{Kind: EventArgsDelta, Index: m.open, Text: string(b)})
+	m.event(Event{Kind: EventArgsDelta, Index: m.open, Text: frozen(b)})
 }
 
 func (m *machine) nextIndex() int {
@@ -393,7 +426,7 @@ func (m *machine) addCalls(raws []rawCall) {
 			if m.open < 0 {
 				m.event(Event{Kind: EventCallStart, Index: idx, Tool: a.Call.Tool})
 				if len(rc.raw) > 0 {
-					m.event(Event{Kind: EventArgsDelta, Index: idx, Text: string(rc.raw)})
+					m.event(Event{Kind: EventArgsDelta, Index: idx, Text: frozen(rc.raw)})
 				}
 			}
 			m.open = -1
@@ -440,49 +473,58 @@ func (m *machine) flushEvents() {
 // emitText sends the text decided so far, holding back trailing white space
 // (the Result is trimmed) and an incomplete UTF-8 sequence.
 func (m *machine) emitText(final bool) {
+	if !final && len(m.text) == m.em.checked && len(m.reasoning) == m.em.rsent {
+		return
+	}
 	if len(m.reasoning) > m.em.rsent {
 		n := m.em.rsent + validUTF8Prefix(m.reasoning[m.em.rsent:])
 		if final {
 			n = len(m.reasoning)
 		}
 		if n > m.em.rsent {
-			m.emit(Event{Kind: EventReasoning, Text: string(m.reasoning[m.em.rsent:n])})
+			m.emit(Event{Kind: EventReasoning, Text: frozen(m.reasoning[m.em.rsent:n])})
 			m.em.rsent = n
 		}
 	}
 	t := m.text
 	e := &m.em
-	for e.checked < len(t) {
-		c := t[e.checked]
-		if c < utf8.RuneSelf {
-			if c == ' ' || c >= '\t' && c <= '\r' {
-				if e.spaceAt < 0 {
-					e.spaceAt = e.checked
+	if e.checked < len(t) {
+		// Classify the new text: where its first non-space is, and where the
+		// run of white space at its end starts. Only complete runes count.
+		end := e.checked + validUTF8Prefix(t[e.checked:])
+		if e.first < 0 {
+			for i := e.checked; i < end; {
+				r, size := utf8.DecodeRune(t[i:end])
+				if !unicode.IsSpace(r) {
+					e.first = i
+					break
 				}
-			} else {
-				e.spaceAt = -1
-				if e.first < 0 {
-					e.first = e.checked
+				i += size
+			}
+		}
+		j := end
+		for j > e.checked {
+			c := t[j-1]
+			if c < utf8.RuneSelf {
+				if c != ' ' && (c < '\t' || c > '\r') {
+					break
 				}
+				j--
+				continue
 			}
-			e.checked++
-			continue
-		}
-		if !utf8.FullRune(t[e.checked:]) {
-			break
-		}
-		r, size := utf8.DecodeRune(t[e.checked:])
-		if unicode.IsSpace(r) {
-			if e.spaceAt < 0 {
-				e.spaceAt = e.checked
+			r, size := utf8.DecodeLastRune(t[e.checked:j])
+			if !unicode.IsSpace(r) {
+				break
 			}
-		} else {
+			j -= size
+		}
+		switch {
+		case j == end: // ends with something else
 			e.spaceAt = -1
-			if e.first < 0 {
-				e.first = e.checked
-			}
+		case j > e.checked || e.spaceAt < 0: // a new run of white space
+			e.spaceAt = j
 		}
-		e.checked += size
+		e.checked = end
 	}
 	if final && e.checked < len(t) {
 		// an incomplete rune at the very end is text, as trimSpace sees it
@@ -503,9 +545,19 @@ func (m *machine) emitText(final bool) {
 		end = e.spaceAt
 	}
 	if end > e.emitted {
-		m.emit(Event{Kind: EventText, Text: string(t[e.emitted:end])})
+		m.emit(Event{Kind: EventText, Text: frozen(t[e.emitted:end])})
 		e.emitted = end
 	}
+}
+
+// frozen returns b as a string without copying. The machine only ever
+// appends to its buffers and never rewrites a byte it has reported, so the
+// bytes behind the string never change.
+func frozen(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
 }
 
 func itoa(n int) string {
@@ -524,7 +576,7 @@ func itoa(n int) string {
 
 func (m *machine) result() Result {
 	r := Result{
-		Text:        string(trimSpace(m.text)),
+		Text:        frozen(trimSpace(m.text)),
 		Reasoning:   string(m.reasoning),
 		Attempts:    m.attempts,
 		Diagnostics: m.diags,
@@ -627,7 +679,7 @@ func (m *machine) convertFence(at int) {
 	m.appendText(m.buf[f.start:at])
 	m.textFrom = at
 	m.pos = at
-	m.reg = &textFence{ticks: f.ticks, atLine: f.atLine, pos: at}
+	m.reg = regionOf(&m.regions.textFence, textFence{ticks: f.ticks, atLine: f.atLine, pos: at})
 }
 
 // finishFence settles a fence still open or pending at the end of the reply.

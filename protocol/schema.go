@@ -22,6 +22,7 @@ type toolSpec struct {
 	schema   *jnode // normalized schema, in source order; nil: no arguments
 	compiled *jsonschema.Schema
 	norm     string // name normalized for lenient matching
+	sch      *sch   // schema compiled for coercion and quick checks
 }
 
 // NormalizeSchema turns the JSON-Schema-like parameter definitions found in
@@ -168,6 +169,7 @@ func compileTool(t ptk.ToolInfo) (*toolSpec, error) {
 		return ts, nil
 	}
 	ts.schema = n
+	ts.sch = compileSch(n)
 	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(appendJSON(nil, n, t.Parameters))))
 	if err != nil {
 		return nil, &ToolError{Tool: t.Name, Msg: "parameters: " + err.Error()}
@@ -410,11 +412,12 @@ func (p *Parser) finish(rc rawCall, id string) (a Attempt, diags []Diagnostic) {
 		repairs = append(repairs, "null arguments read as {}")
 	}
 
-	c := coercer{src: src, text: rc.textArgs}
-	if spec != nil {
-		args = c.coerce(args, schema, "", 0)
-	} else if rc.textArgs {
-		args = c.coerce(args, nil, "", 0)
+	c := coercer{text: rc.textArgs}
+	switch {
+	case spec != nil && spec.sch != nil:
+		args = c.coerce(args, spec.sch)
+	case rc.textArgs:
+		args = c.coerce(args, nil)
 	}
 	for _, r := range c.notes {
 		repairs = append(repairs, r.msg)
@@ -422,10 +425,9 @@ func (p *Parser) finish(rc rawCall, id string) (a Attempt, diags []Diagnostic) {
 	}
 	a.Call.Args = appendJSON(nil, args, src)
 
-	if spec != nil && spec.compiled != nil {
-		var v any
-		if err := json.Unmarshal(a.Call.Args, &v); err == nil {
-			v = numbersOf(a.Call.Args, v)
+	if spec != nil && spec.compiled != nil && !validSimple(args, spec.sch, 0) {
+		{
+			v := toAny(args, 0)
 			if err := spec.compiled.Validate(v); err != nil {
 				var problems []string
 				for _, leaf := range leaves(err) {
@@ -443,16 +445,33 @@ func (p *Parser) finish(rc rawCall, id string) (a Attempt, diags []Diagnostic) {
 	return a, diags
 }
 
-// numbersOf re-decodes JSON with json.Number so the validator sees the
-// numbers exactly as written.
-func numbersOf(raw []byte, fallback any) any {
-	dec := json.NewDecoder(strings.NewReader(string(raw)))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return fallback
+// toAny turns a value into what the validator reads: maps, slices,
+// json.Number (numbers exactly as written), strings, booleans and nil.
+func toAny(n *jnode, depth int) any {
+	if depth > maxDepth+1 {
+		return nil
 	}
-	return v
+	switch n.kind {
+	case jNull:
+		return nil
+	case jBool:
+		return n.b
+	case jNumber:
+		return json.Number(n.s)
+	case jString:
+		return n.s
+	case jArray:
+		out := make([]any, len(n.kids))
+		for i, k := range n.kids {
+			out[i] = toAny(k, depth+1)
+		}
+		return out
+	}
+	out := make(map[string]any, len(n.keys))
+	for i, k := range n.kids {
+		out[n.keys[i]] = toAny(k, depth+1)
+	}
+	return out
 }
 
 func quoteList(s []string) string {
@@ -606,234 +625,6 @@ func paramSummary(s *jnode) string {
 	return strings.Join(parts, ", ")
 }
 
-// ---- coercion ----
-
-type note struct {
-	kind DiagKind
-	ptr  string
-	msg  string
-}
-
-// coercer converts argument values to the types their schema asks for, and
-// drops arguments the schema does not declare.
-type coercer struct {
-	src   []byte
-	text  bool // values were written as text
-	notes []note
-	refs  int
-}
-
-func (c *coercer) note(k DiagKind, ptr, msg string) { c.notes = append(c.notes, note{k, ptr, msg}) }
-
-func ptrName(p string) string {
-	if p == "" {
-		return "arguments"
-	}
-	return p
-}
-
-// resolveRef follows a local $ref ("#/$defs/x", "#/definitions/x").
-func (c *coercer) resolveRef(s, root *jnode) *jnode {
-	for s != nil && c.refs < 64 {
-		r := s.get("$ref")
-		if r == nil || r.kind != jString || !strings.HasPrefix(r.s, "#/") {
-			return s
-		}
-		c.refs++
-		cur := root
-		for _, part := range strings.Split(r.s[2:], "/") {
-			part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
-			cur = cur.get(part)
-			if cur == nil {
-				return s
-			}
-		}
-		s = cur
-	}
-	return s
-}
-
-func (c *coercer) coerce(v *jnode, s *jnode, ptr string, depth int) *jnode {
-	v = c.coerceIn(v, s, s, ptr, depth)
-	refreshClean(v, 0)
-	return v
-}
-
-// refreshClean marks unclean every value with an unclean part: its source
-// bytes no longer say what it holds.
-func refreshClean(n *jnode, depth int) bool {
-	if n == nil || depth > maxDepth+1 {
-		return false
-	}
-	for _, k := range n.kids {
-		if !refreshClean(k, depth+1) {
-			n.clean = false
-		}
-	}
-	return n.clean
-}
-
-func (c *coercer) coerceIn(v, s, root *jnode, ptr string, depth int) *jnode {
-	if v == nil || depth > maxDepth {
-		return v
-	}
-	if s == nil || s.kind != jObject {
-		if c.text && v.kind == jObject && depth == 0 {
-			for i, k := range v.kids {
-				if nk := c.coerceIn(k, nil, nil, ptr+"/"+escapePointer(v.keys[i]), depth+1); nk != k {
-					v.kids[i] = nk
-					v.clean = false
-				}
-			}
-			return v
-		}
-		if c.text && v.kind == jString {
-			// No schema to go by: text that is, whole, a JSON object or
-			// array is read as one.
-			if n, _, ok := unwrapArgs(v.s); ok {
-				c.note(DiagCoerced, ptr, ptrName(ptr)+": text read as JSON "+n.kind.String())
-				return detach(n)
-			}
-		}
-		return v
-	}
-	s = c.resolveRef(s, root)
-	types := schemaTypes(s)
-	if len(types) == 0 {
-		for _, alt := range []string{"anyOf", "oneOf"} {
-			if al := s.get(alt); al != nil && al.kind == jArray {
-				for _, sub := range al.kids {
-					types = append(types, schemaTypes(c.resolveRef(sub, root))...)
-				}
-			}
-		}
-	}
-	if len(types) == 0 && s.get("properties") != nil {
-		types = []string{"object"}
-	}
-	if len(types) > 0 && !matchesAny(v, types) {
-		if nv, how := convert(v, types); nv != nil {
-			c.note(DiagCoerced, ptr, ptrName(ptr)+": "+how)
-			v = nv
-		}
-	} else if len(types) == 0 && c.text && v.kind == jString {
-		if n, _, ok := unwrapArgs(v.s); ok {
-			c.note(DiagCoerced, ptr, ptrName(ptr)+": text read as JSON "+n.kind.String())
-			v = detach(n)
-		}
-	}
-	if e := s.get("enum"); e != nil && e.kind == jArray && v.kind == jString {
-		v = c.fixEnum(v, e, ptr)
-	}
-	switch v.kind {
-	case jObject:
-		c.coerceObject(v, s, root, ptr, depth)
-	case jArray:
-		items := s.get("items")
-		prefix := s.get("prefixItems")
-		for i, k := range v.kids {
-			var is *jnode
-			if prefix != nil && prefix.kind == jArray && i < len(prefix.kids) {
-				is = prefix.kids[i]
-			} else if items != nil && items.kind == jObject {
-				is = items
-			} else if items != nil && items.kind == jArray && i < len(items.kids) {
-				is = items.kids[i]
-			}
-			if is == nil {
-				continue
-			}
-			nk := c.coerceIn(k, is, root, ptr+"/"+strconv.Itoa(i), depth+1)
-			if nk != k {
-				v.kids[i] = nk
-				v.clean = false
-			}
-		}
-	}
-	return v
-}
-
-func (c *coercer) coerceObject(v, s, root *jnode, ptr string, depth int) {
-	props := s.get("properties")
-	addl := s.get("additionalProperties")
-	allowExtra := props == nil || props.kind != jObject || len(props.keys) == 0 ||
-		addl != nil && (addl.kind == jObject || addl.kind == jBool && addl.b) ||
-		s.get("patternProperties") != nil
-	for i := 0; i < len(v.keys); i++ {
-		k := v.keys[i]
-		var ps *jnode
-		if props != nil {
-			ps = props.get(k)
-		}
-		if ps == nil && !allowExtra {
-			msg := "dropped unexpected argument " + ptr + "/" + escapePointer(k) + " (not in the schema)"
-			c.note(DiagUnexpectedArgument, ptr+"/"+escapePointer(k), msg)
-			v.keys = append(v.keys[:i], v.keys[i+1:]...)
-			v.kids = append(v.kids[:i], v.kids[i+1:]...)
-			v.clean = false
-			i--
-			continue
-		}
-		if ps == nil && addl != nil && addl.kind == jObject {
-			ps = addl
-		}
-		if ps == nil {
-			continue
-		}
-		kv := v.kids[i]
-		if kv.kind == jNull && !isRequired(s, k) && !allowsNull(c.resolveRef(ps, root)) {
-			msg := "dropped null for optional argument " + ptr + "/" + escapePointer(k)
-			c.note(DiagCoerced, ptr+"/"+escapePointer(k), msg)
-			v.keys = append(v.keys[:i], v.keys[i+1:]...)
-			v.kids = append(v.kids[:i], v.kids[i+1:]...)
-			v.clean = false
-			i--
-			continue
-		}
-		nk := c.coerceIn(kv, ps, root, ptr+"/"+escapePointer(k), depth+1)
-		if nk != kv {
-			v.kids[i] = nk
-			v.clean = false
-		}
-	}
-}
-
-func allowsNull(s *jnode) bool {
-	ts := schemaTypes(s)
-	if len(ts) == 0 {
-		return s.get("anyOf") != nil || s.get("oneOf") != nil || s.get("type") == nil
-	}
-	for _, t := range ts {
-		if t == "null" {
-			return true
-		}
-	}
-	return false
-}
-
-func (c *coercer) fixEnum(v, e *jnode, ptr string) *jnode {
-	var match *jnode
-	for _, opt := range e.kids {
-		if opt.kind != jString {
-			continue
-		}
-		if opt.s == v.s {
-			return v
-		}
-		if strings.EqualFold(strings.TrimSpace(opt.s), strings.TrimSpace(v.s)) {
-			if match != nil {
-				return v
-			}
-			match = opt
-		}
-	}
-	if match == nil {
-		return v
-	}
-	c.note(DiagCoerced, ptr, ptrName(ptr)+": "+strconv.Quote(v.s)+" read as "+strconv.Quote(match.s))
-	return &jnode{kind: jString, s: match.s}
-}
-
 func matchesAny(v *jnode, types []string) bool {
 	for _, t := range types {
 		if matches(v, t) {
@@ -864,6 +655,9 @@ func matches(v *jnode, t string) bool {
 }
 
 func isIntegral(num string) bool {
+	if !strings.ContainsAny(num, ".eE") {
+		return true
+	}
 	r, ok := new(big.Rat).SetString(num)
 	return ok && r.IsInt()
 }

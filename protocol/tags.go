@@ -240,6 +240,9 @@ func hasPrefixFold(buf []byte, i int, pat string, eof bool) (match, need bool) {
 type finder struct {
 	pats []string
 	at   int
+	// limit, if not zero, is where the search stops: a pattern must start
+	// before it.
+	limit int
 }
 
 // find returns the index and pattern of the first match at or after f.at,
@@ -249,7 +252,11 @@ func (f *finder) find(buf []byte, eof bool) (int, int) {
 	for _, p := range f.pats {
 		maxLen = max(maxLen, len(p))
 	}
-	for i := f.at; i < len(buf); i++ {
+	end := len(buf)
+	if f.limit > 0 && f.limit < end {
+		end = f.limit
+	}
+	for i := f.at; i < end; i++ {
 		c := lower[buf[i]]
 		for k, p := range f.pats {
 			if p[0] != c {
@@ -266,6 +273,6 @@ func (f *finder) find(buf []byte, eof bool) (int, int) {
 			}
 		}
 	}
-	f.at = len(buf)
+	f.at = end
 	return -1, -1
 }

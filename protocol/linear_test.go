@@ -1,0 +1,83 @@
+package protocol
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// adversarial inputs: each is a unit repeated; a parser that backtracks or
+// rescans would take quadratic time on some of them.
+var adversarial = map[string]string{
+	"open braces":        "{",
+	"open brackets":      "[",
+	"angle brackets":     "<",
+	"quote soup":         `{"a": "x" "`,
+	"openers":            "<tool_call>",
+	"unclosed json":      `<tool_call>{"name": "x", "arguments": {"a": "`,
+	"nested calls":       `{"name": "read_file", "arguments": {`,
+	"backticks":          "`",
+	"fences":             "```json\n{",
+	"think openers":      "<think>",
+	"harmony headers":    "<|start|>assistant",
+	"mistral markers":    "[TOOL_CALLS]",
+	"arrows":             ">>>",
+	"tool names":         "get_weather(",
+	"python calls":       "[get_weather(city='",
+	"spaces after quote": `<tool_call>{"a": "x"` + strings.Repeat(" ", 300),
+	"word":               "a",
+	"xml params":         "<tool_call><function=x><parameter=a>",
+	"glm keys":           "x<arg_key>",
+	"deepseek tokens":    "<｜tool▁calls▁begin｜>",
+	"unicode spaces":     "\u00a0\u3000x",
+}
+
+// cost returns the shortest of three timings of f.
+func cost(f func()) time.Duration {
+	best := time.Duration(1 << 62)
+	for range 3 {
+		start := time.Now()
+		f()
+		best = min(best, time.Since(start))
+	}
+	return best
+}
+
+// TestLinearTime checks that 4× the input takes about 4× the time, whole
+// and streamed byte by byte: a quadratic parser would take 16×.
+func TestLinearTime(t *testing.T) {
+	if testing.Short() {
+		t.Skip("timing test")
+	}
+	p, err := NewParser(testTools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const small = 32 << 10
+	for name, unit := range adversarial {
+		t.Run(name, func(t *testing.T) {
+			in1 := strings.Repeat(unit, small/len(unit)+1)
+			in4 := strings.Repeat(unit, 4*small/len(unit)+1)
+			for _, mode := range []string{"whole", "stream"} {
+				run := func(in string) func() {
+					if mode == "whole" {
+						return func() { p.Parse(in) }
+					}
+					return func() {
+						s := p.NewStream(nil)
+						for i := 0; i < len(in); i++ {
+							s.WriteString(in[i : i+1])
+						}
+						s.Finish()
+					}
+				}
+				c1, c4 := cost(run(in1)), cost(run(in4))
+				ratio := float64(c4) / float64(c1)
+				t.Logf("%s: %v -> %v (×%.1f)", mode, c1, c4, ratio)
+				if ratio > 9 && c4 > 20*time.Millisecond {
+					t.Errorf("%s: 4× the input took %.1f× the time (%v -> %v): not linear", mode, ratio, c1, c4)
+				}
+			}
+		})
+	}
+}
