@@ -362,6 +362,13 @@ func (c *coercer) coerceObject(v *jnode, s *sch, ptr string, depth int) {
 		if ps == nil {
 			continue
 		}
+		if c.text && v.kids[i].kind == jString && !containsType(ps.types, "string") && len(ps.types) > 0 {
+			// XML text "null" (or "None") for a value that cannot be a string
+			if t := strings.TrimSpace(v.kids[i].s); t == "null" || t == "None" {
+				v.kids[i] = &jnode{kind: jNull}
+				v.clean = false
+			}
+		}
 		if v.kids[i].kind == jNull && !s.isRequired(k) && !ps.nullOK {
 			c.note(DiagCoerced, kp, "dropped null for optional argument "+kp)
 			v.keys = append(v.keys[:i], v.keys[i+1:]...)
@@ -372,6 +379,15 @@ func (c *coercer) coerceObject(v *jnode, s *sch, ptr string, depth int) {
 		}
 		v.kids[i] = c.coerceIn(v.kids[i], ps, kp, depth+1)
 	}
+}
+
+func containsType(types []string, t string) bool {
+	for _, x := range types {
+		if x == t {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *coercer) fixEnum(v *jnode, enum []string, ptr string) *jnode {

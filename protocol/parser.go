@@ -235,7 +235,7 @@ func (s *Stream) write(b []byte, str string) (int, error) {
 
 // maxDeferred bounds how many one-byte chunks a stream takes in before it
 // reads them.
-const maxDeferred = 16
+const maxDeferred = 32
 
 // A Stream takes one-byte chunks in without reading them at once, up to
 // maxDeferred of them: reading later never changes what is read (a decision
