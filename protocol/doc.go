@@ -3,4 +3,53 @@
 // results) and the Parser that reads what a model writes (calls in PTK tags and
 // in the other formats models drift into, repaired, validated and coerced
 // against each tool's JSON Schema), whole or streamed.
+//
+// # The protocol
+//
+// A model calls a tool by writing one JSON object between tags:
+//
+//	<PTK_CALL>
+//	{"tool": "read_file", "args": {"path": "go.mod"}, "reasoning": "why"}
+//	</PTK_CALL>
+//
+// Several calls are several blocks, or one <PTK_BATCH>[...]</PTK_BATCH>.
+// Results go back as <PTK_RESULT id="…" tool="…">…</PTK_RESULT> (errors as
+// PTK_ERROR), one per call, in call order. A reply without a call is the
+// final answer. [PTK] writes all of this; [Neutralize] keeps data from ever
+// reading as protocol.
+//
+// # Reading replies
+//
+// A [Parser] accepts PTK in any letter case and the formats models were
+// trained on: Hermes/Qwen <tool_call> and its wrapper variants, Qwen3-Coder
+// and Claude XML, Mistral [TOOL_CALLS], Llama <|python_tag|>, pythonic
+// [f(a=1)] lists, GLM, Gemma, Kimi, DeepSeek and Harmony tokens, functionary,
+// fenced and bare JSON. Inside a call it reads key aliases, arguments encoded
+// as a JSON string, and lenient JSON (see [RepairJSON]), never changing
+// valid JSON. It finds where a call ends by its structure, so a closing tag
+// inside a string argument is part of the string.
+//
+// It does not read as calls: reasoning (<think>, Harmony's analysis channel),
+// code fences and inline code that document the protocol, bare or fenced
+// JSON that does not name a declared tool, prose that mentions a tool or a
+// tag, and a call cut off at the end of the reply (reported as
+// [DiagTruncated], never run).
+//
+// With tools declared, each call is checked against its tool: the name
+// (with a "did you mean" when it is unknown), then the arguments, coerced to
+// the types the schema asks for ("5" → 5, "true" → true, a list in a string
+// → an array) and validated. Every repair and coercion is recorded on the
+// call and as a [Diagnostic]; an invalid call becomes an [Attempt] with a
+// [ptk.Error] written for the model to correct it.
+//
+// # Streaming
+//
+// [Parser.NewStream] reads a reply chunk by chunk and reports [Event]s as it
+// goes: text, call start, the call's raw text, call end. Every decision
+// depends only on the bytes read, never on where a chunk ended: when a
+// decision needs bytes that have not arrived, the stream waits for them. So
+// [Stream.Finish] returns exactly what [Parser.Parse] returns for the whole
+// text, and the concatenated text events are exactly [Result.Text]. Each byte
+// is looked at a bounded number of times: whole or streamed, parsing takes
+// time linear in the length of the reply.
 package protocol

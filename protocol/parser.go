@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"io"
 	"strconv"
 	"unicode/utf8"
 	"unsafe"
@@ -191,6 +192,11 @@ type Stream struct {
 	pend [maxDeferred]byte
 	np   int
 }
+
+var (
+	_ io.Writer       = (*Stream)(nil)
+	_ io.StringWriter = (*Stream)(nil)
+)
 
 // NewStream starts reading a streamed reply. emit, if not nil, receives the
 // events as they happen, from inside Write and Finish. The concatenated
