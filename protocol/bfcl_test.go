@@ -575,14 +575,6 @@ func TestBFCLRoundTrip(t *testing.T) {
 		len(entries), unfit, readings, len(names), failures)
 }
 
-func callsText(calls []ptk.Call) string {
-	var parts []string
-	for _, c := range calls {
-		parts = append(parts, c.Tool+string(c.Args))
-	}
-	return strings.Join(parts, "; ")
-}
-
 // TestQuickValidityAgreesWithValidator checks the parser's quick validity
 // check against the full JSON Schema validator on BFCL's schemas, with each
 // answer and many broken variants of it: whatever the quick check accepts,

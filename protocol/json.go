@@ -226,14 +226,6 @@ type repairSet struct {
 	n     int // every repair, counted, for clean tracking
 }
 
-func (r *repairSet) merge(o *repairSet) {
-	for _, k := range o.order {
-		if r.seen&(1<<k) == 0 {
-			r.add(k)
-		}
-	}
-}
-
 func (r *repairSet) add(k repairKind) {
 	r.n++
 	if r.seen&(1<<k) == 0 {

@@ -126,6 +126,7 @@ var parseCases = []parseCase{
 	{name: "pythonic positional with schema", in: `[get_weather('Paris', days=2)]`, calls: []wantCall{{"get_weather", `{"city":"Paris","days":2}`}}},
 	{name: "tool_code fence", tools: noTools, in: "```tool_code\nget_weather(city=\"Paris\")\n```", calls: []wantCall{{"get_weather", `{"city":"Paris"}`}}},
 	{name: "name call on its own line", in: "I'll check.\nget_weather(city=\"Berlin\")", calls: []wantCall{{"get_weather", `{"city":"Berlin"}`}}, text: str("I'll check.")},
+	{name: "indented call on its own line", in: "Checking:\n    get_weather(city=\"Oslo\")", calls: []wantCall{{"get_weather", `{"city":"Oslo"}`}}},
 	{name: "name call mid-sentence is text", in: "You could call get_weather(city=\"Berlin\") later.", text: str("You could call get_weather(city=\"Berlin\") later.")},
 
 	// prose that is not a call

@@ -134,7 +134,6 @@ type pyParser struct {
 	i     int
 	end   int
 	depth int
-	rep   repairSet
 	err   string
 	errAt int
 }

@@ -189,19 +189,20 @@ func (r *tagCall) finish(m *machine, bodyEnd, end int) bool {
 	r.delta(m, bodyEnd)
 	var raws []rawCall
 	for i, v := range r.vals {
-		if r.name != "" && i == 0 {
-			raws = append(raws, rawCall{name: r.name, args: v, src: m.buf, offset: r.start})
-			continue
-		}
-		raws = append(raws, callsFromJSON(v, m.buf, r.start)...)
-	}
-	if r.weak {
-		if !m.acceptBare(raws, r.vals) {
-			m.pos = end
-			if m.regionText(r.start, end) {
+		switch {
+		case r.weak:
+			// <json>, <xml>: calls only by the rules for bare JSON
+			calls := m.bareCalls(v, m.buf, r.start)
+			if calls == nil {
+				m.pos = end
+				m.regionText(r.start, end)
 				return true
 			}
-			return true
+			raws = append(raws, calls...)
+		case r.name != "" && i == 0:
+			raws = append(raws, rawCall{name: r.name, args: v, src: m.buf, offset: r.start})
+		default:
+			raws = append(raws, callsFromJSON(v, m.buf, r.start)...)
 		}
 	}
 	rep := r.allRepairs()
@@ -398,15 +399,16 @@ func pyRaws(calls []pyCall, src []byte, off int) []rawCall {
 	return out
 }
 
-// textUntil returns b[i:] up to the first of pats (lower case), and the index
-// after that pattern, or len(b) when none is found.
-func textUntil(b []byte, i int, pats ...string) ([]byte, int, bool) {
+// textUntil returns b[i:] up to the first of pats (lower case): the text,
+// where the pattern starts and ends, and which pattern it was (-1 and
+// len(b) when none is found).
+func textUntil(b []byte, i int, pats ...string) (text []byte, at, after, which int) {
 	f := finder{pats: pats, at: i}
 	j, k := f.find(b, true)
 	if j < 0 {
-		return b[i:], len(b), false
+		return b[i:], len(b), len(b), -1
 	}
-	return b[i:j], j + len(pats[k]), true
+	return b[i:j], j, j + len(pats[k]), k
 }
 
 // trimNewline removes one line break at each end, as Qwen writes values.
@@ -469,9 +471,9 @@ func parseXMLCalls(b []byte, off int) ([]rawCall, bool) {
 			}
 			if name == "" && t.name == "function" {
 				// <function>name</function>, parameters follow
-				text, next, _ := textUntil(b, i, "</function>")
+				text, _, after, _ := textUntil(b, i, "</function>")
 				start(string(bytes.TrimSpace(text)))
-				i = next
+				i = after
 				continue
 			}
 			start(name)
@@ -481,14 +483,14 @@ func parseXMLCalls(b []byte, off int) ([]rawCall, bool) {
 				k++
 			}
 			if k < len(b) && (b[k] == '{' || b[k] == '[') {
-				text, next, found := textUntil(b, k, "</function>", "</invoke>")
+				text, _, after, which := textUntil(b, k, "</function>", "</invoke>")
 				if n, _, err := parseLenient(text); err == nil {
 					cur.args, cur.textArgs = detach(n), false
 				} else {
 					cur.err, cur.errMsg = DiagMalformed, "the call's JSON cannot be read: "+err.Error()
 				}
-				i = next
-				if found {
+				i = after
+				if which >= 0 {
 					flush()
 				} else {
 					complete = false
@@ -502,43 +504,42 @@ func parseXMLCalls(b []byte, off int) ([]rawCall, bool) {
 				key, _ = attr(t.attrs, "name")
 			}
 			if key != "" {
-				val, next, found := textUntil(b, i, "</parameter>", "<parameter", "</function>", "</invoke>")
-				if !found {
+				val, at, after, which := textUntil(b, i, "</parameter>", "<parameter", "</function>", "</invoke>")
+				switch which {
+				case -1:
 					complete = false
-				}
-				if next <= len(b) && found && !bytes.HasSuffix(b[:next], []byte("</parameter>")) {
-					next -= len(b[:next]) - len(b[:i]) - len(val) // stop before the next tag
+					i = len(b)
+				case 0:
+					i = after
+				default: // no </parameter>: the value ends at the next tag
+					i = at
 				}
 				set(key, trimNewline(val))
-				i = next
 				continue
 			}
 			// <parameter>key</parameter>value
-			k, next, _ := textUntil(b, i, "</parameter>")
-			val, next2, _ := textUntil(b, next, "<parameter", "</function>", "</invoke>", "</tool_call>")
-			if next2 < len(b) || bytes.HasSuffix(b[:next2], []byte(">")) {
-				next2 = next + len(val)
-			}
+			k, _, after, _ := textUntil(b, i, "</parameter>")
+			val, at, _, _ := textUntil(b, after, "<parameter", "</function>", "</invoke>", "</tool_call>")
 			set(string(bytes.TrimSpace(k)), bytes.TrimSpace(val))
-			i = next2
+			i = at
 		case t.name == "arg_key" && !t.closing:
-			k, next, _ := textUntil(b, i, "</arg_key>")
+			k, _, next, _ := textUntil(b, i, "</arg_key>")
 			v := []byte{}
 			vk := next
 			for vk < len(b) && isWS(b[vk]) {
 				vk++
 			}
 			if m, _ := hasPrefixFold(b, vk, "<arg_value>", true); m {
-				var found bool
-				v, next, found = textUntil(b, vk+len("<arg_value>"), "</arg_value>")
-				if !found {
+				var which int
+				v, _, next, which = textUntil(b, vk+len("<arg_value>"), "</arg_value>")
+				if which < 0 {
 					complete = false
 				}
 			}
 			set(string(bytes.TrimSpace(k)), v)
 			i = next
 		case (t.name == "name" || t.name == "tool_name") && !t.closing:
-			text, next, _ := textUntil(b, i, "</"+t.name+">")
+			text, _, next, _ := textUntil(b, i, "</"+t.name+">")
 			if cur == nil || cur.name != "" {
 				start(string(bytes.TrimSpace(text)))
 			} else {
@@ -546,7 +547,7 @@ func parseXMLCalls(b []byte, off int) ([]rawCall, bool) {
 			}
 			i = next
 		case (t.name == "arguments" || t.name == "args" || t.name == "parameters" || t.name == "input") && !t.closing:
-			text, next, _ := textUntil(b, i, "</"+t.name+">")
+			text, _, next, _ := textUntil(b, i, "</"+t.name+">")
 			if cur == nil {
 				start("")
 			}
@@ -754,7 +755,7 @@ type headerCall struct {
 	got           bool // the current value is read
 }
 
-func newHeaderCall(m *machine, start, jsonAt int, name string, _ string) *headerCall {
+func newHeaderCall(m *machine, start, jsonAt int, name string) *headerCall {
 	return regionOf(&m.regions.headerCall, headerCall{start: start, jsonAt: jsonAt, name: name})
 }
 
@@ -1014,20 +1015,6 @@ func (m *machine) bareCall(v *jnode, src []byte) (rawCall, bool) {
 		return rc, false
 	}
 	return rc, true
-}
-
-// acceptBare reports whether the values of a <json> or <xml> wrapper are
-// calls, by the rules for bare JSON.
-func (m *machine) acceptBare(raws []rawCall, vals []*jnode) bool {
-	if len(vals) == 0 {
-		return false
-	}
-	for _, v := range vals {
-		if m.bareCalls(v, m.buf, 0) == nil {
-			return false
-		}
-	}
-	return true
 }
 
 // pythonic is a call list in Python syntax: [f(a=1), g(b='x')], or one

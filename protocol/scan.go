@@ -238,24 +238,21 @@ func (m *machine) textByteBack(n int) int {
 // a line and buf[k], in the text as a whole, however much of it was moved.
 func (m *machine) lineStartAt(k int) bool {
 	for n := 0; n < maxStealWord; n++ {
-		var c int
-		if k > m.textFrom {
-			k--
-			c = int(m.buf[k])
-		} else {
-			c = m.textByteBack(n - 0)
-			if c == ' ' || c == '\t' {
-				// keep walking through the moved text
-				for j := n + 1; j < n+maxStealWord; j++ {
-					c = m.textByteBack(j)
-					if c != ' ' && c != '\t' {
-						break
-					}
+		if k <= m.textFrom {
+			// keep walking through the text already moved
+			for j := 0; j < maxStealWord-n; j++ {
+				switch m.textByteBack(j) {
+				case ' ', '\t':
+					continue
+				case '\n', -1:
+					return true
 				}
+				return false
 			}
-			return c == '\n' || c == -1
+			return false
 		}
-		switch c {
+		k--
+		switch m.buf[k] {
 		case ' ', '\t':
 			continue
 		case '\n':
@@ -374,7 +371,7 @@ func (m *machine) start() bool {
 					return false
 				}
 				if k < len(buf) && buf[k] == '{' {
-					m.reg = newHeaderCall(m, 0, k, string(buf[:j]), "")
+					m.reg = newHeaderCall(m, 0, k, string(buf[:j]))
 					return true
 				}
 			}
