@@ -33,7 +33,7 @@ var argsKeys = []string{"args", "arguments", "parameters", "input", "params", "a
 var reasonKeys = []string{"reasoning", "reason", "thought", "thoughts", "rationale"}
 
 // metaKeys may sit beside the name and arguments of a call-shaped object.
-var metaKeys = map[string]bool{"id": true, "type": true, "call_id": true, "index": true, "reasoning": true, "reason": true, "thought": true, "thoughts": true, "rationale": true}
+var metaKeys = map[string]bool{"id": true, "type": true, "call_id": true, "tool_call_id": true, "index": true, "reasoning": true, "reason": true, "thought": true, "thoughts": true, "rationale": true}
 
 type callShape uint8
 
@@ -52,6 +52,13 @@ func callOf(n *jnode, src []byte) (rc rawCall, shape callShape, exact bool) {
 		return rc, notCall, false
 	}
 	rc.src = src
+	if v := n.get("function_call"); v != nil && v.kind == jObject {
+		// OpenAI's legacy {"function_call": {"name", "arguments"}}
+		inner, sh, ex := callOf(v, src)
+		if sh == nameArgs || sh == nameOnly {
+			return inner, sh, ex && onlyKeys(n, "function_call", "content", "role")
+		}
+	}
 	var nameKey, argsKey string
 	for _, k := range nameKeys {
 		v := n.get(k)
@@ -80,9 +87,11 @@ func callOf(n *jnode, src []byte) (rc rawCall, shape callShape, exact bool) {
 	rc.reasoning = firstString(n, reasonKeys)
 	switch {
 	case nameKey != "" && argsKey != "":
-		exact = onlyKeys(n, nameKey, argsKey) && rc.args.kind == jObject || rc.args.kind == jString && onlyKeys(n, nameKey, argsKey)
-		if rc.args.kind == jString {
-			exact = exact && unwrapsToObject(rc.args.s)
+		switch rc.args.kind {
+		case jObject:
+			exact = onlyKeys(n, nameKey, argsKey)
+		case jString:
+			exact = onlyKeys(n, nameKey, argsKey) && unwrapsToObject(rc.args.s)
 		}
 		return rc, nameArgs, exact
 	case nameKey != "":
@@ -116,6 +125,16 @@ func firstString(n *jnode, keys []string) string {
 		}
 	}
 	return ""
+}
+
+// looksLikeSchema reports whether a value is a JSON Schema of an object:
+// {"type": "object", "properties": {...}}, as a tool definition holds.
+func looksLikeSchema(n *jnode) bool {
+	if n == nil || n.kind != jObject {
+		return false
+	}
+	t, p := n.get("type"), n.get("properties")
+	return t != nil && t.kind == jString && (t.s == "object" || t.s == "dict") && p != nil && p.kind == jObject
 }
 
 // unwrapsToObject reports whether s is, whole, a JSON object.

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -125,6 +127,13 @@ func loadCorpusForFuzz() []string {
 	var out []string
 	for _, c := range cases {
 		out = append(out, c.Raw)
+	}
+	data, _ := os.ReadFile("testdata/derived_cases.jsonl")
+	for _, line := range strings.Split(string(data), "\n") {
+		var c corpusCase
+		if json.Unmarshal([]byte(line), &c) == nil && len(c.Raw) < 4096 {
+			out = append(out, c.Raw)
+		}
 	}
 	return out
 }

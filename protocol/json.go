@@ -202,22 +202,24 @@ const (
 	rMissingComma
 	rNumber
 	rExtraClosers
+	rLiteralBackslash
 	nRepairKinds
 )
 
 var repairText = [nRepairKinds]string{
-	rSingleQuotes:   "json: single-quoted strings read as JSON strings",
-	rUnescapedQuote: "json: unescaped quote inside a string kept as text",
-	rControlChar:    "json: raw control character inside a string escaped",
-	rBadEscape:      "json: invalid escape sequence kept as text",
-	rPythonLiteral:  "json: Python literal True/False/None read as true/false/null",
-	rNonFinite:      "json: NaN/Infinity/undefined read as null",
-	rBareKey:        "json: unquoted object key quoted",
-	rComment:        "json: comment removed",
-	rTrailingComma:  "json: trailing comma removed",
-	rMissingComma:   "json: missing comma inserted",
-	rNumber:         "json: number rewritten in JSON form",
-	rExtraClosers:   "json: extra closing brackets after the value removed",
+	rSingleQuotes:     "json: single-quoted strings read as JSON strings",
+	rUnescapedQuote:   "json: unescaped quote inside a string kept as text",
+	rControlChar:      "json: raw control character inside a string escaped",
+	rBadEscape:        "json: invalid escape sequence kept as text",
+	rPythonLiteral:    "json: Python literal True/False/None read as true/false/null",
+	rNonFinite:        "json: NaN/Infinity/undefined read as null",
+	rBareKey:          "json: unquoted object key quoted",
+	rComment:          "json: comment removed",
+	rTrailingComma:    "json: trailing comma removed",
+	rMissingComma:     "json: missing comma inserted",
+	rNumber:           "json: number rewritten in JSON form",
+	rExtraClosers:     "json: extra closing brackets after the value removed",
+	rLiteralBackslash: "json: backslashes in a string with invalid escapes read as written",
 }
 
 type repairSet struct {
@@ -294,6 +296,7 @@ type jparser struct {
 	strStart int
 	strRep   int
 	sb       []byte
+	literal  bool // the string has a backslash that escapes nothing
 
 	// bare word (number, literal, unquoted key) in progress
 	inWord    bool
@@ -605,6 +608,13 @@ func (p *jparser) scanString(buf []byte, eof bool) (st jstatus, ok bool) {
 			}
 			p.inStr = false
 			p.pos = i + 1
+			if p.literal {
+				// A backslash that escapes nothing (C:\Users) says the model
+				// did not escape its backslashes: read them all as written.
+				p.rep.add(rLiteralBackslash)
+				p.sb = literalBackslashes(p.sb[:0], buf[p.strStart+1:i])
+				p.literal = false
+			}
 			s := string(p.sb)
 			if p.isKey {
 				p.top().key = s
@@ -664,6 +674,7 @@ func (p *jparser) scanString(buf []byte, eof bool) (st jstatus, ok bool) {
 			default:
 				p.rep.add(rBadEscape)
 				p.sb = append(p.sb, '\\')
+				p.literal = true
 				i++
 			}
 		default: // raw control character
@@ -675,6 +686,24 @@ func (p *jparser) scanString(buf []byte, eof bool) (st jstatus, ok bool) {
 			i++
 		}
 	}
+}
+
+// literalBackslashes decodes raw string text in which backslashes are meant
+// literally: only \\ and an escaped quote are escapes.
+func literalBackslashes(dst, raw []byte) []byte {
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if c == '\\' && i+1 < len(raw) {
+			switch raw[i+1] {
+			case '\\', '"', '\'':
+				dst = append(dst, raw[i+1])
+				i++
+				continue
+			}
+		}
+		dst = append(dst, c)
+	}
+	return dst
 }
 
 // readUnicodeEscape reads \uXXXX (and a following low surrogate) at buf[i].

@@ -120,6 +120,9 @@ const (
 	DiagTruncated DiagKind = "truncated_call"
 	// A reasoning block was never closed.
 	DiagUnclosedThink DiagKind = "unclosed_think"
+	// A reasoning block was closed but never opened: the model's template
+	// opens it, and the reply should be parsed with StartInThink.
+	DiagUnopenedThink DiagKind = "unopened_think"
 	// JSON that looks like a call names a tool that is not declared, so it
 	// was read as text.
 	DiagNotACall DiagKind = "not_a_call"

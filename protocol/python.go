@@ -221,6 +221,8 @@ func (p *pyParser) callList(bracket bool) []pyCall {
 			return calls
 		case !bracket && p.i >= p.end:
 			return calls
+		case !bracket && isIdentStart(p.peek()):
+			// calls on lines of their own, as OLMo writes them
 		default:
 			p.fail("expected ',' between calls")
 			return calls

@@ -15,21 +15,51 @@ const maxLook = 256
 const maxTicks = 32
 
 func (m *machine) recognize(i int) action {
+	var a action
 	switch m.buf[i] {
 	case '<':
-		return m.recognizeTag(i)
+		a = m.recognizeTag(i)
 	case '[':
-		return m.recognizeBracket(i)
+		a = m.recognizeBracket(i)
 	case '{':
-		return m.recognizeBrace(i)
+		a = m.recognizeBrace(i)
 	case '`':
-		return m.recognizeTicks(i)
+		a = m.recognizeTicks(i)
 	case '>':
-		return m.recognizeArrows(i)
+		a = m.recognizeArrows(i)
 	case '(':
-		return m.recognizeParen(i)
+		a = m.recognizeParen(i)
 	}
-	return action{}
+	if a.call && m.quoted(i-a.steal) {
+		// A call quoted in a Markdown block quote is shown, not made.
+		return action{}
+	}
+	return a
+}
+
+// quoted reports whether buf[i] sits on a line of a Markdown block quote, a
+// line whose first character is '>'. It looks back at most maxLook bytes.
+func (m *machine) quoted(i int) bool {
+	first := -1
+	k := i
+	for n := 0; n < maxLook; n++ {
+		var c int
+		if k > m.textFrom {
+			k--
+			c = int(m.buf[k])
+		} else {
+			c = m.textByteBack(m.textFrom - k)
+			k--
+		}
+		switch c {
+		case '\n', -1:
+			return first == '>'
+		case ' ', '\t':
+		default:
+			first = c
+		}
+	}
+	return false
 }
 
 // skipWS returns the first non-white-space index at or after i, at most n
@@ -58,13 +88,30 @@ var wrapperClosers = []string{
 	"<|/tool_call|>", "</|tool_call|>", "<|tool_call_end|>", "<tool_call|>",
 }
 
+// barredWrappers are special-token wrappers and their closers:
+// <|python_start|>[f(a=1)]<|python_end|> (Llama 4), LFM2's
+// <|tool_call_start|>, InternLM's <|action_start|><|plugin|>, Command R's
+// <|START_ACTION|>, Apertus's <|tools_prefix|>, Phi-4's <|tool_call|>.
+var barredWrappers = map[string]string{
+	"python_start":    "<|python_end|>",
+	"tool_call_start": "<|tool_call_end|>",
+	"action_start":    "<|action_end|>",
+	"start_action":    "<|end_action|>",
+	"tools_prefix":    "<|tools_suffix|>",
+	"tool_call":       "<|/tool_call|>",
+	"tool_calls":      "<|/tool_calls|>",
+	"toolcall":        "<|/toolcall|>",
+}
+
 // strayTokens are protocol tokens that are never text.
 var strayTokens = map[string]bool{
 	"end": true, "return": true, "call": true, "eot_id": true, "eom_id": true, "im_end": true,
 	"python_end": true, "message": true, "constrain": true, "endoftext": true, "end_of_text": true,
 	"tool_calls_section_begin": true, "tool_calls_section_end": true, "tool_calls_end": true,
 	"tool_call_end": true, "tool_sep": true, "tool_call_argument_begin": true, "eos": true,
-	"end_of_turn": true, "tool_call": true,
+	"end_of_turn": true, "tool_call": true, "end_of_sentence": true, "begin_of_sentence": true,
+	"start_response": true, "end_response": true, "end_action": true, "action_end": true, "plugin": true,
+	"tools_suffix": true, "role_sep": true, "end_thinking": true,
 }
 
 func (m *machine) recognizeTag(i int) action {
@@ -88,9 +135,13 @@ func (m *machine) recognizeTag(i int) action {
 	switch {
 	case name == "think" || name == "thinking":
 		if t.closing {
+			m.diag(Diagnostic{Kind: DiagUnopenedThink, Offset: i, Message: "the reply closes a reasoning block it never opened: the model's template opens it; " +
+				"parse with StartInThink (ptk parse --think) so its reasoning is not read as text or calls"})
 			return drop
 		}
-		return action{reg: regionOf(&m.regions.thinkRegion, thinkRegion{contentFrom: t.end, closers: []string{"</" + name + ">"}})}
+		return m.think(t, "</"+t.raw+">", "</"+name+">")
+	case barred && name == "start_thinking": // Command R7B
+		return m.think(t, "<|end_thinking|>")
 	case barred && (name == "tool_calls_begin" || name == "tool_calls" || name == "tool_calls_section_begin"):
 		// A section opener: dropped before a call token, a call itself otherwise.
 		j, need, _ := m.skipWS(t.end, maxLook)
@@ -110,38 +161,37 @@ func (m *machine) recognizeTag(i int) action {
 			return drop
 		}
 		return action{reg: regionOf(&m.regions.tokenCall, tokenCall{start: i, body: t.end}), call: true}
+	case wrapperNames[name] && !t.closing && t.barL && !t.barR && name == "tool_call":
+		return m.wrapper(i, t, []string{"<tool_call|>"}, false, true) // Gemma 4
 	case wrapperNames[name] && !t.closing && !t.barR:
-		if t.barL && name == "tool_call" {
-			return m.wrapper(i, t, []string{"<tool_call|>"}, false, true)
-		}
 		closers := wrapperClosers
-		if t.raw != name { // <minimax:tool_call> ... </minimax:tool_call>
-			closers = append([]string{"</" + t.raw + ">"}, wrapperClosers...)
+		if t.raw != name && t.attrs == "" && t.eq == "" {
+			// <minimax:tool_call> ... </minimax:tool_call>, <｜DSML｜function_calls> ...
+			closers = append([]string{"</" + string(bytes.ToLower(buf[i+1:t.end]))}, wrapperClosers...)
 		}
 		return m.wrapper(i, t, closers, false, false)
-	case wrapperNames[name] && barred && !t.closing:
-		return m.wrapper(i, t, wrapperClosers, false, false)
+	case barred && barredWrappers[name] != "" && !t.closing:
+		return m.wrapper(i, t, append([]string{barredWrappers[name]}, wrapperClosers...), false, false)
 	case wrapperNames[name] && (t.closing || t.barR):
-		return drop
+		return m.strayCloser(i, drop)
 	case (name == "json" || name == "xml") && !t.closing && !t.barL:
 		return m.wrapper(i, t, []string{"</" + name + ">"}, true, false)
 	case (name == "function" || name == "invoke" || name == "tool") && !t.closing && !t.barL:
-		if t.eq == "" {
-			if n, ok := attr(t.attrs, "name"); !ok || n == "" {
-				return action{}
-			}
-		}
-		closers := []string{"</function>", "</tool_call>"}
-		if name == "invoke" {
-			closers = []string{"</invoke>"}
-		}
-		a := action{reg: regionOf(&m.regions.xmlCall, xmlCall{start: i, closers: closers}), call: true}
-		if name == "invoke" {
-			a.steal = m.strayLine(i)
-		}
-		return a
+		return m.xmlCall(i, t)
 	case (name == "function" || name == "invoke" || name == "function_calls") && t.closing:
+		return m.strayCloser(i, drop)
+	case name == "answer" && t.attrs == "" && !t.barL: // Hunyuan's <answer> ... </answer>
 		return drop
+	case name == "s" && t.closing && !t.barL:
+		// Mistral's end of sequence, when nothing but white space follows
+		j, need, far := m.skipWS(t.end, maxLook)
+		if need {
+			return action{need: true}
+		}
+		if !far && j >= len(buf) {
+			return drop
+		}
+		return action{}
 	case name == "arg_key" && !t.closing:
 		k := i
 		for k > m.textFrom && i-k < maxStealWord && (isPyIdentByte(buf[k-1]) || buf[k-1] == '.' || buf[k-1] == '-') {
@@ -153,8 +203,6 @@ func (m *machine) recognizeTag(i int) action {
 		return action{reg: regionOf(&m.regions.glmInline, glmInline{start: k, at: i}), steal: i - k, call: true}
 	case barred && name == "python_tag":
 		return m.pythonTag(i, t)
-	case barred && name == "python_start":
-		return m.wrapper(i, t, []string{"<|python_end|>"}, false, false)
 	case barred && (name == "start" || name == "channel"):
 		return m.harmony(i, t)
 	case barred && name == "tool_call_begin":
@@ -165,6 +213,95 @@ func (m *machine) recognizeTag(i int) action {
 		return drop
 	}
 	return action{}
+}
+
+// strayCloser drops a closing tag left over after a call (as in
+// "<function=x>...</function></tool_call>"); anywhere else it is text.
+func (m *machine) strayCloser(i int, drop action) action {
+	if m.callEnd < 0 || i-m.callEnd > maxLook {
+		return action{}
+	}
+	for k := m.callEnd; k < i; k++ {
+		if !isWS(m.buf[k]) {
+			return action{}
+		}
+	}
+	return drop
+}
+
+// think starts a reasoning block that ends at one of closers.
+func (m *machine) think(t tagInfo, closers ...string) action {
+	return action{reg: regionOf(&m.regions.thinkRegion, thinkRegion{contentFrom: t.end, closers: closers})}
+}
+
+// xmlCall starts a call in XML written without a wrapper, when the tag names
+// a tool and what follows it is a call's body: <parameter...>, JSON, or the
+// closing tag. "The <function=...> syntax" in prose is text.
+func (m *machine) xmlCall(i int, t tagInfo) action {
+	name := t.eq
+	if name == "" {
+		name, _ = attr(t.attrs, "name")
+	}
+	if !isToolName(name) {
+		return action{}
+	}
+	j, need, far := m.skipWS(t.end, maxLook)
+	if need {
+		return action{need: true}
+	}
+	if far || j >= len(m.buf) || m.buf[j] != '<' && m.buf[j] != '{' {
+		return action{}
+	}
+	if m.buf[j] == '<' {
+		nt, ok, need := readTag(m.buf, j, m.eof)
+		if need {
+			return action{need: true}
+		}
+		if !ok || !(nt.name == "parameter" || nt.closing && (nt.name == t.name || nt.name == "tool_call")) {
+			return action{}
+		}
+	}
+	closers := []string{"</function>", "</tool_call>"}
+	if t.name == "invoke" {
+		closers = []string{"</invoke>"}
+	}
+	if t.raw != t.name {
+		closers = append([]string{"</" + string(bytes.ToLower(m.buf[i+1:i+1+tagNameLen(m.buf[i+1:t.end])]))}, closers...)
+	}
+	a := action{reg: regionOf(&m.regions.xmlCall, xmlCall{start: i, closers: closers}), call: true}
+	if t.name == "invoke" {
+		a.steal = m.strayLine(i)
+	}
+	return a
+}
+
+// tagNameLen is the length of the name at the start of a tag's text (after
+// '<'), up to its attributes.
+func tagNameLen(b []byte) int {
+	for k, c := range b {
+		if c == ' ' || c == '\t' || c == '=' || c == '>' {
+			if c == '>' {
+				return k + 1
+			}
+			return k
+		}
+	}
+	return len(b)
+}
+
+// isToolName reports whether s can be a tool's name: not a placeholder like
+// "..." or "name here".
+func isToolName(s string) bool {
+	if s == "" || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == ':' || c >= 0x80) {
+			return false
+		}
+	}
+	return true
 }
 
 // strayLine returns the length of a lone short word line (and the white
@@ -207,7 +344,22 @@ func (m *machine) wrapper(i int, t tagInfo, closers []string, weak, gemma bool) 
 	if far {
 		return action{}
 	}
-	r := regionOf(&m.regions.tagCall, tagCall{start: i, body: t.end, closers: closers, weak: weak, gemma: gemma})
+	// Special tokens that open the body (InternLM's <|plugin|>) are not part of it.
+	for j < len(buf) && buf[j] == '<' && !weak {
+		nt, ok, need := readTag(buf, j, m.eof)
+		if need {
+			return action{need: true}
+		}
+		if !ok || !(nt.barL && nt.barR && !nt.closing && (nt.name == "plugin" || nt.name == "interpreter")) {
+			break
+		}
+		if j, need, far = m.skipWS(nt.end, maxLook); need {
+			return action{need: true}
+		} else if far {
+			return action{}
+		}
+	}
+	r := regionOf(&m.regions.tagCall, tagCall{start: i, body: j, closers: closers, weak: weak, gemma: gemma})
 	a := action{reg: r, call: true}
 	if j >= len(buf) {
 		if weak {
@@ -231,15 +383,19 @@ func (m *machine) wrapper(i int, t tagInfo, closers []string, weak, gemma bool) 
 			if weak {
 				return action{}
 			}
-			return a // pythonic list, read as text body
+			r.py, r.pyOpen, r.pyBracket = true, j, true // [f(a=1), g(b=2)]
+			return a
 		}
 		r.json, r.jsonAt = true, j
 		return a
-	case c == '`':
+	case c == '`' || c == '~':
 		// ```json fence inside the tags
 		k := j
-		for k < len(buf) && buf[k] == '`' {
+		for k < len(buf) && buf[k] == c && k-j < maxTicks {
 			k++
+		}
+		if k >= len(buf) && !m.eof {
+			return action{need: true}
 		}
 		if k-j < 3 {
 			return action{}
@@ -263,6 +419,14 @@ func (m *machine) wrapper(i int, t tagInfo, closers []string, weak, gemma bool) 
 		if weak {
 			return action{}
 		}
+		// <tool_call></tool_call> in prose names the tags; it is not a call
+		nt, ok, need := readTag(buf, j, m.eof)
+		if need {
+			return action{need: true}
+		}
+		if ok && nt.closing && (wrapperNames[nt.name] || nt.name == t.name) {
+			return action{}
+		}
 		return a
 	case isIdentStart(c):
 		if weak {
@@ -280,6 +444,7 @@ func (m *machine) wrapper(i int, t tagInfo, closers []string, weak, gemma bool) 
 			return a // Gemma-style call:name{...}
 		}
 		if k < len(buf) && buf[k] == '(' {
+			r.py, r.pyOpen = true, k // f(a=1), one call a line
 			return a
 		}
 		n, need, _ := m.skipWS(k, maxLook)
@@ -389,6 +554,11 @@ func (m *machine) recognizeBracket(i int) action {
 		return action{need: true}
 	} else if match {
 		return m.mistral(i, i+len("[tool_calls]"))
+	}
+	if match, need := hasPrefixFold(buf, i, "[think]", m.eof); need {
+		return action{need: true}
+	} else if match { // Magistral
+		return action{reg: regionOf(&m.regions.thinkRegion, thinkRegion{contentFrom: i + len("[think]"), closers: []string{"[/think]"}})}
 	}
 	j, need, far := m.skipWS(i+1, maxStealWord)
 	if need {

@@ -25,6 +25,12 @@ type tagCall struct {
 	closers []string
 	weak    bool // <json>, <xml>: a call only as bare JSON would be
 	gemma   bool
+	// py: the body is pythonic: a [f(a=1)] list (pyBracket), or calls
+	// f(a=1) one after another; pyOpen is the first '[' or '('.
+	py        bool
+	pyBracket bool
+	pyOpen    int
+	sc        *pyScan
 
 	began   bool
 	sent    int
@@ -51,10 +57,88 @@ func (r *tagCall) advance(m *machine) bool {
 			r.xs = xmlScan{at: r.body, closers: r.closers, gemma: r.gemma}
 		}
 	}
-	if r.json {
+	switch {
+	case r.json:
 		return r.advanceJSON(m)
+	case r.py:
+		return r.advancePython(m)
 	}
 	return r.advanceText(m)
+}
+
+// advancePython reads a pythonic body by its brackets and strings, so a
+// closing token inside a string argument is part of the string.
+func (r *tagCall) advancePython(m *machine) bool {
+	buf := m.buf
+	for {
+		if r.phase == 0 {
+			if r.sc == nil {
+				r.sc = newPyScan(r.pyOpen)
+			}
+			st := r.sc.feed(buf, m.eof)
+			r.delta(m, r.sc.pos)
+			switch st {
+			case jNeed:
+				return false
+			case jFail:
+				// Unbalanced: fall back to finding the closer.
+				r.py = false
+				r.xs = xmlScan{at: r.sc.failPos, closers: r.closers}
+				return r.advanceText(m)
+			}
+			r.after, r.phase = r.sc.end, 1
+		}
+		i, need, _ := m.skipWS(r.after, maxLook)
+		if need {
+			return false
+		}
+		if i < len(buf) && buf[i] == '<' {
+			for k, cl := range r.closers {
+				match, need := hasPrefixFold(buf, i, cl, m.eof)
+				if need {
+					return false
+				}
+				if match {
+					return r.finishPython(m, i+len(r.closers[k]), "")
+				}
+			}
+		}
+		if !r.pyBracket && i < len(buf) && isIdentStart(buf[i]) {
+			// another call: name(...)
+			k := i
+			for k < len(buf) && k-i < 2*maxStealWord && (isPyIdentByte(buf[k]) || buf[k] == '.') {
+				k++
+			}
+			if k >= len(buf) && !m.eof {
+				return false
+			}
+			if k < len(buf) && buf[k] == '(' {
+				r.sc, r.pyOpen, r.phase = nil, k, 0
+				continue
+			}
+		}
+		return r.finishPython(m, r.after, "missing closing tag: the call ends where its last call ends")
+	}
+}
+
+func (r *tagCall) finishPython(m *machine, end int, repair string) bool {
+	r.delta(m, r.after)
+	start := r.body
+	pp := &pyParser{src: m.buf, i: start, end: r.after}
+	calls := pp.callList(r.pyBracket)
+	raws := pyRaws(calls, m.buf, 0)
+	for i := range raws {
+		raws[i].offset = r.start
+		if repair != "" {
+			raws[i].repairs = append(raws[i].repairs, repair)
+		}
+	}
+	if pp.err != "" {
+		raws = append(raws, rawCall{offset: r.start, err: DiagMalformed, errMsg: "the call cannot be read: " + pp.err})
+	}
+	m.addCalls(raws)
+	m.pos = end
+	return true
 }
 
 func (r *tagCall) delta(m *machine, upto int) {
@@ -112,9 +196,9 @@ func (r *tagCall) advanceJSON(m *machine) bool {
 				}
 			}
 			switch c {
-			case '`':
+			case '`', '~':
 				j := i
-				for j < len(buf) && buf[j] == '`' {
+				for j < len(buf) && buf[j] == c {
 					j++
 				}
 				if j >= len(buf) && !m.eof {
@@ -340,7 +424,11 @@ func (x *xmlScan) find(buf []byte, eof bool) (int, int) {
 			}
 		}
 		for _, c := range []string{"</function>", "</invoke>"} {
-			if match, _ := hasPrefixFold(buf, i, c, eof); match {
+			match, need := hasPrefixFold(buf, i, c, eof)
+			if need {
+				return -1, -1
+			}
+			if match {
 				x.lastEnd = i + len(c)
 			}
 		}
@@ -427,8 +515,10 @@ func trimNewline(b []byte) []byte {
 
 // parseXMLCalls reads XML-style calls: Qwen's <function=name><parameter=k>v
 // </parameter></function>, <function name="x">{json}</function>, Claude's
-// <invoke name="x"><parameter name="k">v</parameter></invoke>, and
-// <function>name</function><parameter>k</parameter>v.
+// <invoke name="x"><parameter name="k">v</parameter></invoke>,
+// <function>name</function><parameter>k</parameter>v, GLM's
+// <arg_key>k</arg_key><arg_value>v</arg_value>, and the same with a
+// namespace (<steptml:parameter>, <｜DSML｜invoke>, <longcat_arg_key>).
 func parseXMLCalls(b []byte, off int) ([]rawCall, bool) {
 	var calls []rawCall
 	var cur *rawCall
@@ -443,26 +533,30 @@ func parseXMLCalls(b []byte, off int) ([]rawCall, bool) {
 		flush()
 		cur = &rawCall{name: name, offset: off, textArgs: true, args: &jnode{kind: jObject}}
 	}
-	set := func(key string, val []byte) {
+	set := func(key string, val []byte, json bool) {
 		if cur == nil {
 			start("")
 		}
+		v := &jnode{kind: jString, s: string(val)}
+		if json { // DSML's string="false": the value is JSON
+			if n := parseLiteral(strings.TrimSpace(v.s)); n != nil {
+				v = n
+			}
+		}
 		cur.args.keys = append(cur.args.keys, key)
-		cur.args.kids = append(cur.args.kids, &jnode{kind: jString, s: string(val)})
+		cur.args.kids = append(cur.args.kids, v)
+	}
+	isEnd := func(t tagInfo) bool {
+		return t.closing && (t.name == "function" || t.name == "invoke" || t.name == "tool_call" || t.name == "function_calls")
 	}
 	i := 0
-	for i < len(b) {
-		j := bytes.IndexByte(b[i:], '<')
-		if j < 0 {
+	for {
+		t, at, after, ok := nextTag(b, i, func(tagInfo) bool { return true })
+		if !ok {
 			break
 		}
-		j += i
-		t, ok, _ := readTag(b, j, true)
-		if !ok {
-			i = j + 1
-			continue
-		}
-		i = t.end
+		_ = at
+		i = after
 		switch {
 		case (t.name == "function" || t.name == "invoke" || t.name == "tool") && !t.closing:
 			name := t.eq
@@ -471,9 +565,13 @@ func parseXMLCalls(b []byte, off int) ([]rawCall, bool) {
 			}
 			if name == "" && t.name == "function" {
 				// <function>name</function>, parameters follow
-				text, _, after, _ := textUntil(b, i, "</function>")
-				start(string(bytes.TrimSpace(text)))
-				i = after
+				u, end, after, _ := nextTag(b, i, func(u tagInfo) bool { return u.name == "function" })
+				start(string(bytes.TrimSpace(b[i:end])))
+				if u.closing {
+					i = after
+				} else {
+					i = end
+				}
 				continue
 			}
 			start(name)
@@ -483,78 +581,105 @@ func parseXMLCalls(b []byte, off int) ([]rawCall, bool) {
 				k++
 			}
 			if k < len(b) && (b[k] == '{' || b[k] == '[') {
-				text, _, after, which := textUntil(b, k, "</function>", "</invoke>")
-				if n, _, err := parseLenient(text); err == nil {
+				_, end, after, found := nextTag(b, k, isEnd)
+				if n, _, err := parseLenient(b[k:end]); err == nil {
 					cur.args, cur.textArgs = detach(n), false
 				} else {
 					cur.err, cur.errMsg = DiagMalformed, "the call's JSON cannot be read: "+err.Error()
 				}
 				i = after
-				if which >= 0 {
+				if found {
 					flush()
 				} else {
 					complete = false
 				}
 			}
-		case (t.name == "function" || t.name == "invoke") && t.closing:
+		case isEnd(t):
 			flush()
 		case t.name == "parameter" && !t.closing:
 			key := t.eq
 			if key == "" {
 				key, _ = attr(t.attrs, "name")
 			}
-			if key != "" {
-				val, at, after, which := textUntil(b, i, "</parameter>", "<parameter", "</function>", "</invoke>")
-				switch which {
-				case -1:
-					complete = false
-					i = len(b)
-				case 0:
-					i = after
-				default: // no </parameter>: the value ends at the next tag
-					i = at
+			if key == "" {
+				// <parameter>key</parameter>value
+				u, kEnd, kAfter, _ := nextTag(b, i, func(u tagInfo) bool { return u.name == "parameter" || isEnd(u) })
+				if !u.closing || u.name != "parameter" {
+					i = kEnd // not a key: <parameter> without </parameter>
+					continue
 				}
-				set(key, trimNewline(val))
+				_, vEnd, _, _ := nextTag(b, kAfter, func(u tagInfo) bool { return u.name == "parameter" && !u.closing || isEnd(u) })
+				set(string(bytes.TrimSpace(b[i:kEnd])), bytes.TrimSpace(b[kAfter:vEnd]), false)
+				i = vEnd
 				continue
 			}
-			// <parameter>key</parameter>value
-			k, _, after, _ := textUntil(b, i, "</parameter>")
-			val, at, _, _ := textUntil(b, after, "<parameter", "</function>", "</invoke>", "</tool_call>")
-			set(string(bytes.TrimSpace(k)), bytes.TrimSpace(val))
-			i = at
+			isJSON := false
+			if s, ok := attr(t.attrs, "string"); ok && s == "false" {
+				isJSON = true
+			}
+			// The value runs to </parameter>; a missing one ends it at the
+			// next parameter or the end of the call.
+			pt, pAt, pAfter, found := nextTag(b, i, func(u tagInfo) bool { return u.name == "parameter" })
+			switch {
+			case found && pt.closing:
+				set(key, trimNewline(b[i:pAt]), isJSON)
+				i = pAfter
+			default:
+				_, end, _, eFound := nextTag(b[:pAt], i, isEnd)
+				if !found && !eFound {
+					complete = false
+				}
+				set(key, trimNewline(b[i:end]), isJSON)
+				i = end
+			}
 		case t.name == "arg_key" && !t.closing:
-			k, _, next, _ := textUntil(b, i, "</arg_key>")
-			v := []byte{}
-			vk := next
+			u, kEnd, kAfter, _ := nextTag(b, i, func(u tagInfo) bool { return u.name == "arg_key" || u.name == "arg_value" })
+			if !u.closing || u.name != "arg_key" {
+				i = kEnd
+				continue
+			}
+			key := string(bytes.TrimSpace(b[i:kEnd]))
+			vk := kAfter
 			for vk < len(b) && isWS(b[vk]) {
 				vk++
 			}
-			if m, _ := hasPrefixFold(b, vk, "<arg_value>", true); m {
-				var which int
-				v, _, next, which = textUntil(b, vk+len("<arg_value>"), "</arg_value>")
-				if which < 0 {
+			i = kAfter
+			var val []byte
+			if vt, vOK, _ := readTag(b, vk, true); vOK && vt.name == "arg_value" && !vt.closing {
+				u, vEnd, vAfter, found := nextTag(b, vt.end, func(u tagInfo) bool { return u.name == "arg_value" || u.name == "arg_key" })
+				if !found {
 					complete = false
 				}
+				val = b[vt.end:vEnd]
+				i = vAfter
+				if !u.closing || u.name != "arg_value" {
+					i = vEnd
+				}
 			}
-			set(string(bytes.TrimSpace(k)), v)
-			i = next
+			set(key, val, false)
 		case (t.name == "name" || t.name == "tool_name") && !t.closing:
-			text, _, next, _ := textUntil(b, i, "</"+t.name+">")
-			if cur == nil || cur.name != "" {
-				start(string(bytes.TrimSpace(text)))
-			} else {
-				cur.name = string(bytes.TrimSpace(text))
+			u, end, after, _ := nextTag(b, i, func(u tagInfo) bool { return u.name == t.name })
+			if !u.closing {
+				after = end
 			}
-			i = next
+			if cur == nil || cur.name != "" {
+				start(string(bytes.TrimSpace(b[i:end])))
+			} else {
+				cur.name = string(bytes.TrimSpace(b[i:end]))
+			}
+			i = after
 		case (t.name == "arguments" || t.name == "args" || t.name == "parameters" || t.name == "input") && !t.closing:
-			text, _, next, _ := textUntil(b, i, "</"+t.name+">")
+			u, end, after, _ := nextTag(b, i, func(u tagInfo) bool { return u.name == t.name })
+			if !u.closing {
+				after = end
+			}
 			if cur == nil {
 				start("")
 			}
-			if n := parseLiteral(string(bytes.TrimSpace(text))); n != nil && n.kind == jObject {
+			if n := parseLiteral(string(bytes.TrimSpace(b[i:end]))); n != nil && n.kind == jObject {
 				cur.args, cur.textArgs = detach(n), false
 			}
-			i = next
+			i = after
 		}
 	}
 	flush()
@@ -569,6 +694,23 @@ func parseXMLCalls(b []byte, off int) ([]rawCall, bool) {
 	return calls, complete
 }
 
+// nextTag finds the first tag at or after i that match accepts. at and
+// after are where it starts and ends (len(b) when there is none).
+func nextTag(b []byte, i int, match func(tagInfo) bool) (t tagInfo, at, after int, found bool) {
+	for i < len(b) {
+		j := bytes.IndexByte(b[i:], '<')
+		if j < 0 {
+			break
+		}
+		j += i
+		if t, ok, _ := readTag(b, j, true); ok && match(t) {
+			return t, j, t.end, true
+		}
+		i = j + 1
+	}
+	return tagInfo{}, len(b), len(b), false
+}
+
 // detach marks a value read from another text, so it is written out anew.
 func detach(n *jnode) *jnode {
 	n.clean = false
@@ -580,21 +722,14 @@ func detach(n *jnode) *jnode {
 
 // parseGLM reads GLM's name<arg_key>k</arg_key><arg_value>v</arg_value>...
 func parseGLM(b []byte, off int) ([]rawCall, bool) {
-	k := bytes.Index(b, []byte("<arg_key>"))
-	if k < 0 {
-		k = bytes.Index(bytes.ToLower(b), []byte("<arg_key>"))
-	}
-	name := b
-	if k >= 0 {
-		name = b[:k]
-	}
-	name = bytes.TrimSpace(name)
+	_, k, _, found := nextTag(b, 0, func(t tagInfo) bool { return t.name == "arg_key" && !t.closing })
+	name := bytes.TrimSpace(b[:k])
 	if len(name) == 0 || bytes.ContainsAny(name, " \t\n<>{}") {
 		return []rawCall{{offset: off, err: DiagMalformed, errMsg: "the call cannot be read: " + clip(string(b), 40)}}, false
 	}
 	rc := rawCall{name: string(name), offset: off, textArgs: true, args: &jnode{kind: jObject}}
 	complete := true
-	if k >= 0 {
+	if found {
 		calls, c := parseXMLCalls(b[k:], off)
 		complete = c
 		if len(calls) > 0 && calls[0].err == DiagMalformed && calls[0].args != nil {
@@ -995,6 +1130,11 @@ func (m *machine) bareCall(v *jnode, src []byte) (rawCall, bool) {
 	if shape == notCall {
 		return rc, false
 	}
+	if looksLikeSchema(rc.args) {
+		// {"name": "get_weather", "parameters": {"type": "object", ...}}
+		// is a tool's definition quoted in prose, not a call.
+		return rc, false
+	}
 	if len(m.p.tools) == 0 {
 		return rc, shape == nameArgs && exact
 	}
@@ -1159,68 +1299,228 @@ func firstName(raws []rawCall) string {
 }
 
 // tokenCall is a call between special tokens: Kimi's
-// <|tool_call_begin|>functions.name:0<|tool_call_argument_begin|>{...}<|tool_call_end|>
-// and DeepSeek's <｜tool▁call▁begin｜>function<｜tool▁sep｜>name ```json {...}```<｜tool▁call▁end｜>.
+// <|tool_call_begin|>functions.name:0<|tool_call_argument_begin|>{...}<|tool_call_end|>,
+// DeepSeek's <｜tool▁call▁begin｜>function<｜tool▁sep｜>name ```json {...}```<｜tool▁call▁end｜>
+// (or name<｜tool▁sep｜>{...}), and Step-3's XML after the separator. JSON
+// arguments are read by their structure: an end token inside a string
+// argument is part of the string.
 type tokenCall struct {
 	start, body int
+	phase       int
+	pos         int
+	name        string
 	f           finder
+	jp          *jparser
 	began       bool
 	sent        int
+	repairs     []string
 }
 
-var tokenCallEnds = []string{"<|tool_call_end|>", "<｜tool▁call▁end｜>", "<|tool_calls_section_end|>", "<｜tool▁calls▁end｜>", "<|tool_call_begin|>", "<｜tool▁call▁begin｜>"}
+// tokenCallEnds end a token call. The first of them close the call and are
+// skipped; the others (a section's end, the next call's start) belong to
+// what follows.
+var tokenCallEnds = tokens("tool_call_end", "tool_calls_section_end", "tool_calls_end", "tool_call_begin")
+
+var tokenCallEndsOwn = len(tokens("tool_call_end"))
+
+func consumedEnd(k int) bool { return k < tokenCallEndsOwn }
+
+// tokens spells special tokens the ways models write them: <|name|>,
+// <｜name｜>, and DeepSeek's <｜name▁with▁low▁lines｜>.
+func tokens(names ...string) []string {
+	var out []string
+	for _, n := range names {
+		low := strings.ReplaceAll(n, "_", "▁")
+		out = append(out, "<|"+n+"|>", "<｜"+n+"｜>", "<｜"+low+"｜>", "<|"+low+"|>")
+	}
+	return out
+}
 
 func (r *tokenCall) advance(m *machine) bool {
 	buf := m.buf
 	if !r.began {
 		r.began = true
 		m.beginCall("")
-		r.f = finder{pats: tokenCallEnds, at: r.body}
+		r.f = finder{pats: append(append([]string{}, tokenSeps...), tokenCallEnds...), at: r.body}
 		r.sent = r.body
 	}
-	idx, k := r.f.find(buf, m.eof)
-	upto := r.f.at
-	if idx >= 0 {
-		upto = idx
+	for {
+		switch r.phase {
+		case 0: // the header, up to the separator
+			idx, k := r.f.find(buf, m.eof)
+			if idx < 0 {
+				r.delta(m, r.f.at)
+				if !m.eof {
+					return false
+				}
+				return r.bad(m, len(buf), DiagTruncated, "the call is cut off before its arguments")
+			}
+			if k >= len(tokenSeps) { // an end token before any separator
+				end := idx
+				if consumedEnd(k - len(tokenSeps)) {
+					end += len(tokenCallEnds[k-len(tokenSeps)])
+				}
+				return r.bad(m, end, DiagMalformed, "the call has no arguments")
+			}
+			header := strings.TrimSpace(string(buf[r.body:idx]))
+			r.pos = idx + len(tokenSeps[k])
+			if header == "function" || header == "" {
+				r.phase = 1 // DeepSeek R1: the name is on the next line
+			} else {
+				r.name = tokenName(header)
+				r.phase = 2
+			}
+		case 1: // DeepSeek R1's name line, or Step-3's XML
+			i, need, _ := m.skipWS(r.pos, maxLook)
+			if need {
+				return false
+			}
+			if i < len(buf) && buf[i] == '<' {
+				r.phase = 4
+				continue
+			}
+			nl := i
+			for nl < len(buf) && buf[nl] != '\n' && nl-i < maxLook {
+				nl++
+			}
+			if nl >= len(buf) && !m.eof {
+				return false
+			}
+			r.name = tokenName(string(buf[i:nl]))
+			r.pos, r.phase = nl, 2
+		case 2: // the arguments: JSON, maybe fenced
+			i, need, _ := m.skipWS(r.pos, maxLook)
+			if need {
+				return false
+			}
+			if i+3 <= len(buf) && (string(buf[i:i+3]) == "```" || string(buf[i:i+3]) == "~~~") {
+				for i < len(buf) && buf[i] != '\n' {
+					i++
+				}
+				if i, need, _ = m.skipWS(i, maxLook); need {
+					return false
+				}
+			} else if i+3 > len(buf) && !m.eof && (buf[i] == '`' || buf[i] == '~') {
+				return false
+			}
+			if i < len(buf) && (buf[i] == '{' || buf[i] == '[') {
+				r.jp = m.newJParser(i, false)
+				r.phase = 3
+				continue
+			}
+			r.phase = 4 // not JSON: read to the end token
+		case 3:
+			st := r.jp.feed(buf, m.eof)
+			r.delta(m, r.jp.pos)
+			switch st {
+			case jNeed:
+				return false
+			case jFail:
+				if r.jp.truncated {
+					return r.bad(m, len(buf), DiagTruncated, "the call is cut off before its JSON ends")
+				}
+				r.phase = 4
+				continue
+			}
+			// after the JSON: a closing fence, then the end token
+			i, need, _ := m.skipWS(r.jp.end, maxLook)
+			if need {
+				return false
+			}
+			if i+3 <= len(buf) && (string(buf[i:i+3]) == "```" || string(buf[i:i+3]) == "~~~") {
+				if i, need, _ = m.skipWS(i+3, maxLook); need {
+					return false
+				}
+			} else if i < len(buf) && i+3 > len(buf) && !m.eof && (buf[i] == '`' || buf[i] == '~') {
+				return false
+			}
+			end := r.jp.end
+			found := false
+			for k, e := range tokenCallEnds {
+				match, need := hasPrefixFold(buf, i, e, m.eof)
+				if need {
+					return false
+				}
+				if match {
+					found = true
+					if consumedEnd(k) {
+						end = i + len(e)
+					}
+					break
+				}
+			}
+			if !found {
+				r.repairs = append(r.repairs, "missing end token: the call ends where its JSON ends")
+			}
+			rc := rawCall{name: r.name, args: r.jp.root, src: buf, offset: r.start, repairs: append(r.jp.rep.strings(), r.repairs...)}
+			m.addCalls([]rawCall{rc})
+			m.pos = end
+			return true
+		case 4: // read to the end token, then parse what is there
+			r.f = finder{pats: tokenCallEnds, at: r.pos}
+			r.phase = 5
+		case 5:
+			idx, k := r.f.find(buf, m.eof)
+			if idx < 0 {
+				r.delta(m, r.f.at)
+				if !m.eof {
+					return false
+				}
+				idx, k = len(buf), -1
+			}
+			r.delta(m, idx)
+			rc := parseTokenCall(buf[r.body:idx], r.start)
+			if k < 0 && rc.err == "" {
+				rc.err, rc.errMsg = DiagTruncated, "the call is cut off before its end token"
+			}
+			m.addCalls([]rawCall{rc})
+			m.pos = idx
+			if k >= 0 && consumedEnd(k) {
+				m.pos = idx + len(tokenCallEnds[k])
+			}
+			return true
+		}
 	}
+}
+
+func (r *tokenCall) delta(m *machine, upto int) {
 	if upto > r.sent {
-		m.callDelta(buf[r.sent:upto])
+		m.callDelta(m.buf[r.sent:upto])
 		r.sent = upto
 	}
-	if idx < 0 {
-		if !m.eof {
-			return false
-		}
-		rc := parseTokenCall(buf[r.body:], r.start)
-		if rc.err == "" && rc.args == nil {
-			rc.err, rc.errMsg = DiagTruncated, "the call is cut off before its arguments"
-		}
-		if rc.err == "" {
-			rc.repairs = append(rc.repairs, "missing end token: the call ends where its JSON ends")
-		}
-		m.addCalls([]rawCall{rc})
-		m.pos = len(buf)
-		return true
-	}
-	rc := parseTokenCall(buf[r.body:idx], r.start)
-	m.addCalls([]rawCall{rc})
-	m.pos = idx
-	if k < 4 && k != 2 && k != 3 {
-		m.pos = idx + len(tokenCallEnds[k])
-	}
+}
+
+func (r *tokenCall) bad(m *machine, end int, k DiagKind, msg string) bool {
+	r.delta(m, end)
+	m.addCalls([]rawCall{{name: r.name, offset: r.start, err: k, errMsg: msg}})
+	m.pos = end
 	return true
 }
 
-var tokenSeps = []string{"<｜tool▁sep｜>", "<|tool_sep|>", "<|tool_call_argument_begin|>", "<｜tool▁call▁argument▁begin｜>"}
+// tokenName reads a name from a call header: Kimi's functions.get_weather:0
+// loses its namespace and index.
+func tokenName(h string) string {
+	h = strings.TrimSpace(h)
+	if c := strings.LastIndexByte(h, ':'); c > 0 && isDigits(h[c+1:]) {
+		h = h[:c]
+	}
+	return strings.TrimPrefix(h, "functions.")
+}
+
+var tokenSeps = tokens("tool_sep", "tool_call_argument_begin")
 
 func parseTokenCall(b []byte, off int) rawCall {
 	f := finder{pats: tokenSeps}
 	k, p := f.find(b, true)
 	if k < 0 {
-		return rawCall{name: strings.TrimSpace(string(b)), offset: off, err: DiagMalformed, errMsg: "the call has no arguments"}
+		return rawCall{name: tokenName(string(b)), offset: off, err: DiagMalformed, errMsg: "the call has no arguments"}
 	}
 	header := strings.TrimSpace(string(b[:k]))
-	rest := b[k+len(tokenSeps[p]):]
+	rest := bytes.TrimSpace(b[k+len(tokenSeps[p]):])
+	if len(rest) > 0 && rest[0] == '<' { // Step-3: <steptml:invoke name="x">...
+		raws, _ := parseXMLCalls(rest, off)
+		return raws[0]
+	}
 	name := header
 	if header == "function" || header == "" {
 		// DeepSeek R1: the name is the first line after the separator
@@ -1228,14 +1528,10 @@ func parseTokenCall(b []byte, off int) rawCall {
 		if nl < 0 {
 			nl = len(rest)
 		}
-		name = strings.TrimSpace(string(rest[:nl]))
+		name = string(rest[:nl])
 		rest = rest[nl:]
 	}
-	// functions.get_weather:0 (Kimi): drop the namespace and the index
-	if c := strings.LastIndexByte(name, ':'); c > 0 && isDigits(name[c+1:]) {
-		name = name[:c]
-	}
-	name = strings.TrimPrefix(name, "functions.")
+	name = tokenName(name)
 	body := stripFence(bytes.TrimSpace(rest))
 	if len(body) == 0 {
 		return rawCall{name: name, offset: off}

@@ -40,6 +40,10 @@ type machine struct {
 	diags     []Diagnostic
 
 	fence *fenceCtx
+	// callEnd is where the last region that made a call ended, or -1.
+	callEnd     int
+	inRegion    bool // the region in m.reg has started
+	regionCalls int  // the call index when it started
 
 	emit func(Event)
 	em   emitState
@@ -77,7 +81,7 @@ type emitState struct {
 }
 
 func newMachine(p *Parser, emit func(Event)) *machine {
-	return &machine{p: p, emit: emit, open: -1, em: emitState{first: -1, spaceAt: -1}}
+	return &machine{p: p, emit: emit, open: -1, callEnd: -1, em: emitState{first: -1, spaceAt: -1}}
 }
 
 // newJParser returns the machine's JSON reader, ready at start.
@@ -103,9 +107,16 @@ func init() {
 func (m *machine) run() {
 	for {
 		if r := m.reg; r != nil {
+			if !m.inRegion {
+				m.inRegion, m.regionCalls = true, m.nextIndex()
+			}
 			if !r.advance(m) {
 				return
 			}
+			if m.nextIndex() > m.regionCalls {
+				m.callEnd = m.pos
+			}
+			m.inRegion = false
 			if m.reg == r { // a region may hand over to another
 				m.reg = nil
 				m.textFrom = m.pos
@@ -608,9 +619,10 @@ func trimSpace(b []byte) []byte {
 
 // fenceCtx is a code fence whose content may be calls: ```json\n{...}\n```.
 // Until it is decided, its calls, events and diagnostics are held here. It
-// counts as calls when it holds only calls and (with tools declared) they
-// name declared tools, or (with no tools declared) nothing but white space
-// follows it in the reply; otherwise it is text, byte for byte.
+// counts as calls when it holds only calls, they name declared tools (when
+// tools are declared), and no prose follows it in the reply — only white
+// space, more calls, or protocol tokens; otherwise it is an example, and
+// text, byte for byte.
 type fenceCtx struct {
 	start    int // the opening backticks
 	end      int // after the closing backticks, once closed
@@ -635,16 +647,13 @@ func (m *machine) closeFence(end int) {
 		m.rejectFence()
 		return
 	}
-	if len(m.p.tools) > 0 {
-		for _, a := range f.attempts {
-			if a.Err != nil && a.Err.Code == ptk.ToolNotFound {
-				m.rejectFence()
-				return
-			}
+	for _, a := range f.attempts {
+		if a.Err != nil && a.Err.Code == ptk.ToolNotFound {
+			m.rejectFence()
+			return
 		}
-		m.acceptFence()
 	}
-	// With no tools declared, wait for what follows.
+	// Wait for what follows: prose after it makes the fence an example.
 }
 
 func (m *machine) acceptFence() {

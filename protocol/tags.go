@@ -1,6 +1,9 @@
 package protocol
 
-import "bytes"
+import (
+	"bytes"
+	"strings"
+)
 
 // This file reads tag-like tokens: <PTK_CALL>, </tool_call>, <|python_tag|>,
 // <｜tool▁call▁begin｜>, <function=name>, <invoke name="x">, <|tool_call>.
@@ -102,6 +105,30 @@ nameDone:
 	if j >= len(buf) {
 		return more()
 	}
+	if t.barL && t.barR && isTagNameByte(buf[j]) {
+		// <｜DSML｜invoke ...>: the barred name is a namespace
+		ns := string(name[:n])
+		n = 0
+		for j < len(buf) && isTagNameByte(buf[j]) {
+			if n == maxTagName {
+				return tagInfo{}, false, false
+			}
+			name[n] = lower[buf[j]]
+			n++
+			j++
+		}
+		if j >= len(buf) {
+			return more()
+		}
+		copy(name[len(ns)+1:], name[:n])
+		copy(name[:], ns)
+		name[len(ns)] = ':'
+		n += len(ns) + 1
+		if n > maxTagName {
+			return tagInfo{}, false, false
+		}
+		t.barL, t.barR = false, false
+	}
 	switch c := buf[j]; {
 	case c == '>':
 		j++
@@ -140,19 +167,28 @@ nameDone:
 	return t, true, false
 }
 
-// stripNamespace turns minimax:tool_call into tool_call when the rest is a
-// name ptk knows.
+func isTagNameByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.'
+}
+
+// stripNamespace turns minimax:tool_call, seed:think, steptml:parameter or
+// longcat_arg_key into the name ptk knows.
 func stripNamespace(name string) string {
-	k := bytes.LastIndexByte([]byte(name), ':')
-	if k < 0 {
-		return name
+	if k := bytes.LastIndexByte([]byte(name), ':'); k >= 0 {
+		if rest := name[k+1:]; namespaced[rest] {
+			return rest
+		}
 	}
-	rest := name[k+1:]
-	switch rest {
-	case "tool_call", "tool_calls", "function_call", "function_calls", "invoke":
+	if rest, ok := strings.CutPrefix(name, "longcat_"); ok && namespaced[rest] {
 		return rest
 	}
 	return name
+}
+
+// namespaced are the names a namespace may prefix.
+var namespaced = map[string]bool{
+	"tool_call": true, "tool_calls": true, "function_call": true, "function_calls": true, "invoke": true,
+	"parameter": true, "function": true, "think": true, "arg_key": true, "arg_value": true, "tool_use": true,
 }
 
 // attr returns the value of attribute key in attrs (name="x" or name='x' or name=x).

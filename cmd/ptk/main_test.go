@@ -107,6 +107,18 @@ func TestParseChunkedEqualsWhole(t *testing.T) {
 	}
 }
 
+func TestParseThink(t *testing.T) {
+	in := "Maybe <tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Rome\"}}</tool_call>? No.\n</think>\nIt is sunny."
+	_, plain, _ := runPTK(t, in, "parse", "--tools", "testdata/tools.json", "--json")
+	if !strings.Contains(plain, "unopened_think") {
+		t.Errorf("without --think: no unopened_think diagnostic in %s", plain)
+	}
+	code, out, _ := runPTK(t, in, "parse", "--tools", "testdata/tools.json", "--json", "--think")
+	if code != 0 || strings.TrimSpace(out) != `{"calls":[],"text":"It is sunny.","diagnostics":[]}` {
+		t.Errorf("--think: exit %d, output %s", code, out)
+	}
+}
+
 func TestParseFileArgAndHumanOutput(t *testing.T) {
 	f := filepath.Join(t.TempDir(), "reply.txt")
 	if err := os.WriteFile(f, []byte(reply), 0o600); err != nil {

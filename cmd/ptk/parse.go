@@ -16,9 +16,9 @@ import (
 func newParseCmd() *cobra.Command {
 	var toolsFile string
 	var chunk int
-	var asJSON bool
+	var asJSON, think bool
 	cmd := &cobra.Command{
-		Use:   "parse [--tools FILE] [--chunk N] [--json] [FILE]",
+		Use:   "parse [--tools FILE] [--chunk N] [--json] [--think] [FILE]",
 		Short: "Read a model's reply and print the tool calls in it",
 		Long: `parse reads a model's reply (FILE, or standard input) and prints what it
 means: the calls, the text for the user, and diagnostics (repairs, invalid or
@@ -26,7 +26,8 @@ cut-off calls). With --tools, calls are validated against the tools' JSON
 Schemas, and bare JSON counts as a call only when it names one of them.
 
 --chunk N feeds the streaming parser N bytes at a time; the result is the
-same as for the whole reply.
+same as for the whole reply. --think says the reply starts inside a
+reasoning block, as with models whose chat template opens <think> itself.
 
 With --json the output is one JSON object:
   {"calls":[{"id":"…","tool":"…","args":{…},"repairs":["…"]}],"text":"…",
@@ -45,7 +46,11 @@ With --json the output is one JSON object:
 			if err != nil {
 				return err
 			}
-			p, err := protocol.NewParser(tools)
+			var opts []protocol.Option
+			if think {
+				opts = append(opts, protocol.StartInThink())
+			}
+			p, err := protocol.NewParser(tools, opts...)
 			if err != nil {
 				return usagef("--tools %s: %v", toolsFile, err)
 			}
@@ -82,6 +87,7 @@ With --json the output is one JSON object:
 	cmd.Flags().StringVar(&toolsFile, "tools", "", "JSON file of tool definitions")
 	cmd.Flags().IntVar(&chunk, "chunk", 0, "feed the streaming parser N bytes at a time")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the parse as JSON")
+	cmd.Flags().BoolVar(&think, "think", false, "the reply starts inside a reasoning block (templates that open <think> themselves)")
 	return cmd
 }
 

@@ -1,0 +1,111 @@
+package protocol
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"reflect"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ptkit/ptk"
+)
+
+// testdata/derived_cases.jsonl holds model outputs written for ptk in the
+// shapes other projects' parser tests and bug reports show (the "note" of
+// each case says where its shape comes from), with the tools they declare.
+type derivedCase struct {
+	corpusCase
+	Tools   []ptk.ToolInfo `json:"tools"`
+	Options struct {
+		StartInThink bool `json:"start_in_think"`
+	} `json:"options"`
+}
+
+func (c derivedCase) parser(t testing.TB, tools []ptk.ToolInfo) *Parser {
+	var opts []Option
+	if c.Options.StartInThink {
+		opts = append(opts, StartInThink())
+	}
+	p, err := NewParser(tools, opts...)
+	if err != nil {
+		t.Fatalf("%s: %v", c.ID, err)
+	}
+	return p
+}
+
+func loadDerived(t testing.TB) []derivedCase {
+	t.Helper()
+	f, err := os.Open("testdata/derived_cases.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []derivedCase
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var c derivedCase
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			t.Fatalf("line %d: %v", len(out)+1, err)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func TestDerivedCases(t *testing.T) {
+	for _, c := range loadDerived(t) {
+		checkCase(t, c.corpusCase, c.parser(t, c.Tools).Parse(c.Raw))
+	}
+}
+
+// TestEverySplit feeds every test input as two chunks, split at every byte,
+// and checks the result equals the whole parse: where a decision waits for
+// more input is where streaming bugs hide.
+func TestEverySplit(t *testing.T) {
+	type input struct {
+		id    string
+		text  string
+		tools []ptk.ToolInfo
+		opts  []Option
+	}
+	var inputs []input
+	for _, c := range loadCorpus(t) {
+		inputs = append(inputs, input{c.ID, c.Raw, toolsFor(c), nil})
+	}
+	for _, c := range loadDerived(t) {
+		var opts []Option
+		if c.Options.StartInThink {
+			opts = append(opts, StartInThink())
+		}
+		inputs = append(inputs, input{c.ID, c.Raw, c.Tools, opts})
+	}
+	for _, c := range parseCases {
+		tools := c.tools
+		if tools == nil {
+			tools = testTools
+		}
+		inputs = append(inputs, input{c.name, c.in, tools, nil})
+	}
+	for _, in := range inputs {
+		for _, tools := range [][]ptk.ToolInfo{in.tools, nil} {
+			p, err := NewParser(tools, in.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			whole := p.Parse(in.text)
+			step := 1 + len(in.text)/2000 // long inputs: a sample of the splits
+			for k := 1; k < len(in.text); k += step {
+				s := p.NewStream(nil)
+				s.WriteString(in.text[:k])
+				s.WriteString(in.text[k:])
+				if got := s.Finish(); !reflect.DeepEqual(whole, got) {
+					t.Errorf("%s (tools %d) split at %d: streamed differs (-whole +streamed):\n%s", in.id, len(tools), k, cmp.Diff(whole, got))
+					break
+				}
+			}
+		}
+	}
+}
