@@ -1,0 +1,287 @@
+package protocol
+
+// Calls written as JSON after a header that names the tool, and JSON found
+// in prose.
+
+// headerCall is JSON arguments after a header that names the tool:
+// functionary's >>>name, Mistral's name[ARGS], Harmony's to=functions.name,
+// Llama's <|python_tag|>.
+type headerCall struct {
+	start, jsonAt int
+	name          string
+	ends          []string // tokens that may close the call, consumed
+	multi         bool     // more values may follow after ';'
+	began         bool
+	jp            *jparser
+	vals          []*jnode
+	rep           repairSet
+	sent          int
+	got           bool // the current value is read
+}
+
+func newHeaderCall(m *machine, start, jsonAt int, name string) *headerCall {
+	return regionOf(&m.regions.headerCall, headerCall{start: start, jsonAt: jsonAt, name: name})
+}
+
+func (r *headerCall) advance(m *machine) bool {
+	buf := m.buf
+	if !r.began {
+		r.began = true
+		m.beginCall(r.name)
+		r.jp = m.newJParser(r.jsonAt, false)
+		r.sent = r.jsonAt
+	}
+	for {
+		if !r.got {
+			st := r.jp.feed(buf, m.eof)
+			if r.jp.pos > r.sent {
+				m.callDelta(buf[r.sent:r.jp.pos])
+				r.sent = r.jp.pos
+			}
+			switch st {
+			case jNeed:
+				return false
+			case jFail:
+				k := DiagMalformed
+				msg := "the call's JSON cannot be read: " + r.jp.failMsg
+				end := r.jp.failPos
+				if r.jp.truncated {
+					k, msg, end = DiagTruncated, "the call is cut off before its JSON ends", len(buf)
+				}
+				m.addCalls([]rawCall{{name: r.name, offset: r.start, err: k, errMsg: msg}})
+				m.pos = end
+				return true
+			}
+			for _, k := range r.jp.rep.order {
+				if r.rep.seen&(1<<k) == 0 {
+					r.rep.add(k)
+				}
+			}
+			r.vals = append(r.vals, r.jp.root)
+			r.got = true
+		}
+		end := r.jp.end
+		i := end
+		for i < len(buf) && isWS(buf[i]) && i-end <= maxRunGap {
+			i++
+		}
+		if i >= len(buf) && i-end <= maxRunGap && !m.eof {
+			return false
+		}
+		if r.multi && i < len(buf) && buf[i] == ';' {
+			j := i + 1
+			for j < len(buf) && isWS(buf[j]) && j-i <= maxRunGap {
+				j++
+			}
+			if j >= len(buf) && !m.eof {
+				return false
+			}
+			if j < len(buf) && buf[j] == '{' {
+				r.jp = m.newJParser(j, false)
+				r.got = false
+				continue
+			}
+		}
+		for _, e := range r.ends {
+			match, need := hasPrefixFold(buf, i, e, m.eof)
+			if need {
+				return false
+			}
+			if match {
+				end = i + len(e)
+				break
+			}
+		}
+		var raws []rawCall
+		for k, v := range r.vals {
+			if r.name != "" && k == 0 {
+				rc := rawCall{name: r.name, args: v, src: buf, offset: r.start}
+				if v.kind != jObject {
+					rc.err, rc.errMsg = DiagMalformed, "the arguments must be a JSON object"
+				}
+				raws = append(raws, rc)
+				continue
+			}
+			raws = append(raws, callsFromJSON(v, buf, r.start)...)
+		}
+		rep := r.rep.strings()
+		for k := range raws {
+			raws[k].repairs = append(raws[k].repairs, rep...)
+		}
+		m.addCalls(raws)
+		m.pos = end
+		return true
+	}
+}
+
+// bareJSON is JSON found in prose: a call only if it names a declared tool
+// (or, with no tools declared, has exactly the shape of a call). Values
+// written one after another (separated by white space, ';' or ',') are read
+// as a run: calls while they are calls, text once one is not.
+type bareJSON struct {
+	start   int
+	sepFrom int // where the separator before this value began, or -1
+	jp      *jparser
+	textRun bool // a value of this run was not a call: the rest is text
+	after   int  // phase 1: the end of the last value
+	phase   int
+}
+
+const maxRunGap = 64
+
+func (r *bareJSON) from() int {
+	if r.sepFrom >= 0 {
+		return r.sepFrom
+	}
+	return r.start
+}
+
+func (r *bareJSON) advance(m *machine) bool {
+	buf := m.buf
+	for {
+		if r.phase == 1 {
+			end := r.after
+			i := end
+			for i < len(buf) && i-end <= maxRunGap && (isWS(buf[i]) || buf[i] == ';' || buf[i] == ',') {
+				i++
+			}
+			if i >= len(buf) && i-end <= maxRunGap && !m.eof {
+				return false
+			}
+			if i < len(buf) && i-end <= maxRunGap && (buf[i] == '{' || buf[i] == '[') {
+				r.start, r.sepFrom, r.jp, r.phase = i, end, nil, 0
+				continue
+			}
+			m.pos = end
+			return true
+		}
+		if r.jp == nil {
+			r.jp = m.newJParser(r.start, true)
+		}
+		switch r.jp.feed(buf, m.eof) {
+		case jNeed:
+			return false
+		case jFail:
+			return r.salvage(m)
+		}
+		end := r.jp.end
+		var raws []rawCall
+		if !r.textRun {
+			raws = m.bareCalls(r.jp.root, buf, r.start)
+		}
+		if raws == nil {
+			r.textRun = true
+			if m.regionText(r.from(), end) {
+				return true
+			}
+		} else {
+			m.regionText(r.from(), r.start) // the separator, white space or not
+			rep := r.jp.rep.strings()
+			for i := range raws {
+				raws[i].repairs = append(raws[i].repairs, rep...)
+				raws[i].raw = buf[r.start:end]
+			}
+			m.addCalls(raws)
+		}
+		r.after, r.phase = end, 1
+	}
+}
+
+// salvage handles JSON that failed: it is text, except the outermost
+// complete objects inside it that are calls, as when a model starts a call,
+// breaks it, and writes it again whole.
+func (r *bareJSON) salvage(m *machine) bool {
+	failAt := r.jp.failPos
+	if r.jp.truncated {
+		failAt = len(m.buf)
+	}
+	pos := r.from()
+	if !r.textRun {
+		for _, n := range r.jp.closed {
+			raws := m.bareCalls(n, m.buf, n.start)
+			if raws == nil {
+				continue
+			}
+			if m.regionText(pos, n.start) {
+				return true
+			}
+			for i := range raws {
+				raws[i].raw = m.buf[n.start:n.end]
+			}
+			m.addCalls(raws)
+			pos = n.end
+		}
+	}
+	if m.regionText(pos, failAt) {
+		return true
+	}
+	m.pos = failAt
+	return true
+}
+
+// bareCalls returns the calls in a JSON value found outside call markers, or
+// nil when the value is not one.
+func (m *machine) bareCalls(v *jnode, src []byte, off int) []rawCall {
+	switch v.kind {
+	case jObject:
+		// {"tool_calls": [...]}, as an API response writes them
+		for _, k := range []string{"tool_calls", "function_calls"} {
+			if inner := v.get(k); inner != nil && inner.kind == jArray && onlyKeys(v, k, "content", "role") {
+				return m.bareCalls(inner, src, off)
+			}
+		}
+		rc, ok := m.bareCall(v, src)
+		if !ok {
+			return nil
+		}
+		rc.offset = off
+		return []rawCall{rc}
+	case jArray:
+		if len(v.kids) == 0 {
+			return nil
+		}
+		out := make([]rawCall, 0, len(v.kids))
+		for _, k := range v.kids {
+			rc, ok := m.bareCall(k, src)
+			if !ok {
+				return nil
+			}
+			rc.offset = off
+			out = append(out, rc)
+		}
+		return out
+	}
+	return nil
+}
+
+func (m *machine) bareCall(v *jnode, src []byte) (rawCall, bool) {
+	rc, shape, exact := callOf(v, src)
+	if shape == notCall {
+		return rc, false
+	}
+	if looksLikeSchema(rc.args) {
+		// {"name": "get_weather", "parameters": {"type": "object", ...}}
+		// is a tool's definition quoted in prose, not a call.
+		return rc, false
+	}
+	if len(m.p.tools) == 0 {
+		return rc, shape == nameArgs && exact
+	}
+	var t *toolSpec
+	if shape == nameAsKey {
+		t = m.p.resolveExact(rc.name)
+	} else {
+		t, _ = m.p.resolve(rc.name)
+	}
+	if t == nil {
+		if shape == nameArgs {
+			m.diag(Diagnostic{Kind: DiagNotACall, Offset: v.start, Tool: rc.name,
+				Message: "JSON naming " + quoteList([]string{rc.name}) + " read as text: no such tool is declared"})
+		}
+		return rc, false
+	}
+	if shape == nameOnly && t.schema != nil && t.schema.get("required") != nil && len(t.schema.get("required").kids) > 0 {
+		return rc, false
+	}
+	return rc, true
+}

@@ -1,0 +1,488 @@
+package protocol
+
+// Calls between tags: <PTK_CALL>, <tool_call>, <function_call>,
+// <|tool_call|> and the rest, with JSON, XML, pythonic or Gemma bodies.
+
+import (
+	"bytes"
+)
+
+const (
+	repairMissingCloser = "missing closing tag: the call ends where its JSON ends"
+	repairExtraClosers  = "extra closing brackets after the call ignored"
+)
+
+// tagCall is a call between tags: <PTK_CALL>, <tool_call>, <function_call>,
+// <|tool_call|>, <json> and the like, with a JSON body (one or more values,
+// possibly fenced) or a text body (XML parameters, GLM arguments, pythonic
+// or Gemma calls).
+type tagCall struct {
+	start   int // the opener's '<'
+	body    int // first byte after the opener
+	jsonAt  int // bodyJSON: the first '{' or '['
+	name    string
+	json    bool
+	closers []string
+	weak    bool // <json>, <xml>: a call only as bare JSON would be
+	gemma   bool
+	// py: the body is pythonic: a [f(a=1)] list (pyBracket), or calls
+	// f(a=1) one after another; pyOpen is the first '[' or '('.
+	py        bool
+	pyBracket bool
+	pyOpen    int
+	sc        *pyScan
+
+	began   bool
+	sent    int
+	jp      *jparser
+	vals    []*jnode
+	repairs repairSet
+	extra   []string
+	phase   int
+	after   int
+	xs      xmlScan
+	cf      finder
+}
+
+func (r *tagCall) advance(m *machine) bool {
+	if !r.began {
+		r.began = true
+		r.sent = r.body
+		if !r.weak {
+			m.beginCall(r.name)
+		}
+		if r.json {
+			r.jp = m.newJParser(r.jsonAt, false)
+		} else {
+			r.xs = xmlScan{at: r.body, closers: r.closers, gemma: r.gemma}
+		}
+	}
+	switch {
+	case r.json:
+		return r.advanceJSON(m)
+	case r.py:
+		return r.advancePython(m)
+	}
+	return r.advanceText(m)
+}
+
+// advancePython reads a pythonic body by its brackets and strings, so a
+// closing token inside a string argument is part of the string.
+func (r *tagCall) advancePython(m *machine) bool {
+	buf := m.buf
+	for {
+		if r.phase == 0 {
+			if r.sc == nil {
+				r.sc = newPyScan(r.pyOpen)
+			}
+			st := r.sc.feed(buf, m.eof)
+			r.delta(m, r.sc.pos)
+			switch st {
+			case jNeed:
+				return false
+			case jFail:
+				// Unbalanced: fall back to finding the closer.
+				r.py = false
+				r.xs = xmlScan{at: r.sc.failPos, closers: r.closers}
+				return r.advanceText(m)
+			}
+			r.after, r.phase = r.sc.end, 1
+		}
+		i, need, _ := m.skipWS(r.after, maxLook)
+		if need {
+			return false
+		}
+		if i < len(buf) && buf[i] == '<' {
+			for k, cl := range r.closers {
+				match, need := hasPrefixFold(buf, i, cl, m.eof)
+				if need {
+					return false
+				}
+				if match {
+					return r.finishPython(m, i+len(r.closers[k]), "")
+				}
+			}
+		}
+		if !r.pyBracket && i < len(buf) && isIdentStart(buf[i]) {
+			// another call: name(...)
+			k := i
+			for k < len(buf) && k-i < 2*maxStealWord && (isPyIdentByte(buf[k]) || buf[k] == '.') {
+				k++
+			}
+			if k >= len(buf) && !m.eof {
+				return false
+			}
+			if k < len(buf) && buf[k] == '(' {
+				r.sc, r.pyOpen, r.phase = nil, k, 0
+				continue
+			}
+		}
+		return r.finishPython(m, r.after, "missing closing tag: the call ends where its last call ends")
+	}
+}
+
+func (r *tagCall) finishPython(m *machine, end int, repair string) bool {
+	r.delta(m, r.after)
+	start := r.body
+	pp := &pyParser{src: m.buf, i: start, end: r.after}
+	calls := pp.callList(r.pyBracket)
+	raws := pyRaws(calls, m.buf, 0)
+	for i := range raws {
+		raws[i].offset = r.start
+		if repair != "" {
+			raws[i].repairs = append(raws[i].repairs, repair)
+		}
+	}
+	if pp.err != "" {
+		raws = append(raws, rawCall{offset: r.start, err: DiagMalformed, errMsg: "the call cannot be read: " + pp.err})
+	}
+	m.addCalls(raws)
+	m.pos = end
+	return true
+}
+
+func (r *tagCall) delta(m *machine, upto int) {
+	if !r.weak && upto > r.sent {
+		m.callDelta(m.buf[r.sent:upto])
+		r.sent = upto
+	}
+}
+
+func (r *tagCall) advanceJSON(m *machine) bool {
+	buf := m.buf
+	for {
+		switch r.phase {
+		case 0: // reading a JSON value
+			st := r.jp.feed(buf, m.eof)
+			r.delta(m, r.jp.pos)
+			switch st {
+			case jNeed:
+				return false
+			case jFail:
+				r.mergeRepairs()
+				if r.jp.truncated {
+					return r.finishBad(m, len(buf), DiagTruncated, "the call is cut off before its JSON ends: "+r.jp.failMsg)
+				}
+				r.cf = finder{pats: r.closers, at: r.jp.failPos}
+				r.phase = 2
+				continue
+			}
+			r.vals = append(r.vals, r.jp.root)
+			r.mergeRepairs()
+			r.after = r.jp.end
+			r.phase = 1
+		case 1: // after a value: more values, a closing fence, the closer
+			i := r.after
+			for i < len(buf) && isWS(buf[i]) {
+				i++
+			}
+			if i >= len(buf) {
+				if !m.eof {
+					return false
+				}
+				r.extra = append(r.extra, repairMissingCloser)
+				return r.finish(m, r.jp.end, r.jp.end)
+			}
+			c := buf[i]
+			if c == '<' {
+				for _, cl := range r.closers {
+					match, need := hasPrefixFold(buf, i, cl, m.eof)
+					if need {
+						return false
+					}
+					if match {
+						return r.finish(m, r.jp.end, i+len(cl))
+					}
+				}
+			}
+			switch c {
+			case '`', '~':
+				j := i
+				for j < len(buf) && buf[j] == c {
+					j++
+				}
+				if j >= len(buf) && !m.eof {
+					return false
+				}
+				if j-i >= 3 {
+					r.after = j
+					continue
+				}
+			case ',', ';':
+				j := i + 1
+				for j < len(buf) && isWS(buf[j]) {
+					j++
+				}
+				if j >= len(buf) && !m.eof {
+					return false
+				}
+				if j < len(buf) && (buf[j] == '{' || buf[j] == '[') {
+					r.jp = m.newJParser(j, false)
+					r.phase = 0
+					continue
+				}
+			case '{', '[':
+				r.jp = m.newJParser(i, false)
+				r.phase = 0
+				continue
+			case '}', ']':
+				r.extra = appendOnce(r.extra, repairExtraClosers)
+				r.after = i + 1
+				continue
+			}
+			r.extra = append(r.extra, repairMissingCloser)
+			return r.finish(m, r.jp.end, r.jp.end)
+		case 2: // malformed JSON: find the closer
+			idx, k := r.cf.find(buf, m.eof)
+			if idx < 0 {
+				r.delta(m, r.cf.at)
+				if !m.eof {
+					return false
+				}
+				return r.finishBad(m, len(buf), DiagMalformed, "the call's JSON cannot be read: "+r.jp.failMsg)
+			}
+			r.delta(m, idx)
+			return r.finishBad(m, idx+len(r.closers[k]), DiagMalformed, "the call's JSON cannot be read: "+r.jp.failMsg)
+		}
+	}
+}
+
+func appendOnce(s []string, x string) []string {
+	for _, y := range s {
+		if y == x {
+			return s
+		}
+	}
+	return append(s, x)
+}
+
+func (r *tagCall) mergeRepairs() {
+	for _, k := range r.jp.rep.order {
+		if r.repairs.seen&(1<<k) == 0 {
+			r.repairs.add(k)
+		}
+	}
+}
+
+func (r *tagCall) allRepairs() []string {
+	return append(r.repairs.strings(), r.extra...)
+}
+
+// finish ends the region at end, the calls read from the values.
+func (r *tagCall) finish(m *machine, bodyEnd, end int) bool {
+	r.delta(m, bodyEnd)
+	var raws []rawCall
+	for i, v := range r.vals {
+		switch {
+		case r.weak:
+			// <json>, <xml>: calls only by the rules for bare JSON
+			calls := m.bareCalls(v, m.buf, r.start)
+			if calls == nil {
+				m.pos = end
+				m.regionText(r.start, end)
+				return true
+			}
+			raws = append(raws, calls...)
+		case r.name != "" && i == 0:
+			raws = append(raws, rawCall{name: r.name, args: v, src: m.buf, offset: r.start})
+		default:
+			raws = append(raws, callsFromJSON(v, m.buf, r.start)...)
+		}
+	}
+	rep := r.allRepairs()
+	for i := range raws {
+		raws[i].repairs = append(raws[i].repairs, rep...)
+		if r.weak {
+			raws[i].raw = m.buf[r.start:end]
+		}
+	}
+	m.addCalls(raws)
+	m.pos = end
+	return true
+}
+
+func (r *tagCall) finishBad(m *machine, end int, k DiagKind, msg string) bool {
+	if r.weak {
+		m.pos = end
+		m.regionText(r.start, end)
+		return true
+	}
+	m.addCalls([]rawCall{{name: r.name, offset: r.start, err: k, errMsg: msg, repairs: r.allRepairs()}})
+	m.pos = end
+	return true
+}
+
+func (r *tagCall) advanceText(m *machine) bool {
+	buf := m.buf
+	idx, k := r.xs.find(buf, m.eof)
+	if idx < 0 {
+		r.delta(m, r.xs.at)
+		if !m.eof {
+			return false
+		}
+		// No closer: the call ends with its last complete element, or is cut off.
+		if isAllSpace(buf[r.body:]) {
+			return r.finishBad(m, len(buf), DiagTruncated, "the call is cut off right after its opening tag")
+		}
+		end := len(buf)
+		if r.xs.lastEnd > r.body {
+			end = r.xs.lastEnd
+		}
+		raws, complete := parseTextBody(buf[r.body:end], r.start, r.gemma)
+		if !complete {
+			return r.finishBad(m, len(buf), DiagTruncated, "the call is cut off before it ends")
+		}
+		for i := range raws {
+			raws[i].repairs = append(raws[i].repairs, "missing closing tag: the call ends where its last element ends")
+		}
+		m.addCalls(raws)
+		m.pos = end
+		return true
+	}
+	r.delta(m, idx)
+	raws, _ := parseTextBody(buf[r.body:idx], r.start, r.gemma)
+	m.addCalls(raws)
+	m.pos = idx + len(r.closers[k])
+	return true
+}
+
+// xmlScan finds a closer outside parameter values, resumably.
+type xmlScan struct {
+	at      int
+	closers []string
+	gemma   bool
+	inParam string // the closer of the parameter value we are in
+	inStr   bool   // inside a Gemma <|"|> string
+	lastEnd int    // after the last </function> or </invoke> seen
+}
+
+var paramOpen = []struct{ open, close string }{
+	{"<parameter", "</parameter>"},
+	{"<arg_value>", "</arg_value>"},
+}
+
+func (x *xmlScan) find(buf []byte, eof bool) (int, int) {
+	for i := x.at; i < len(buf); i++ {
+		if buf[i] != '<' {
+			continue
+		}
+		x.at = i
+		if x.gemma {
+			match, need := hasPrefixFold(buf, i, `<|"|>`, eof)
+			if need {
+				return -1, -1
+			}
+			if match {
+				x.inStr = !x.inStr
+				i += 4
+				continue
+			}
+			if x.inStr {
+				continue
+			}
+		}
+		if x.inParam != "" {
+			match, need := hasPrefixFold(buf, i, x.inParam, eof)
+			if need {
+				return -1, -1
+			}
+			if match {
+				i += len(x.inParam) - 1
+				x.inParam = ""
+			}
+			continue
+		}
+		for _, p := range paramOpen {
+			match, need := hasPrefixFold(buf, i, p.open, eof)
+			if need {
+				return -1, -1
+			}
+			if match {
+				if p.open == "<parameter" {
+					// <parameter>key</parameter> holds a key, not a value
+					if i+len(p.open) >= len(buf) && !eof {
+						return -1, -1
+					}
+					if i+len(p.open) < len(buf) && buf[i+len(p.open)] == '>' {
+						break
+					}
+				}
+				x.inParam = p.close
+				break
+			}
+		}
+		if x.inParam != "" {
+			continue
+		}
+		for k, c := range x.closers {
+			match, need := hasPrefixFold(buf, i, c, eof)
+			if need {
+				return -1, -1
+			}
+			if match {
+				return i, k
+			}
+		}
+		for _, c := range []string{"</function>", "</invoke>"} {
+			match, need := hasPrefixFold(buf, i, c, eof)
+			if need {
+				return -1, -1
+			}
+			if match {
+				x.lastEnd = i + len(c)
+			}
+		}
+	}
+	x.at = len(buf)
+	return -1, -1
+}
+
+// parseTextBody reads the calls in a non-JSON call body. complete reports
+// that the body reads as whole calls.
+func parseTextBody(b []byte, off int, gemma bool) ([]rawCall, bool) {
+	t := bytes.TrimSpace(b)
+	switch {
+	case len(t) == 0:
+		return []rawCall{{offset: off, err: DiagMalformed, errMsg: "the call is empty"}}, true
+	case gemma || bytes.HasPrefix(t, []byte("call:")):
+		return parseGemma(t, off)
+	case t[0] == '<':
+		return parseXMLCalls(t, off)
+	case t[0] == '[':
+		pp := &pyParser{src: t, end: len(t)}
+		calls := pp.callList(true)
+		out := pyRaws(calls, t, off)
+		if pp.err != "" {
+			out = append(out, rawCall{offset: off, err: DiagMalformed, errMsg: "the call cannot be read: " + pp.err})
+			return out, len(calls) > 0
+		}
+		return out, true
+	}
+	// name<arg_key>..., name(...), or a bare name
+	k := 0
+	for k < len(t) && (isPyIdentByte(t[k]) || t[k] == '.' || t[k] == '-') {
+		k++
+	}
+	rest := bytes.TrimSpace(t[k:])
+	switch {
+	case len(rest) > 0 && rest[0] == '(':
+		pp := &pyParser{src: t, end: len(t)}
+		calls := pp.callList(false)
+		out := pyRaws(calls, t, off)
+		if pp.err != "" {
+			out = append(out, rawCall{offset: off, err: DiagMalformed, errMsg: "the call cannot be read: " + pp.err})
+			return out, len(calls) > 0
+		}
+		return out, true
+	default:
+		return parseGLM(t, off)
+	}
+}
+
+func pyRaws(calls []pyCall, src []byte, off int) []rawCall {
+	out := make([]rawCall, 0, len(calls))
+	for _, c := range calls {
+		out = append(out, rawCall{name: c.name, args: c.args, positional: c.positional, offset: off + c.start, raw: src[c.start:c.end]})
+	}
+	return out
+}

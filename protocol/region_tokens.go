@@ -1,0 +1,284 @@
+package protocol
+
+// Calls between special tokens: Kimi K2 and DeepSeek.
+
+import (
+	"bytes"
+	"strings"
+)
+
+// tokenCall is a call between special tokens: Kimi's
+// <|tool_call_begin|>functions.name:0<|tool_call_argument_begin|>{...}<|tool_call_end|>,
+// DeepSeek's <｜tool▁call▁begin｜>function<｜tool▁sep｜>name ```json {...}```<｜tool▁call▁end｜>
+// (or name<｜tool▁sep｜>{...}), and Step-3's XML after the separator. JSON
+// arguments are read by their structure: an end token inside a string
+// argument is part of the string.
+type tokenCall struct {
+	start, body int
+	phase       int
+	pos         int
+	name        string
+	f           finder
+	jp          *jparser
+	began       bool
+	sent        int
+	repairs     []string
+}
+
+// tokenCallEnds end a token call. The first of them close the call and are
+// skipped; the others (a section's end, the next call's start) belong to
+// what follows.
+var tokenCallEnds = tokens("tool_call_end", "tool_calls_section_end", "tool_calls_end", "tool_call_begin")
+
+var tokenCallEndsOwn = len(tokens("tool_call_end"))
+
+func consumedEnd(k int) bool { return k < tokenCallEndsOwn }
+
+// tokens spells special tokens the ways models write them: <|name|>,
+// <｜name｜>, and DeepSeek's <｜name▁with▁low▁lines｜>.
+func tokens(names ...string) []string {
+	var out []string
+	for _, n := range names {
+		low := strings.ReplaceAll(n, "_", "▁")
+		out = append(out, "<|"+n+"|>", "<｜"+n+"｜>", "<｜"+low+"｜>", "<|"+low+"|>")
+	}
+	return out
+}
+
+func (r *tokenCall) advance(m *machine) bool {
+	buf := m.buf
+	if !r.began {
+		r.began = true
+		m.beginCall("")
+		r.f = finder{pats: append(append([]string{}, tokenSeps...), tokenCallEnds...), at: r.body}
+		r.sent = r.body
+	}
+	for {
+		switch r.phase {
+		case 0: // the header, up to the separator
+			idx, k := r.f.find(buf, m.eof)
+			if idx < 0 {
+				r.delta(m, r.f.at)
+				if !m.eof {
+					return false
+				}
+				return r.bad(m, len(buf), DiagTruncated, "the call is cut off before its arguments")
+			}
+			if k >= len(tokenSeps) { // an end token before any separator
+				end := idx
+				if consumedEnd(k - len(tokenSeps)) {
+					end += len(tokenCallEnds[k-len(tokenSeps)])
+				}
+				return r.bad(m, end, DiagMalformed, "the call has no arguments")
+			}
+			header := strings.TrimSpace(string(buf[r.body:idx]))
+			r.pos = idx + len(tokenSeps[k])
+			if header == "function" || header == "" {
+				r.phase = 1 // DeepSeek R1: the name is on the next line
+			} else {
+				r.name = tokenName(header)
+				r.phase = 2
+			}
+		case 1: // DeepSeek R1's name line, or Step-3's XML
+			i, need, _ := m.skipWS(r.pos, maxLook)
+			if need {
+				return false
+			}
+			if i < len(buf) && buf[i] == '<' {
+				r.phase = 4
+				continue
+			}
+			nl := i
+			for nl < len(buf) && buf[nl] != '\n' && nl-i < maxLook {
+				nl++
+			}
+			if nl >= len(buf) && !m.eof {
+				return false
+			}
+			r.name = tokenName(string(buf[i:nl]))
+			r.pos, r.phase = nl, 2
+		case 2: // the arguments: JSON, maybe fenced
+			i, need, _ := m.skipWS(r.pos, maxLook)
+			if need {
+				return false
+			}
+			if i+3 <= len(buf) && (string(buf[i:i+3]) == "```" || string(buf[i:i+3]) == "~~~") {
+				for i < len(buf) && buf[i] != '\n' {
+					i++
+				}
+				if i, need, _ = m.skipWS(i, maxLook); need {
+					return false
+				}
+			} else if i+3 > len(buf) && !m.eof && (buf[i] == '`' || buf[i] == '~') {
+				return false
+			}
+			if i < len(buf) && (buf[i] == '{' || buf[i] == '[') {
+				r.jp = m.newJParser(i, false)
+				r.phase = 3
+				continue
+			}
+			r.phase = 4 // not JSON: read to the end token
+		case 3:
+			st := r.jp.feed(buf, m.eof)
+			r.delta(m, r.jp.pos)
+			switch st {
+			case jNeed:
+				return false
+			case jFail:
+				if r.jp.truncated {
+					return r.bad(m, len(buf), DiagTruncated, "the call is cut off before its JSON ends")
+				}
+				r.phase = 4
+				continue
+			}
+			// after the JSON: a closing fence, then the end token
+			i, need, _ := m.skipWS(r.jp.end, maxLook)
+			if need {
+				return false
+			}
+			if i+3 <= len(buf) && (string(buf[i:i+3]) == "```" || string(buf[i:i+3]) == "~~~") {
+				if i, need, _ = m.skipWS(i+3, maxLook); need {
+					return false
+				}
+			} else if i < len(buf) && i+3 > len(buf) && !m.eof && (buf[i] == '`' || buf[i] == '~') {
+				return false
+			}
+			end := r.jp.end
+			found := false
+			for k, e := range tokenCallEnds {
+				match, need := hasPrefixFold(buf, i, e, m.eof)
+				if need {
+					return false
+				}
+				if match {
+					found = true
+					if consumedEnd(k) {
+						end = i + len(e)
+					}
+					break
+				}
+			}
+			if !found {
+				r.repairs = append(r.repairs, "missing end token: the call ends where its JSON ends")
+			}
+			rc := rawCall{name: r.name, args: r.jp.root, src: buf, offset: r.start, repairs: append(r.jp.rep.strings(), r.repairs...)}
+			m.addCalls([]rawCall{rc})
+			m.pos = end
+			return true
+		case 4: // read to the end token, then parse what is there
+			r.f = finder{pats: tokenCallEnds, at: r.pos}
+			r.phase = 5
+		case 5:
+			idx, k := r.f.find(buf, m.eof)
+			if idx < 0 {
+				r.delta(m, r.f.at)
+				if !m.eof {
+					return false
+				}
+				idx, k = len(buf), -1
+			}
+			r.delta(m, idx)
+			rc := parseTokenCall(buf[r.body:idx], r.start)
+			if k < 0 && rc.err == "" {
+				rc.err, rc.errMsg = DiagTruncated, "the call is cut off before its end token"
+			}
+			m.addCalls([]rawCall{rc})
+			m.pos = idx
+			if k >= 0 && consumedEnd(k) {
+				m.pos = idx + len(tokenCallEnds[k])
+			}
+			return true
+		}
+	}
+}
+
+func (r *tokenCall) delta(m *machine, upto int) {
+	if upto > r.sent {
+		m.callDelta(m.buf[r.sent:upto])
+		r.sent = upto
+	}
+}
+
+func (r *tokenCall) bad(m *machine, end int, k DiagKind, msg string) bool {
+	r.delta(m, end)
+	m.addCalls([]rawCall{{name: r.name, offset: r.start, err: k, errMsg: msg}})
+	m.pos = end
+	return true
+}
+
+// tokenName reads a name from a call header: Kimi's functions.get_weather:0
+// loses its namespace and index.
+func tokenName(h string) string {
+	h = strings.TrimSpace(h)
+	if c := strings.LastIndexByte(h, ':'); c > 0 && isDigits(h[c+1:]) {
+		h = h[:c]
+	}
+	return strings.TrimPrefix(h, "functions.")
+}
+
+var tokenSeps = tokens("tool_sep", "tool_call_argument_begin")
+
+func parseTokenCall(b []byte, off int) rawCall {
+	f := finder{pats: tokenSeps}
+	k, p := f.find(b, true)
+	if k < 0 {
+		return rawCall{name: tokenName(string(b)), offset: off, err: DiagMalformed, errMsg: "the call has no arguments"}
+	}
+	header := strings.TrimSpace(string(b[:k]))
+	rest := bytes.TrimSpace(b[k+len(tokenSeps[p]):])
+	if len(rest) > 0 && rest[0] == '<' { // Step-3: <steptml:invoke name="x">...
+		raws, _ := parseXMLCalls(rest, off)
+		return raws[0]
+	}
+	name := header
+	if header == "function" || header == "" {
+		// DeepSeek R1: the name is the first line after the separator
+		nl := bytes.IndexByte(rest, '\n')
+		if nl < 0 {
+			nl = len(rest)
+		}
+		name = string(rest[:nl])
+		rest = rest[nl:]
+	}
+	name = tokenName(name)
+	body := stripFence(bytes.TrimSpace(rest))
+	if len(body) == 0 {
+		return rawCall{name: name, offset: off}
+	}
+	n, rep, err := parseLenient(body)
+	if err != nil {
+		msg := "the call's JSON cannot be read: " + err.Error()
+		if se, ok := err.(*SyntaxError); ok && se.Truncated {
+			return rawCall{name: name, offset: off, err: DiagTruncated, errMsg: msg}
+		}
+		return rawCall{name: name, offset: off, err: DiagMalformed, errMsg: msg}
+	}
+	return rawCall{name: name, args: detach(n), offset: off, repairs: rep.strings()}
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// stripFence removes a ```json ... ``` fence around b.
+func stripFence(b []byte) []byte {
+	if !bytes.HasPrefix(b, []byte("```")) {
+		return b
+	}
+	nl := bytes.IndexByte(b, '\n')
+	if nl < 0 {
+		return b
+	}
+	b = b[nl+1:]
+	b = bytes.TrimSpace(b)
+	b = bytes.TrimSuffix(b, []byte("```"))
+	return bytes.TrimSpace(b)
+}
