@@ -40,6 +40,13 @@ func (m *machine) recognize(i int) action {
 // quoted reports whether buf[i] sits on a line of a Markdown block quote, a
 // line whose first character is '>'. It looks back at most maxLook bytes.
 func (m *machine) quoted(i int) bool {
+	if m.lineStart >= 0 && m.lineStart <= i {
+		k := m.lineStart
+		for k < i && (m.buf[k] == ' ' || m.buf[k] == '\t') {
+			k++
+		}
+		return k < i && m.buf[k] == '>'
+	}
 	first := -1
 	k := i
 	for n := 0; n < maxLook; n++ {

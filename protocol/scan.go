@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"bytes"
 	"unicode"
 	"unicode/utf8"
 	"unsafe"
@@ -44,6 +45,10 @@ type machine struct {
 	callEnd     int
 	inRegion    bool // the region in m.reg has started
 	regionCalls int  // the call index when it started
+	regionStart int  // where it started
+	// lineStart is where the line of m.pos starts, when prose saw it
+	// start, or -1.
+	lineStart int
 
 	emit func(Event)
 	em   emitState
@@ -99,7 +104,7 @@ func regionOf[T any](slot *T, v T) *T {
 var trigger [256]bool
 
 func init() {
-	for _, c := range []byte("<[{`>(") {
+	for _, c := range []byte("<[{`>(\n") {
 		trigger[c] = true
 	}
 }
@@ -108,7 +113,7 @@ func (m *machine) run() {
 	for {
 		if r := m.reg; r != nil {
 			if !m.inRegion {
-				m.inRegion, m.regionCalls = true, m.nextIndex()
+				m.inRegion, m.regionCalls, m.regionStart = true, m.nextIndex(), min(m.textFrom, m.pos)
 			}
 			if !r.advance(m) {
 				return
@@ -117,6 +122,9 @@ func (m *machine) run() {
 				m.callEnd = m.pos
 			}
 			m.inRegion = false
+			if k := bytes.LastIndexByte(m.buf[m.regionStart:max(m.pos, m.regionStart)], '\n'); k >= 0 {
+				m.lineStart = m.regionStart + k + 1 // the region spanned lines
+			}
 			if m.reg == r { // a region may hand over to another
 				m.reg = nil
 				m.textFrom = m.pos
@@ -152,6 +160,11 @@ func (m *machine) prose() bool {
 			m.pos = i
 			m.flushText(i, !m.eof)
 			return m.reg != nil
+		}
+		if buf[i] == '\n' {
+			m.lineStart = i + 1
+			i++
+			continue
 		}
 		a := m.recognize(i)
 		if a.need {
