@@ -23,6 +23,9 @@ type rawCall struct {
 	// raw is the call's text, for the one EventArgsDelta of a call that was
 	// not streamed as it was read.
 	raw []byte
+	// plain reports that the object the call came from holds nothing but a
+	// name, arguments and metadata (bare JSON must, to be a call).
+	plain bool
 	// err marks a call that cannot run: DiagMalformed or DiagTruncated.
 	err    DiagKind
 	errMsg string
@@ -56,6 +59,7 @@ func callOf(n *jnode, src []byte) (rc rawCall, shape callShape, exact bool) {
 		// OpenAI's legacy {"function_call": {"name", "arguments"}}
 		inner, sh, ex := callOf(v, src)
 		if sh == nameArgs || sh == nameOnly {
+			inner.plain = inner.plain && onlyKeys(n, "function_call", "content", "role")
 			return inner, sh, ex && onlyKeys(n, "function_call", "content", "role")
 		}
 	}
@@ -74,6 +78,7 @@ func callOf(n *jnode, src []byte) (rc rawCall, shape callShape, exact bool) {
 			inner, sh, ex := callOf(v, src)
 			if sh == nameArgs || sh == nameOnly {
 				inner.reasoning = firstString(n, reasonKeys)
+				inner.plain = inner.plain && onlyKeys(n, "function")
 				return inner, sh, ex && onlyKeys(n, "function")
 			}
 		}
@@ -85,6 +90,7 @@ func callOf(n *jnode, src []byte) (rc rawCall, shape callShape, exact bool) {
 		}
 	}
 	rc.reasoning = firstString(n, reasonKeys)
+	rc.plain = callKeysOnly(n)
 	switch {
 	case nameKey != "" && argsKey != "":
 		switch rc.args.kind {
@@ -101,6 +107,26 @@ func callOf(n *jnode, src []byte) (rc rawCall, shape callShape, exact bool) {
 		return rc, nameAsKey, false
 	}
 	return rawCall{}, notCall, false
+}
+
+// callKeysOnly reports whether n has nothing but a name, arguments and
+// metadata.
+func callKeysOnly(n *jnode) bool {
+	for _, k := range n.keys {
+		if !metaKeys[k] && !contains(nameKeys, k) && !contains(argsKeys, k) {
+			return false
+		}
+	}
+	return true
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 func onlyKeys(n *jnode, keys ...string) bool {

@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -19,7 +20,9 @@ type sch struct {
 	addl     *sch   // additionalProperties as a schema
 	extraOK  bool   // properties beyond props are allowed
 	alts     bool   // anyOf/oneOf: several shapes are allowed
-	nullOK   bool   // null is allowed
+	altSch   []*sch // those shapes
+	patterns []patternSch
+	nullOK   bool // null is allowed
 	// simple: only keywords validSimple checks exactly.
 	simple bool
 }
@@ -54,6 +57,12 @@ var assertions = map[string]bool{
 	"anyOf": true, "oneOf": true, "not": true, "if": true, "then": true, "else": true, "$ref": true,
 	"$dynamicRef": true, "$recursiveRef": true, "unevaluatedItems": true, "unevaluatedProperties": true,
 	"dependencies": true, "$schema": true,
+}
+
+// patternSch is a patternProperties entry.
+type patternSch struct {
+	re  *regexp.Regexp
+	sub *sch
 }
 
 type schCompiler struct {
@@ -118,7 +127,16 @@ func (c *schCompiler) build(n *jnode, depth int) *sch {
 		if al := n.get(alt); al != nil && al.kind == jArray {
 			s.alts = true
 			for _, sub := range al.kids {
-				s.types = append(s.types, c.build(sub, depth+1).types...)
+				a := c.build(sub, depth+1)
+				s.altSch = append(s.altSch, a)
+				s.types = append(s.types, a.types...)
+			}
+		}
+	}
+	if pp := n.get("patternProperties"); pp != nil && pp.kind == jObject {
+		for i, k := range pp.keys {
+			if re, err := regexp.Compile(k); err == nil {
+				s.patterns = append(s.patterns, patternSch{re, c.build(pp.kids[i], depth+1)})
 			}
 		}
 	}
@@ -174,11 +192,11 @@ func (c *schCompiler) build(n *jnode, depth int) *sch {
 		}
 	}
 	addl := n.get("additionalProperties")
-	s.extraOK = len(s.props) == 0 || n.get("patternProperties") != nil
+	s.extraOK = len(s.props) == 0 || len(s.patterns) > 0
 	switch {
 	case addl == nil:
 	case addl.kind == jBool:
-		s.extraOK = s.extraOK || addl.b
+		s.extraOK = addl.b
 	case addl.kind == jObject:
 		s.addl = c.build(addl, depth+1)
 		s.extraOK = true
@@ -315,6 +333,11 @@ func (c *coercer) coerceIn(v *jnode, s *sch, ptr string, depth int) *jnode {
 		}
 		return v
 	}
+	if len(s.altSch) > 0 && v.kind != jObject && v.kind != jArray {
+		if nv, ok := c.coerceAlternatives(v, s, ptr); ok {
+			return nv
+		}
+	}
 	if len(s.types) > 0 && !matchesAny(v, s.types) {
 		if nv, how := convert(v, s.types); nv != nil {
 			c.note(DiagCoerced, ptr, ptrName(ptr)+": "+how)
@@ -343,11 +366,45 @@ func (c *coercer) coerceIn(v *jnode, s *sch, ptr string, depth int) *jnode {
 	return v
 }
 
+// coerceAlternatives fits a scalar to one of the shapes of an anyOf/oneOf:
+// as it is, converted to a shape's type, or in the letter case of a shape's
+// enum.
+func (c *coercer) coerceAlternatives(v *jnode, s *sch, ptr string) (*jnode, bool) {
+	for _, a := range s.altSch {
+		if validSimple(v, a, 0) {
+			return v, true
+		}
+	}
+	for _, a := range s.altSch {
+		if len(a.types) > 0 && !matchesAny(v, a.types) {
+			if nv, how := convert(v, a.types); nv != nil && (len(a.enum) == 0 || nv.kind == jString && containsType(a.enum, nv.s)) {
+				c.note(DiagCoerced, ptr, ptrName(ptr)+": "+how)
+				return nv, true
+			}
+			continue
+		}
+		if len(a.enum) > 0 && v.kind == jString && !containsType(a.enum, v.s) {
+			if nv := c.fixEnum(v, a.enum, ptr); nv != v {
+				return nv, true
+			}
+		}
+	}
+	return v, false
+}
+
 func (c *coercer) coerceObject(v *jnode, s *sch, ptr string, depth int) {
 	for i := 0; i < len(v.keys); i++ {
 		k := v.keys[i]
 		kp := ptr + "/" + escapePointer(k)
 		ps := s.prop(k)
+		if ps == nil {
+			for _, p := range s.patterns {
+				if p.re.MatchString(k) {
+					ps = p.sub
+					break
+				}
+			}
+		}
 		if ps == nil && !s.extraOK {
 			c.note(DiagUnexpectedArgument, kp, "dropped unexpected argument "+kp+" (not in the schema)")
 			v.keys = append(v.keys[:i], v.keys[i+1:]...)

@@ -35,22 +35,26 @@ func (c derivedCase) parser(t testing.TB, tools []ptk.ToolInfo) *Parser {
 	return p
 }
 
+var derivedFiles = []string{"testdata/derived_cases.jsonl", "testdata/derived_cases2.jsonl"}
+
 func loadDerived(t testing.TB) []derivedCase {
 	t.Helper()
-	f, err := os.Open("testdata/derived_cases.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	var out []derivedCase
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		var c derivedCase
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			t.Fatalf("line %d: %v", len(out)+1, err)
+	for _, name := range derivedFiles {
+		f, err := os.Open(name)
+		if err != nil {
+			t.Fatal(err)
 		}
-		out = append(out, c)
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 1<<20), 1<<24)
+		for n := 1; sc.Scan(); n++ {
+			var c derivedCase
+			if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+				t.Fatalf("%s:%d: %v", name, n, err)
+			}
+			out = append(out, c)
+		}
+		f.Close()
 	}
 	return out
 }

@@ -128,11 +128,13 @@ func loadCorpusForFuzz() []string {
 	for _, c := range cases {
 		out = append(out, c.Raw)
 	}
-	data, _ := os.ReadFile("testdata/derived_cases.jsonl")
-	for _, line := range strings.Split(string(data), "\n") {
-		var c corpusCase
-		if json.Unmarshal([]byte(line), &c) == nil && len(c.Raw) < 4096 {
-			out = append(out, c.Raw)
+	for _, name := range derivedFiles {
+		data, _ := os.ReadFile(name)
+		for _, line := range strings.Split(string(data), "\n") {
+			var c corpusCase
+			if json.Unmarshal([]byte(line), &c) == nil && len(c.Raw) < 4096 {
+				out = append(out, c.Raw)
+			}
 		}
 	}
 	return out

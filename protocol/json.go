@@ -203,6 +203,7 @@ const (
 	rNumber
 	rExtraClosers
 	rLiteralBackslash
+	rMissingClosers
 	nRepairKinds
 )
 
@@ -220,6 +221,7 @@ var repairText = [nRepairKinds]string{
 	rNumber:           "json: number rewritten in JSON form",
 	rExtraClosers:     "json: extra closing brackets after the value removed",
 	rLiteralBackslash: "json: backslashes in a string with invalid escapes read as written",
+	rMissingClosers:   "json: missing closing brackets added before the closing tag",
 }
 
 type repairSet struct {
@@ -317,6 +319,10 @@ type jparser struct {
 	// trackClosed enables closed.
 	trackClosed bool
 	pool        *nodePool
+	// closers end the value where it stands, with its containers closed,
+	// when one of them appears between tokens: the closing tag of the call
+	// proves the value ended, only a bracket is missing.
+	closers []string
 }
 
 func newJParser(start int, bare bool) *jparser {
@@ -404,6 +410,17 @@ func (p *jparser) feed(buf []byte, eof bool) jstatus {
 			return jNeed
 		}
 		c := buf[i]
+		if c == '<' && len(p.closers) > 0 && len(p.stack) > 0 {
+			for _, cl := range p.closers {
+				match, need := hasPrefixFold(buf, i, cl, eof)
+				if need {
+					return jNeed
+				}
+				if match {
+					return p.autoClose(i)
+				}
+			}
+		}
 		if c == '/' {
 			if i+1 >= len(buf) {
 				if eof {
@@ -496,6 +513,34 @@ func (p *jparser) token(buf []byte, i int, c byte) (jstatus, bool) {
 		return p.fail(i, "expected ',' or a closing bracket"), false
 	}
 	return p.fail(i, "unexpected input"), false
+}
+
+// autoClose closes every open container at i.
+func (p *jparser) autoClose(i int) jstatus {
+	if p.state == jsColon || p.state == jsValue {
+		return p.fail(i, "an object key without its value")
+	}
+	p.rep.add(rMissingClosers)
+	for len(p.stack) > 0 {
+		f := p.top()
+		n := f.node
+		n.end = i
+		n.clean = false
+		p.stack = p.stack[:len(p.stack)-1]
+		if len(p.stack) == 0 {
+			p.root = n
+			break
+		}
+		pf := p.top()
+		if pf.node.kind == jObject {
+			pf.node.keys = append(pf.node.keys, pf.key)
+		}
+		pf.node.kids = append(pf.node.kids, n)
+	}
+	p.end = i
+	p.pos = i
+	p.state = jsDone
+	return jDone
 }
 
 func (p *jparser) beginValue(buf []byte, i int, c byte) (jstatus, bool) {
@@ -861,7 +906,9 @@ func (p *jparser) quoteEnds(buf []byte, i int, eof bool) int {
 			switch c {
 			case '}', ']':
 				continue
-			case ',':
+			case ',', '<':
+				// a comma goes on; a tag is where the call ends, a closing
+				// brace missing (see jparser.closers)
 				return 1
 			}
 			return 0

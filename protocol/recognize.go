@@ -23,7 +23,7 @@ func (m *machine) recognize(i int) action {
 		a = m.recognizeBracket(i)
 	case '{':
 		a = m.recognizeBrace(i)
-	case '`':
+	case '`', '~':
 		a = m.recognizeTicks(i)
 	case '>':
 		a = m.recognizeArrows(i)
@@ -76,7 +76,8 @@ func (m *machine) skipWS(i, n int) (j int, need, far bool) {
 	for j < len(m.buf) && isWS(m.buf[j]) {
 		j++
 		if j-i > n {
-			return j, false, true
+			// far: j is a byte of white space, or the end of the reply
+			return j, j >= len(m.buf) && !m.eof, true
 		}
 	}
 	return j, j >= len(m.buf) && !m.eof, false
@@ -126,8 +127,8 @@ func (m *machine) recognizeTag(i int) action {
 	if match, need := hasPrefixFold(buf, i, "<call:", m.eof); need {
 		return action{need: true}
 	} else if match {
-		m.diag(Diagnostic{Kind: DiagUnsupported, Offset: i, Message: "<call:...> syntax is not a call ptk runs; read as text"})
-		return action{}
+		return action{reg: regionOf(&m.regions.dropRegion, dropRegion{start: i, end: i + len("<call:"), text: true,
+			diag: &Diagnostic{Kind: DiagUnsupported, Offset: i, Message: "<call:...> syntax is not a call ptk runs; read as text"}})}
 	}
 	t, ok, need := readTag(buf, i, m.eof)
 	if need {
@@ -142,9 +143,9 @@ func (m *machine) recognizeTag(i int) action {
 	switch {
 	case name == "think" || name == "thinking":
 		if t.closing {
-			m.diag(Diagnostic{Kind: DiagUnopenedThink, Offset: i, Message: "the reply closes a reasoning block it never opened: the model's template opens it; " +
-				"parse with StartInThink (ptk parse --think) so its reasoning is not read as text or calls"})
-			return drop
+			return action{reg: regionOf(&m.regions.dropRegion, dropRegion{end: t.end,
+				diag: &Diagnostic{Kind: DiagUnopenedThink, Offset: i, Message: "the reply closes a reasoning block it never opened: the model's template opens it; " +
+					"parse with StartInThink (ptk parse --think) so its reasoning is not read as text or calls"}})}
 		}
 		return m.think(t, "</"+t.raw+">", "</"+name+">")
 	case barred && name == "start_thinking": // Command R7B
@@ -580,6 +581,9 @@ func (m *machine) recognizeBracket(i int) action {
 		if i-m.textFrom >= len("functools") && string(buf[i-len("functools"):i]) == "functools" {
 			return action{reg: regionOf(&m.regions.headerCall, headerCall{start: i, jsonAt: i}), steal: len("functools"), call: true}
 		}
+		if !m.standsAlone(i) {
+			return action{}
+		}
 		return action{reg: regionOf(&m.regions.bareJSON, bareJSON{start: i, sepFrom: -1}), call: true}
 	case isIdentStart(c):
 		k := j
@@ -589,7 +593,7 @@ func (m *machine) recognizeBracket(i int) action {
 		if k >= len(buf) && !m.eof {
 			return action{need: true}
 		}
-		if k < len(buf) && buf[k] == '(' {
+		if k < len(buf) && buf[k] == '(' && m.standsAlone(i) {
 			return action{reg: regionOf(&m.regions.pythonic, pythonic{start: i, bracket: true}), call: true}
 		}
 	}
@@ -614,6 +618,22 @@ func (m *machine) mistral(i, e int) action {
 	c := buf[j]
 	if c == '[' || c == '{' {
 		return action{reg: regionOf(&m.regions.headerCall, headerCall{start: i, jsonAt: j}), call: true}
+	}
+	args := 0
+	if isIdentStart(c) {
+		if args = m.mistralArgs(j); args < 0 {
+			return action{need: true}
+		}
+	}
+	if args == 0 {
+		q := m.jsonOnLine(j)
+		if q < 0 {
+			return action{need: true}
+		}
+		if q > 0 {
+			// [TOOL_CALLS] some words [{...}]: the words are text, the JSON the calls
+			return action{reg: regionOf(&m.regions.headerCall, headerCall{start: i, jsonAt: q, textBefore: [2]int{j, q}}), call: true}
+		}
 	}
 	if !isIdentStart(c) {
 		return drop
@@ -647,9 +667,12 @@ func (m *machine) mistral(i, e int) action {
 	} else if match {
 		n += len("[args]")
 	}
-	n, need, _ = m.skipWS(n, maxLook)
+	n, need, far = m.skipWS(n, maxLook)
 	if need {
 		return action{need: true}
+	}
+	if far {
+		return drop
 	}
 	if n < len(buf) && buf[n] == '{' {
 		return action{reg: regionOf(&m.regions.headerCall, headerCall{start: i, jsonAt: n, name: name}), call: true}
@@ -658,6 +681,61 @@ func (m *machine) mistral(i, e int) action {
 		return action{reg: regionOf(&m.regions.badCall, badCall{start: i, end: n, name: name, kind: DiagTruncated, msg: "the call to " + name + " has no arguments"}), call: true}
 	}
 	return drop
+}
+
+// jsonOnLine finds the start of a JSON list of calls or a call object later
+// on the line that starts at j: `[{` or `{"`, within maxLook bytes; 0 if
+// none, -1 if the input ends before it can tell.
+func (m *machine) jsonOnLine(j int) int {
+	buf := m.buf
+	k := j
+	for ; k < len(buf) && k-j < maxLook && buf[k] != '\n'; k++ {
+		if buf[k] != '[' && buf[k] != '{' {
+			continue
+		}
+		if k+2 >= len(buf) && !m.eof {
+			return -1
+		}
+		switch {
+		case buf[k] == '[' && k+1 < len(buf) && buf[k+1] == '{',
+			buf[k] == '[' && k+2 < len(buf) && buf[k+1] == ' ' && buf[k+2] == '{',
+			buf[k] == '{' && k+1 < len(buf) && buf[k+1] == '"':
+			return k
+		}
+	}
+	if k >= len(buf) && k-j < maxLook && !m.eof {
+		return -1
+	}
+	return 0
+}
+
+// mistralArgs says whether the name at j is followed by [ARGS], [CALL_ID]
+// or '{' (Mistral's name[ARGS]{...}): 1 yes, 0 no, -1 the input ends before
+// it can tell.
+func (m *machine) mistralArgs(j int) int {
+	buf := m.buf
+	k := j
+	for k < len(buf) && k-j < 2*maxStealWord && (isPyIdentByte(buf[k]) || buf[k] == '.' || buf[k] == '-') {
+		k++
+	}
+	if k >= len(buf) {
+		if m.eof {
+			return 0
+		}
+		return -1
+	}
+	if buf[k] == '{' {
+		return 1
+	}
+	a, need1 := hasPrefixFold(buf, k, "[args]", m.eof)
+	c, need2 := hasPrefixFold(buf, k, "[call_id]", m.eof)
+	switch {
+	case a || c:
+		return 1
+	case need1 || need2:
+		return -1
+	}
+	return 0
 }
 
 // badCall records a call that cannot run and skips its text.
@@ -682,16 +760,49 @@ func (m *machine) recognizeBrace(i int) action {
 	if far || j >= len(buf) {
 		return action{}
 	}
-	if c := buf[j]; c == '"' || c == '\'' || isIdentStart(c) {
+	if c := buf[j]; (c == '"' || c == '\'' || isIdentStart(c)) && m.standsAlone(i) {
 		return action{reg: regionOf(&m.regions.bareJSON, bareJSON{start: i, sepFrom: -1}), call: true}
 	}
 	return action{}
 }
 
+// standsAlone reports whether a call written without markers may start at
+// buf[i]: at the start of a line (not indented as a code block), or after a
+// colon or the end of a sentence — not in the middle of one ("I called
+// {...} yesterday"), not after a JSON key ("tool_calls": [...]).
+func (m *machine) standsAlone(i int) bool {
+	if i == m.bareRetry {
+		return true
+	}
+	k := i
+	spaces := 0
+	for k > m.lineStart && k > 0 && (m.buf[k-1] == ' ' || m.buf[k-1] == '\t') && spaces <= maxStealWord {
+		k--
+		spaces++
+		if m.buf[k] == '\t' {
+			spaces += 3
+		}
+	}
+	if k <= m.lineStart || k == 0 {
+		return spaces < 4 // four spaces of indent make a Markdown code block
+	}
+	if spaces > maxStealWord {
+		return false
+	}
+	switch m.buf[k-1] {
+	case '.', '!', '?':
+		return true
+	case ':':
+		return k < 2 || m.buf[k-2] != '"'
+	}
+	return false
+}
+
 func (m *machine) recognizeTicks(i int) action {
 	buf := m.buf
+	ch := buf[i] // '`' or '~'
 	n := i
-	for n < len(buf) && buf[n] == '`' && n-i <= maxTicks {
+	for n < len(buf) && buf[n] == ch && n-i <= maxTicks {
 		n++
 	}
 	if n-i > maxTicks {
@@ -702,15 +813,21 @@ func (m *machine) recognizeTicks(i int) action {
 	}
 	ticks := n - i
 	if f := m.fence; f != nil && !f.closed {
-		if ticks >= f.ticks {
+		if ch == f.char && ticks >= f.ticks {
 			return action{reg: regionOf(&m.regions.fenceClose, fenceClose{end: n}), call: true}
+		}
+		if ch == '~' {
+			return action{}
 		}
 		return action{reg: regionOf(&m.regions.inlineCode, inlineCode{start: i, ticks: ticks})}
 	}
 	if ticks < 3 {
+		if ch == '~' {
+			return action{}
+		}
 		return action{reg: regionOf(&m.regions.inlineCode, inlineCode{start: i, ticks: ticks})}
 	}
-	atLine := atLineStart(buf, i, m.textFrom, m.lastTextByte())
+	atLine := m.atLineStart(i)
 	// info string: ```json, ```tool_code
 	k := n
 	for k < len(buf) && k-n < 32 && (isPyIdentByte(buf[k]) || buf[k] == '+' || buf[k] == '-' || buf[k] == '.') {
@@ -731,13 +848,15 @@ func (m *machine) recognizeTicks(i int) action {
 	if need {
 		return action{need: true}
 	}
-	text := action{reg: regionOf(&m.regions.textFence, textFence{ticks: ticks, atLine: atLine, pos: n})}
+	md := bytes.EqualFold(info, []byte("markdown")) || bytes.EqualFold(info, []byte("md"))
+	text := action{reg: regionOf(&m.regions.textFence, textFence{char: ch, ticks: ticks, atLine: atLine, pos: n, markdown: md})}
 	if far || j >= len(buf) {
 		return text
 	}
 	switch c := buf[j]; {
 	case c == '{' || c == '[' || c == '<' || c == '>' || isIdentStart(c):
-		return action{reg: regionOf(&m.regions.fenceOpen, fenceOpen{start: i, ticks: ticks, content: content, atLine: atLine, toolCode: bytes.EqualFold(info, []byte("tool_code")) || bytes.EqualFold(info, []byte("tool_call"))}), call: true}
+		return action{reg: regionOf(&m.regions.fenceOpen, fenceOpen{start: i, char: ch, ticks: ticks, content: content, atLine: atLine,
+			toolCode: bytes.EqualFold(info, []byte("tool_code")) || bytes.EqualFold(info, []byte("tool_call"))}), call: true}
 	}
 	return text
 }

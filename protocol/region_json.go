@@ -17,6 +17,9 @@ type headerCall struct {
 	rep           repairSet
 	sent          int
 	got           bool // the current value is read
+	// textBefore is text between the header and the JSON (Mistral's
+	// "[TOOL_CALLS] junk [{...}]"), kept as text.
+	textBefore [2]int
 }
 
 func newHeaderCall(m *machine, start, jsonAt int, name string) *headerCall {
@@ -26,6 +29,12 @@ func newHeaderCall(m *machine, start, jsonAt int, name string) *headerCall {
 func (r *headerCall) advance(m *machine) bool {
 	buf := m.buf
 	if !r.began {
+		if t := r.textBefore; t[1] > t[0] {
+			r.textBefore = [2]int{}
+			if m.regionText(t[0], t[1]) {
+				return true
+			}
+		}
 		r.began = true
 		m.beginCall(r.name)
 		r.jp = m.newJParser(r.jsonAt, false)
@@ -194,6 +203,10 @@ func (r *bareJSON) salvage(m *machine) bool {
 	failAt := r.jp.failPos
 	if r.jp.truncated {
 		failAt = len(m.buf)
+	} else {
+		// A call may start again where this one broke:
+		// {"name": "x", "parameters": {{"name": "x", "parameters": {}}
+		m.bareRetry = failAt
 	}
 	pos := r.from()
 	if !r.textRun {
@@ -266,6 +279,11 @@ func (m *machine) bareCall(v *jnode, src []byte) (rawCall, bool) {
 	}
 	if len(m.p.tools) == 0 {
 		return rc, shape == nameArgs && exact
+	}
+	if (shape == nameArgs || shape == nameOnly) && !rc.plain {
+		// {"ts": ..., "name": "read_file", "arguments": {...}, "latency_ms": 12}
+		// is a record of a call, not a call.
+		return rc, false
 	}
 	var t *toolSpec
 	if shape == nameAsKey {

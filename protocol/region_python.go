@@ -10,6 +10,24 @@ type pythonic struct {
 	bracket bool // a [ ... ] list
 	strong  bool // inside markers that say it is a call
 	sc      *pyScan
+	st      jstatus
+}
+
+// notACall gives the text back: the opening byte (and a name taken from the
+// prose) is text, and what follows is read again.
+func (r *pythonic) notACall(m *machine) bool {
+	if !r.bracket {
+		if m.regionText(r.start, r.paren+1) {
+			return true
+		}
+		m.pos = r.paren + 1
+		return true
+	}
+	if m.regionText(r.start, r.start+1) {
+		return true
+	}
+	m.pos = r.start + 1
+	return true
 }
 
 func (r *pythonic) advance(m *machine) bool {
@@ -24,9 +42,12 @@ func (r *pythonic) advance(m *machine) bool {
 			m.beginCall("")
 		}
 	}
-	st := r.sc.feed(buf, m.eof)
+	st := r.st
 	if st == jNeed {
-		return false
+		if st = r.sc.feed(buf, m.eof); st == jNeed {
+			return false
+		}
+		r.st = st // the brackets are settled; only what follows may be awaited
 	}
 	end := r.sc.end
 	if st == jFail {
@@ -51,32 +72,31 @@ func (r *pythonic) advance(m *machine) bool {
 			accept = accept && r.bracket
 		}
 	}
-	if !accept {
-		if r.strong {
-			msg := "the call cannot be read"
-			if pp.err != "" {
-				msg += ": " + pp.err
-			}
-			m.addCalls([]rawCall{{offset: r.start, err: DiagMalformed, errMsg: msg}})
-			m.pos = max(end, r.start+1)
-			return true
+	if !accept && r.strong {
+		msg := "the call cannot be read"
+		if pp.err != "" {
+			msg += ": " + pp.err
 		}
-		// Not a call: the opening byte is text, and the rest is read again.
-		if m.regionText(r.start, r.start+1) {
-			return true
-		}
-		m.pos = r.start + 1
-		if !r.bracket {
-			// the name was stolen from the prose: give it back
-			if m.regionText(r.start+1, r.paren) {
-				return true
-			}
-			m.pos = r.paren + 1
-			if m.regionText(r.paren, r.paren+1) {
-				return true
-			}
-		}
+		m.addCalls([]rawCall{{offset: r.start, err: DiagMalformed, errMsg: msg}})
+		m.pos = max(end, r.start+1)
 		return true
+	}
+	if !accept {
+		return r.notACall(m)
+	}
+	if !r.bracket && !r.strong {
+		// name(...) counts only on a line of its own: what follows on its
+		// line ("is what you would write in Python") makes it prose.
+		j := end
+		for j < len(buf) && (buf[j] == ' ' || buf[j] == '\t' || buf[j] == ';') && j-end < maxLook {
+			j++
+		}
+		if j >= len(buf) && !m.eof && j-end < maxLook {
+			return false
+		}
+		if j < len(buf) && buf[j] != '\n' && buf[j] != '\r' {
+			return r.notACall(m)
+		}
 	}
 	raws := pyRaws(calls, buf, 0)
 	if pp.err != "" {

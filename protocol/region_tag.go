@@ -12,6 +12,13 @@ const (
 	repairExtraClosers  = "extra closing brackets after the call ignored"
 )
 
+// maxJunk bounds how far past a call's JSON its closing tag is looked for.
+const maxJunk = 1024
+
+// junkStops end the search for a closing tag after a call's JSON: a blank
+// line, or what starts another call.
+var junkStops = []string{"\n\n", "<ptk_call", "<tool_call", "<function", "<invoke", "<|tool_call", "[tool_calls]", "```"}
+
 // tagCall is a call between tags: <PTK_CALL>, <tool_call>, <function_call>,
 // <|tool_call|>, <json> and the like, with a JSON body (one or more values,
 // possibly fenced) or a text body (XML parameters, GLM arguments, pythonic
@@ -42,6 +49,10 @@ type tagCall struct {
 	after   int
 	xs      xmlScan
 	cf      finder
+	// junk is where text between the JSON and the closer starts;
+	// textAfter is that text, kept after the call.
+	junk      int
+	textAfter [2]int
 }
 
 func (r *tagCall) advance(m *machine) bool {
@@ -53,6 +64,7 @@ func (r *tagCall) advance(m *machine) bool {
 		}
 		if r.json {
 			r.jp = m.newJParser(r.jsonAt, false)
+			r.jp.closers = r.closers
 		} else {
 			r.xs = xmlScan{at: r.body, closers: r.closers, gemma: r.gemma}
 		}
@@ -218,17 +230,39 @@ func (r *tagCall) advanceJSON(m *machine) bool {
 				}
 				if j < len(buf) && (buf[j] == '{' || buf[j] == '[') {
 					r.jp = m.newJParser(j, false)
+					r.jp.closers = r.closers
 					r.phase = 0
 					continue
 				}
 			case '{', '[':
 				r.jp = m.newJParser(i, false)
+				r.jp.closers = r.closers
 				r.phase = 0
 				continue
 			case '}', ']':
 				r.extra = appendOnce(r.extra, repairExtraClosers)
 				r.after = i + 1
 				continue
+			}
+			// Something else before the closer: a comment, a line of prose.
+			// Look for the closer nearby, before a blank line or another call.
+			r.cf = finder{pats: append(append([]string{}, r.closers...), junkStops...), at: i, limit: i + maxJunk}
+			r.junk = i
+			r.phase = 3
+		case 3:
+			idx, k := r.cf.find(buf, m.eof)
+			if idx < 0 && !m.eof && r.cf.at < r.cf.limit {
+				return false
+			}
+			if idx >= 0 && k < len(r.closers) {
+				// A comment is dropped; prose is kept as text after the call.
+				junk := bytes.TrimSpace(buf[r.junk:idx])
+				if bytes.HasPrefix(junk, []byte("//")) || bytes.HasPrefix(junk, []byte("/*")) || bytes.HasPrefix(junk, []byte("#")) {
+					r.extra = append(r.extra, "comment between the call and its closing tag ignored")
+				} else {
+					r.textAfter = [2]int{r.junk, idx}
+				}
+				return r.finish(m, r.jp.end, idx+len(r.closers[k]))
 			}
 			r.extra = append(r.extra, repairMissingCloser)
 			return r.finish(m, r.jp.end, r.jp.end)
@@ -298,6 +332,10 @@ func (r *tagCall) finish(m *machine, bodyEnd, end int) bool {
 	}
 	m.addCalls(raws)
 	m.pos = end
+	if t := r.textAfter; t[1] > t[0] {
+		m.regionText(t[0], t[1])
+		m.pos = end
+	}
 	return true
 }
 

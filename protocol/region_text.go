@@ -3,10 +3,21 @@ package protocol
 // Regions that hold no calls: dropped tokens, reasoning, code that is text.
 
 // dropRegion skips protocol tokens that are not text (a stray </tool_call>,
-// <|eot_id|>, a Harmony header).
-type dropRegion struct{ end int }
+// <|eot_id|>, a Harmony header), or, with text set, keeps them as text;
+// either way with a diagnostic, if it has one.
+type dropRegion struct {
+	start, end int
+	text       bool
+	diag       *Diagnostic
+}
 
 func (r *dropRegion) advance(m *machine) bool {
+	if r.diag != nil {
+		m.diag(*r.diag)
+	}
+	if r.text && m.regionText(r.start, r.end) {
+		return true
+	}
 	m.pos = r.end
 	return true
 }
@@ -14,40 +25,107 @@ func (r *dropRegion) advance(m *machine) bool {
 var thinkClosers = []string{"</think>", "</thinking>"}
 
 // thinkRegion is reasoning: <think>...</think>, a Harmony analysis message.
+// A closer inside inline code (`</think>`) is part of the reasoning.
 type thinkRegion struct {
 	contentFrom int
 	closers     []string
 	keep        []bool // closers that belong to what follows and stay in the input
-	f           finder
 	init        bool
+	at          int // next byte to look at
+	tick        int // inside inline code opened by this many backticks
+	codeAt      int // where that inline code's text starts
+	noCode      int // inline code cannot open before this (a line with an unclosed one)
 }
 
 func (r *thinkRegion) advance(m *machine) bool {
+	buf := m.buf
 	if !r.init {
 		r.init = true
-		r.f = finder{pats: r.closers, at: r.contentFrom}
+		r.at = r.contentFrom
 	}
-	idx, k := r.f.find(m.buf, m.eof)
-	if idx < 0 {
-		upto := r.f.at
-		if m.eof {
-			upto = len(m.buf)
+	i := r.at
+	wait := false
+	found, k := -1, 0
+scan:
+	for i < len(buf) {
+		c := buf[i]
+		if r.tick > 0 {
+			switch c {
+			case '\n': // the inline code does not close: read its text again
+				r.tick, r.noCode, i = 0, i, r.codeAt
+			case '`':
+				j := i
+				for j < len(buf) && buf[j] == '`' {
+					j++
+				}
+				if j >= len(buf) && !m.eof {
+					wait = true
+					break scan
+				}
+				if j-i == r.tick {
+					r.tick = 0
+				}
+				i = j
+			default:
+				i++
+			}
+			continue
+		}
+		if c == '`' && i >= r.noCode {
+			j := i
+			for j < len(buf) && buf[j] == '`' && j-i <= maxTicks {
+				j++
+			}
+			if j >= len(buf) && !m.eof {
+				wait = true
+				break
+			}
+			if j-i < 3 {
+				r.tick, r.codeAt = j-i, j
+			}
+			i = j
+			continue
+		}
+		for n, cl := range r.closers {
+			if lower[c] != cl[0] {
+				continue
+			}
+			match, need := hasPrefixFold(buf, i, cl, m.eof)
+			if need {
+				wait = true
+				break scan
+			}
+			if match {
+				found, k = i, n
+				break scan
+			}
+		}
+		i++
+	}
+	if found < 0 {
+		upto := i
+		if r.tick > 0 {
+			upto = min(upto, r.codeAt) // inline code may yet turn out not to be
+		}
+		if m.eof && !wait {
+			upto = len(buf)
 		}
 		if upto > r.contentFrom {
-			m.appendReasoning(m.buf[r.contentFrom:upto])
+			m.appendReasoning(buf[r.contentFrom:upto])
 			r.contentFrom = upto
 		}
-		if m.eof {
+		r.at = i
+		if m.eof && !wait {
 			m.diag(Diagnostic{Kind: DiagUnclosedThink, Message: "a reasoning block is not closed; its text is reasoning, and no call in it is run", Offset: r.contentFrom})
-			m.pos = len(m.buf)
+			m.pos = len(buf)
 			return true
 		}
 		return false
 	}
-	m.appendReasoning(m.buf[r.contentFrom:idx])
-	m.pos = idx + len(r.closers[k])
+	m.appendReasoning(buf[r.contentFrom:found])
+	m.pos = found + len(r.closers[k])
 	if k < len(r.keep) && r.keep[k] {
-		m.pos = idx
+		m.pos = found
 	}
 	return true
 }
@@ -121,12 +199,20 @@ func (r *inlineCode) advance(m *machine) bool {
 	return true
 }
 
-// textFence is a code fence read as text up to its closing backticks.
+// textFence is a code fence read as text up to its closing fence: a run of
+// at least as many of the same character (` or ~). A fence that opened at
+// the start of a line closes, as in CommonMark, on a line of its own: "```"
+// and nothing after it ("```json" opens a fence, it does not close one).
 type textFence struct {
+	char   byte
 	ticks  int
 	atLine bool
 	pos    int
-	run    int // start of the run of backticks being counted, or 0
+	run    int // start of the run being counted, or 0
+	// markdown: a ```markdown fence, in which models nest fences without
+	// lengthening the outer one; nest counts the fences open inside it.
+	markdown bool
+	nest     int
 }
 
 func (r *textFence) advance(m *machine) bool {
@@ -135,22 +221,45 @@ func (r *textFence) advance(m *machine) bool {
 	run := r.run
 	for i < len(buf) {
 		if run == 0 {
-			if buf[i] != '`' {
+			if buf[i] != r.char {
 				i++
 				continue
 			}
 			run = i
 		}
-		for i < len(buf) && buf[i] == '`' {
+		for i < len(buf) && buf[i] == r.char {
 			i++
 		}
 		if i >= len(buf) && !m.eof {
 			break
 		}
-		if i-run >= r.ticks && (!r.atLine || atLineStart(buf, run, m.textFrom, m.lastTextByte())) {
-			m.addText(buf[m.textFrom:i])
-			m.pos = i
-			return true
+		if i-run >= r.ticks {
+			if !r.atLine {
+				m.addText(buf[m.textFrom:i])
+				m.pos = i
+				return true
+			}
+			if m.atLineStart(run) {
+				// the rest of the line must be blank
+				k := i
+				for k < len(buf) && (buf[k] == ' ' || buf[k] == '\t' || buf[k] == '\r') && k-i < maxLook {
+					k++
+				}
+				if k >= len(buf) && !m.eof && k-i < maxLook {
+					i = run // wait for the rest of the line
+					break
+				}
+				switch {
+				case (k >= len(buf) || buf[k] == '\n') && r.nest > 0:
+					r.nest--
+				case k >= len(buf) || buf[k] == '\n':
+					m.addText(buf[m.textFrom:i])
+					m.pos = i
+					return true
+				case r.markdown && k == i && isIdentStart(buf[k]):
+					r.nest++ // ```bash inside ```markdown
+				}
+			}
 		}
 		run = 0
 	}
@@ -172,16 +281,18 @@ func (r *textFence) advance(m *machine) bool {
 	return false
 }
 
-// atLineStart reports whether buf[i] starts a line, after at most three spaces.
-func atLineStart(buf []byte, i, from int, before int) bool {
-	for k := 0; k < 4; k++ {
+// atLineStart reports whether buf[i] starts a line, after at most three
+// spaces, in the text as a whole, however much of it was already moved.
+func (m *machine) atLineStart(i int) bool {
+	k := i
+	for n := 0; n < 4; n++ {
 		var c int
-		if i-1-k >= from {
-			c = int(buf[i-1-k])
-		} else if i-1-k == from-1 {
-			c = before
+		if k > m.textFrom {
+			k--
+			c = int(m.buf[k])
 		} else {
-			return false
+			c = m.textByteBack(m.textFrom - k)
+			k--
 		}
 		switch c {
 		case '\n', -1:
@@ -197,11 +308,12 @@ func atLineStart(buf []byte, i, from int, before int) bool {
 // fenceOpen starts a code fence whose content may be calls.
 type fenceOpen struct {
 	start, ticks, content int
+	char                  byte
 	atLine, toolCode      bool
 }
 
 func (r *fenceOpen) advance(m *machine) bool {
-	m.fence = &fenceCtx{start: r.start, ticks: r.ticks, atLine: r.atLine, toolCode: r.toolCode}
+	m.fence = &fenceCtx{start: r.start, char: r.char, ticks: r.ticks, atLine: r.atLine, toolCode: r.toolCode}
 	m.pos = r.content
 	return true
 }

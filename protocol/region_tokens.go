@@ -109,7 +109,7 @@ func (r *tokenCall) advance(m *machine) bool {
 				if i, need, _ = m.skipWS(i, maxLook); need {
 					return false
 				}
-			} else if i+3 > len(buf) && !m.eof && (buf[i] == '`' || buf[i] == '~') {
+			} else if i < len(buf) && i+3 > len(buf) && !m.eof && (buf[i] == '`' || buf[i] == '~') {
 				return false
 			}
 			if i < len(buf) && (buf[i] == '{' || buf[i] == '[') {

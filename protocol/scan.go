@@ -46,9 +46,11 @@ type machine struct {
 	inRegion    bool // the region in m.reg has started
 	regionCalls int  // the call index when it started
 	regionStart int  // where it started
-	// lineStart is where the line of m.pos starts, when prose saw it
-	// start, or -1.
+	// lineStart is where the line of m.pos starts.
 	lineStart int
+	// bareRetry is where a bare JSON candidate broke; a candidate may start
+	// there whatever precedes it.
+	bareRetry int
 
 	emit func(Event)
 	em   emitState
@@ -86,7 +88,7 @@ type emitState struct {
 }
 
 func newMachine(p *Parser, emit func(Event)) *machine {
-	return &machine{p: p, emit: emit, open: -1, callEnd: -1, em: emitState{first: -1, spaceAt: -1}}
+	return &machine{p: p, emit: emit, open: -1, callEnd: -1, bareRetry: -1, em: emitState{first: -1, spaceAt: -1}}
 }
 
 // newJParser returns the machine's JSON reader, ready at start.
@@ -104,7 +106,7 @@ func regionOf[T any](slot *T, v T) *T {
 var trigger [256]bool
 
 func init() {
-	for _, c := range []byte("<[{`>(\n") {
+	for _, c := range []byte("<[{`~>(\n") {
 		trigger[c] = true
 	}
 }
@@ -639,6 +641,7 @@ func trimSpace(b []byte) []byte {
 type fenceCtx struct {
 	start    int // the opening backticks
 	end      int // after the closing backticks, once closed
+	char     byte
 	ticks    int
 	atLine   bool // opened at the start of a line
 	toolCode bool // ```tool_code: bare name(...) calls count without declared tools
@@ -698,7 +701,7 @@ func (m *machine) convertFence(at int) {
 	m.appendText(m.buf[f.start:at])
 	m.textFrom = at
 	m.pos = at
-	m.reg = regionOf(&m.regions.textFence, textFence{ticks: f.ticks, atLine: f.atLine, pos: at})
+	m.reg = regionOf(&m.regions.textFence, textFence{char: f.char, ticks: f.ticks, atLine: f.atLine, pos: at})
 }
 
 // finishFence settles a fence still open or pending at the end of the reply.

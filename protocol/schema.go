@@ -343,6 +343,8 @@ func (p *Parser) finish(rc rawCall, id string) (a Attempt, diags []Diagnostic) {
 			msg := "unknown tool " + strconv.Quote(rc.name)
 			if s := p.suggest(rc.name); len(s) > 0 {
 				msg += "; did you mean " + quoteList(s) + "?"
+			} else {
+				msg += "."
 			}
 			msg += " Available tools: " + p.toolNames() + "."
 			a.Err = ptk.NewError(ptk.ToolNotFound, msg, nil)
@@ -436,7 +438,7 @@ func (p *Parser) finish(rc rawCall, id string) (a Attempt, diags []Diagnostic) {
 					problems = append(problems, msg)
 				}
 				msg := "invalid arguments for " + spec.info.Name + ": " + strings.Join(dedupe(problems), "; ") +
-					". Parameters: " + paramSummary(spec.schema) + "."
+					". Parameters: " + paramSummary(spec.sch) + "."
 				a.Err = ptk.NewError(ptk.InvalidToolCall, msg, nil)
 				a.Err.Tool = spec.info.Name
 			}
@@ -557,8 +559,38 @@ func describe(e *jsonschema.ValidationError) (DiagKind, string, string) {
 		}
 		got, _ := json.Marshal(k.Got)
 		return DiagInvalidArgument, ptr, at + ": " + clip(string(got), 60) + " is not one of " + strings.Join(vals, ", ")
+	case *kind.Minimum:
+		return DiagInvalidArgument, ptr, at + ": " + ratText(k.Got) + " is below the minimum " + ratText(k.Want)
+	case *kind.Maximum:
+		return DiagInvalidArgument, ptr, at + ": " + ratText(k.Got) + " is above the maximum " + ratText(k.Want)
+	case *kind.ExclusiveMinimum:
+		return DiagInvalidArgument, ptr, at + ": " + ratText(k.Got) + " must be greater than " + ratText(k.Want)
+	case *kind.ExclusiveMaximum:
+		return DiagInvalidArgument, ptr, at + ": " + ratText(k.Got) + " must be less than " + ratText(k.Want)
+	case *kind.MinLength:
+		return DiagInvalidArgument, ptr, at + ": " + strconv.Itoa(k.Got) + " characters, at least " + strconv.Itoa(k.Want) + " wanted"
+	case *kind.MaxLength:
+		return DiagInvalidArgument, ptr, at + ": " + strconv.Itoa(k.Got) + " characters, at most " + strconv.Itoa(k.Want) + " allowed"
+	case *kind.MinItems:
+		return DiagInvalidArgument, ptr, at + ": " + strconv.Itoa(k.Got) + " items, at least " + strconv.Itoa(k.Want) + " wanted"
+	case *kind.MaxItems:
+		return DiagInvalidArgument, ptr, at + ": " + strconv.Itoa(k.Got) + " items, at most " + strconv.Itoa(k.Want) + " allowed"
+	case *kind.Pattern:
+		return DiagInvalidArgument, ptr, at + ": " + strconv.Quote(clip(k.Got, 60)) + " does not match the pattern " + k.Want
 	}
 	return DiagInvalidArgument, ptr, at + ": " + e.ErrorKind.LocalizedString(printer)
+}
+
+// ratText writes a number from the validator plainly: 65535, 0.5.
+func ratText(r *big.Rat) string {
+	if r == nil {
+		return "?"
+	}
+	if r.IsInt() {
+		return r.Num().String()
+	}
+	f, _ := r.Float64()
+	return strconv.FormatFloat(f, 'g', -1, 64)
 }
 
 // ---- schema helpers ----
@@ -587,33 +619,30 @@ func schemaTypes(s *jnode) []string {
 	return out
 }
 
-func isRequired(s *jnode, name string) bool {
-	r := s.get("required")
-	if r == nil || r.kind != jArray {
-		return false
-	}
-	for _, e := range r.kids {
-		if e.kind == jString && e.s == name {
-			return true
-		}
-	}
-	return false
-}
-
 // paramSummary lists a schema's parameters for an error message.
-func paramSummary(s *jnode) string {
-	props := s.get("properties")
-	if props == nil || props.kind != jObject || len(props.keys) == 0 {
+func paramSummary(s *sch) string {
+	if s == nil || len(s.props) == 0 {
 		return "none"
 	}
 	var parts []string
-	for i, k := range props.keys {
-		t := strings.Join(schemaTypes(props.kids[i]), "|")
+	for i, k := range s.props {
+		sub := s.sub[i]
+		var types []string
+		for _, t := range sub.types {
+			if !containsType(types, t) {
+				types = append(types, t)
+			}
+		}
+		t := strings.Join(types, "|")
 		if t == "" {
 			t = "any"
 		}
+		if len(sub.enum) > 0 && len(sub.enum) <= 8 {
+			t = quoteList(sub.enum)
+			t = strings.ReplaceAll(t, " or ", "|")
+		}
 		req := ""
-		if isRequired(s, k) {
+		if s.isRequired(k) {
 			req = ", required"
 		}
 		parts = append(parts, k+" ("+t+req+")")
@@ -654,12 +683,40 @@ func matches(v *jnode, t string) bool {
 	return true
 }
 
+// smallExp reports whether a number's exponent, if any, is below 30.
+func smallExp(num string) bool {
+	_, exp, ok := strings.Cut(strings.ToLower(num), "e")
+	if !ok {
+		return true
+	}
+	v, err := strconv.Atoi(exp)
+	return err == nil && v < 30 && v > -30
+}
+
+// isIntegral reports whether a JSON number is a whole number, without
+// expanding it: "1e100000" is whole, and costs nothing to say so.
 func isIntegral(num string) bool {
 	if !strings.ContainsAny(num, ".eE") {
 		return true
 	}
-	r, ok := new(big.Rat).SetString(num)
-	return ok && r.IsInt()
+	mant, exp, _ := strings.Cut(strings.ToLower(num), "e")
+	e := 0
+	if exp != "" {
+		v, err := strconv.Atoi(exp)
+		if err != nil {
+			if len(strings.TrimLeft(exp, "+-0")) > 18 {
+				return !strings.HasPrefix(exp, "-") // too big to count: whole if positive
+			}
+			return false
+		}
+		e = v
+	}
+	ip, frac, _ := strings.Cut(mant, ".")
+	frac = strings.TrimRight(frac, "0")
+	if strings.Trim(ip, "+-0") == "" && frac == "" {
+		return true // zero
+	}
+	return len(frac) <= e
 }
 
 // convert tries to turn v into one of types; it returns the new value and
@@ -676,6 +733,9 @@ func convert(v *jnode, types []string) (*jnode, string) {
 						continue
 					}
 					if t == "integer" && strings.ContainsAny(num, ".eE") {
+						if len(num) > 32 || strings.ContainsAny(num, "eE") && !smallExp(num) {
+							continue // 1e100000 stays text: no tool wants that integer
+						}
 						r, _ := new(big.Rat).SetString(num)
 						num = r.Num().String()
 					}
@@ -701,7 +761,7 @@ func convert(v *jnode, types []string) (*jnode, string) {
 			if t == "string" {
 				return &jnode{kind: jString, s: v.s}, "number " + v.s + " read as string"
 			}
-			if t == "integer" && isIntegral(v.s) {
+			if t == "integer" && isIntegral(v.s) && len(v.s) <= 32 && smallExp(v.s) {
 				r, _ := new(big.Rat).SetString(v.s)
 				return &jnode{kind: jNumber, s: r.Num().String()}, "number " + v.s + " read as integer"
 			}

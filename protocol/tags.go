@@ -107,8 +107,11 @@ nameDone:
 	}
 	if t.barL && t.barR && isTagNameByte(buf[j]) {
 		// <｜DSML｜invoke ...>: the barred name is a namespace
-		ns := string(name[:n])
-		n = 0
+		if n+1 >= maxTagName {
+			return tagInfo{}, false, false
+		}
+		name[n] = ':'
+		n++
 		for j < len(buf) && isTagNameByte(buf[j]) {
 			if n == maxTagName {
 				return tagInfo{}, false, false
@@ -119,13 +122,6 @@ nameDone:
 		}
 		if j >= len(buf) {
 			return more()
-		}
-		copy(name[len(ns)+1:], name[:n])
-		copy(name[:], ns)
-		name[len(ns)] = ':'
-		n += len(ns) + 1
-		if n > maxTagName {
-			return tagInfo{}, false, false
 		}
 		t.barL, t.barR = false, false
 	}

@@ -368,6 +368,9 @@ func (g *gemmaParser) value(depth int) *jnode {
 	for g.i < len(b) && b[g.i] != ',' && b[g.i] != '}' && b[g.i] != ']' {
 		g.i++
 	}
+	if g.i == s {
+		return nil // nothing here: not a value
+	}
 	w := strings.TrimSpace(string(b[s:g.i]))
 	switch w {
 	case "true", "True":
