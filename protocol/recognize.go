@@ -48,17 +48,8 @@ func (m *machine) quoted(i int) bool {
 		return k < i && m.buf[k] == '>'
 	}
 	first := -1
-	k := i
-	for n := 0; n < maxLook; n++ {
-		var c int
-		if k > m.textFrom {
-			k--
-			c = int(m.buf[k])
-		} else {
-			c = m.textByteBack(m.textFrom - k)
-			k--
-		}
-		switch c {
+	for k, n := i, 0; n < maxLook; k, n = k-1, n+1 {
+		switch c := m.byteBefore(k); c {
 		case '\n', -1:
 			return first == '>'
 		case ' ', '\t':
@@ -335,7 +326,7 @@ func (m *machine) strayLine(i int) int {
 	if w == k || k-w > 24 {
 		return 0
 	}
-	if m.prevByte(w) != '\n' {
+	if m.byteBefore(w) != '\n' {
 		return 0
 	}
 	return i - w

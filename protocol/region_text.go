@@ -284,17 +284,8 @@ func (r *textFence) advance(m *machine) bool {
 // atLineStart reports whether buf[i] starts a line, after at most three
 // spaces, in the text as a whole, however much of it was already moved.
 func (m *machine) atLineStart(i int) bool {
-	k := i
-	for n := 0; n < 4; n++ {
-		var c int
-		if k > m.textFrom {
-			k--
-			c = int(m.buf[k])
-		} else {
-			c = m.textByteBack(m.textFrom - k)
-			k--
-		}
-		switch c {
+	for k, n := i, 0; n < 4; k, n = k-1, n+1 {
+		switch m.byteBefore(k) {
 		case '\n', -1:
 			return true
 		case ' ':

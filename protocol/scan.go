@@ -263,25 +263,11 @@ func (m *machine) textByteBack(n int) int {
 // lineStartAt reports whether only spaces and tabs lie between the start of
 // a line and buf[k], in the text as a whole, however much of it was moved.
 func (m *machine) lineStartAt(k int) bool {
-	for n := 0; n < maxStealWord; n++ {
-		if k <= m.textFrom {
-			// keep walking through the text already moved
-			for j := 0; j < maxStealWord-n; j++ {
-				switch m.textByteBack(j) {
-				case ' ', '\t':
-					continue
-				case '\n', -1:
-					return true
-				}
-				return false
-			}
-			return false
-		}
-		k--
-		switch m.buf[k] {
+	for n := 0; n < maxStealWord; n, k = n+1, k-1 {
+		switch m.byteBefore(k) {
 		case ' ', '\t':
 			continue
-		case '\n':
+		case '\n', -1:
 			return true
 		}
 		return false
@@ -289,12 +275,14 @@ func (m *machine) lineStartAt(k int) bool {
 	return false
 }
 
-// prevByte is the text byte before buf[i], or -1 at the start of the text.
-func (m *machine) prevByte(i int) int {
-	if i > m.textFrom {
-		return int(m.buf[i-1])
+// byteBefore is the byte before buf[k] in the text as a whole: from buf when
+// it is prose not yet moved to text, else from the text already moved; -1 at
+// the start of the text.
+func (m *machine) byteBefore(k int) int {
+	if k > m.textFrom {
+		return int(m.buf[k-1])
 	}
-	return m.lastTextByte()
+	return m.textByteBack(m.textFrom - k)
 }
 
 const maxStealWord = 64
