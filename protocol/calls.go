@@ -191,32 +191,32 @@ func unwrapArgs(s string) (n *jnode, src []byte, ok bool) {
 	return n, src, true
 }
 
-// callsFromJSON reads the calls in a JSON value found inside call markers:
-// one call object, an array of them, or {"tool_calls": [...]}. Objects that
-// are not calls become malformed calls.
-func callsFromJSON(n *jnode, src []byte, offset int) []rawCall {
+// appendCallsFromJSON appends the calls in a JSON value found inside call
+// markers: one call object, an array of them, or {"tool_calls": [...]}.
+// Objects that are not calls become malformed calls.
+func appendCallsFromJSON(out []rawCall, n *jnode, src []byte, offset int) []rawCall {
 	switch n.kind {
 	case jObject:
 		for _, k := range []string{"tool_calls", "calls", "function_calls"} {
 			if v := n.get(k); v != nil && v.kind == jArray && len(n.keys) <= 2 {
-				return callsFromJSON(v, src, offset)
+				return appendCallsFromJSON(out, v, src, offset)
 			}
 		}
 		rc, shape, _ := callOf(n, src)
 		rc.offset = offset
 		if shape == notCall {
-			return []rawCall{{offset: offset, err: DiagMalformed, errMsg: "the call has no tool name (expected {\"tool\": name, \"args\": {...}})"}}
+			return append(out, rawCall{offset: offset, err: DiagMalformed, errMsg: "the call has no tool name (expected {\"tool\": name, \"args\": {...}})"})
 		}
-		return []rawCall{rc}
+		return append(out, rc)
 	case jArray:
-		var out []rawCall
+		before := len(out)
 		for _, k := range n.kids {
-			out = append(out, callsFromJSON(k, src, offset)...)
+			out = appendCallsFromJSON(out, k, src, offset)
 		}
-		if len(out) == 0 {
-			return []rawCall{{offset: offset, err: DiagMalformed, errMsg: "an empty list of calls"}}
+		if len(out) == before {
+			return append(out, rawCall{offset: offset, err: DiagMalformed, errMsg: "an empty list of calls"})
 		}
 		return out
 	}
-	return []rawCall{{offset: offset, err: DiagMalformed, errMsg: "expected a call object, found a JSON " + n.kind.String()}}
+	return append(out, rawCall{offset: offset, err: DiagMalformed, errMsg: "expected a call object, found a JSON " + n.kind.String()})
 }

@@ -191,7 +191,7 @@ func (p *Parser) Parse(text string) Result {
 type Stream struct {
 	m        *machine
 	finished bool
-	// pend holds one-byte chunks taken in but not yet read (see deferrable).
+	// pend holds one-byte chunks taken in but not yet read (see maxDeferred).
 	pend [maxDeferred]byte
 	np   int
 }
@@ -210,7 +210,7 @@ func (p *Parser) NewStream(emit func(Event)) *Stream {
 
 // Write feeds the next chunk. It fails only after Finish.
 func (s *Stream) Write(b []byte) (int, error) {
-	if len(b) == 1 && deferrable[b[0]] && s.np < maxDeferred {
+	if len(b) == 1 && b[0] != '\n' && s.np < maxDeferred {
 		s.pend[s.np&(maxDeferred-1)] = b[0]
 		s.np++
 		return 1, nil
@@ -220,7 +220,7 @@ func (s *Stream) Write(b []byte) (int, error) {
 
 // WriteString feeds the next chunk. It fails only after Finish.
 func (s *Stream) WriteString(str string) (int, error) {
-	if len(str) == 1 && deferrable[str[0]] && s.np < maxDeferred {
+	if len(str) == 1 && str[0] != '\n' && s.np < maxDeferred {
 		s.pend[s.np&(maxDeferred-1)] = str[0]
 		s.np++
 		return 1, nil
@@ -247,18 +247,11 @@ func (s *Stream) write(b []byte, str string) (int, error) {
 const maxDeferred = 32
 
 // A Stream takes one-byte chunks in without reading them at once, up to
-// maxDeferred of them: reading later never changes what is read (a decision
-// depends only on the bytes, never on where a chunk ended), and for a reply
-// streamed byte by byte it saves a pass of the machine per byte. Events are
-// delayed by at most maxDeferred bytes; a chunk of several bytes is read at
-// once, and so is a line break.
-var deferrable [256]bool
-
-func init() {
-	for c := 0; c < 256; c++ {
-		deferrable[c] = c != '\n'
-	}
-}
+// maxDeferred of them or a line break: reading later never changes what is
+// read (a decision depends only on the bytes, never on where a chunk ended),
+// and for a reply streamed byte by byte it saves a pass of the machine per
+// byte. Events are delayed by at most maxDeferred bytes; a chunk of several
+// bytes is read at once.
 
 // Finish ends the reply and returns the Result, the same as Parse would
 // give on the whole text.
@@ -286,7 +279,7 @@ func grow(b []byte, n int) []byte {
 	if len(b)+n <= cap(b) {
 		return b
 	}
-	nb := make([]byte, len(b), max(2*cap(b), len(b)+n, 512))
+	nb := make([]byte, len(b), max(2*cap(b), len(b)+n, 4096))
 	copy(nb, b)
 	return nb
 }

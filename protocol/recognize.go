@@ -844,10 +844,12 @@ func (m *machine) recognizeTicks(i int) action {
 	if far || j >= len(buf) {
 		return text
 	}
+	toolCode := bytes.EqualFold(info, []byte("tool_code")) || bytes.EqualFold(info, []byte("tool_call"))
 	switch c := buf[j]; {
-	case c == '{' || c == '[' || c == '<' || c == '>' || isIdentStart(c):
-		return action{reg: regionOf(&m.regions.fenceOpen, fenceOpen{start: i, char: ch, ticks: ticks, content: content, atLine: atLine,
-			toolCode: bytes.EqualFold(info, []byte("tool_code")) || bytes.EqualFold(info, []byte("tool_call"))}), call: true}
+	case c == '{' || c == '[' || c == '<' || c == '>',
+		// a name: name(...) or GLM's name<arg_key>, in a fence that could hold them
+		isIdentStart(c) && (len(info) == 0 || toolCode || bytes.EqualFold(info, []byte("python")) || bytes.EqualFold(info, []byte("py"))):
+		return action{reg: regionOf(&m.regions.fenceOpen, fenceOpen{start: i, char: ch, ticks: ticks, content: content, atLine: atLine, toolCode: toolCode}), call: true}
 	}
 	return text
 }

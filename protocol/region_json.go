@@ -101,7 +101,7 @@ func (r *headerCall) advance(m *machine) bool {
 				break
 			}
 		}
-		var raws []rawCall
+		raws := m.raws[:0]
 		for k, v := range r.vals {
 			if r.name != "" && k == 0 {
 				rc := rawCall{name: r.name, args: v, src: buf, offset: r.start}
@@ -111,13 +111,14 @@ func (r *headerCall) advance(m *machine) bool {
 				raws = append(raws, rc)
 				continue
 			}
-			raws = append(raws, callsFromJSON(v, buf, r.start)...)
+			raws = appendCallsFromJSON(raws, v, buf, r.start)
 		}
 		rep := r.rep.strings()
 		for k := range raws {
 			raws[k].repairs = append(raws[k].repairs, rep...)
 		}
 		m.addCalls(raws)
+		m.raws = raws[:0]
 		m.pos = end
 		return true
 	}

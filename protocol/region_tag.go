@@ -305,7 +305,7 @@ func (r *tagCall) allRepairs() []string {
 // finish ends the region at end, the calls read from the values.
 func (r *tagCall) finish(m *machine, bodyEnd, end int) bool {
 	r.delta(m, bodyEnd)
-	var raws []rawCall
+	raws := m.raws[:0]
 	for i, v := range r.vals {
 		switch {
 		case r.weak:
@@ -320,7 +320,7 @@ func (r *tagCall) finish(m *machine, bodyEnd, end int) bool {
 		case r.name != "" && i == 0:
 			raws = append(raws, rawCall{name: r.name, args: v, src: m.buf, offset: r.start})
 		default:
-			raws = append(raws, callsFromJSON(v, m.buf, r.start)...)
+			raws = appendCallsFromJSON(raws, v, m.buf, r.start)
 		}
 	}
 	rep := r.allRepairs()
@@ -331,6 +331,7 @@ func (r *tagCall) finish(m *machine, bodyEnd, end int) bool {
 		}
 	}
 	m.addCalls(raws)
+	m.raws = raws[:0]
 	m.pos = end
 	if t := r.textAfter; t[1] > t[0] {
 		m.regionText(t[0], t[1])

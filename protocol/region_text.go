@@ -304,7 +304,10 @@ type fenceOpen struct {
 }
 
 func (r *fenceOpen) advance(m *machine) bool {
-	m.fence = &fenceCtx{start: r.start, char: r.char, ticks: r.ticks, atLine: r.atLine, toolCode: r.toolCode}
+	f := &m.fenceStore // one fence is open at a time: reuse its buffers
+	*f = fenceCtx{start: r.start, char: r.char, ticks: r.ticks, atLine: r.atLine, toolCode: r.toolCode,
+		held: f.held[:0], attempts: f.attempts[:0], diags: f.diags[:0], events: f.events[:0]}
+	m.fence = f
 	m.pos = r.content
 	return true
 }

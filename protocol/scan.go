@@ -73,10 +73,12 @@ type machine struct {
 		textFence    textFence
 		fusedHarmony fusedHarmony
 	}
-	jp      jparser // reused by the regions that read JSON
-	nodes   nodePool
-	open    int // index of the call whose CallStart is out, or -1
-	openTag string
+	jp         jparser // reused by the regions that read JSON
+	nodes      nodePool
+	raws       []rawCall // scratch for the calls a region reads
+	fenceStore fenceCtx
+	open       int // index of the call whose CallStart is out, or -1
+	openTag    string
 }
 
 type emitState struct {
@@ -163,8 +165,15 @@ func (m *machine) prose() bool {
 			m.flushText(i, !m.eof)
 			return m.reg != nil
 		}
-		if buf[i] == '\n' {
+		switch c := buf[i]; {
+		case c == '\n':
 			m.lineStart = i + 1
+			i++
+			continue
+		case c == '(' && (i <= m.textFrom || !isWordChar(buf[i-1])),
+			c == '>' && i+1 < len(buf) && buf[i+1] != '>',
+			c == '<' && i+1 < len(buf) && (buf[i+1] == ' ' || buf[i+1] == '='):
+			// cannot start a construct: "(see", "a > b", "a < b"
 			i++
 			continue
 		}
@@ -591,6 +600,9 @@ func (m *machine) result() Result {
 		Reasoning:   string(m.reasoning),
 		Attempts:    m.attempts,
 		Diagnostics: m.diags,
+	}
+	if len(m.attempts) > 0 {
+		r.Calls = make([]ptk.Call, 0, len(m.attempts))
 	}
 	for _, a := range m.attempts {
 		if a.Err == nil {
