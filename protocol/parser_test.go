@@ -322,3 +322,38 @@ func TestStreamEvents(t *testing.T) {
 		t.Error("Write after Finish did not fail")
 	}
 }
+
+// TestParserIsSafeToShare parses with one Parser from many goroutines (run
+// with -race).
+func TestParserIsSafeToShare(t *testing.T) {
+	p, err := NewParser(testTools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs := []string{
+		`<PTK_CALL>{"tool": "search", "args": {"query": "q", "tags": "['a']", "filters": {"year": "2020"}}}</PTK_CALL>`,
+		"<tool_call>\n<function=get_weather>\n<parameter=city>\nOslo\n</parameter>\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>",
+		`[get_weather(city='Paris'), math.factorial(number=5)]`,
+		`<PTK_CALL>{"tool": "read_file", "args": {"offset": "x"}}</PTK_CALL>`,
+	}
+	want := make([]Result, len(inputs))
+	for i, in := range inputs {
+		want[i] = p.Parse(in)
+	}
+	done := make(chan struct{})
+	for g := 0; g < 8; g++ {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for n := 0; n < 50; n++ {
+				i := (g + n) % len(inputs)
+				if got := p.Parse(inputs[i]); !cmp.Equal(got, want[i]) {
+					t.Errorf("input %d parsed differently under concurrency", i)
+					return
+				}
+			}
+		}()
+	}
+	for g := 0; g < 8; g++ {
+		<-done
+	}
+}
