@@ -118,51 +118,20 @@ func TestCorpusDeclaredTools(t *testing.T) {
 	}
 }
 
-// chunkings feeds text to a stream in pieces of the given sizes (0 means
-// one chunk), and checks the events against the result.
+// streamParse feeds text to a stream in pieces of size bytes (0: one
+// piece) and checks the events against the result (see streamChunks).
 func streamParse(t *testing.T, p *Parser, text string, size int) Result {
 	t.Helper()
-	var textOut []byte
-	var started, ended int
-	open := map[int]bool{}
-	s := p.NewStream(func(e Event) {
-		switch e.Kind {
-		case EventText:
-			textOut = append(textOut, e.Text...)
-		case EventCallStart:
-			if open[e.Index] {
-				t.Errorf("call %d started twice", e.Index)
-			}
-			open[e.Index] = true
-			started++
-		case EventArgsDelta:
-			if !open[e.Index] {
-				t.Errorf("args delta for call %d that is not open", e.Index)
-			}
-		case EventCallEnd:
-			if !open[e.Index] {
-				t.Errorf("call %d ended without starting", e.Index)
-			}
-			delete(open, e.Index)
-			ended++
-		}
-	})
+	var sizes []int
 	for i := 0; i < len(text); {
 		n := size
 		if n <= 0 || i+n > len(text) {
 			n = len(text) - i
 		}
-		s.WriteString(text[i : i+n])
+		sizes = append(sizes, n)
 		i += n
 	}
-	r := s.Finish()
-	if string(textOut) != r.Text {
-		t.Errorf("streamed text %q != result text %q", textOut, r.Text)
-	}
-	if started != ended || started != len(r.Attempts) {
-		t.Errorf("%d calls started, %d ended, %d attempts", started, ended, len(r.Attempts))
-	}
-	return r
+	return streamChunks(t, p, text, sizes)
 }
 
 func TestCorpusStreamedEqualsWhole(t *testing.T) {

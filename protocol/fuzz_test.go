@@ -90,18 +90,34 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
+// streamChunks feeds text to a stream in pieces of the given sizes, and
+// checks the events agree with the result: the text events spell the text,
+// and each call starts once, has its deltas while open, and ends.
 func streamChunks(t *testing.T, p *Parser, text string, sizes []int) Result {
 	t.Helper()
 	var out []byte
-	var starts, ends int
+	var started, ended int
+	open := map[int]bool{}
 	s := p.NewStream(func(e Event) {
 		switch e.Kind {
 		case EventText:
 			out = append(out, e.Text...)
 		case EventCallStart:
-			starts++
+			if open[e.Index] {
+				t.Errorf("call %d started twice", e.Index)
+			}
+			open[e.Index] = true
+			started++
+		case EventArgsDelta:
+			if !open[e.Index] {
+				t.Errorf("args delta for call %d that is not open", e.Index)
+			}
 		case EventCallEnd:
-			ends++
+			if !open[e.Index] {
+				t.Errorf("call %d ended without starting", e.Index)
+			}
+			delete(open, e.Index)
+			ended++
 		}
 	})
 	i := 0
@@ -114,10 +130,10 @@ func streamChunks(t *testing.T, p *Parser, text string, sizes []int) Result {
 	}
 	r := s.Finish()
 	if string(out) != r.Text {
-		t.Fatalf("streamed text %q != result text %q", out, r.Text)
+		t.Errorf("streamed text %q != result text %q", out, r.Text)
 	}
-	if starts != ends || ends != len(r.Attempts) {
-		t.Fatalf("%d starts, %d ends, %d attempts", starts, ends, len(r.Attempts))
+	if started != ended || ended != len(r.Attempts) {
+		t.Errorf("%d calls started, %d ended, %d attempts", started, ended, len(r.Attempts))
 	}
 	return r
 }
