@@ -30,6 +30,21 @@ var adversarial = map[string]string{
 	"glm keys":           "x<arg_key>",
 	"deepseek tokens":    "<｜tool▁calls▁begin｜>",
 	"unicode spaces":     "\u00a0\u3000x",
+	"xml param walls":    "<tool_call><function=x><parameter>k<parameter=v>",
+	"xml function walls": "<tool_call><function>",
+	"glm value walls":    "<tool_call>x<arg_key>k</arg_key><arg_value>",
+	"quoted lines":       "> {\"name\": \"x\", ",
+	"kimi json":          "<|tool_call_begin|>functions.x:0<|tool_call_argument_begin|>{\"a\": \"",
+	"python in wrapper":  "<|python_start|>[f(a='",
+	"dsml":               "<｜DSML｜invoke name=\"x\"><｜DSML｜parameter name=\"a\" string=\"true\">",
+	"stray closers":      "</tool_call>",
+	"think blocks":       "<think>a</think>",
+	"tildes":             "~~~\n~",
+	"think code":         "<think>`a\n`",
+	"markdown nesting":   "```markdown\n```bash\n",
+	"tag junk":           "<tool_call>{\"name\": \"x\", \"arguments\": {}} j",
+	"backslashes":        `<tool_call>{"name": "x", "arguments": {"p": "C:\Users\`,
+	"sentences":          "I called {\"name\": \"x\", \"arguments\": {}} then ",
 }
 
 // cost returns the shortest of three timings of f.
