@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -381,26 +382,17 @@ func xmlSafe(e bfclEntry, p *Parser) bool {
 				if strings.TrimSpace(s) != s || strings.Contains(s, "</parameter>") {
 					return false
 				}
-				if ps == nil || len(ps.types) == 0 || !containsStr(ps.types, "string") {
+				if ps == nil || len(ps.types) == 0 || !slices.Contains(ps.types, "string") {
 					return false
 				}
 				continue
 			}
-			if ps == nil || len(ps.types) == 0 || v == nil && containsStr(ps.types, "string") {
+			if ps == nil || len(ps.types) == 0 || v == nil && slices.Contains(ps.types, "string") {
 				return false
 			}
 		}
 	}
 	return true
-}
-
-func containsStr(s []string, x string) bool {
-	for _, y := range s {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // sameValue compares an argument read by the parser with the answer: numbers

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 )
 
@@ -113,20 +114,11 @@ func callOf(n *jnode, src []byte) (rc rawCall, shape callShape, exact bool) {
 // metadata.
 func callKeysOnly(n *jnode) bool {
 	for _, k := range n.keys {
-		if !metaKeys[k] && !contains(nameKeys, k) && !contains(argsKeys, k) {
+		if !metaKeys[k] && !slices.Contains(nameKeys, k) && !slices.Contains(argsKeys, k) {
 			return false
 		}
 	}
 	return true
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func onlyKeys(n *jnode, keys ...string) bool {

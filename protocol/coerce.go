@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -377,13 +378,13 @@ func (c *coercer) coerceAlternatives(v *jnode, s *sch, ptr string) (*jnode, bool
 	}
 	for _, a := range s.altSch {
 		if len(a.types) > 0 && !matchesAny(v, a.types) {
-			if nv, how := convert(v, a.types); nv != nil && (len(a.enum) == 0 || nv.kind == jString && containsType(a.enum, nv.s)) {
+			if nv, how := convert(v, a.types); nv != nil && (len(a.enum) == 0 || nv.kind == jString && slices.Contains(a.enum, nv.s)) {
 				c.note(DiagCoerced, ptr, ptrName(ptr)+": "+how)
 				return nv, true
 			}
 			continue
 		}
-		if len(a.enum) > 0 && v.kind == jString && !containsType(a.enum, v.s) {
+		if len(a.enum) > 0 && v.kind == jString && !slices.Contains(a.enum, v.s) {
 			if nv := c.fixEnum(v, a.enum, ptr); nv != v {
 				return nv, true
 			}
@@ -419,7 +420,7 @@ func (c *coercer) coerceObject(v *jnode, s *sch, ptr string, depth int) {
 		if ps == nil {
 			continue
 		}
-		if c.text && v.kids[i].kind == jString && !containsType(ps.types, "string") && len(ps.types) > 0 {
+		if c.text && v.kids[i].kind == jString && !slices.Contains(ps.types, "string") && len(ps.types) > 0 {
 			// XML text "null" (or "None") for a value that cannot be a string
 			if t := strings.TrimSpace(v.kids[i].s); t == "null" || t == "None" {
 				v.kids[i] = &jnode{kind: jNull}
@@ -436,15 +437,6 @@ func (c *coercer) coerceObject(v *jnode, s *sch, ptr string, depth int) {
 		}
 		v.kids[i] = c.coerceIn(v.kids[i], ps, kp, depth+1)
 	}
-}
-
-func containsType(types []string, t string) bool {
-	for _, x := range types {
-		if x == t {
-			return true
-		}
-	}
-	return false
 }
 
 func (c *coercer) fixEnum(v *jnode, enum []string, ptr string) *jnode {

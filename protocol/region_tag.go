@@ -5,6 +5,7 @@ package protocol
 
 import (
 	"bytes"
+	"slices"
 )
 
 const (
@@ -282,10 +283,8 @@ func (r *tagCall) advanceJSON(m *machine) bool {
 }
 
 func appendOnce(s []string, x string) []string {
-	for _, y := range s {
-		if y == x {
-			return s
-		}
+	if slices.Contains(s, x) {
+		return s
 	}
 	return append(s, x)
 }

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"bytes"
+	"strconv"
 	"unicode"
 	"unicode/utf8"
 	"unsafe"
@@ -78,7 +79,6 @@ type machine struct {
 	raws       []rawCall // scratch for the calls a region reads
 	fenceStore fenceCtx
 	open       int // index of the call whose CallStart is out, or -1
-	openTag    string
 }
 
 type emitState struct {
@@ -417,7 +417,6 @@ func (m *machine) beginCall(tool string) {
 		return
 	}
 	m.open = m.nextIndex()
-	m.openTag = tool
 	m.event(Event{Kind: EventCallStart, Index: m.open, Tool: tool})
 }
 
@@ -441,7 +440,7 @@ func (m *machine) nextIndex() int {
 func (m *machine) addCalls(raws []rawCall) {
 	for _, rc := range raws {
 		idx := m.nextIndex()
-		a, diags := m.p.finish(rc, m.p.prefix+itoa(idx+1))
+		a, diags := m.p.finish(rc, m.p.prefix+strconv.Itoa(idx+1))
 		if m.emit != nil {
 			if m.open < 0 {
 				m.event(Event{Kind: EventCallStart, Index: idx, Tool: a.Call.Tool})
@@ -580,23 +579,9 @@ func frozen(b []byte) string {
 	return unsafe.String(&b[0], len(b))
 }
 
-func itoa(n int) string {
-	if n < 10 {
-		return string(rune('0' + n))
-	}
-	var b [20]byte
-	i := len(b)
-	for n > 0 {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	return string(b[i:])
-}
-
 func (m *machine) result() Result {
 	r := Result{
-		Text:        frozen(trimSpace(m.text)),
+		Text:        frozen(bytes.TrimSpace(m.text)),
 		Reasoning:   string(m.reasoning),
 		Attempts:    m.attempts,
 		Diagnostics: m.diags,
@@ -610,24 +595,6 @@ func (m *machine) result() Result {
 		}
 	}
 	return r
-}
-
-func trimSpace(b []byte) []byte {
-	for len(b) > 0 {
-		r, size := utf8.DecodeRune(b)
-		if !unicode.IsSpace(r) {
-			break
-		}
-		b = b[size:]
-	}
-	for len(b) > 0 {
-		r, size := utf8.DecodeLastRune(b)
-		if !unicode.IsSpace(r) {
-			break
-		}
-		b = b[:len(b)-size]
-	}
-	return b
 }
 
 // ---- code fences ----

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -629,7 +630,7 @@ func paramSummary(s *sch) string {
 		sub := s.sub[i]
 		var types []string
 		for _, t := range sub.types {
-			if !containsType(types, t) {
+			if !slices.Contains(types, t) {
 				types = append(types, t)
 			}
 		}

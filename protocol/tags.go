@@ -170,7 +170,7 @@ func isTagNameByte(c byte) bool {
 // stripNamespace turns minimax:tool_call, seed:think, steptml:parameter or
 // longcat_arg_key into the name ptk knows.
 func stripNamespace(name string) string {
-	if k := bytes.LastIndexByte([]byte(name), ':'); k >= 0 {
+	if k := strings.LastIndexByte(name, ':'); k >= 0 {
 		if rest := name[k+1:]; namespaced[rest] {
 			return rest
 		}
@@ -226,14 +226,12 @@ func attr(attrs, key string) (string, bool) {
 			val = s[:end]
 			s = s[end:]
 		}
-		if equalFold(name, key) {
+		if strings.EqualFold(name, key) {
 			return val, true
 		}
 	}
 	return "", false
 }
-
-func equalFold(a, b string) bool { return bytes.EqualFold([]byte(a), []byte(b)) }
 
 var lower [256]byte
 
@@ -280,10 +278,6 @@ type finder struct {
 // find returns the index and pattern of the first match at or after f.at,
 // or -1 when there is none yet.
 func (f *finder) find(buf []byte, eof bool) (int, int) {
-	maxLen := 0
-	for _, p := range f.pats {
-		maxLen = max(maxLen, len(p))
-	}
 	end := len(buf)
 	if f.limit > 0 && f.limit < end {
 		end = f.limit

@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -33,7 +35,7 @@ func TestParseJSONShape(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &raw); err != nil {
 		t.Fatalf("output is not one JSON object: %v\n%s", err, out)
 	}
-	if keys := sortedKeys(raw); !reflect.DeepEqual(keys, []string{"calls", "diagnostics", "text"}) {
+	if keys := slices.Sorted(maps.Keys(raw)); !reflect.DeepEqual(keys, []string{"calls", "diagnostics", "text"}) {
 		t.Fatalf("top-level keys = %v", keys)
 	}
 	var got struct {
@@ -48,7 +50,7 @@ func TestParseJSONShape(t *testing.T) {
 		t.Fatalf("calls = %d, want 2: %s", len(got.Calls), out)
 	}
 	for _, c := range got.Calls {
-		if keys := sortedKeys(c); !reflect.DeepEqual(keys, []string{"args", "id", "repairs", "tool"}) {
+		if keys := slices.Sorted(maps.Keys(c)); !reflect.DeepEqual(keys, []string{"args", "id", "repairs", "tool"}) {
 			t.Errorf("call keys = %v", keys)
 		}
 	}
@@ -63,7 +65,7 @@ func TestParseJSONShape(t *testing.T) {
 	}
 	var kinds []string
 	for _, d := range got.Diags {
-		if keys := sortedKeys(d); !reflect.DeepEqual(keys, []string{"kind", "message", "offset"}) {
+		if keys := slices.Sorted(maps.Keys(d)); !reflect.DeepEqual(keys, []string{"kind", "message", "offset"}) {
 			t.Errorf("diagnostic keys = %v", keys)
 		}
 		var k string
@@ -73,21 +75,6 @@ func TestParseJSONShape(t *testing.T) {
 	if !strings.Contains(strings.Join(kinds, ","), "unknown_tool") {
 		t.Errorf("no unknown_tool diagnostic in %v", kinds)
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	var keys []string
-	for k := range m {
-		keys = append(keys, k)
-	}
-	for i := range keys {
-		for j := i + 1; j < len(keys); j++ {
-			if keys[j] < keys[i] {
-				keys[i], keys[j] = keys[j], keys[i]
-			}
-		}
-	}
-	return keys
 }
 
 func TestParseEmptyArraysNotNull(t *testing.T) {
