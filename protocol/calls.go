@@ -1,7 +1,6 @@
 package protocol
 
 import (
-	"encoding/json"
 	"slices"
 	"strings"
 )
@@ -170,12 +169,6 @@ func unwrapArgs(s string) (n *jnode, src []byte, ok bool) {
 		return nil, nil, false
 	}
 	src = []byte(s)
-	if json.Valid(src) {
-		n, _, err := parseLenient(src)
-		if err == nil {
-			return n, src, true
-		}
-	}
 	n, _, err := parseLenient(src)
 	if err != nil || n.kind != jObject && n.kind != jArray {
 		return nil, nil, false

@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"bytes"
 	"io"
 	"strconv"
 	"unicode/utf8"
@@ -300,4 +301,26 @@ func validUTF8Prefix(b []byte) int {
 		}
 	}
 	return n
+}
+
+// Check validates a call the model made by other means, such as a provider's
+// native tool call, the way a call read from text is validated: the tool name
+// is resolved (with a "did you mean" when it is unknown), the arguments are
+// read leniently (they may also be a JSON string holding the object), coerced
+// to the schema's types and validated. The call keeps its ID. Empty arguments
+// read as {}.
+func (p *Parser) Check(c ptk.Call) (Attempt, []Diagnostic) {
+	rc := rawCall{name: c.Tool, reasoning: c.Reasoning, src: c.Args}
+	if len(bytes.TrimSpace(c.Args)) > 0 {
+		n, rep, err := parseLenient(c.Args)
+		if err != nil {
+			rc.err, rc.errMsg = DiagMalformed, "the arguments cannot be read as JSON: "+err.Error()
+		} else {
+			rc.args, rc.repairs = n, rep.strings()
+		}
+	}
+	if rc.name == "" && rc.err == "" {
+		rc.err, rc.errMsg = DiagMalformed, "the call has no tool name"
+	}
+	return p.finish(rc, c.ID)
 }
