@@ -25,4 +25,9 @@ type Message struct {
 	Tool string `json:"tool,omitempty"`
 	// IsError marks a tool turn that reports a failure.
 	IsError bool `json:"is_error,omitempty"`
+	// Raw is, for an assistant turn read through the text protocol, the reply
+	// exactly as the model wrote it (Content and Calls are what ptk read from
+	// it). Replaying a conversation to the same model sends Raw, so that the
+	// model sees its own words.
+	Raw string `json:"raw,omitempty"`
 }

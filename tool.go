@@ -3,6 +3,7 @@ package ptk
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 )
 
@@ -20,6 +21,11 @@ type ToolInfo struct {
 	// ReadOnly reports that the tool changes nothing outside itself; read-only
 	// tools run without approval.
 	ReadOnly bool `json:"-"`
+	// Cacheable reports that a call's result depends only on its arguments
+	// for the length of a run, so a repeated identical call may be answered
+	// from a cache instead of running again. Only read-only tools should say
+	// so.
+	Cacheable bool `json:"-"`
 }
 
 // Tool is something a model can call: a description and a handler.
@@ -53,3 +59,27 @@ func (t funcTool) Run(ctx context.Context, args json.RawMessage) (res Result, er
 	}
 	return t.h(ctx, args)
 }
+
+// Retryable marks err, returned by a tool's Run, as transient: the same call
+// may succeed if made again (a timeout talking to a service, a lock held by
+// another process). The agent retries such calls a bounded number of times
+// before it reports the failure to the model. Retryable(nil) is nil.
+func Retryable(err error) error {
+	if err == nil {
+		return nil
+	}
+	return retryableError{err}
+}
+
+// IsRetryable reports whether err, or an error it wraps, was marked with
+// [Retryable] or has a method Retryable() bool that returns true.
+func IsRetryable(err error) bool {
+	var r interface{ Retryable() bool }
+	return errors.As(err, &r) && r.Retryable()
+}
+
+type retryableError struct{ err error }
+
+func (e retryableError) Error() string   { return e.err.Error() }
+func (e retryableError) Unwrap() error   { return e.err }
+func (e retryableError) Retryable() bool { return true }

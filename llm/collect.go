@@ -1,0 +1,89 @@
+package llm
+
+import (
+	"iter"
+	"strconv"
+	"strings"
+
+	"github.com/ptkit/ptk"
+)
+
+// Collector assembles streamed chunks into the Response the same call would
+// have returned whole. Its zero value is ready to use.
+type Collector struct {
+	text, reasoning strings.Builder
+	calls           []callBuf
+	resp            Response
+}
+
+type callBuf struct {
+	id, tool string
+	args     strings.Builder
+}
+
+// Add takes the next chunk.
+func (c *Collector) Add(ch Chunk) {
+	c.text.WriteString(ch.Text)
+	c.reasoning.WriteString(ch.Reasoning)
+	if d := ch.Call; d != nil && d.Index >= 0 {
+		for len(c.calls) <= d.Index {
+			c.calls = append(c.calls, callBuf{})
+		}
+		b := &c.calls[d.Index]
+		if d.ID != "" {
+			b.id = d.ID
+		}
+		if d.Tool != "" {
+			b.tool += d.Tool
+		}
+		b.args.WriteString(d.ArgsDelta)
+	}
+	if ch.Usage != nil {
+		c.resp.Usage = *ch.Usage
+	}
+	if ch.FinishReason != "" {
+		c.resp.FinishReason = ch.FinishReason
+	}
+	if ch.Model != "" {
+		c.resp.Model = ch.Model
+	}
+}
+
+// Response returns the answer assembled so far. Calls that never got a name
+// (an index the stream skipped) are left out; a call without an ID gets
+// "call_N", N its index from 1.
+func (c *Collector) Response() *Response {
+	r := c.resp
+	r.Content = c.text.String()
+	r.Reasoning = c.reasoning.String()
+	r.Calls = nil
+	for i := range c.calls {
+		b := &c.calls[i]
+		if b.tool == "" && b.args.Len() == 0 {
+			continue
+		}
+		id := b.id
+		if id == "" {
+			id = "call_" + strconv.Itoa(i+1)
+		}
+		args := b.args.String()
+		if strings.TrimSpace(args) == "" {
+			args = "{}"
+		}
+		r.Calls = append(r.Calls, ptk.Call{ID: id, Tool: b.tool, Args: []byte(args)})
+	}
+	return &r
+}
+
+// Collect reads a whole stream and returns the assembled Response, or the
+// stream's error together with what arrived before it.
+func Collect(seq iter.Seq2[Chunk, error]) (*Response, error) {
+	var c Collector
+	for ch, err := range seq {
+		if err != nil {
+			return c.Response(), err
+		}
+		c.Add(ch)
+	}
+	return c.Response(), nil
+}
