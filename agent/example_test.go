@@ -1,0 +1,67 @@
+package agent_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/agent"
+	"github.com/ptkit/ptk/llm/llmtest"
+)
+
+func ExampleRun() {
+	weather := ptk.NewTool(ptk.ToolInfo{
+		Name:        "get_weather",
+		Description: "Current weather for a city.",
+		Parameters:  json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`),
+		ReadOnly:    true,
+	}, func(_ context.Context, args json.RawMessage) (ptk.Result, error) {
+		var a struct{ City string }
+		if err := json.Unmarshal(args, &a); err != nil {
+			return ptk.Result{}, err
+		}
+		return ptk.Result{Content: a.City + ": sunny, 21°C"}, nil
+	})
+
+	// A scripted model that writes its call the way Qwen does, then answers.
+	// In a program this is openai.New("http://localhost:11434/v1").
+	model := llmtest.New(
+		llmtest.Text(`<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>`),
+		llmtest.Text("It is sunny in Paris, 21°C."),
+	)
+	res, err := agent.Run(context.Background(), "What is the weather in Paris?", agent.Options{
+		Model: model,
+		Mode:  agent.ModePTK,
+		Tools: []ptk.Tool{weather},
+	})
+	if err != nil {
+		fmt.Println("failed:", err)
+		return
+	}
+	for _, c := range res.ToolCalls {
+		fmt.Printf("%s %s -> %s\n", c.Call.Tool, c.Call.Args, c.Result.Content)
+	}
+	fmt.Println(res.Content)
+	// Output:
+	// get_weather {"city": "Paris"} -> Paris: sunny, 21°C
+	// It is sunny in Paris, 21°C.
+}
+
+func ExampleStream() {
+	model := llmtest.New(llmtest.Text("Hello!"))
+	for e, err := range agent.Stream(context.Background(), "Say hello.", agent.Options{Model: model}) {
+		switch e.Kind {
+		case agent.EventIteration:
+			fmt.Println("model call", e.Iteration)
+		case agent.EventFinal:
+			fmt.Println("answer:", e.Text)
+		case agent.EventDone:
+			fmt.Println("success:", e.Run.Success, "error:", err)
+		}
+	}
+	// Output:
+	// model call 1
+	// answer: Hello!
+	// success: true error: <nil>
+}

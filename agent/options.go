@@ -1,0 +1,158 @@
+package agent
+
+import (
+	"time"
+
+	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/protocol"
+	"github.com/ptkit/ptk/tool"
+)
+
+// Mode says how the model is asked to call tools.
+type Mode string
+
+// The modes.
+const (
+	// ModeAuto uses the provider's native tool calling, and switches to the
+	// text protocol when the provider rejects tools (Ollama's 400 "does not
+	// support tools", vLLM without a tool parser, llama.cpp without --jinja).
+	// The switch is remembered for that model for the rest of the process.
+	ModeAuto Mode = "auto"
+	// ModePTK teaches the model the PTK text protocol in the system prompt
+	// and reads its calls from the text it writes.
+	ModePTK Mode = "ptk"
+	// ModeNative sends the tools as the provider's function definitions and
+	// reads its native tool calls.
+	ModeNative Mode = "native"
+)
+
+// Defaults for the zero values of Options.
+const (
+	DefaultMaxIterations   = 10
+	DefaultMaxToolCalls    = 20
+	DefaultDuplicateWindow = 3
+	DefaultMaxToolRetries  = 2
+	DefaultMaxParallel     = 4
+)
+
+// Options configure a run. The zero value of every field means its default.
+type Options struct {
+	// Model answers the run's model calls. Required.
+	Model llm.Model
+	// ModelName names the model at the provider ("qwen3:8b", "gpt-4o-mini").
+	ModelName string
+	// Temperature, when not nil, sets the sampling temperature.
+	Temperature *float64
+	// MaxTokens, when above zero, caps the tokens of each model answer.
+	MaxTokens int
+	// StreamModel asks the model to stream its answers, when it can
+	// (llm.Streamer): events then report text and calls as they are written.
+	StreamModel bool
+
+	// Instructions are the system prompt's own instructions. In ModePTK the
+	// protocol and the tool definitions follow them.
+	Instructions string
+	// Tools are the tools the model may call.
+	Tools []ptk.Tool
+	// ToolNames add tools by name from Registry, after Tools.
+	ToolNames []string
+	// Registry is where ToolNames are looked up.
+	Registry *tool.Registry
+
+	// Mode is how the model calls tools; default ModeAuto.
+	Mode Mode
+	// Formatter writes the protocol text in ModePTK; default protocol.PTK.
+	Formatter protocol.Formatter
+	// ParserOptions configure the parser that reads the model's replies (for
+	// example protocol.StartInThink for models whose template opens <think>).
+	ParserOptions []protocol.Option
+
+	// MaxIterations caps the model calls of a run; default 10.
+	MaxIterations int
+	// MaxToolCalls caps the tool calls answered in a run (run, or answered
+	// from the cache); default 20. A call past the cap is not run and ends
+	// the run with ptk.MaxToolCallsReached.
+	MaxToolCalls int
+	// Timeout, when above zero, bounds the whole run.
+	Timeout time.Duration
+	// ToolTimeout, when above zero, bounds each tool call.
+	ToolTimeout time.Duration
+	// AnswerAtLimit asks the model once more, without tools, to answer with
+	// what it has when a limit (iterations or tool calls) is reached, instead
+	// of ending the run without an answer. The run then succeeds, and
+	// Result.Limit says which limit was reached.
+	AnswerAtLimit bool
+	// Strict ends the run at the first bad call (unknown tool, invalid
+	// arguments, unreadable call, a tool that fails) with its code, instead
+	// of telling the model and letting it correct the call.
+	Strict bool
+
+	// AllowDuplicates turns duplicate detection off. By default a call that
+	// repeats one of the last DuplicateWindow calls (same tool, same
+	// arguments in any key order) is not run again: the model is told, and
+	// OnDuplicateDetected fires. A call to a tool that is not read-only
+	// clears the window, since what was read may have changed.
+	AllowDuplicates bool
+	// DuplicateWindow is how many of the latest calls a call is compared
+	// with; default 3.
+	DuplicateWindow int
+	// MaxToolRetries is how many times a call whose tool returned an error
+	// marked ptk.Retryable is made again; default 2, negative for none.
+	MaxToolRetries int
+	// ToolRetryDelay is the pause before the first retry, doubled before
+	// each next one; default 200ms.
+	ToolRetryDelay time.Duration
+	// MaxParallel caps the calls of one reply that run at the same time;
+	// default 4. The results always go back in call order.
+	MaxParallel int
+
+	// ConversationID, when set, continues the conversation of that id: the
+	// run starts from its history and saves the history it ends with.
+	ConversationID string
+	// Store keeps conversations; default a process-wide in-memory store.
+	Store Store
+
+	// OnIteration is called before each model call, with its number from 1.
+	OnIteration func(iteration int)
+	// OnToolCall is called before a call runs.
+	OnToolCall func(call ptk.Call)
+	// OnToolResult is called with each call's result, in call order.
+	OnToolResult func(call ptk.Call, result ptk.Result)
+	// OnError is called with each error the run meets, whether it ends the
+	// run or goes back to the model (a bad call, a failing tool).
+	OnError func(err error)
+	// OnDuplicateDetected is called for each call that is not run because it
+	// repeats a recent one.
+	OnDuplicateDetected func(call ptk.Call)
+}
+
+func (o *Options) defaults() {
+	if o.Mode == "" {
+		o.Mode = ModeAuto
+	}
+	if o.Formatter == nil {
+		o.Formatter = protocol.PTK{}
+	}
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&o.MaxIterations, DefaultMaxIterations)
+	def(&o.MaxToolCalls, DefaultMaxToolCalls)
+	def(&o.DuplicateWindow, DefaultDuplicateWindow)
+	def(&o.MaxParallel, DefaultMaxParallel)
+	switch {
+	case o.MaxToolRetries == 0:
+		o.MaxToolRetries = DefaultMaxToolRetries
+	case o.MaxToolRetries < 0:
+		o.MaxToolRetries = 0
+	}
+	if o.ToolRetryDelay <= 0 {
+		o.ToolRetryDelay = 200 * time.Millisecond
+	}
+	if o.Store == nil {
+		o.Store = defaultStore
+	}
+}

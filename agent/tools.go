@@ -1,0 +1,275 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/ptkit/ptk"
+)
+
+// job is one call to run, and what came of it.
+type job struct {
+	idx  int
+	call ptk.Call
+	tool ptk.Tool
+	key  string
+
+	result ptk.Result
+	tries  int
+	dur    time.Duration
+	// failed is the error the tool returned, after any retries.
+	failed error
+}
+
+// answer answers the calls of a reply: bad calls, duplicates and calls past
+// the limit with an error for the model, cached calls from the cache, and
+// the rest by running their tools, in parallel. The results go into the
+// history in call order.
+func (r *runner) answer(ctx context.Context, rep *reply) error {
+	o := &r.opts
+	it := r.res.Iterations
+	results := make([]ptk.Result, len(rep.attempts))
+	cached := make([]bool, len(rep.attempts))
+	var jobs []*job
+	limitHit := false
+	for i, a := range rep.attempts {
+		c := a.Call
+		results[i] = ptk.Result{CallID: c.ID, Tool: c.Tool, IsError: true}
+		if a.Err != nil {
+			r.onError(a.Err)
+			if o.Strict {
+				r.closeTurn(rep, results, i, "the run ended at a bad call")
+				return a.Err
+			}
+			results[i].Content = a.Err.Message
+			continue
+		}
+		t := r.tools[c.Tool]
+		info := t.Info()
+		key := callKey(c)
+		if !o.AllowDuplicates && r.isRecent(key) {
+			results[i].Content = fmt.Sprintf("Not run: this call repeats one of your last %d calls with the same arguments, and its result is above. Use that result, or call with different arguments.", o.DuplicateWindow)
+			r.event(Event{Kind: EventDuplicate, Iteration: it, Index: i, Call: &c})
+			if o.OnDuplicateDetected != nil {
+				o.OnDuplicateDetected(c)
+			}
+			r.onError(ptk.NewError(ptk.DuplicateToolCall, "duplicate call to "+c.Tool+" not run", nil))
+			continue
+		}
+		if len(r.res.ToolCalls)+len(jobs)+countTrue(cached) >= o.MaxToolCalls {
+			limitHit = true
+			results[i].Content = fmt.Sprintf("Not run: the run reached its limit of %d tool calls.", o.MaxToolCalls)
+			continue
+		}
+		if res, ok := r.cache[key]; ok && info.Cacheable {
+			res.CallID, res.Tool = c.ID, c.Tool
+			results[i], cached[i] = res, true
+		} else {
+			jobs = append(jobs, &job{idx: i, call: c, tool: t, key: key})
+		}
+		if info.ReadOnly {
+			r.remember(key)
+		} else {
+			// What was read may have changed.
+			r.recent, r.cache = r.recent[:0], nil
+		}
+	}
+
+	for _, j := range jobs {
+		if o.OnToolCall != nil {
+			o.OnToolCall(j.call)
+		}
+	}
+	r.runJobs(ctx, jobs)
+	if ctx.Err() != nil {
+		r.closeTurn(rep, results, 0, "the run was stopped")
+		return ctxError(ctx, "while tools were running")
+	}
+
+	var fatal error
+	next := 0
+	for i := range rep.attempts {
+		c := rep.attempts[i].Call
+		if next < len(jobs) && jobs[next].idx == i {
+			j := jobs[next]
+			next++
+			res := j.result
+			if j.failed != nil {
+				perr := ptk.NewError(ptk.ToolExecutionFailed, "tool "+strconv.Quote(c.Tool)+" failed: "+j.failed.Error(), j.failed)
+				perr.Tool = c.Tool
+				r.onError(perr)
+				if o.Strict && fatal == nil {
+					fatal = perr
+				}
+				res = ptk.Result{Content: perr.Message, IsError: true}
+			}
+			res.CallID, res.Tool = c.ID, c.Tool
+			results[i] = res
+			if j.failed == nil && !res.IsError && j.tool.Info().Cacheable {
+				if r.cache == nil {
+					r.cache = map[string]ptk.Result{}
+				}
+				r.cache[j.key] = res
+			}
+			r.res.ToolCalls = append(r.res.ToolCalls, ToolCall{Call: c, Result: res, Iteration: it, Duration: j.dur, Tries: j.tries})
+			r.reportResult(i, c, res, j.dur, false)
+			continue
+		}
+		if cached[i] {
+			r.res.ToolCalls = append(r.res.ToolCalls, ToolCall{Call: c, Result: results[i], Iteration: it, Cached: true})
+			r.reportResult(i, c, results[i], 0, true)
+		}
+	}
+	r.closeTurn(rep, results, len(results), "")
+	if fatal != nil {
+		return fatal
+	}
+	if limitHit {
+		return r.atLimit(ctx, ptk.MaxToolCallsReached,
+			fmt.Sprintf("the model asked for more than %d tool calls (MaxToolCalls)", o.MaxToolCalls))
+	}
+	return nil
+}
+
+func (r *runner) reportResult(i int, c ptk.Call, res ptk.Result, d time.Duration, cached bool) {
+	r.event(Event{Kind: EventToolResult, Iteration: r.res.Iterations, Index: i, Call: &c, ToolResult: &res, Duration: d, Cached: cached})
+	if r.opts.OnToolResult != nil {
+		r.opts.OnToolResult(c, res)
+	}
+}
+
+// closeTurn adds the turn's results to the history, in call order, so that
+// every call has its answer even when the run ends early: results from
+// index from on that have no content say why the call was not run.
+func (r *runner) closeTurn(rep *reply, results []ptk.Result, from int, why string) {
+	for i, res := range results {
+		if i >= from && res.Content == "" && why != "" {
+			res.Content, res.IsError = "Not run: "+why+".", true
+		}
+		r.history = append(r.history, ptk.Message{Role: ptk.RoleTool, Content: res.Content, CallID: res.CallID, Tool: res.Tool, IsError: res.IsError})
+	}
+}
+
+func countTrue(bs []bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
+}
+
+func (r *runner) isRecent(key string) bool {
+	for _, k := range r.recent {
+		if k == key {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *runner) remember(key string) {
+	r.recent = append(r.recent, key)
+	if n := len(r.recent) - r.opts.DuplicateWindow; n > 0 {
+		r.recent = append(r.recent[:0], r.recent[n:]...)
+	}
+}
+
+// callKey identifies a call by its tool and arguments, whatever the order of
+// the arguments' keys and their spacing.
+func callKey(c ptk.Call) string {
+	d := json.NewDecoder(bytes.NewReader(c.Args))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err == nil {
+		if b, err := json.Marshal(v); err == nil {
+			return c.Tool + "\x00" + string(b)
+		}
+	}
+	return c.Tool + "\x00" + string(c.Args)
+}
+
+// runJobs runs the jobs, at most MaxParallel at a time.
+func (r *runner) runJobs(ctx context.Context, jobs []*job) {
+	if len(jobs) == 1 {
+		r.exec(ctx, jobs[0])
+		return
+	}
+	sem := make(chan struct{}, r.opts.MaxParallel)
+	var wg sync.WaitGroup
+	for _, j := range jobs {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			r.exec(ctx, j)
+		})
+	}
+	wg.Wait()
+}
+
+// exec runs one call, retrying an error the tool marked retryable. It reads
+// only the run's options, so jobs may run at the same time.
+func (r *runner) exec(ctx context.Context, j *job) {
+	start := time.Now()
+	delay := r.opts.ToolRetryDelay
+	for {
+		j.tries++
+		res, err := r.runTool(ctx, j)
+		if err == nil {
+			j.result = res
+			break
+		}
+		if ctx.Err() != nil || !ptk.IsRetryable(err) || j.tries > r.opts.MaxToolRetries {
+			j.failed = err
+			break
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			j.failed = err
+			j.dur = time.Since(start)
+			return
+		case <-t.C:
+		}
+		delay *= 2
+	}
+	j.dur = time.Since(start)
+}
+
+// runTool runs the tool once, with the tool timeout, turning a panic into an
+// error.
+func (r *runner) runTool(ctx context.Context, j *job) (res ptk.Result, err error) {
+	if d := r.opts.ToolTimeout; d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = &PanicError{Value: p, Stack: debug.Stack()}
+		}
+	}()
+	res, err = j.tool.Run(ctx, j.call.Args)
+	if err != nil && ctx.Err() != nil && errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("timed out after %s", r.opts.ToolTimeout)
+	}
+	return res, err
+}
+
+// PanicError is the error of a tool that panicked. The model reads only
+// Error(); Stack is for OnError and logs.
+type PanicError struct {
+	Value any
+	Stack []byte
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("the tool panicked: %v", e.Value) }
