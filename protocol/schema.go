@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -157,10 +158,44 @@ func normalizeSchemaNode(n *jnode, depth int) {
 
 var printer = message.NewPrinter(language.English)
 
+// compiledTools caches compiled tools by name and parameters: compiling a
+// schema costs far more than a model call's parsing, and programs (a
+// gateway, an agent run after run) declare the same tools again and again.
+// A toolSpec does not change once compiled, so parsers may share one.
+var compiledTools struct {
+	sync.Mutex
+	m map[string]*toolSpec
+}
+
+// compiledToolsMax bounds the cache; when it is full it starts again.
+const compiledToolsMax = 1024
+
 func compileTool(t ptk.ToolInfo) (*toolSpec, error) {
 	if t.Name == "" {
 		return nil, &ToolError{Tool: t.Name, Msg: "has no name"}
 	}
+	key := t.Name + "\x00" + string(t.Parameters)
+	compiledTools.Lock()
+	cached := compiledTools.m[key]
+	compiledTools.Unlock()
+	if cached != nil {
+		ts := *cached
+		ts.info = t
+		return &ts, nil
+	}
+	ts, err := compileToolUncached(t)
+	if err == nil {
+		compiledTools.Lock()
+		if compiledTools.m == nil || len(compiledTools.m) >= compiledToolsMax {
+			compiledTools.m = make(map[string]*toolSpec)
+		}
+		compiledTools.m[key] = ts
+		compiledTools.Unlock()
+	}
+	return ts, err
+}
+
+func compileToolUncached(t ptk.ToolInfo) (*toolSpec, error) {
 	ts := &toolSpec{info: t, norm: normName(t.Name)}
 	n, err := normalizedSchema(t.Parameters)
 	if err != nil {
