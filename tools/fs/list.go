@@ -1,0 +1,86 @@
+package fs
+
+import (
+	"context"
+	"fmt"
+	iofs "io/fs"
+	"path"
+	"strings"
+
+	"github.com/ptkit/ptk"
+)
+
+var listDirInfo = ptk.ToolInfo{
+	Name: "list_dir",
+	Description: `List a directory of the workspace, one entry per line, sorted by name. ` +
+		`Directories end with "/"; symbolic links are shown as "name@ -> target". ` +
+		`Entries ignored by .gitignore or .ptkignore files, and .git and node_modules, are left out and counted at the end; ` +
+		`name an ignored directory in path to list it anyway. At most 1000 entries are shown. ` +
+		`The path is relative to the workspace root, which is the default.`,
+	Parameters: []byte(`{
+  "type": "object",
+  "properties": {
+    "path": {"type": "string", "description": "The directory, relative to the workspace root. Default \".\", the root."}
+  },
+  "additionalProperties": false
+}`),
+}
+
+type listArgs struct {
+	Path string `json:"path"`
+}
+
+func (w *Workspace) listDir(ctx context.Context, a listArgs) (string, error) {
+	p, err := w.resolve(a.Path)
+	if err != nil {
+		return "", err
+	}
+	fi, err := w.root.Stat(p)
+	if err != nil {
+		return "", accessError(p, err)
+	}
+	if !fi.IsDir() {
+		return "", failf("%s is a file, not a directory; use read_file", p)
+	}
+	entries, err := iofs.ReadDir(w.fsys, p)
+	if err != nil && len(entries) == 0 {
+		return "", accessError(p, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	ig := newIgnorer(w.fsys, p, true)
+	var b strings.Builder
+	shown, hidden := 0, 0
+	for _, d := range entries {
+		q := path.Join(p, d.Name())
+		if ig.ignored(q, d.IsDir()) {
+			hidden++
+			continue
+		}
+		if shown++; shown > maxListEntries {
+			continue
+		}
+		b.WriteString(printable(d.Name()))
+		switch {
+		case d.IsDir():
+			b.WriteString("/")
+		case d.Type()&iofs.ModeSymlink != 0:
+			b.WriteString("@")
+			if target, err := w.root.Readlink(q); err == nil {
+				b.WriteString(" -> " + printable(target))
+			}
+		}
+		b.WriteString("\n")
+	}
+	if shown == 0 && hidden == 0 {
+		b.WriteString("(empty directory)\n")
+	}
+	if more := shown - maxListEntries; more > 0 {
+		fmt.Fprintf(&b, "(%s not shown)\n", count(more, "more entry", "more entries"))
+	}
+	if hidden > 0 {
+		fmt.Fprintf(&b, "(%s hidden by ignore rules)\n", count(hidden, "entry", "entries"))
+	}
+	return strings.TrimSuffix(b.String(), "\n"), nil
+}

@@ -1,0 +1,175 @@
+package fs
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/ptkit/ptk"
+)
+
+var readFileInfo = ptk.ToolInfo{
+	Name: "read_file",
+	Description: `Read a text file in the workspace. Each line is shown with its line number, a tab, then the line, like "cat -n". ` +
+		`Shows up to 2000 lines from offset (the 1-based first line, default 1); limit sets how many lines. ` +
+		`When the file has more, the output ends with a note giving the offset to read on from. ` +
+		`Lines longer than 2000 characters are cut, and output stops at about 50 KB. Binary files are refused. ` +
+		`The path is relative to the workspace root. Use list_dir, glob or grep to find files.`,
+	Parameters: []byte(`{
+  "type": "object",
+  "properties": {
+    "path": {"type": "string", "description": "The file, relative to the workspace root."},
+    "offset": {"type": "integer", "minimum": 1, "description": "The line to start at, counting from 1. Default 1."},
+    "limit": {"type": "integer", "minimum": 1, "description": "How many lines to show. Default 2000."}
+  },
+  "required": ["path"],
+  "additionalProperties": false
+}`),
+}
+
+type readArgs struct {
+	Path   string `json:"path"`
+	Offset int    `json:"offset"`
+	Limit  int    `json:"limit"`
+}
+
+func (w *Workspace) readFile(ctx context.Context, a readArgs) (string, error) {
+	if a.Path == "" {
+		return "", failure("path is required")
+	}
+	if a.Offset < 0 || a.Limit < 0 {
+		return "", failure("offset and limit must be positive")
+	}
+	first, limit := max(a.Offset, 1), a.Limit
+	if limit == 0 {
+		limit = maxReadLines
+	}
+	p, err := w.resolve(a.Path)
+	if err != nil {
+		return "", err
+	}
+	// Stat before opening: opening a FIFO would block.
+	fi, err := w.root.Stat(p)
+	if err != nil {
+		return "", accessError(p, err)
+	}
+	if fi.IsDir() {
+		return "", failf("%s is a directory; use list_dir", p)
+	}
+	if !fi.Mode().IsRegular() {
+		return "", failf("%s is not a regular file", p)
+	}
+	f, err := w.root.Open(p)
+	if err != nil {
+		return "", accessError(p, err)
+	}
+	defer f.Close()
+
+	lr := lineReader{br: bufio.NewReaderSize(f, 64<<10), max: maxLineBytes}
+	head, _ := lr.br.Peek(binarySniff)
+	if len(head) == 0 {
+		return fmt.Sprintf("(%s is empty)", p), nil
+	}
+	if bytes.IndexByte(head, 0) >= 0 {
+		return "", failf("%s is a binary file; read_file shows text files only", p)
+	}
+
+	var b strings.Builder
+	n, last, full := 0, 0, false // lines read, last line shown, output full
+	for {
+		line, size, err := lr.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", failf("reading %s: %v", p, err)
+		}
+		if n++; n%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return "", err
+			}
+		}
+		if n < first || n >= first+limit || full {
+			continue
+		}
+		text := strings.ToValidUTF8(string(line), "\uFFFD")
+		if size > len(line) {
+			text += fmt.Sprintf(" … [line cut: %d bytes]", size)
+		}
+		if b.Len()+len(text)+8 > maxOutput && last > 0 {
+			full = true
+			continue
+		}
+		fmt.Fprintf(&b, "%6d\t%s\n", n, text)
+		last = n
+	}
+	if first > n {
+		return "", failf("offset %d is past the end of %s, which has %d lines", first, p, n)
+	}
+	if last < n {
+		capped := ""
+		if full {
+			capped = "output capped at 50 KB; "
+		}
+		fmt.Fprintf(&b, "(%sshowing lines %d-%d of %d; use offset=%d to read on)\n", capped, first, last, n, last+1)
+	}
+	return strings.TrimSuffix(b.String(), "\n"), nil
+}
+
+// A lineReader reads lines of any length, keeping at most max bytes of each.
+type lineReader struct {
+	br  *bufio.Reader
+	max int
+	buf []byte
+}
+
+// next returns the next line without its line ending ("\n" or "\r\n"), cut
+// to at most max bytes at a character boundary, and the line's full size. At
+// the end of the input it returns io.EOF.
+func (r *lineReader) next() (line []byte, size int, err error) {
+	r.buf = r.buf[:0]
+	var tail [2]byte // the line's last two bytes
+	for {
+		frag, err := r.br.ReadSlice('\n')
+		size += len(frag)
+		if keep := r.max + 2 - len(r.buf); keep > 0 {
+			r.buf = append(r.buf, frag[:min(keep, len(frag))]...)
+		}
+		switch len(frag) {
+		case 0:
+		case 1:
+			tail = [2]byte{tail[1], frag[0]}
+		default:
+			tail = [2]byte{frag[len(frag)-2], frag[len(frag)-1]}
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err == io.EOF && size == 0 {
+			return nil, 0, io.EOF
+		}
+		if err != nil && err != io.EOF {
+			return nil, 0, err
+		}
+		break
+	}
+	if tail[1] == '\n' {
+		size--
+		if size > 0 && tail[0] == '\r' {
+			size--
+		}
+	}
+	line = r.buf[:min(len(r.buf), size)]
+	if size > r.max {
+		cut := r.max
+		for cut > 0 && !utf8.RuneStart(line[cut]) {
+			cut--
+		}
+		line = line[:cut]
+	}
+	return line, size, nil
+}

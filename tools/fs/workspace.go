@@ -1,0 +1,208 @@
+package fs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	iofs "io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/ptkit/ptk"
+)
+
+// Limits on what one call reads and returns.
+const (
+	maxReadLines   = 2000     // lines read_file shows by default
+	maxLineBytes   = 2000     // read_file cuts longer lines
+	maxOutput      = 50 << 10 // bytes of text any tool returns
+	maxListEntries = 1000     // entries list_dir shows
+	maxGlobResults = 500      // paths glob shows
+	maxGrepMatches = 200      // lines grep shows
+	maxGrepLine    = 500      // grep cuts longer lines around the match
+	maxGrepFile    = 64 << 20 // grep skips larger files
+	binarySniff    = 8 << 10  // a NUL in this many leading bytes means binary
+	maxIgnoreFile  = 1 << 20  // bytes read of an ignore file
+)
+
+// ErrClosed is the error a tool returns when its [Workspace] is closed.
+var ErrClosed = errors.New("fs: workspace is closed")
+
+// A Workspace is a directory tree that the tools read, opened as an
+// [os.Root] so that no path, ".." or symbolic link leads out of it. A
+// Workspace is safe for concurrent use.
+type Workspace struct {
+	root   *os.Root
+	fsys   iofs.FS  // root.FS()
+	dirs   []string // the workspace's absolute path, and its real path if that differs
+	tools  []ptk.Tool
+	closed atomic.Bool
+}
+
+// New opens the directory workspace for the tools, as an [os.Root]. Close
+// the Workspace when it is no longer used.
+func New(workspace string) (*Workspace, error) {
+	abs, err := filepath.Abs(workspace)
+	if err != nil {
+		return nil, fmt.Errorf("fs: %w", err)
+	}
+	root, err := os.OpenRoot(abs)
+	if err != nil {
+		return nil, fmt.Errorf("fs: open workspace: %w", err)
+	}
+	w := &Workspace{root: root, fsys: root.FS(), dirs: []string{abs}}
+	if real, err := filepath.EvalSymlinks(abs); err == nil && real != abs {
+		w.dirs = append(w.dirs, real)
+	}
+	w.tools = []ptk.Tool{
+		newTool(w, readFileInfo, w.readFile),
+		newTool(w, listDirInfo, w.listDir),
+		newTool(w, globInfo, w.glob),
+		newTool(w, grepInfo, w.grep),
+	}
+	return w, nil
+}
+
+// Close closes the workspace; its tools then fail with [ErrClosed].
+func (w *Workspace) Close() error {
+	if w.closed.Swap(true) {
+		return nil
+	}
+	return w.root.Close()
+}
+
+// Tools returns the tools, in order: read_file, list_dir, glob and grep. All
+// are read-only and cacheable.
+func (w *Workspace) Tools() []ptk.Tool { return slices.Clone(w.tools) }
+
+// Tool returns the tool with the given name.
+func (w *Workspace) Tool(name string) (ptk.Tool, bool) {
+	i := slices.IndexFunc(w.tools, func(t ptk.Tool) bool { return t.Info().Name == name })
+	if i < 0 {
+		return nil, false
+	}
+	return w.tools[i], true
+}
+
+// A failure is a problem the model can correct; the tool returns it as an
+// error result.
+type failure string
+
+func (f failure) Error() string { return string(f) }
+
+func failf(format string, args ...any) error { return failure(fmt.Sprintf(format, args...)) }
+
+// newTool makes a tool of a function of decoded arguments. A [failure]
+// becomes an error result; any other error ends the run.
+func newTool[A any](w *Workspace, info ptk.ToolInfo, run func(context.Context, A) (string, error)) ptk.Tool {
+	info.ReadOnly, info.Cacheable = true, true
+	return ptk.NewTool(info, func(ctx context.Context, raw json.RawMessage) (ptk.Result, error) {
+		if w.closed.Load() {
+			return ptk.Result{}, ErrClosed
+		}
+		var args A
+		if len(raw) > 0 {
+			if err := json.Unmarshal(raw, &args); err != nil {
+				return ptk.Result{Content: "invalid arguments: " + err.Error(), IsError: true}, nil
+			}
+		}
+		out, err := run(ctx, args)
+		var f failure
+		switch {
+		case err == nil:
+			return ptk.Result{Content: out}, nil
+		case errors.As(err, &f):
+			return ptk.Result{Content: string(f), IsError: true}, nil
+		case errors.Is(err, os.ErrClosed):
+			return ptk.Result{}, ErrClosed
+		}
+		return ptk.Result{}, err
+	})
+}
+
+// resolve turns a path from the model into a clean slash path relative to the
+// workspace root ("." for the root). It only checks the path's form, to give
+// a clear message; the os.Root enforces confinement on every access.
+func (w *Workspace) resolve(p string) (string, error) {
+	if strings.IndexByte(p, 0) >= 0 {
+		return "", failure("path contains a NUL byte")
+	}
+	if p == "" {
+		return ".", nil
+	}
+	rel := filepath.Clean(p)
+	if filepath.IsAbs(rel) {
+		abs := rel
+		for _, dir := range w.dirs {
+			if r, err := filepath.Rel(dir, abs); err == nil && filepath.IsLocal(r) {
+				rel = r
+				break
+			}
+		}
+		if rel == abs {
+			return "", failf("path escapes the workspace: %s is outside %s", short(p), w.dirs[0])
+		}
+	}
+	if !filepath.IsLocal(rel) {
+		return "", failf("path escapes the workspace: %s", short(p))
+	}
+	return filepath.ToSlash(rel), nil
+}
+
+// accessError describes for the model why p could not be opened.
+func accessError(p string, err error) error {
+	p = short(p)
+	switch {
+	case errors.Is(err, os.ErrClosed):
+		return ErrClosed
+	case errors.Is(err, iofs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+		return failf("no such file or directory: %s", p)
+	case errors.Is(err, iofs.ErrPermission):
+		return failf("permission denied: %s", p)
+	case errors.Is(err, syscall.ELOOP):
+		return failf("too many levels of symbolic links: %s", p)
+	case errors.Is(err, syscall.ENAMETOOLONG):
+		return failf("file name too long: %s", p)
+	}
+	var pe *iofs.PathError
+	if errors.As(err, &pe) {
+		// os.Root's error for a path that leads out of it is not exported.
+		if strings.Contains(pe.Err.Error(), "escapes") {
+			return failf("path escapes the workspace: %s (a symbolic link on the way leads outside it)", p)
+		}
+		err = pe.Err
+	}
+	return failf("cannot open %s: %v", p, err)
+}
+
+// short returns a path as it may be quoted in a message: long paths are cut.
+func short(p string) string {
+	if len(p) <= 200 {
+		return p
+	}
+	return strings.ToValidUTF8(p[:200], "") + "…"
+}
+
+// printable returns a name as it may be shown on one line of output.
+func printable(name string) string {
+	if strings.ContainsFunc(name, unicode.IsControl) || !utf8.ValidString(name) {
+		return strconv.Quote(name)
+	}
+	return name
+}
+
+// count says "1 entry" or "2 entries".
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
