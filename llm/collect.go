@@ -18,7 +18,7 @@ type Collector struct {
 
 type callBuf struct {
 	id, tool string
-	args     strings.Builder
+	args     []byte
 }
 
 // Add takes the next chunk.
@@ -33,10 +33,11 @@ func (c *Collector) Add(ch Chunk) {
 		if d.ID != "" {
 			b.id = d.ID
 		}
-		if d.Tool != "" {
-			b.tool += d.Tool
+		if b.tool == "" {
+			// Some servers repeat the name on every piece: the first counts.
+			b.tool = d.Tool
 		}
-		b.args.WriteString(d.ArgsDelta)
+		b.args = append(b.args, d.ArgsDelta...)
 	}
 	if ch.Usage != nil {
 		c.resp.Usage = *ch.Usage
@@ -59,14 +60,14 @@ func (c *Collector) Response() *Response {
 	r.Calls = nil
 	for i := range c.calls {
 		b := &c.calls[i]
-		if b.tool == "" && b.args.Len() == 0 {
+		if b.tool == "" && len(b.args) == 0 {
 			continue
 		}
 		id := b.id
 		if id == "" {
 			id = "call_" + strconv.Itoa(i+1)
 		}
-		args := b.args.String()
+		args := string(b.args)
 		if strings.TrimSpace(args) == "" {
 			args = "{}"
 		}

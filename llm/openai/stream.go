@@ -1,0 +1,179 @@
+package openai
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"iter"
+	"strings"
+
+	"github.com/ptkit/ptk/llm"
+)
+
+// errStopped says the caller stopped ranging over a stream.
+var errStopped = errors.New("openai: stream stopped by its caller")
+
+// Stream makes one call and returns its answer as it arrives. A call that
+// fails before its first chunk is made again, as [Client.Generate] does;
+// after it, an error ends the sequence. Breaking out of the loop, or
+// canceling ctx, closes the connection at once.
+func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Chunk, error] {
+	return func(yield func(llm.Chunk, error) bool) {
+		body, err := marshal(req, true)
+		if err == nil {
+			err = c.retry(ctx, func() (bool, error) {
+				started := false
+				err := c.stream(ctx, body, func(ch llm.Chunk) bool {
+					started = true
+					return yield(ch, nil)
+				})
+				return started, err
+			})
+		}
+		if err != nil && err != errStopped {
+			yield(llm.Chunk{}, err)
+		}
+	}
+}
+
+// stream makes one attempt, giving each chunk to yield. It returns
+// errStopped when yield asks to stop.
+func (c *Client) stream(ctx context.Context, body []byte, yield func(llm.Chunk) bool) error {
+	resp, err := c.post(ctx, body, true)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		// A server that does not stream answers whole.
+		r, err := readResponse(resp.Body)
+		if err != nil {
+			return err
+		}
+		for _, ch := range responseChunks(r) {
+			if !yield(ch) {
+				return errStopped
+			}
+		}
+		return nil
+	}
+	return readStream(resp.Body, yield)
+}
+
+// readStream reads a text/event-stream answer up to its "[DONE]".
+func readStream(body io.Reader, yield func(llm.Chunk) bool) error {
+	events := newSSEReader(body)
+	var s streamState
+	for {
+		ev, err := events.Next()
+		switch {
+		case err == io.EOF && s.finished:
+			return nil // the answer is whole; the server did not send [DONE]
+		case err == io.EOF:
+			return &llm.Error{Kind: llm.ErrConnection, Message: "the stream ended before the answer was complete"}
+		case errors.Is(err, bufio.ErrTooLong):
+			return &llm.Error{Kind: llm.ErrBadResponse, Message: "stream: " + err.Error(), Err: err}
+		case err != nil:
+			return connectionError(err)
+		}
+		data := bytes.TrimSpace(ev.Data)
+		switch {
+		case len(data) == 0:
+			continue
+		case string(data) == "[DONE]":
+			return nil
+		case ev.Type == "error":
+			return inBandError(data)
+		}
+		var r chatResponse
+		if err := json.Unmarshal(data, &r); err != nil {
+			return badResponse(err, data)
+		}
+		if r.failed() {
+			return inBandError(data)
+		}
+		for _, ch := range s.chunks(&r) {
+			if !yield(ch) {
+				return errStopped
+			}
+		}
+	}
+}
+
+// streamState is what reading a stream remembers between its events.
+type streamState struct {
+	model    string
+	finished bool        // a finish_reason has arrived
+	ids      []string    // the ID of each call, by the index the caller sees
+	slots    map[int]int // the server's index for a call → the index the caller sees
+}
+
+// chunks maps one event to chunks: one for its text, reasoning and model,
+// one for each tool-call fragment, the finish reason and the usage on the
+// last. The model is given when it changes.
+func (s *streamState) chunks(r *chatResponse) []llm.Chunk {
+	var out []llm.Chunk
+	var ch llm.Chunk
+	if r.Model != s.model {
+		ch.Model, s.model = r.Model, r.Model
+	}
+	if len(r.Choices) > 0 {
+		c := &r.Choices[0]
+		ch.Text, ch.Reasoning = string(c.Delta.Content), c.Delta.reasoning()
+		for i, tc := range c.Delta.ToolCalls {
+			if ch.Call != nil {
+				out = append(out, ch)
+				ch = llm.Chunk{}
+			}
+			if tc.Index != nil {
+				i = *tc.Index
+			}
+			ch.Call = &llm.CallDelta{Index: s.slot(i, tc.ID), ID: tc.ID, Tool: tc.Function.Name, ArgsDelta: string(tc.Function.Arguments)}
+		}
+		if c.FinishReason != "" {
+			ch.FinishReason, s.finished = c.FinishReason, true
+		}
+	}
+	if r.Usage != nil {
+		u := r.Usage.usage()
+		ch.Usage = &u
+	}
+	if ch != (llm.Chunk{}) {
+		out = append(out, ch)
+	}
+	return out
+}
+
+// slot returns the index the caller sees for a call fragment at the
+// server's index i: calls are numbered in the order they first appear, and
+// a new ID at an index another call holds starts a new call (Ollama numbers
+// every call 0).
+func (s *streamState) slot(i int, id string) int {
+	n, ok := s.slots[i]
+	if ok && (id == "" || s.ids[n] == "" || s.ids[n] == id) {
+		if s.ids[n] == "" {
+			s.ids[n] = id
+		}
+		return n
+	}
+	if s.slots == nil {
+		s.slots = map[int]int{}
+	}
+	n = len(s.ids)
+	s.ids = append(s.ids, id)
+	s.slots[i] = n
+	return n
+}
+
+// responseChunks splits a whole answer into the chunks a stream of it
+// would have had.
+func responseChunks(r *llm.Response) []llm.Chunk {
+	out := []llm.Chunk{{Text: r.Content, Reasoning: r.Reasoning, Model: r.Model}}
+	for i, call := range r.Calls {
+		out = append(out, llm.Chunk{Call: &llm.CallDelta{Index: i, ID: call.ID, Tool: call.Tool, ArgsDelta: string(call.Args)}})
+	}
+	return append(out, llm.Chunk{Usage: &r.Usage, FinishReason: r.FinishReason})
+}
