@@ -1,6 +1,8 @@
-// Command ptk gives tool calling to any LLM. This build has the protocol
-// commands: "ptk parse" reads a model's reply and prints the calls in it,
-// "ptk prompt" prints the system prompt that teaches a model the protocol.
+// Command ptk gives tool calling to any LLM. "ptk run" is a coding
+// assistant: it gives a prompt to a model with read-only file tools over a
+// workspace and loops until the model answers. "ptk parse" reads a model's
+// reply and prints the calls in it; "ptk prompt" prints the system prompt
+// that teaches a model the protocol.
 package main
 
 import (
@@ -45,8 +47,9 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		Use:   "ptk",
 		Short: "Tool calling for any LLM",
 		Long: `ptk gives any LLM reliable tool calling: it teaches the model a small text
-protocol, reads whatever the model really writes, validates it against each
-tool's JSON Schema and reports the calls.`,
+protocol (or uses its native function calling), reads whatever the model
+really writes, validates it against each tool's JSON Schema, runs the tools
+and loops until the model answers.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -61,6 +64,6 @@ tool's JSON Schema and reports the calls.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newParseCmd(), newPromptCmd())
+	root.AddCommand(newRunCmd(), newParseCmd(), newPromptCmd())
 	return root
 }

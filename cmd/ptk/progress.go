@@ -1,0 +1,216 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ptkit/ptk/agent"
+)
+
+// progress shows a run on stderr while the user waits: each model call,
+// each tool call with its arguments and a short result, a spinner while the
+// model thinks, the text as it streams. Colour and the spinner only on a
+// terminal (and colour not with NO_COLOR set).
+type progress struct {
+	w      io.Writer
+	tty    bool
+	color  bool
+	stream bool
+
+	mu       sync.Mutex // guards the writer between events and the spinner
+	spinStop chan struct{}
+	spinDone chan struct{}
+	// midLine reports that streamed text left the cursor mid-line.
+	midLine bool
+}
+
+func newProgress(w io.Writer, stream bool) *progress {
+	tty := isTerminal(w)
+	return &progress{w: w, tty: tty, color: tty && os.Getenv("NO_COLOR") == "", stream: stream}
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+const (
+	dim    = "\x1b[2m"
+	red    = "\x1b[31m"
+	green  = "\x1b[32m"
+	yellow = "\x1b[33m"
+	cyan   = "\x1b[36m"
+	reset  = "\x1b[0m"
+)
+
+func (p *progress) paint(color, s string) string {
+	if !p.color {
+		return s
+	}
+	return color + s + reset
+}
+
+// line writes one line of progress, after ending any streamed text.
+func (p *progress) line(s string) {
+	p.stopSpinner()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.midLine {
+		io.WriteString(p.w, "\n")
+		p.midLine = false
+	}
+	io.WriteString(p.w, s+"\n")
+}
+
+func (p *progress) text(s string) {
+	p.stopSpinner()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	io.WriteString(p.w, p.paint(dim, s))
+	p.midLine = !strings.HasSuffix(s, "\n")
+}
+
+func (p *progress) event(e agent.Event) {
+	switch e.Kind {
+	case agent.EventIteration:
+		p.line(p.paint(dim, "· model call "+strconv.Itoa(e.Iteration)))
+		p.startSpinner()
+	case agent.EventText, agent.EventReasoning:
+		if p.stream && e.Text != "" {
+			p.text(e.Text)
+		}
+	case agent.EventCallEnd:
+		if e.Err != nil {
+			p.line(p.paint(red, "✗ "+e.Call.Tool+" "+clip(compactJSON(e.Call.Args), 160)+": "+clip(e.Err.Message, 200)))
+			return
+		}
+		p.line(p.paint(cyan, "→ "+e.Call.Tool+" "+clip(compactJSON(e.Call.Args), 160)))
+	case agent.EventToolResult:
+		r := e.ToolResult
+		first, n := summary(r.Content)
+		s := "  ← " + first
+		if n > 1 {
+			s += fmt.Sprintf(" (%d lines)", n)
+		}
+		if e.Cached {
+			s += " (cached)"
+		}
+		if r.IsError {
+			p.line(p.paint(red, s))
+		} else {
+			p.line(p.paint(dim, s))
+		}
+	case agent.EventDuplicate:
+		p.line(p.paint(yellow, "  ↺ "+e.Call.Tool+" repeats a recent call; not run"))
+	case agent.EventModeSwitch:
+		p.line(p.paint(yellow, "· "+e.Text))
+	case agent.EventModelDone:
+		p.stopSpinner()
+	case agent.EventDone:
+		p.stopSpinner()
+		if r := e.Run; r != nil {
+			s := fmt.Sprintf("· %d model call%s, %d tool call%s, %d+%d tokens, %s",
+				r.Iterations, plural(r.Iterations), r.TotalToolCalls, plural(r.TotalToolCalls),
+				r.Usage.PromptTokens, r.Usage.CompletionTokens, r.Duration.Round(time.Millisecond))
+			if r.Success {
+				p.line(p.paint(green, s))
+			} else {
+				p.line(p.paint(red, s))
+			}
+		}
+	}
+}
+
+// compactJSON returns JSON on one line without spaces, or b as it is when
+// it is not JSON.
+func compactJSON(b []byte) string {
+	var buf bytes.Buffer
+	if json.Compact(&buf, b) != nil {
+		return string(b)
+	}
+	return buf.String()
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// summary returns the first non-blank line of s, clipped, and the number
+// of lines.
+func summary(s string) (string, int) {
+	s = strings.TrimRight(s, "\n")
+	if s == "" {
+		return "(empty)", 0
+	}
+	n := strings.Count(s, "\n") + 1
+	for l := range strings.SplitSeq(s, "\n") {
+		if strings.TrimSpace(l) != "" {
+			return clip(l, 120), n
+		}
+	}
+	return "", n
+}
+
+// clip shortens s to about n bytes on one line, on a rune boundary.
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+func (p *progress) startSpinner() {
+	if !p.tty {
+		return
+	}
+	p.stopSpinner()
+	stop, done := make(chan struct{}), make(chan struct{})
+	p.spinStop, p.spinDone = stop, done
+	go func() {
+		defer close(done)
+		frames := []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
+		start := time.Now()
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for i := 0; ; i++ {
+			p.mu.Lock()
+			fmt.Fprintf(p.w, "\r%s thinking %.1fs", p.paint(cyan, frames[i%len(frames)]), time.Since(start).Seconds())
+			p.mu.Unlock()
+			select {
+			case <-stop:
+				p.mu.Lock()
+				io.WriteString(p.w, "\r\x1b[K")
+				p.mu.Unlock()
+				return
+			case <-t.C:
+			}
+		}
+	}()
+}
+
+func (p *progress) stopSpinner() {
+	if p.spinStop == nil {
+		return
+	}
+	close(p.spinStop)
+	<-p.spinDone
+	p.spinStop, p.spinDone = nil, nil
+}

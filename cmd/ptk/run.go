@@ -1,0 +1,279 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/agent"
+	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/llm/openai"
+	"github.com/ptkit/ptk/tool"
+	"github.com/ptkit/ptk/tools/fs"
+)
+
+const defaultBaseURL = "http://localhost:11434/v1"
+
+type runFlags struct {
+	baseURL, apiKey, model, mode, workspace, tools string
+	maxIterations, maxToolCalls                    int
+	timeout                                        time.Duration
+	stream, yes, asJSON                            bool
+}
+
+func newRunCmd() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run [flags] PROMPT",
+		Short: "Ask a model to do something, with tools, and print its answer",
+		Long: `run gives PROMPT to a model with ptk's built-in tools (read_file, list_dir,
+glob, grep over the workspace), runs the calls the model makes, feeds the
+results back, and prints the model's final answer on stdout. While it works,
+stderr shows each model call, each tool call and its result.
+
+The model is any OpenAI-compatible Chat Completions endpoint: Ollama (the
+default, at ` + defaultBaseURL + `), a llama.cpp or vLLM server, OpenAI, Groq,
+Together, OpenRouter, DeepSeek...
+
+  ptk run --model qwen3:8b "What does this repository do?"
+  PTK_BASE_URL=http://localhost:8080/v1 ptk run --model any "List the Go files"
+  OPENAI_API_KEY=sk-... ptk run --base-url https://api.openai.com/v1 --model gpt-4o-mini "..."
+
+--mode ptk teaches the model ptk's text protocol (works with any model),
+native uses the provider's function calling, auto (the default) uses native
+and falls back to ptk when the provider rejects tools.
+
+With --json, stdout is one JSON object:
+  {"success":…,"content":"…","iterations":N,"tool_calls":[{"tool":"…","args":{…}}],
+   "total_tool_calls":N,"error":{"code":"…","message":"…"}|null,
+   "usage":{"prompt_tokens":N,"completion_tokens":N},"cost":X,"duration_ms":N}
+
+Exit status: 0 on success, 1 when the run failed, 2 for a usage or
+configuration error (no model answering at the base URL, a wrong API key, an
+unknown model).`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 || strings.TrimSpace(strings.Join(args, " ")) == "" {
+				return usagef(`run needs a prompt, for example: ptk run --model qwen3:8b "What does this repository do?"`)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runRun(cmd, f, strings.Join(args, " "))
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.baseURL, "base-url", "", "the model's OpenAI-compatible API (env PTK_BASE_URL; default "+defaultBaseURL+")")
+	fl.StringVar(&f.apiKey, "api-key", "", "API key (env PTK_API_KEY, then OPENAI_API_KEY)")
+	fl.StringVar(&f.model, "model", "", "model name at the provider (env PTK_MODEL)")
+	fl.StringVar(&f.mode, "mode", "auto", "how the model calls tools: ptk, native or auto")
+	fl.StringVar(&f.workspace, "workspace", ".", "the folder the tools may read")
+	fl.StringVar(&f.tools, "tools", "", "comma-separated tools to give the model (default: all built-ins)")
+	fl.IntVar(&f.maxIterations, "max-iterations", agent.DefaultMaxIterations, "most model calls in the run")
+	fl.IntVar(&f.maxToolCalls, "max-tool-calls", agent.DefaultMaxToolCalls, "most tool calls in the run")
+	fl.DurationVar(&f.timeout, "timeout", 0, "time limit for the whole run, e.g. 5m (default none)")
+	fl.BoolVar(&f.stream, "stream", false, "ask the model to stream, and show its text as it comes")
+	fl.BoolVar(&f.yes, "yes", false, "approve tools that need approval (the built-in tools are all read-only for now)")
+	fl.BoolVar(&f.asJSON, "json", false, "print the result as one JSON object")
+	return cmd
+}
+
+// setting returns a flag's value when it was given, else the first
+// non-empty environment variable, else def.
+func setting(cmd *cobra.Command, flag, val string, def string, env ...string) string {
+	if cmd.Flags().Changed(flag) {
+		return val
+	}
+	for _, e := range env {
+		if v := os.Getenv(e); v != "" {
+			return v
+		}
+	}
+	return def
+}
+
+func runRun(cmd *cobra.Command, f runFlags, prompt string) error {
+	baseURL := setting(cmd, "base-url", f.baseURL, defaultBaseURL, "PTK_BASE_URL")
+	apiKey := setting(cmd, "api-key", f.apiKey, "", "PTK_API_KEY", "OPENAI_API_KEY")
+	model := setting(cmd, "model", f.model, "", "PTK_MODEL")
+	if model == "" {
+		return usagef("no model named: give --model NAME or set PTK_MODEL (for Ollama, 'ollama list' shows the models you have)")
+	}
+	mode := agent.Mode(f.mode)
+	switch mode {
+	case agent.ModeAuto, agent.ModePTK, agent.ModeNative:
+	default:
+		return usagef("--mode must be ptk, native or auto, not %q", f.mode)
+	}
+	if f.maxIterations < 1 || f.maxToolCalls < 1 {
+		return usagef("--max-iterations and --max-tool-calls must be at least 1")
+	}
+	if f.timeout < 0 {
+		return usagef("--timeout must not be negative")
+	}
+	root, err := filepath.Abs(f.workspace)
+	if err != nil {
+		return usagef("--workspace %s: %v", f.workspace, err)
+	}
+	ws, err := fs.New(root)
+	if err != nil {
+		return usagef("--workspace %s: %v", f.workspace, err)
+	}
+	defer ws.Close()
+	reg, err := tool.NewRegistry(ws.Tools()...)
+	if err != nil {
+		return err
+	}
+	tools := reg.Tools()
+	if strings.TrimSpace(f.tools) != "" {
+		var names []string
+		for n := range strings.SplitSeq(f.tools, ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				names = append(names, n)
+			}
+		}
+		if tools, err = reg.Select(names...); err != nil {
+			return usagef("--tools: %v", err)
+		}
+	}
+	var clientOpts []openai.Option
+	if apiKey != "" {
+		clientOpts = append(clientOpts, openai.WithAPIKey(apiKey))
+	}
+	opts := agent.Options{
+		Model:         openai.New(baseURL, clientOpts...),
+		ModelName:     model,
+		StreamModel:   f.stream,
+		Tools:         tools,
+		Mode:          mode,
+		MaxIterations: f.maxIterations,
+		MaxToolCalls:  f.maxToolCalls,
+		Timeout:       f.timeout,
+		Instructions:  instructions(root),
+	}
+
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+	defer stop()
+	stderr := cmd.ErrOrStderr()
+	var pr *progress
+	if !f.asJSON {
+		pr = newProgress(stderr, f.stream)
+		defer pr.stopSpinner()
+	}
+	var res *agent.Result
+	var runErr error
+	for e, err := range agent.Stream(ctx, prompt, opts) {
+		if pr != nil {
+			pr.event(e)
+		}
+		if e.Kind == agent.EventDone {
+			res, runErr = e.Run, err
+		}
+	}
+	out := cmd.OutOrStdout()
+	if f.asJSON {
+		if err := writeRunJSON(out, res); err != nil {
+			return err
+		}
+	} else if res.Success {
+		fmt.Fprintln(out, strings.TrimRight(res.Content, "\n"))
+	}
+	if runErr == nil {
+		return nil
+	}
+	if hint := configHint(runErr, baseURL, model); hint != "" {
+		return usageError{errors.New(hint)}
+	}
+	return runErr
+}
+
+// instructions is the system prompt's own part: what the assistant is and
+// where it works.
+func instructions(root string) string {
+	return "You are a coding assistant working in the folder " + root + ". " +
+		"Use the tools to look at the files before you answer; paths are relative to that folder. " +
+		"When you have what you need, answer the user directly and concisely."
+}
+
+// configHint turns a failure that comes from the configuration into one
+// line that says how to fix it; "" for other failures.
+func configHint(err error, baseURL, model string) string {
+	var le *llm.Error
+	errors.As(err, &le)
+	msg := ""
+	if le != nil && le.Message != "" {
+		msg = " (" + le.Message + ")"
+	}
+	switch {
+	case errors.Is(err, llm.ErrConnection):
+		return "no model answers at " + baseURL + msg + ": start the server (for Ollama: ollama serve), or point --base-url / PTK_BASE_URL at one"
+	case errors.Is(err, llm.ErrAuth):
+		return "the server at " + baseURL + " refused the API key" + msg + ": set --api-key, PTK_API_KEY or OPENAI_API_KEY"
+	case errors.Is(err, llm.ErrModelNotFound):
+		return "the server at " + baseURL + " has no model " + fmt.Sprintf("%q", model) + msg + ": name one it has with --model or PTK_MODEL (for Ollama: ollama list, or ollama pull " + model + ")"
+	}
+	return ""
+}
+
+type runJSON struct {
+	Success        bool         `json:"success"`
+	Content        string       `json:"content"`
+	Iterations     int          `json:"iterations"`
+	ToolCalls      []runJSONTC  `json:"tool_calls"`
+	TotalToolCalls int          `json:"total_tool_calls"`
+	Error          *runJSONErr  `json:"error"`
+	Usage          runJSONUsage `json:"usage"`
+	Cost           float64      `json:"cost"`
+	DurationMS     int64        `json:"duration_ms"`
+}
+
+type runJSONTC struct {
+	Tool string          `json:"tool"`
+	Args json.RawMessage `json:"args"`
+}
+
+type runJSONErr struct {
+	Code    ptk.Code `json:"code"`
+	Message string   `json:"message"`
+}
+
+type runJSONUsage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+}
+
+func writeRunJSON(w io.Writer, res *agent.Result) error {
+	out := runJSON{
+		Success:        res.Success,
+		Content:        res.Content,
+		Iterations:     res.Iterations,
+		ToolCalls:      []runJSONTC{},
+		TotalToolCalls: res.TotalToolCalls,
+		Usage:          runJSONUsage{res.Usage.PromptTokens, res.Usage.CompletionTokens},
+		Cost:           res.Cost,
+		DurationMS:     res.Duration.Milliseconds(),
+	}
+	for _, tc := range res.ToolCalls {
+		var args bytes.Buffer
+		if json.Compact(&args, tc.Call.Args) != nil {
+			args.Reset()
+			args.WriteString("{}")
+		}
+		out.ToolCalls = append(out.ToolCalls, runJSONTC{Tool: tc.Call.Tool, Args: args.Bytes()})
+	}
+	if res.Error != nil {
+		out.Error = &runJSONErr{Code: res.Error.Code, Message: res.Error.Message}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(out)
+}
