@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"text/template"
 	"unicode/utf8"
 
@@ -110,9 +111,40 @@ func (PTK) Tools(tools []ptk.ToolInfo) string {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		writeToolDef(&b, t)
+		b.WriteString(toolDef(t))
 	}
 	return Neutralize(strings.TrimRight(b.String(), "\n"))
+}
+
+// renderedDefs caches tool definitions as rendered: a program sends the
+// same tools in every run, and decoding a schema costs more than the rest of
+// a system prompt. Bounded: when full it starts again.
+var renderedDefs struct {
+	sync.Mutex
+	m map[string]string
+}
+
+const renderedDefsMax = 1024
+
+// toolDef returns the rendered definition of t.
+func toolDef(t ptk.ToolInfo) string {
+	key := t.Name + "\x00" + t.Description + "\x00" + string(t.Parameters)
+	renderedDefs.Lock()
+	def, ok := renderedDefs.m[key]
+	renderedDefs.Unlock()
+	if ok {
+		return def
+	}
+	var b strings.Builder
+	writeToolDef(&b, t)
+	def = b.String()
+	renderedDefs.Lock()
+	if renderedDefs.m == nil || len(renderedDefs.m) >= renderedDefsMax {
+		renderedDefs.m = make(map[string]string)
+	}
+	renderedDefs.m[key] = def
+	renderedDefs.Unlock()
+	return def
 }
 
 // Calls renders an assistant turn's calls the way the model is taught to
