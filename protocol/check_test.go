@@ -54,19 +54,9 @@ func TestCheckNativeCalls(t *testing.T) {
 			if a.Err != nil {
 				t.Fatalf("Err = %v", a.Err)
 			}
-			if got := compactJSON(t, a.Call.Args); got != c.wantArgs {
+			if got := compact(t, a.Call.Args); got != c.wantArgs {
 				t.Errorf("args = %s, want %s", got, c.wantArgs)
 			}
 		})
 	}
-}
-
-func compactJSON(t *testing.T, b []byte) string {
-	t.Helper()
-	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
-		t.Fatalf("args %s: %v", b, err)
-	}
-	out, _ := json.Marshal(v)
-	return string(out)
 }

@@ -91,16 +91,12 @@ func (w *Workspace) glob(ctx context.Context, a globArgs) (string, error) {
 
 // dir resolves p, which must name a directory.
 func (w *Workspace) dir(p string) (string, error) {
-	p, err := w.resolve(p)
+	p, fi, err := w.stat(p)
 	if err != nil {
 		return "", err
 	}
-	fi, err := w.root.Stat(p)
-	if err != nil {
-		return "", accessError(p, err)
-	}
 	if !fi.IsDir() {
-		return "", failf("%s is a file, not a directory", p)
+		return "", failf("%s is a file, not a directory; use read_file to read it", p)
 	}
 	return p, nil
 }

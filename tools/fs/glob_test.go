@@ -65,7 +65,7 @@ web/src/index.ts`},
 		{name: "absolute pattern", args: args{"pattern": "/etc/*"}, wantErr: true,
 			want: `the pattern must be relative and may not contain ".."; set path to search elsewhere`},
 		{name: "path is a file", args: args{"pattern": "*", "path": "go.mod"}, wantErr: true,
-			want: "go.mod is a file, not a directory"},
+			want: "go.mod is a file, not a directory; use read_file to read it"},
 		{name: "no pattern", args: args{}, wantErr: true, want: "pattern is required"},
 	})
 }

@@ -56,13 +56,9 @@ func (w *Workspace) grep(ctx context.Context, a grepArgs) (string, error) {
 	if a.Include != "" && !doublestar.ValidatePattern(a.Include) {
 		return "", failf("invalid include glob: %s", a.Include)
 	}
-	p, err := w.resolve(a.Path)
+	p, fi, err := w.stat(a.Path)
 	if err != nil {
 		return "", err
-	}
-	fi, err := w.root.Stat(p)
-	if err != nil {
-		return "", accessError(p, err)
 	}
 	g := grepper{ctx: ctx, w: w, re: re, lit: requiredLiteral(a.Pattern)}
 	hidden := 0

@@ -31,16 +31,9 @@ type listArgs struct {
 }
 
 func (w *Workspace) listDir(ctx context.Context, a listArgs) (string, error) {
-	p, err := w.resolve(a.Path)
+	p, err := w.dir(a.Path)
 	if err != nil {
 		return "", err
-	}
-	fi, err := w.root.Stat(p)
-	if err != nil {
-		return "", accessError(p, err)
-	}
-	if !fi.IsDir() {
-		return "", failf("%s is a file, not a directory; use read_file", p)
 	}
 	entries, err := iofs.ReadDir(w.fsys, p)
 	if err != nil && len(entries) == 0 {

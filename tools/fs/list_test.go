@@ -54,7 +54,7 @@ web/
 		{name: "empty", args: args{"path": "emptydir"}, want: "(empty directory)"},
 		{name: "cap", args: args{"path": "many"}, has: []string{"f0999\n(5 more entries not shown)"}},
 		{name: "file", args: args{"path": "go.mod"}, wantErr: true,
-			want: "go.mod is a file, not a directory; use read_file"},
+			want: "go.mod is a file, not a directory; use read_file to read it"},
 		{name: "missing", args: args{"path": "nope"}, wantErr: true, want: "no such file or directory: nope"},
 	})
 }

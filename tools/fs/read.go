@@ -48,14 +48,10 @@ func (w *Workspace) readFile(ctx context.Context, a readArgs) (string, error) {
 	if limit == 0 {
 		limit = maxReadLines
 	}
-	p, err := w.resolve(a.Path)
+	// Stat before opening: opening a FIFO would block.
+	p, fi, err := w.stat(a.Path)
 	if err != nil {
 		return "", err
-	}
-	// Stat before opening: opening a FIFO would block.
-	fi, err := w.root.Stat(p)
-	if err != nil {
-		return "", accessError(p, err)
 	}
 	if fi.IsDir() {
 		return "", failf("%s is a directory; use list_dir", p)

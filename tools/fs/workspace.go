@@ -157,6 +157,20 @@ func (w *Workspace) resolve(p string) (string, error) {
 	return filepath.ToSlash(rel), nil
 }
 
+// stat resolves a path from the model and stats what it names, through the
+// root.
+func (w *Workspace) stat(path string) (string, iofs.FileInfo, error) {
+	p, err := w.resolve(path)
+	if err != nil {
+		return "", nil, err
+	}
+	fi, err := w.root.Stat(p)
+	if err != nil {
+		return "", nil, accessError(p, err)
+	}
+	return p, fi, nil
+}
+
 // accessError describes for the model why p could not be opened.
 func accessError(p string, err error) error {
 	p = short(p)
