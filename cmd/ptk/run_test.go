@@ -341,3 +341,25 @@ func TestRunBinary(t *testing.T) {
 		t.Errorf("PTK_API_KEY / PTK_MODEL not used: authorization %q, model %v", got, f.request(0)["model"])
 	}
 }
+
+// The mistakes models make: a misspelt tool next to a good call, a call
+// repeated, a call inside reasoning, arguments with the wrong types.
+func TestRunMessyModel(t *testing.T) {
+	f, url := newFakeOpenAI(t,
+		fakeReply{content: "<tool_call>\n{\"name\": \"read_files\", \"arguments\": {\"path\": \"main.go\"}}\n</tool_call>\n<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"main.go\", \"limit\": \"3\"}}\n</tool_call>"},
+		fakeReply{content: "<think>I should check it again <tool_call>{\"name\": \"grep\", \"arguments\": {\"pattern\": \"x\"}}</tool_call></think>\n```json\n{\"name\": \"read_file\", \"arguments\": {\"limit\": 3, \"path\": \"main.go\"}}\n```"},
+		fakeReply{content: "main.go prints a greeting."},
+	)
+	code, out, errOut := runPTK(t, "", "run", "--base-url", url, "--model", "m", "--mode", "ptk", "--workspace", workspace(t), "--stream", "--json", "What does main.go do?")
+	if code != 0 || !strings.Contains(out, `"total_tool_calls":1`) || !strings.Contains(out, `"tool_calls":[{"tool":"read_file","args":{"path":"main.go","limit":3}}]`) {
+		t.Fatalf("exit %d, stdout %s, stderr %s", code, out, errOut)
+	}
+	second, _ := json.Marshal(f.request(1)["messages"])
+	third, _ := json.Marshal(f.request(2)["messages"])
+	if !strings.Contains(string(second), `did you mean`) || !strings.Contains(string(second), `package main`) {
+		t.Errorf("the misspelt call's error or the good call's result is missing:\n%s", second)
+	}
+	if !strings.Contains(string(third), "repeats one of your last") {
+		t.Errorf("the repeated call was not reported:\n%s", third)
+	}
+}
