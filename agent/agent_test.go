@@ -372,6 +372,27 @@ func TestBadCallsGoBackToTheModel(t *testing.T) {
 	}
 }
 
+// Strict mode ends the run at a bad call in the middle of a reply: every
+// call of the reply still gets an answer, with its id.
+func TestStrictAnswersEveryCall(t *testing.T) {
+	var runs atomic.Int32
+	reply := ptkCall("get_weather", `{"city": "A"}`) + ptkCall("nope", `{}`) + ptkCall("get_weather", `{"city": "B"}`)
+	m := llmtest.New(llmtest.Text(reply))
+	res, err := Run(context.Background(), "w", Options{Model: m, Mode: ModePTK, Tools: []ptk.Tool{weather(&runs)}, Strict: true})
+	if !errors.Is(err, ptk.ToolNotFound) || runs.Load() != 0 {
+		t.Fatalf("err %v, runs %d", err, runs.Load())
+	}
+	tools := res.Messages[2:]
+	if len(tools) != 3 {
+		t.Fatalf("answers = %+v", tools)
+	}
+	for i, want := range []string{"Not run: the run ended at a bad call.", "nope", "Not run: the run ended at a bad call."} {
+		if tools[i].CallID != fmt.Sprintf("call_1_%d", i+1) || !tools[i].IsError || !strings.Contains(tools[i].Content, want) {
+			t.Errorf("answer %d = %+v, want %q", i, tools[i], want)
+		}
+	}
+}
+
 func TestFailingTools(t *testing.T) {
 	var tries atomic.Int32
 	flaky := simpleTool("flaky", true, func(context.Context, json.RawMessage) (ptk.Result, error) {
@@ -511,7 +532,7 @@ func TestTimeoutAndCancel(t *testing.T) {
 	if !errors.Is(err, ptk.Canceled) || !errors.Is(err, context.Canceled) || res.Error.Code != ptk.Canceled {
 		t.Fatalf("canceled: err %v", err)
 	}
-	if last := res.Messages[len(res.Messages)-1]; last.Role != ptk.RoleTool || !strings.Contains(last.Content, "stopped") {
+	if last := res.Messages[len(res.Messages)-1]; last.Role != ptk.RoleTool || !strings.Contains(last.Content, "Stopped") {
 		t.Errorf("the canceled call has no answer in the history: %+v", last)
 	}
 }

@@ -40,15 +40,19 @@ func (r *runner) answer(ctx context.Context, rep *reply) error {
 	var jobs []*job
 	limitHit := false
 	for i, a := range rep.attempts {
+		// Until answered, a call's result is an error without a message
+		// (closeTurn says why it was not run).
+		results[i] = ptk.Result{CallID: a.Call.ID, Tool: a.Call.Tool, IsError: true}
+	}
+	for i, a := range rep.attempts {
 		c := a.Call
-		results[i] = ptk.Result{CallID: c.ID, Tool: c.Tool, IsError: true}
 		if a.Err != nil {
 			r.onError(a.Err)
+			results[i].Content = a.Err.Message
 			if o.Strict {
-				r.closeTurn(rep, results, i, "the run ended at a bad call")
+				r.closeTurn(results, "the run ended at a bad call")
 				return a.Err
 			}
-			results[i].Content = a.Err.Message
 			continue
 		}
 		t := r.tools[c.Tool]
@@ -88,10 +92,7 @@ func (r *runner) answer(ctx context.Context, rep *reply) error {
 		}
 	}
 	r.runJobs(ctx, jobs)
-	if ctx.Err() != nil {
-		r.closeTurn(rep, results, 0, "the run was stopped")
-		return ctxError(ctx, "while tools were running")
-	}
+	stopped := ctx.Err() != nil
 
 	var fatal error
 	next := 0
@@ -101,7 +102,10 @@ func (r *runner) answer(ctx context.Context, rep *reply) error {
 			j := jobs[next]
 			next++
 			res := j.result
-			if j.failed != nil {
+			switch {
+			case j.failed != nil && stopped:
+				res = ptk.Result{Content: "Stopped: the run ended while the tool was running.", IsError: true}
+			case j.failed != nil:
 				perr := ptk.NewError(ptk.ToolExecutionFailed, "tool "+strconv.Quote(c.Tool)+" failed: "+j.failed.Error(), j.failed)
 				perr.Tool = c.Tool
 				r.onError(perr)
@@ -111,6 +115,9 @@ func (r *runner) answer(ctx context.Context, rep *reply) error {
 				res = ptk.Result{Content: perr.Message, IsError: true}
 			}
 			res.CallID, res.Tool = c.ID, c.Tool
+			if res.IsError && res.Content == "" {
+				res.Content = "The tool failed without saying why."
+			}
 			results[i] = res
 			if j.failed == nil && !res.IsError && j.tool.Info().Cacheable {
 				if r.cache == nil {
@@ -127,7 +134,10 @@ func (r *runner) answer(ctx context.Context, rep *reply) error {
 			r.reportResult(i, c, results[i], 0, true)
 		}
 	}
-	r.closeTurn(rep, results, len(results), "")
+	r.closeTurn(results, "the run was stopped")
+	if stopped {
+		return ctxError(ctx, "while tools were running")
+	}
 	if fatal != nil {
 		return fatal
 	}
@@ -146,12 +156,12 @@ func (r *runner) reportResult(i int, c ptk.Call, res ptk.Result, d time.Duration
 }
 
 // closeTurn adds the turn's results to the history, in call order, so that
-// every call has its answer even when the run ends early: results from
-// index from on that have no content say why the call was not run.
-func (r *runner) closeTurn(rep *reply, results []ptk.Result, from int, why string) {
-	for i, res := range results {
-		if i >= from && res.Content == "" && why != "" {
-			res.Content, res.IsError = "Not run: "+why+".", true
+// every call has its answer even when the run ends early: a call left
+// without a result says why it was not run.
+func (r *runner) closeTurn(results []ptk.Result, why string) {
+	for _, res := range results {
+		if res.Content == "" && res.IsError {
+			res.Content = "Not run: " + why + "."
 		}
 		r.history = append(r.history, ptk.Message{Role: ptk.RoleTool, Content: res.Content, CallID: res.CallID, Tool: res.Tool, IsError: res.IsError})
 	}
