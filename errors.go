@@ -32,12 +32,15 @@ const (
 	Timeout Code = "TIMEOUT"
 	// Canceled: the caller canceled.
 	Canceled Code = "CANCELED"
+	// ToolCallDenied: the user or a policy did not approve a call.
+	ToolCallDenied Code = "TOOL_CALL_DENIED"
 )
 
 // Codes lists every [Code], in the order of the design.
 var Codes = []Code{
 	ToolNotFound, InvalidToolCall, MaxIterationsReached, MaxToolCallsReached,
 	ToolExecutionFailed, LLMCallFailed, ParseError, DuplicateToolCall, Timeout, Canceled,
+	ToolCallDenied,
 }
 
 // Error makes a Code usable as an error value.

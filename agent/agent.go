@@ -135,9 +135,10 @@ func (r *runner) setTools() error {
 		return ptk.NewError(ptk.InvalidToolCall, err.Error(), err)
 	}
 	r.tools = make(map[string]ptk.Tool, len(all))
+	limit := tool.Limit(max(o.MaxResultBytes, 0), max(o.MaxResultLines, 0))
 	for _, t := range reg.Tools() {
 		info := t.Info()
-		r.tools[info.Name] = t
+		r.tools[info.Name] = tool.Wrap(t, limit)
 		r.infos = append(r.infos, info)
 	}
 	p, err := protocol.NewParser(r.infos, o.ParserOptions...)

@@ -34,6 +34,8 @@ const (
 	DefaultDuplicateWindow = 3
 	DefaultMaxToolRetries  = 2
 	DefaultMaxParallel     = 4
+	DefaultMaxResultBytes  = 50 << 10
+	DefaultMaxResultLines  = 2000
 )
 
 // Options configure a run. The zero value of every field means its default.
@@ -103,6 +105,15 @@ type Options struct {
 	// ToolRetryDelay is the pause before the first retry, doubled before
 	// each next one; default 200ms.
 	ToolRetryDelay time.Duration
+	// Approver decides whether a call to a tool that is not read-only may
+	// run; it is asked one call at a time, in call order. A denied call goes
+	// back to the model as an error result with the approver's reason. With
+	// no Approver every call runs.
+	Approver tool.Approver
+	// MaxResultBytes and MaxResultLines cap every tool result (defaults 50
+	// KB and 2,000 lines; negative for no cap): the rest is cut, with a note
+	// that tells the model how to ask for less (tool.Limit).
+	MaxResultBytes, MaxResultLines int
 	// MaxParallel caps the calls of one reply that run at the same time;
 	// default 4. The results always go back in call order.
 	MaxParallel int
@@ -143,6 +154,12 @@ func (o *Options) defaults() {
 	def(&o.MaxToolCalls, DefaultMaxToolCalls)
 	def(&o.DuplicateWindow, DefaultDuplicateWindow)
 	def(&o.MaxParallel, DefaultMaxParallel)
+	if o.MaxResultBytes == 0 {
+		o.MaxResultBytes = DefaultMaxResultBytes
+	}
+	if o.MaxResultLines == 0 {
+		o.MaxResultLines = DefaultMaxResultLines
+	}
 	switch {
 	case o.MaxToolRetries == 0:
 		o.MaxToolRetries = DefaultMaxToolRetries

@@ -81,6 +81,8 @@ const (
 	// EventDuplicate: a call was not run because it repeats a recent one
 	// (Index, Call).
 	EventDuplicate
+	// EventDenied: a call was not approved (Index, Call, Text the reason).
+	EventDenied
 	// EventModeSwitch: ModeAuto switched to the text protocol (Text says why).
 	EventModeSwitch
 	// EventFinal: the model's final answer (Text).

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/tool"
 )
 
 // job is one call to run, and what came of it.
@@ -71,6 +72,26 @@ func (r *runner) answer(ctx context.Context, rep *reply) error {
 			limitHit = true
 			results[i].Content = fmt.Sprintf("Not run: the run reached its limit of %d tool calls.", o.MaxToolCalls)
 			continue
+		}
+		if !info.ReadOnly && o.Approver != nil {
+			v, err := o.Approver.Approve(ctx, c, info)
+			if ctx.Err() != nil {
+				r.closeTurn(results, "the run was stopped")
+				return ctxError(ctx, "while waiting for approval")
+			}
+			if err != nil {
+				v = tool.Verdict{Reason: "the approval failed: " + err.Error()}
+			}
+			if !v.Allow {
+				reason := v.Reason
+				if reason == "" {
+					reason = "the call was not approved"
+				}
+				results[i].Content = "Denied: " + reason
+				r.event(Event{Kind: EventDenied, Iteration: it, Index: i, Call: &c, Text: reason})
+				r.onError(ptk.NewError(ptk.ToolCallDenied, c.Tool+" denied: "+reason, nil))
+				continue
+			}
 		}
 		if res, ok := r.cache[key]; ok && info.Cacheable {
 			res.CallID, res.Tool = c.ID, c.Tool

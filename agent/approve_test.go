@@ -1,0 +1,87 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/llm/llmtest"
+	"github.com/ptkit/ptk/tool"
+)
+
+func TestApproval(t *testing.T) {
+	var writes atomic.Int32
+	write := simpleTool("write", false, func(context.Context, json.RawMessage) (ptk.Result, error) {
+		writes.Add(1)
+		return ptk.Result{Content: "written"}, nil
+	})
+	var asked []string
+	approver := tool.ApproverFunc(func(_ context.Context, c ptk.Call, info ptk.ToolInfo) (tool.Verdict, error) {
+		asked = append(asked, c.ID)
+		var a struct{ X string }
+		json.Unmarshal(c.Args, &a)
+		if a.X == "secret" {
+			return tool.Verdict{Reason: "the user said no; run with --yes to allow"}, nil
+		}
+		if a.X == "broken" {
+			return tool.Verdict{}, errors.New("no terminal")
+		}
+		return tool.Verdict{Allow: true}, nil
+	})
+	var denied []string
+	var errs []ptk.Code
+	m := llmtest.New(
+		llmtest.Text(ptkCall("write", `{"x": "ok"}`)+ptkCall("get_weather", `{"city": "A"}`)+ptkCall("write", `{"x": "secret"}`)+ptkCall("write", `{"x": "broken"}`)),
+		llmtest.Text("done"),
+	)
+	o := Options{Model: m, Mode: ModePTK, Tools: []ptk.Tool{write, weather(nil)}, Approver: approver, AllowDuplicates: true,
+		OnError: func(err error) { errs = append(errs, ptk.CodeOf(err)) }}
+	var res *Result
+	for e, err := range Stream(context.Background(), "w", o) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Kind == EventDenied {
+			denied = append(denied, e.Call.ID+": "+e.Text)
+		}
+		if e.Kind == EventDone {
+			res = e.Run
+		}
+	}
+	if writes.Load() != 1 || res.TotalToolCalls != 2 || !res.Success {
+		t.Fatalf("writes %d, result %+v", writes.Load(), res)
+	}
+	if strings.Join(asked, ",") != "call_1_1,call_1_3,call_1_4" {
+		t.Errorf("asked about %v; want the three writes in order, not the read-only tool", asked)
+	}
+	if len(denied) != 2 || !strings.Contains(denied[0], "--yes") || !strings.Contains(denied[1], "no terminal") {
+		t.Errorf("denied events: %v", denied)
+	}
+	fb := m.Requests()[1].Messages[3].Content
+	if !strings.Contains(fb, "<PTK_ERROR id=\"call_1_3\" tool=\"write\">\nDenied: the user said no; run with --yes to allow") {
+		t.Errorf("the model is not told: %s", fb)
+	}
+	if len(errs) != 2 || errs[0] != ptk.ToolCallDenied {
+		t.Errorf("OnError codes: %v", errs)
+	}
+}
+
+func TestResultsAreCapped(t *testing.T) {
+	big := simpleTool("big", true, func(context.Context, json.RawMessage) (ptk.Result, error) {
+		return ptk.Result{Content: strings.Repeat("a line of output\n", 5000)}, nil
+	})
+	m := llmtest.New(llmtest.Text(ptkCall("big", `{}`)), llmtest.Text("ok"), llmtest.Text(ptkCall("big", `{"x": "again"}`)), llmtest.Text("ok"))
+	res := mustRun(t, "go", Options{Model: m, Mode: ModePTK, Tools: []ptk.Tool{big}})
+	got := res.ToolCalls[0].Result.Content
+	if strings.Count(got, "\n") > 2001 || len(got) > 50<<10+300 || !strings.Contains(got, "[output cut: 3000 more lines") {
+		t.Errorf("default cap: %d lines, %d bytes, ends %q", strings.Count(got, "\n"), len(got), got[len(got)-120:])
+	}
+	res = mustRun(t, "go", Options{Model: m, Mode: ModePTK, Tools: []ptk.Tool{big}, MaxResultBytes: -1, MaxResultLines: -1})
+	if got := res.ToolCalls[0].Result.Content; len(got) != 5000*17 {
+		t.Errorf("no cap: %d bytes", len(got))
+	}
+}
