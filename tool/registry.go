@@ -1,6 +1,10 @@
-// Package tool holds what ptk needs around tools: the [Registry] that names
-// them. Tools themselves are [ptk.Tool] values; the built-in ones live in
-// tools/fs.
+// Package tool holds what ptk needs around tools: [New], which makes any Go
+// function a tool with a JSON Schema derived from its argument struct; the
+// [Registry] that names tools; [Middleware] that wraps them ([Timeout],
+// [Limit]); and approval: the [Approver] the agent asks before a tool that
+// is not read-only runs, and the [Policy] that allows or denies calls by
+// tool, command prefix and path. Tools themselves are [ptk.Tool] values; the
+// built-in ones live in tools/fs and tools/shell.
 package tool
 
 import (
