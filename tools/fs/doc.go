@@ -1,5 +1,7 @@
-// Package fs holds the read-only file tools a coding assistant gives a model:
-// read_file, list_dir, glob and grep, confined to one workspace directory.
+// Package fs holds the file tools a coding assistant gives a model, confined
+// to one workspace directory: the read-only read_file, list_dir, glob and
+// grep ([Workspace.Tools]), and write_file and edit_file, which change files
+// ([Workspace.EditTools]).
 //
 // [New] opens the workspace as an [os.Root]: every file the tools touch is
 // opened through it, so a path with "..", an absolute path elsewhere or a
@@ -17,8 +19,21 @@
 // hidden: read_file reads an ignored file, and a listing or search that starts
 // inside an ignored directory shows everything below it.
 //
+// write_file creates a file, with its parent directories, or replaces one
+// whole; edit_file replaces an exact string in a text file, once or
+// everywhere, and returns a unified diff of the change. Both write a
+// temporary file next to the target and rename it over the target, so a file
+// is never left half-written, an existing file keeps its permission bits,
+// and a file that has become a symbolic link is replaced rather than written
+// through. They refuse to write through a symbolic link at the end of the
+// path, to write inside a directory named .git (whose hooks and config run
+// code), and to write more than 10 MB. edit_file keeps a file's CRLF line
+// endings when old_string and new_string are written with plain newlines,
+// and when old_string is not found says where it is if only whitespace
+// differs. A Workspace runs its writes one at a time.
+//
 // What the model can correct (a missing file, a path outside the workspace,
-// an invalid pattern) comes back as a [ptk.Result] with IsError set; a tool
-// returns a Go error only when the workspace is closed ([ErrClosed]) or the
-// context ends.
+// an invalid pattern, an old_string that is not unique) comes back as a
+// [ptk.Result] with IsError set; a tool returns a Go error only when the
+// workspace is closed ([ErrClosed]) or the context ends.
 package fs

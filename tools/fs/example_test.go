@@ -74,3 +74,50 @@ func Example() {
 	// read_file {"path": "../etc/passwd"} (error: true)
 	// path escapes the workspace: ../etc/passwd
 }
+
+func ExampleWorkspace_EditTools() {
+	dir, err := os.MkdirTemp("", "workspace")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	ws, err := fs.New(dir)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ws.Close()
+	for _, call := range []struct{ tool, args string }{
+		{"write_file", `{"path": "cmd/hello/main.go", "content": "package main\n\nimport \"fmt\"\n\nfunc main() {\n\tname := \"world\"\n\tgreeting := \"hello\"\n\tfmt.Println(greeting)\n}\n"}`},
+		{"edit_file", `{"path": "cmd/hello/main.go", "old_string": "fmt.Println(greeting)", "new_string": "fmt.Println(greeting + \", \" + name)"}`},
+		{"edit_file", `{"path": "cmd/hello/main.go", "old_string": "func main() {\n    name", "new_string": "x"}`},
+		{"write_file", `{"path": ".git/hooks/pre-commit", "content": "#!/bin/sh\n"}`},
+	} {
+		tool, _ := ws.Tool(call.tool)
+		res, err := tool.Run(context.Background(), json.RawMessage(call.args))
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("%s (error: %v)\n%s\n\n", call.tool, res.IsError, res.Content)
+	}
+	// Output:
+	// write_file (error: false)
+	// Created cmd/hello/main.go (9 lines, 105 bytes)
+	//
+	// edit_file (error: false)
+	// Edited cmd/hello/main.go: 1 replacement
+	// --- a/cmd/hello/main.go
+	// +++ b/cmd/hello/main.go
+	// @@ -5,5 +5,5 @@
+	//  func main() {
+	//  	name := "world"
+	//  	greeting := "hello"
+	// -	fmt.Println(greeting)
+	// +	fmt.Println(greeting + ", " + name)
+	//  }
+	//
+	// edit_file (error: true)
+	// old_string was not found in cmd/hello/main.go; a match ignoring indentation is at lines 5-6; old_string must match exactly, including whitespace
+	//
+	// write_file (error: true)
+	// refusing to write .git/hooks/pre-commit: it is inside a .git directory, where hooks and config run code outside any control; use git to change the repository
+}

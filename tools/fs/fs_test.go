@@ -144,11 +144,11 @@ func runCases(t *testing.T, w *Workspace, tool string, cases []toolCase) {
 func TestTools(t *testing.T) {
 	w := open(t, t.TempDir())
 	var names []string
-	for _, tl := range w.Tools() {
+	for i, tl := range slices.Concat(w.Tools(), w.EditTools()) {
 		info := tl.Info()
 		names = append(names, info.Name)
-		if !info.ReadOnly || !info.Cacheable {
-			t.Errorf("%s: ReadOnly %v, Cacheable %v; want both", info.Name, info.ReadOnly, info.Cacheable)
+		if readOnly := i < len(w.Tools()); info.ReadOnly != readOnly || info.Cacheable != readOnly {
+			t.Errorf("%s: ReadOnly %v, Cacheable %v; want both %v", info.Name, info.ReadOnly, info.Cacheable, readOnly)
 		}
 		if len(info.Description) < 100 {
 			t.Errorf("%s: description too short: %q", info.Name, info.Description)
@@ -176,18 +176,21 @@ func TestTools(t *testing.T) {
 		if _, err := c.Compile(info.Name + ".json"); err != nil {
 			t.Errorf("%s: schema does not compile: %v", info.Name, err)
 		}
+		if found, ok := w.Tool(info.Name); !ok || found.Info().Name != info.Name {
+			t.Errorf("Tool(%q) did not find it", info.Name)
+		}
 	}
-	if want := []string{"read_file", "list_dir", "glob", "grep"}; !slices.Equal(names, want) {
+	if want := []string{"read_file", "list_dir", "glob", "grep", "write_file", "edit_file"}; !slices.Equal(names, want) {
 		t.Errorf("tools %v, want %v", names, want)
 	}
-	if _, ok := w.Tool("write_file"); ok {
-		t.Error(`Tool("write_file") found a tool`)
+	if _, ok := w.Tool("delete_file"); ok {
+		t.Error(`Tool("delete_file") found a tool`)
 	}
 }
 
 func TestBadArguments(t *testing.T) {
 	w := open(t, fixture(t))
-	for _, tl := range w.Tools() {
+	for _, tl := range slices.Concat(w.Tools(), w.EditTools()) {
 		name := tl.Info().Name
 		for raw, empty := range map[string]bool{`not json`: false, `[]`: false, `{"path": 3, "pattern": 4}`: false, `{}`: true, `null`: true, ``: true} {
 			res, err := tl.Run(context.Background(), json.RawMessage(raw))
@@ -211,8 +214,8 @@ func TestClosed(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
 	}
-	for _, tl := range w.Tools() {
-		_, err := tl.Run(context.Background(), json.RawMessage(`{"path": "go.mod", "pattern": "x"}`))
+	for _, tl := range slices.Concat(w.Tools(), w.EditTools()) {
+		_, err := tl.Run(context.Background(), json.RawMessage(`{"path": "go.mod", "pattern": "x", "old_string": "go", "new_string": "Go"}`))
 		if !errors.Is(err, ErrClosed) {
 			t.Errorf("%s after Close: %v, want ErrClosed", tl.Info().Name, err)
 		}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"unicode"
@@ -31,19 +32,24 @@ const (
 	maxGrepFile    = 64 << 20 // grep skips larger files
 	binarySniff    = 8 << 10  // a NUL in this many leading bytes means binary
 	maxIgnoreFile  = 1 << 20  // bytes read of an ignore file
+	maxWrite       = 10 << 20 // bytes write_file writes and edit_file edits
+	maxPath        = 4096     // bytes in a path to write (PATH_MAX on Linux)
+	maxDiffLines   = 200      // lines of diff edit_file shows
 )
 
 // ErrClosed is the error a tool returns when its [Workspace] is closed.
 var ErrClosed = errors.New("fs: workspace is closed")
 
-// A Workspace is a directory tree that the tools read, opened as an
+// A Workspace is a directory tree that the tools read and write, opened as an
 // [os.Root] so that no path, ".." or symbolic link leads out of it. A
-// Workspace is safe for concurrent use.
+// Workspace is safe for concurrent use; its writes run one at a time.
 type Workspace struct {
 	root   *os.Root
 	fsys   iofs.FS  // root.FS()
 	dirs   []string // the workspace's absolute path, and its real path if that differs
 	tools  []ptk.Tool
+	edits  []ptk.Tool
+	mu     sync.Mutex // held by a write, and by Close
 	closed atomic.Bool
 }
 
@@ -68,28 +74,41 @@ func New(workspace string) (*Workspace, error) {
 		newTool(w, globInfo, w.glob),
 		newTool(w, grepInfo, w.grep),
 	}
+	w.edits = []ptk.Tool{
+		newEditTool(w, writeFileInfo, w.writeFile),
+		newEditTool(w, editFileInfo, w.editFile),
+	}
 	return w, nil
 }
 
-// Close closes the workspace; its tools then fail with [ErrClosed].
+// Close closes the workspace, after a write in progress ends; its tools then
+// fail with [ErrClosed].
 func (w *Workspace) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if w.closed.Swap(true) {
 		return nil
 	}
 	return w.root.Close()
 }
 
-// Tools returns the tools, in order: read_file, list_dir, glob and grep. All
-// are read-only and cacheable.
+// Tools returns the read-only tools, in order: read_file, list_dir, glob and
+// grep. All are read-only and cacheable.
 func (w *Workspace) Tools() []ptk.Tool { return slices.Clone(w.tools) }
 
-// Tool returns the tool with the given name.
+// EditTools returns the tools that change files, in order: write_file and
+// edit_file. They are neither read-only nor cacheable, so an agent asks
+// approval before it runs them.
+func (w *Workspace) EditTools() []ptk.Tool { return slices.Clone(w.edits) }
+
+// Tool returns the tool with the given name, read-only or not.
 func (w *Workspace) Tool(name string) (ptk.Tool, bool) {
-	i := slices.IndexFunc(w.tools, func(t ptk.Tool) bool { return t.Info().Name == name })
-	if i < 0 {
-		return nil, false
+	for _, t := range slices.Concat(w.tools, w.edits) {
+		if t.Info().Name == name {
+			return t, true
+		}
 	}
-	return w.tools[i], true
+	return nil, false
 }
 
 // A failure is a problem the model can correct; the tool returns it as an
@@ -100,10 +119,32 @@ func (f failure) Error() string { return string(f) }
 
 func failf(format string, args ...any) error { return failure(fmt.Sprintf(format, args...)) }
 
-// newTool makes a tool of a function of decoded arguments. A [failure]
-// becomes an error result; any other error ends the run.
+// newTool makes a read-only tool of a function of decoded arguments.
 func newTool[A any](w *Workspace, info ptk.ToolInfo, run func(context.Context, A) (string, error)) ptk.Tool {
 	info.ReadOnly, info.Cacheable = true, true
+	return makeTool(w, info, run)
+}
+
+// newEditTool makes a tool that changes files of a function of decoded
+// arguments. Its calls run one at a time, so that two edits of one file do
+// not lose one another, and never while Close runs.
+func newEditTool[A any](w *Workspace, info ptk.ToolInfo, run func(context.Context, A) (string, error)) ptk.Tool {
+	return makeTool(w, info, func(ctx context.Context, a A) (string, error) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.closed.Load() {
+			return "", ErrClosed
+		}
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+		return run(ctx, a)
+	})
+}
+
+// makeTool makes a tool of a function of decoded arguments. A [failure]
+// becomes an error result; any other error ends the run.
+func makeTool[A any](w *Workspace, info ptk.ToolInfo, run func(context.Context, A) (string, error)) ptk.Tool {
 	return ptk.NewTool(info, func(ctx context.Context, raw json.RawMessage) (ptk.Result, error) {
 		if w.closed.Load() {
 			return ptk.Result{}, ErrClosed
