@@ -1,0 +1,29 @@
+// Package shell holds the bash tool a coding assistant gives a model: it runs
+// a command with "bash -c" in a workspace directory and returns its output
+// and exit code.
+//
+// Bash cannot be confined to the workspace by checking paths: a command can
+// name any file, change directory, expand variables or start any program.
+// Without [WithSandbox] a command can do whatever the user running ptk can
+// do, anywhere; the workspace is only where it starts. Only the sandbox
+// confines it: with [WithSandbox] every command runs under bubblewrap, with
+// the file system read-only except the workspace and a private /tmp, in its
+// own network namespace with no network, and in its own PID namespace.
+// Caches under the home directory are read-only there too: point tools at
+// /tmp or the workspace (GOCACHE, npm_config_cache) when they need to write.
+// Sandboxed or not, a command sees the whole environment of the process,
+// API keys included.
+//
+// Each command runs in its own process group, with stdin empty (/dev/null)
+// and PTK=1 added to the environment. When it ends, times out or the run is
+// canceled, the whole group is killed, so background processes do not
+// outlive the call; a process that leaves the group (setsid) escapes this
+// unless sandboxed, where the PID namespace ends with the command. Stdout and
+// stderr are read from one pipe, in the order written, into a buffer that
+// keeps the head and the tail of the output, so memory stays bounded however
+// much a command prints.
+//
+// A non-zero exit code is reported in the result, not as an error: the model
+// reads it. A timeout, a bad argument or a command that could not start is a
+// result with IsError set; a Go error is returned only when the context ends.
+package shell

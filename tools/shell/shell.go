@@ -1,0 +1,333 @@
+package shell
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/ptkit/ptk"
+)
+
+// Defaults of a [Shell].
+const (
+	DefaultTimeout    = 120 * time.Second
+	DefaultMaxTimeout = 600 * time.Second
+	DefaultMaxOutput  = 50 << 10
+)
+
+const (
+	// termGrace is how long a timed-out command has between SIGTERM and
+	// SIGKILL.
+	termGrace = 2 * time.Second
+	// drainDelay is how long output is still read after the command and its
+	// process group are gone, from processes that left the group.
+	drainDelay = 500 * time.Millisecond
+)
+
+// ErrNoBwrap is the error [New] returns with [WithSandbox] when bubblewrap
+// is not installed.
+var ErrNoBwrap = errors.New("--sandbox needs bubblewrap (bwrap), which is not installed: apt install bubblewrap (Debian/Ubuntu), dnf install bubblewrap (Fedora)")
+
+// An Option configures a [Shell].
+type Option func(*config)
+
+type config struct {
+	sandbox             bool
+	timeout, maxTimeout time.Duration
+	maxOutput           int
+}
+
+// WithSandbox runs every command under bubblewrap: without network, with
+// only the workspace and a private /tmp writable.
+func WithSandbox() Option { return func(c *config) { c.sandbox = true } }
+
+// WithDefaultTimeout sets how long a command runs when the call gives no
+// timeout; the default is [DefaultTimeout]. It is lowered to the maximum
+// timeout if longer.
+func WithDefaultTimeout(d time.Duration) Option {
+	return func(c *config) { c.timeout = d }
+}
+
+// WithMaxTimeout sets the longest timeout a call may ask for; the default is
+// [DefaultMaxTimeout]. A longer one is lowered to it.
+func WithMaxTimeout(d time.Duration) Option {
+	return func(c *config) { c.maxTimeout = d }
+}
+
+// WithMaxOutput sets how many bytes of output a call returns at most; the
+// default is [DefaultMaxOutput]. Longer output is cut in the middle.
+func WithMaxOutput(bytes int) Option { return func(c *config) { c.maxOutput = bytes } }
+
+// A Shell runs commands in a workspace directory for the bash tool. It does
+// not change after [New] and is safe for concurrent use.
+type Shell struct {
+	dir   string   // the workspace, absolute
+	bwrap []string // the bwrap command line up to "--", when sandboxed
+	cfg   config
+	tool  ptk.Tool
+}
+
+// New returns a Shell that runs commands in the directory workspace. With
+// [WithSandbox] it checks that bubblewrap is installed ([ErrNoBwrap]) and
+// that it can run here.
+func New(workspace string, opts ...Option) (*Shell, error) {
+	cfg := config{timeout: DefaultTimeout, maxTimeout: DefaultMaxTimeout, maxOutput: DefaultMaxOutput}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	switch {
+	case cfg.timeout <= 0:
+		return nil, fmt.Errorf("shell: the default timeout must be positive, not %v", cfg.timeout)
+	case cfg.maxTimeout <= 0:
+		return nil, fmt.Errorf("shell: the maximum timeout must be positive, not %v", cfg.maxTimeout)
+	case cfg.maxOutput <= 0:
+		return nil, fmt.Errorf("shell: the maximum output must be positive, not %d", cfg.maxOutput)
+	}
+	cfg.timeout = min(cfg.timeout, cfg.maxTimeout)
+
+	dir, err := filepath.Abs(workspace)
+	if err != nil {
+		return nil, fmt.Errorf("shell: %w", err)
+	}
+	if fi, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("shell: workspace: %w", err)
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("shell: workspace %s is not a directory", dir)
+	}
+	s := &Shell{dir: dir, cfg: cfg}
+	if cfg.sandbox {
+		if s.bwrap, err = sandbox(dir); err != nil {
+			return nil, err
+		}
+	}
+	s.tool = ptk.NewTool(ptk.ToolInfo{
+		Name:        "bash",
+		Description: s.description(),
+		Parameters:  parameters,
+	}, s.run)
+	return s, nil
+}
+
+// sandbox returns the bwrap command line that confines a command to dir,
+// after checking that it works.
+func sandbox(dir string) ([]string, error) {
+	bwrap, err := exec.LookPath("bwrap")
+	if err != nil {
+		return nil, ErrNoBwrap
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil, fmt.Errorf("shell: workspace: %w", err)
+	}
+	// Mounts apply in order: the workspace is bound over the private /tmp
+	// when it lies below /tmp.
+	args := []string{bwrap,
+		"--ro-bind", "/", "/",
+		"--dev", "/dev",
+		"--proc", "/proc",
+		"--tmpfs", "/tmp",
+		"--bind", real, real,
+		"--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+		"--die-with-parent", "--new-session",
+		"--chdir", dir,
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	probe := exec.CommandContext(ctx, args[0], append(args[1:], "--", "true")...)
+	if out, err := probe.CombinedOutput(); err != nil {
+		msg := strings.TrimSpace(string(out))
+		if msg == "" {
+			msg = err.Error()
+		}
+		return nil, fmt.Errorf("shell: --sandbox: bubblewrap cannot run here (%s); "+
+			"the kernel may forbid unprivileged user namespaces: see sysctl kernel.unprivileged_userns_clone "+
+			"and kernel.apparmor_restrict_unprivileged_userns", msg)
+	}
+	return args, nil
+}
+
+// Tool returns the bash tool. It is neither read-only nor cacheable.
+func (s *Shell) Tool() ptk.Tool { return s.tool }
+
+var parameters = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "command": {"type": "string", "description": "The command to run with bash -c."},
+    "timeout": {"type": "number", "exclusiveMinimum": 0, "description": "Seconds before the command is killed."}
+  },
+  "required": ["command"],
+  "additionalProperties": false
+}`)
+
+func (s *Shell) description() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Run a command with bash -c in the workspace folder, %s, and return its output: "+
+		"stdout and stderr together, in the order written, then a last line \"exit code N\". "+
+		"A non-zero exit code is reported, not treated as a failure. ", s.dir)
+	fmt.Fprintf(&b, "The command is killed with its whole process group after timeout seconds "+
+		"(default %s, at most %s); nothing it starts outlives the call, and each call starts a new shell, "+
+		"so cd and exported variables do not carry over. ", seconds(s.cfg.timeout), seconds(s.cfg.maxTimeout))
+	fmt.Fprintf(&b, "Output over %s is cut in the middle, keeping its start and its end. ", size(s.cfg.maxOutput))
+	b.WriteString("There is no interactive input: stdin is empty, so use non-interactive flags " +
+		"(such as -y, --no-pager, --no-edit) and never start an editor or a pager.")
+	if s.bwrap != nil {
+		b.WriteString(" The command runs in a sandbox: there is no network, and only the workspace " +
+			"and a private /tmp are writable; the rest of the file system is read-only.")
+	}
+	return b.String()
+}
+
+func (s *Shell) run(ctx context.Context, raw json.RawMessage) (ptk.Result, error) {
+	var a struct {
+		Command *string  `json:"command"`
+		Timeout *float64 `json:"timeout"`
+	}
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &a); err != nil {
+			return failf("invalid arguments: %v", err), nil
+		}
+	}
+	if a.Command == nil || strings.TrimSpace(*a.Command) == "" {
+		return failf("command is required"), nil
+	}
+	timeout, note := s.cfg.timeout, ""
+	if a.Timeout != nil {
+		sec := *a.Timeout
+		switch {
+		case sec <= 0:
+			return failf("timeout must be a positive number of seconds, not %s", fmtFloat(sec)), nil
+		case sec > s.cfg.maxTimeout.Seconds():
+			timeout = s.cfg.maxTimeout
+			note = fmt.Sprintf("(timeout %ss is above the maximum; it was lowered to %s)\n", fmtFloat(sec), seconds(timeout))
+		default:
+			timeout = max(time.Duration(sec*float64(time.Second)), time.Millisecond)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return ptk.Result{}, err
+	}
+	return s.exec(ctx, *a.Command, timeout, note)
+}
+
+// exec runs command and reports its output and exit status.
+func (s *Shell) exec(ctx context.Context, command string, timeout time.Duration, note string) (ptk.Result, error) {
+	tctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	argv := []string{"bash", "-c", command}
+	if s.bwrap != nil {
+		argv = slices.Concat(s.bwrap, []string{"--"}, argv)
+	}
+	cmd := exec.CommandContext(tctx, argv[0], argv[1:]...)
+	cmd.Dir = s.dir
+	cmd.Env = append(cmd.Environ(), "PTK=1") // Environ sets PWD to Dir
+	// Stdin is nil: the command reads /dev/null.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var timedOut atomic.Bool
+	cmd.Cancel = func() error {
+		// On cancellation kill at once; on timeout give the group a
+		// chance to exit: after WaitDelay, Wait kills the leader and the
+		// group is killed below.
+		sig := syscall.SIGKILL
+		if ctx.Err() == nil {
+			timedOut.Store(true)
+			sig = syscall.SIGTERM
+		}
+		syscall.Kill(-cmd.Process.Pid, sig)
+		return nil
+	}
+	cmd.WaitDelay = termGrace
+
+	// One pipe for stdout and stderr keeps them in the order written. As
+	// an *os.File it is handed to the command as is, so Wait does not wait
+	// for it to close.
+	r, w, err := os.Pipe()
+	if err != nil {
+		return failf("could not run bash: %v", err), nil
+	}
+	defer r.Close()
+	cmd.Stdout, cmd.Stderr = w, w
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		if ctx.Err() != nil {
+			return ptk.Result{}, ctx.Err()
+		}
+		return failf("could not start bash: %v", err), nil
+	}
+	out := newOutput(s.cfg.maxOutput)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		io.Copy(out, r)
+	}()
+
+	err = cmd.Wait()
+	// Kill what is left of the group, such as background processes, then
+	// read what they wrote, but not for long from processes that left the
+	// group and still hold the pipe.
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	select {
+	case <-done:
+	case <-time.After(drainDelay):
+		r.SetReadDeadline(time.Now())
+		<-done
+	}
+
+	if ctx.Err() != nil {
+		return ptk.Result{}, ctx.Err()
+	}
+	var b strings.Builder
+	if text := out.String(); text == "" {
+		b.WriteString("(no output)\n")
+	} else {
+		b.WriteString(text)
+		if !strings.HasSuffix(text, "\n") {
+			b.WriteByte('\n')
+		}
+	}
+	b.WriteString(note)
+	if timedOut.Load() {
+		fmt.Fprintf(&b, "timed out after %v; the process group was killed", timeout)
+		return ptk.Result{Content: b.String(), IsError: true}, nil
+	}
+	var exitErr *exec.ExitError
+	if err != nil && !errors.As(err, &exitErr) {
+		fmt.Fprintf(&b, "bash failed: %v", err)
+		return ptk.Result{Content: b.String(), IsError: true}, nil
+	}
+	status := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if status.Signaled() {
+		fmt.Fprintf(&b, "exit code %d (killed by signal %d: %v)", 128+int(status.Signal()), int(status.Signal()), status.Signal())
+	} else {
+		fmt.Fprintf(&b, "exit code %d", status.ExitStatus())
+	}
+	return ptk.Result{Content: b.String()}, nil
+}
+
+func failf(format string, args ...any) ptk.Result {
+	return ptk.Result{Content: fmt.Sprintf(format, args...), IsError: true}
+}
+
+func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+// seconds formats d as a number of seconds, like "120s".
+func seconds(d time.Duration) string { return fmtFloat(d.Seconds()) + "s" }
+
+// size formats n bytes as "50 KB" when it is a whole number of KB.
+func size(n int) string {
+	if n >= 1<<10 && n%(1<<10) == 0 {
+		return strconv.Itoa(n>>10) + " KB"
+	}
+	return strconv.Itoa(n) + " bytes"
+}
