@@ -699,3 +699,36 @@ func TestToolsByName(t *testing.T) {
 		t.Errorf("names without a registry: %v", err)
 	}
 }
+
+// A call that changes something runs alone, in call order: reads before it
+// finish before it starts, reads after it start after it ends.
+func TestMutatingCallsRunInOrder(t *testing.T) {
+	var mu sync.Mutex
+	var log []string
+	record := func(s string) { mu.Lock(); log = append(log, s); mu.Unlock() }
+	step := func() ptk.Handler {
+		return func(_ context.Context, args json.RawMessage) (ptk.Result, error) {
+			var a struct{ X string }
+			json.Unmarshal(args, &a)
+			record("start " + a.X)
+			time.Sleep(20 * time.Millisecond)
+			record("end " + a.X)
+			return ptk.Result{Content: a.X}, nil
+		}
+	}
+	read := simpleTool("read", true, step())
+	write := simpleTool("write", false, step())
+	reply := ptkCall("read", `{"x": "r1"}`) + ptkCall("read", `{"x": "r2"}`) + ptkCall("write", `{"x": "w"}`) + ptkCall("read", `{"x": "r3"}`)
+	m := llmtest.New(llmtest.Text(reply), llmtest.Text("done"))
+	mustRun(t, "go", Options{Model: m, Mode: ModePTK, Tools: []ptk.Tool{read, write}})
+	pos := map[string]int{}
+	for i, s := range log {
+		pos[s] = i
+	}
+	if pos["start r2"] > pos["end r1"] {
+		t.Errorf("the two reads did not run in parallel: %v", log)
+	}
+	if pos["start w"] < pos["end r1"] || pos["start w"] < pos["end r2"] || pos["start r3"] < pos["end w"] {
+		t.Errorf("the write did not run alone, in order: %v", log)
+	}
+}

@@ -115,7 +115,9 @@ type Options struct {
 	// that tells the model how to ask for less (tool.Limit).
 	MaxResultBytes, MaxResultLines int
 	// MaxParallel caps the calls of one reply that run at the same time;
-	// default 4. The results always go back in call order.
+	// default 4. Only calls to read-only tools run at the same time; a call
+	// to a tool that changes something runs alone, in call order. The
+	// results always go back in call order.
 	MaxParallel int
 
 	// ConversationID, when set, continues the conversation of that id: the

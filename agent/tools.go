@@ -228,8 +228,26 @@ func callKey(c ptk.Call) string {
 	return c.Tool + "\x00" + string(c.Args)
 }
 
-// runJobs runs the jobs, at most MaxParallel at a time.
+// runJobs runs the jobs in call order, where order can matter: a run of
+// calls to read-only tools runs in parallel (at most MaxParallel at a time),
+// and a call to a tool that changes something runs alone, after the calls
+// before it and before the calls after it — a model that edits a file and
+// then runs the tests in one reply means it in that order.
 func (r *runner) runJobs(ctx context.Context, jobs []*job) {
+	for len(jobs) > 0 {
+		n := 1
+		if jobs[0].tool.Info().ReadOnly {
+			for n < len(jobs) && jobs[n].tool.Info().ReadOnly {
+				n++
+			}
+		}
+		r.runParallel(ctx, jobs[:n])
+		jobs = jobs[n:]
+	}
+}
+
+// runParallel runs jobs at the same time, at most MaxParallel at once.
+func (r *runner) runParallel(ctx context.Context, jobs []*job) {
 	if len(jobs) == 1 {
 		r.exec(ctx, jobs[0])
 		return
