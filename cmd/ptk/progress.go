@@ -36,8 +36,9 @@ func newProgress(w io.Writer, stream bool) *progress {
 	return &progress{w: w, tty: tty, color: tty && os.Getenv("NO_COLOR") == "", stream: stream}
 }
 
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+// isTerminal reports whether v (a reader or a writer) is a terminal.
+func isTerminal(v any) bool {
+	f, ok := v.(*os.File)
 	if !ok {
 		return false
 	}
@@ -71,6 +72,18 @@ func (p *progress) line(s string) {
 		p.midLine = false
 	}
 	io.WriteString(p.w, s+"\n")
+}
+
+// prompt writes a question that the user answers on the same line.
+func (p *progress) prompt(s string) {
+	p.stopSpinner()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.midLine {
+		io.WriteString(p.w, "\n")
+	}
+	io.WriteString(p.w, p.paint(yellow, s))
+	p.midLine = false
 }
 
 func (p *progress) text(s string) {
@@ -111,6 +124,8 @@ func (p *progress) event(e agent.Event) {
 		} else {
 			p.line(p.paint(dim, s))
 		}
+	case agent.EventDenied:
+		p.line(p.paint(yellow, "  ⊘ "+e.Call.Tool+" denied: "+clip(e.Text, 160)))
 	case agent.EventDuplicate:
 		p.line(p.paint(yellow, "  ↺ "+e.Call.Tool+" repeats a recent call; not run"))
 	case agent.EventModeSwitch:

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -20,15 +21,16 @@ import (
 	"github.com/ptkit/ptk/llm/openai"
 	"github.com/ptkit/ptk/tool"
 	"github.com/ptkit/ptk/tools/fs"
+	"github.com/ptkit/ptk/tools/shell"
 )
 
 const defaultBaseURL = "http://localhost:11434/v1"
 
 type runFlags struct {
-	baseURL, apiKey, model, mode, workspace, tools string
-	maxIterations, maxToolCalls                    int
-	timeout                                        time.Duration
-	stream, yes, asJSON                            bool
+	baseURL, apiKey, model, mode, workspace, tools, policy string
+	maxIterations, maxToolCalls                            int
+	timeout                                                time.Duration
+	stream, yes, asJSON, sandbox                           bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -36,10 +38,23 @@ func newRunCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run [flags] PROMPT",
 		Short: "Ask a model to do something, with tools, and print its answer",
-		Long: `run gives PROMPT to a model with ptk's built-in tools (read_file, list_dir,
-glob, grep over the workspace), runs the calls the model makes, feeds the
-results back, and prints the model's final answer on stdout. While it works,
-stderr shows each model call, each tool call and its result.
+		Long: `run gives PROMPT to a model with ptk's built-in tools over the workspace
+(read_file, list_dir, glob, grep, write_file, edit_file, bash), runs the calls
+the model makes, feeds the results back, and prints the model's final answer
+on stdout. While it works, stderr shows each model call, each tool call and
+its result.
+
+The read-only tools run freely. write_file, edit_file and bash need approval:
+--yes gives it; on a terminal you are asked (yes, no, or always for that
+tool); with neither, the call is denied and the model is told how you can
+allow it. A policy file allows or denies calls by tool, path and command
+prefix (the last matching rule wins):
+  {"rules": [{"tool": "bash", "command": "go test", "action": "allow"},
+             {"tool": "write_file", "path": "docs/**", "action": "allow"},
+             {"tool": "bash", "command": "git push", "action": "deny"}]}
+File tools cannot leave the workspace. bash can: it runs with your rights.
+--sandbox runs it under bubblewrap (bwrap) with the system read-only, the
+workspace writable and no network.
 
 The model is any OpenAI-compatible Chat Completions endpoint: Ollama (the
 default, at ` + defaultBaseURL + `), a llama.cpp or vLLM server, OpenAI, Groq,
@@ -82,7 +97,9 @@ unknown model).`,
 	fl.IntVar(&f.maxToolCalls, "max-tool-calls", agent.DefaultMaxToolCalls, "most tool calls in the run")
 	fl.DurationVar(&f.timeout, "timeout", 0, "time limit for the whole run, e.g. 5m (default none)")
 	fl.BoolVar(&f.stream, "stream", false, "ask the model to stream, and show its text as it comes")
-	fl.BoolVar(&f.yes, "yes", false, "approve tools that need approval (the built-in tools are all read-only for now)")
+	fl.BoolVar(&f.yes, "yes", false, "approve the calls that need approval (write_file, edit_file, bash) without asking")
+	fl.StringVar(&f.policy, "policy", "", "a policy file that allows or denies calls (default: policy.json in ptk's config folder, if there is one)")
+	fl.BoolVar(&f.sandbox, "sandbox", false, "run bash under bubblewrap: system read-only, workspace writable, no network")
 	fl.BoolVar(&f.asJSON, "json", false, "print the result as one JSON object")
 	return cmd
 }
@@ -129,9 +146,21 @@ func runRun(cmd *cobra.Command, f runFlags, prompt string) error {
 		return usagef("--workspace %s: %v", f.workspace, err)
 	}
 	defer ws.Close()
-	reg, err := tool.NewRegistry(ws.Tools()...)
+	var shellOpts []shell.Option
+	if f.sandbox {
+		shellOpts = append(shellOpts, shell.WithSandbox())
+	}
+	sh, err := shell.New(root, shellOpts...)
+	if err != nil {
+		return usageError{err}
+	}
+	reg, err := tool.NewRegistry(append(append(ws.Tools(), ws.EditTools()...), sh.Tool())...)
 	if err != nil {
 		return err
+	}
+	policy, policyFile, err := loadPolicy(cmd, f.policy)
+	if err != nil {
+		return usageError{err}
 	}
 	tools := reg.Tools()
 	if strings.TrimSpace(f.tools) != "" {
@@ -169,6 +198,9 @@ func runRun(cmd *cobra.Command, f runFlags, prompt string) error {
 		pr = newProgress(stderr, f.stream)
 		defer pr.stopSpinner()
 	}
+	stdin := cmd.InOrStdin()
+	opts.Approver = &cliApprover{policy: policy, policyFile: policyFile, yes: f.yes,
+		ask: isTerminal(stdin) && isTerminal(stderr), in: bufio.NewReader(stdin), out: stderr, pr: pr}
 	var res *agent.Result
 	var runErr error
 	for e, err := range agent.Stream(ctx, prompt, opts) {
@@ -196,12 +228,34 @@ func runRun(cmd *cobra.Command, f runFlags, prompt string) error {
 	return runErr
 }
 
+// loadPolicy reads the policy file named by --policy, or the one in ptk's
+// config folder when there is one. It never reads one from the workspace: a
+// model that can write files must not be able to write its own permissions.
+func loadPolicy(cmd *cobra.Command, file string) (*tool.Policy, string, error) {
+	if !cmd.Flags().Changed("policy") {
+		dir, err := os.UserConfigDir()
+		if err != nil {
+			return nil, "", nil
+		}
+		file = filepath.Join(dir, "ptk", "policy.json")
+		if _, err := os.Stat(file); err != nil {
+			return nil, "", nil
+		}
+	}
+	p, err := tool.LoadPolicy(file)
+	if err != nil {
+		return nil, "", fmt.Errorf("--policy: %w", err)
+	}
+	return p, file, nil
+}
+
 // instructions is the system prompt's own part: what the assistant is and
 // where it works.
 func instructions(root string) string {
 	return "You are a coding assistant working in the folder " + root + ". " +
-		"Use the tools to look at the files before you answer; paths are relative to that folder. " +
-		"When you have what you need, answer the user directly and concisely."
+		"Use the tools to look at the files before you answer or change them; paths are relative to that folder. " +
+		"Make the smallest change that does the job, and check it (build, tests) when you can. " +
+		"When you have done what was asked, answer the user directly and concisely."
 }
 
 // configHint turns a failure that comes from the configuration into one

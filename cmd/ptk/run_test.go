@@ -245,8 +245,8 @@ func TestRunNativeAndAuto(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `"tool_calls":[{"tool":"read_file","args":{"path":"greet.go"}},{"tool":"glob","args":{"pattern":"**/*.md"}}]`) {
 		t.Fatalf("exit %d, stdout %s, stderr %s", code, out, errOut)
 	}
-	if tools, _ := f.request(0)["tools"].([]any); len(tools) != 4 {
-		t.Errorf("native request sent %d tools, want the 4 built-ins", len(tools))
+	if tools, _ := f.request(0)["tools"].([]any); len(tools) != 7 {
+		t.Errorf("native request sent %d tools, want the 7 built-ins", len(tools))
 	}
 	msgs, _ := json.Marshal(f.request(1)["messages"])
 	if !strings.Contains(string(msgs), `"tool_call_id"`) || !strings.Contains(string(msgs), "docs/README.md") {

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/tool"
+)
+
+// cliApprover decides, for ptk run, whether a call to a tool that changes
+// something may run: the policy file first (last matching rule wins), then
+// --yes, then the user's earlier "always", then a question on the terminal;
+// with no terminal to ask on, the call is denied and the model is told how
+// the user can allow it.
+type cliApprover struct {
+	policy     *tool.Policy
+	policyFile string
+	yes        bool
+	// ask is set when there is a terminal to ask on.
+	ask    bool
+	in     *bufio.Reader
+	out    io.Writer
+	pr     *progress
+	always map[string]bool
+}
+
+var _ tool.Approver = (*cliApprover)(nil)
+
+func (a *cliApprover) Approve(ctx context.Context, call ptk.Call, info ptk.ToolInfo) (tool.Verdict, error) {
+	action, rule := a.policy.Decide(call)
+	switch {
+	case action == tool.Allow:
+		return tool.Verdict{Allow: true}, nil
+	case action == tool.Deny:
+		return tool.Verdict{Reason: fmt.Sprintf("the user's policy (%s, rule %d) does not allow this call; do not try to get around it", a.policyFile, rule)}, nil
+	case a.yes || a.always[call.Tool]:
+		return tool.Verdict{Allow: true}, nil
+	case !a.ask:
+		return tool.Verdict{Reason: "ptk is running without a terminal to ask the user, and was not started with --yes. " +
+			"Tell the user what you wanted to do; they can allow it by running ptk with --yes, or with an allow rule in a policy file (--policy FILE)."}, nil
+	}
+	return a.question(ctx, call)
+}
+
+// question asks the user on the terminal.
+func (a *cliApprover) question(ctx context.Context, call ptk.Call) (tool.Verdict, error) {
+	q := fmt.Sprintf("? %s %s\n  allow? [y]es, [n]o, [a]lways for %s: ", call.Tool, describeCall(call), call.Tool)
+	if a.pr != nil {
+		a.pr.prompt(q)
+	} else {
+		io.WriteString(a.out, q)
+	}
+	answer := make(chan string, 1)
+	go func() {
+		line, _ := a.in.ReadString('\n')
+		answer <- strings.ToLower(strings.TrimSpace(line))
+	}()
+	select {
+	case <-ctx.Done():
+		return tool.Verdict{}, ctx.Err()
+	case s := <-answer:
+		switch s {
+		case "y", "yes":
+			return tool.Verdict{Allow: true}, nil
+		case "a", "always":
+			if a.always == nil {
+				a.always = map[string]bool{}
+			}
+			a.always[call.Tool] = true
+			return tool.Verdict{Allow: true}, nil
+		}
+		return tool.Verdict{Reason: "the user did not allow this call. Ask them what they want instead, or answer with what you have."}, nil
+	}
+}
+
+// describeCall shows what a call will do, for the user to decide: the whole
+// command for bash, the path and size for writes, the arguments otherwise.
+func describeCall(c ptk.Call) string {
+	var a struct {
+		Command   string `json:"command"`
+		Path      string `json:"path"`
+		Content   string `json:"content"`
+		OldString string `json:"old_string"`
+		NewString string `json:"new_string"`
+	}
+	json.Unmarshal(c.Args, &a)
+	switch {
+	case a.Command != "":
+		return "$ " + clip(a.Command, 600)
+	case a.Path != "" && c.Tool == "write_file":
+		return fmt.Sprintf("%s (%d lines)", a.Path, strings.Count(a.Content, "\n")+1)
+	case a.Path != "" && a.OldString != "":
+		return fmt.Sprintf("%s: %q → %q", a.Path, clip(a.OldString, 120), clip(a.NewString, 120))
+	}
+	return clip(compactJSON(c.Args), 300)
+}

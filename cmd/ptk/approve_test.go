@@ -1,0 +1,139 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ptkit/ptk"
+)
+
+// A model that edits a file, writes one, runs a command, then tries to
+// leave the workspace, then answers.
+func codingReplies() []fakeReply {
+	return []fakeReply{
+		{content: "I'll make the change.\n" +
+			"<PTK_CALL>{\"tool\": \"edit_file\", \"args\": {\"path\": \"main.go\", \"old_string\": \"greet(\\\"world\\\")\", \"new_string\": \"greet(\\\"ptk\\\")\"}}</PTK_CALL>\n" +
+			"<PTK_CALL>{\"tool\": \"write_file\", \"args\": {\"path\": \"docs/NOTES.md\", \"content\": \"# Notes\\n\\nGreets ptk now.\\n\"}}</PTK_CALL>\n" +
+			"<PTK_CALL>{\"tool\": \"bash\", \"args\": {\"command\": \"grep -c ptk main.go\"}}</PTK_CALL>"},
+		{content: "<PTK_CALL>{\"tool\": \"write_file\", \"args\": {\"path\": \"../escaped.txt\", \"content\": \"out\"}}</PTK_CALL>\n" +
+			"<PTK_CALL>{\"tool\": \"read_file\", \"args\": {\"path\": \"/etc/passwd\"}}</PTK_CALL>\n" +
+			"<PTK_CALL>{\"tool\": \"edit_file\", \"args\": {\"path\": \"../../etc/hostname\", \"old_string\": \"a\", \"new_string\": \"b\"}}</PTK_CALL>"},
+		{content: "Done: main.go greets ptk, and docs/NOTES.md says so."},
+	}
+}
+
+func TestRunCodingWithAndWithoutYes(t *testing.T) {
+	// With --yes: the edit, the new file and the command happen; the
+	// escapes fail with an error the model reads.
+	parent := t.TempDir()
+	ws := filepath.Join(parent, "ws")
+	os.Rename(workspace(t), ws)
+	f, url := newFakeOpenAI(t, codingReplies()...)
+	code, out, errOut := runPTK(t, "", "run", "--base-url", url, "--model", "m", "--mode", "ptk", "--workspace", ws, "--yes", "--json", "Greet ptk instead of the world, and note it.")
+	if code != 0 {
+		t.Fatalf("exit %d, stdout %s, stderr %s", code, out, errOut)
+	}
+	main, _ := os.ReadFile(filepath.Join(ws, "main.go"))
+	notes, err := os.ReadFile(filepath.Join(ws, "docs", "NOTES.md"))
+	if !strings.Contains(string(main), `greet("ptk")`) || err != nil || string(notes) != "# Notes\n\nGreets ptk now.\n" {
+		t.Fatalf("main.go %q, notes %q (%v)", main, notes, err)
+	}
+	if _, err := os.Stat(filepath.Join(parent, "escaped.txt")); err == nil {
+		t.Fatal("write_file escaped the workspace")
+	}
+	second, _ := json.Marshal(f.request(1)["messages"])
+	if !strings.Contains(string(second), "@@") || !strings.Contains(string(second), "1\\nexit code 0") {
+		t.Errorf("the edit's diff or the command's output is missing:\n%s", second)
+	}
+	third, _ := json.Marshal(f.request(2)["messages"])
+	if strings.Count(string(third), "escapes the workspace") < 2 || strings.Contains(string(third), "root:x:0:0") {
+		t.Errorf("the escapes were not refused clearly:\n%s", third)
+	}
+
+	// Without --yes and without a terminal: nothing changes, the model is
+	// told how the user can allow it, and the run still ends with an answer.
+	ws2 := workspace(t)
+	before, _ := os.ReadFile(filepath.Join(ws2, "main.go"))
+	f, url = newFakeOpenAI(t, codingReplies()...)
+	code, out, errOut = runPTK(t, "", "run", "--base-url", url, "--model", "m", "--mode", "ptk", "--workspace", ws2, "Greet ptk.")
+	if code != 0 {
+		t.Fatalf("no --yes: exit %d, stderr %s", code, errOut)
+	}
+	after, _ := os.ReadFile(filepath.Join(ws2, "main.go"))
+	if string(after) != string(before) {
+		t.Error("main.go changed without approval")
+	}
+	if _, err := os.Stat(filepath.Join(ws2, "docs", "NOTES.md")); err == nil {
+		t.Error("write_file ran without approval")
+	}
+	second, _ = json.Marshal(f.request(1)["messages"])
+	if strings.Count(string(second), "Denied: ptk is running without a terminal") != 3 || !strings.Contains(string(second), "--yes") {
+		t.Errorf("the model is not told why and how to allow:\n%s", second)
+	}
+	if !strings.Contains(errOut, "edit_file denied") || !strings.Contains(out, "Done:") {
+		t.Errorf("stderr %s\nstdout %s", errOut, out)
+	}
+}
+
+func TestRunPolicyFile(t *testing.T) {
+	ws := workspace(t)
+	pol := filepath.Join(t.TempDir(), "policy.json")
+	os.WriteFile(pol, []byte(`{"rules": [
+		{"tool": "bash", "command": "grep", "action": "allow"},
+		{"tool": "edit_file", "path": "*.go", "action": "allow"},
+		{"tool": "write_file", "action": "deny"}]}`), 0o644)
+	f, url := newFakeOpenAI(t, codingReplies()...)
+	code, _, errOut := runPTK(t, "", "run", "--base-url", url, "--model", "m", "--mode", "ptk", "--workspace", ws, "--policy", pol, "go")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %s", code, errOut)
+	}
+	main, _ := os.ReadFile(filepath.Join(ws, "main.go"))
+	if !strings.Contains(string(main), `greet("ptk")`) {
+		t.Error("the policy's allow rule for edit_file did not apply")
+	}
+	if _, err := os.Stat(filepath.Join(ws, "docs", "NOTES.md")); err == nil {
+		t.Error("write_file ran despite the deny rule")
+	}
+	second, _ := json.Marshal(f.request(1)["messages"])
+	if !strings.Contains(string(second), "policy ("+pol+", rule 3) does not allow") || !strings.Contains(string(second), "1\\nexit code 0") {
+		t.Errorf("policy decisions not reported:\n%s", second)
+	}
+
+	code, _, errOut = runPTK(t, "", "run", "--model", "m", "--workspace", ws, "--policy", filepath.Join(ws, "nope.json"), "go")
+	if code != 2 || !strings.Contains(errOut, "--policy") {
+		t.Errorf("missing policy file: exit %d, %s", code, errOut)
+	}
+}
+
+// The question on a terminal: yes, no, always.
+func TestApproverQuestion(t *testing.T) {
+	var out strings.Builder
+	a := &cliApprover{ask: true, in: bufio.NewReader(strings.NewReader("y\nn\na\n")), out: &out}
+	call := ptk.Call{Tool: "bash", Args: json.RawMessage(`{"command": "go test ./..."}`)}
+	want := []bool{true, false, true, true} // the fourth is "always" from the third
+	for i, w := range want {
+		v, err := a.Approve(context.Background(), call, ptk.ToolInfo{Name: "bash"})
+		if err != nil || v.Allow != w {
+			t.Errorf("answer %d: %+v %v, want allow=%v", i, v, err, w)
+		}
+	}
+	if strings.Count(out.String(), "? bash $ go test ./...") != 3 {
+		t.Errorf("questions asked: %q", out.String())
+	}
+	// Canceled while waiting for an answer.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	blocked := &cliApprover{ask: true, in: bufio.NewReader(blockingReader{}), out: &out}
+	if _, err := blocked.Approve(ctx, call, ptk.ToolInfo{}); err == nil {
+		t.Error("a canceled question did not return")
+	}
+}
+
+type blockingReader struct{}
+
+func (blockingReader) Read([]byte) (int, error) { select {} }
