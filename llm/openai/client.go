@@ -58,7 +58,8 @@ func WithHeader(key, value string) Option { return func(c *Client) { c.header.Se
 func WithMaxRetries(n int) Option { return func(c *Client) { c.maxRetries = max(n, 0) } }
 
 // WithBackoff sets the pause before the first retry (base, doubling on each
-// retry) and its cap (max). The pause is drawn at random below that bound.
+// retry) and its cap (max). The pause is drawn at random between half that
+// bound and the bound.
 // The defaults are 500ms and 8s.
 func WithBackoff(base, max time.Duration) Option {
 	return func(c *Client) { c.backoffBase, c.backoffMax = base, max }
@@ -222,8 +223,9 @@ func (c *Client) retry(ctx context.Context, attempt func() (started bool, err er
 	}
 }
 
-// backoff is the pause before retry n+1: "full jitter", uniform below
-// base·2ⁿ, capped at max.
+// backoff is the pause before retry n+1: "equal jitter", uniform between
+// half of base·2ⁿ (capped at max) and all of it, so that clients spread out
+// but none retries at once.
 func (c *Client) backoff(n int) time.Duration {
 	d := c.backoffBase
 	for ; n > 0 && d < c.backoffMax; n-- {
@@ -232,5 +234,5 @@ func (c *Client) backoff(n int) time.Duration {
 	if d = min(d, c.backoffMax); d <= 0 {
 		return 0
 	}
-	return rand.N(d)
+	return d/2 + rand.N(d/2+1)
 }
