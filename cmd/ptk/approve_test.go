@@ -137,3 +137,12 @@ func TestApproverQuestion(t *testing.T) {
 type blockingReader struct{}
 
 func (blockingReader) Read([]byte) (int, error) { select {} }
+
+// --sandbox without bubblewrap refuses to start, saying how to install it.
+func TestRunSandboxNeedsBwrap(t *testing.T) {
+	t.Setenv("PATH", t.TempDir()) // no bwrap (and nothing else) on PATH
+	code, _, errOut := runPTK(t, "", "run", "--model", "m", "--workspace", workspace(t), "--sandbox", "hi")
+	if code != 2 || !strings.Contains(errOut, "apt install bubblewrap") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}
