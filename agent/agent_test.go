@@ -405,9 +405,8 @@ func TestFailingTools(t *testing.T) {
 		return ptk.Result{}, errors.New("disk on fire")
 	})
 	panicky := simpleTool("panicky", true, func(context.Context, json.RawMessage) (ptk.Result, error) {
-		var m map[string]int
-		m["x"] = 1
-		return ptk.Result{}, nil
+		var items []string
+		return ptk.Result{Content: items[3]}, nil // index out of range
 	})
 	m := llmtest.New(
 		llmtest.Text(ptkCall("flaky", `{}`)+ptkCall("broken", `{}`)+ptkCall("panicky", `{}`)),
