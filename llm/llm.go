@@ -102,3 +102,11 @@ type CallDelta struct {
 	// ArgsDelta is the next fragment of the arguments' JSON text.
 	ArgsDelta string
 }
+
+// ToolSupporter is a Model that knows whether it takes native tool
+// definitions. A model that does not (a completion-only endpoint, a model
+// the catalog marks "ptk") is taught the text protocol by an agent in auto
+// mode from its first call.
+type ToolSupporter interface {
+	SupportsNativeTools() bool
+}

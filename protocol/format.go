@@ -361,6 +361,49 @@ func (p PTK) Conversation(msgs []ptk.Message, tools []ptk.ToolInfo) string {
 	return b.String()
 }
 
+// Transcript flattens messages that are already in the protocol's form —
+// what a chat model is sent in the text protocol: a system prompt that
+// teaches it (from SystemPrompt), user turns, the model's own replies, and
+// tool results written by Results — into one prompt for a text-only model,
+// with the same turn headers as Conversation and the cue "ASSISTANT:\n" at
+// the end. Unlike Conversation it adds nothing and neutralizes nothing: the
+// protocol text in the messages is meant to be read. It still escapes every
+// line that would read as a turn header, so no message can forge a turn.
+// An assistant message's Calls are written after its content (PTK.Calls);
+// tool messages are written as TOOL turns of results.
+func (p PTK) Transcript(msgs []ptk.Message) string {
+	var b strings.Builder
+	for i := 0; i < len(msgs); i++ {
+		m := msgs[i]
+		text := strings.TrimRight(strings.TrimLeft(m.Content, "\r\n"), " \t\r\n")
+		header := turnHeaderUser
+		switch m.Role {
+		case ptk.RoleSystem:
+			header = turnHeaderSystem
+		case ptk.RoleAssistant:
+			header = turnHeaderAssistant
+			if calls := p.Calls(m.Calls); calls != "" {
+				text = strings.TrimSpace(text + "\n" + calls)
+			}
+		case ptk.RoleTool:
+			j := i
+			for j < len(msgs) && msgs[j].Role == ptk.RoleTool {
+				j++
+			}
+			results := make([]ptk.Result, 0, j-i)
+			for _, t := range msgs[i:j] {
+				results = append(results, ptk.Result{CallID: t.CallID, Tool: t.Tool, Content: t.Content, IsError: t.IsError})
+			}
+			header, text = turnHeaderTool, p.Results(results)
+			i = j - 1
+		}
+		writeConversationTurn(&b, header, escapeTurnHeaders(text))
+	}
+	b.WriteString(turnHeaderAssistant)
+	b.WriteByte('\n')
+	return b.String()
+}
+
 // conversationText is a message's content as a flattened turn holds it.
 func conversationText(s string) string {
 	s = strings.TrimLeft(s, "\r\n")

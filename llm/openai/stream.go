@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/llm/internal/sse"
 )
 
 // errStopped says the caller stopped ranging over a stream.
@@ -65,7 +66,7 @@ func (c *Client) stream(ctx context.Context, body []byte, yield func(llm.Chunk) 
 
 // readStream reads a text/event-stream answer up to its "[DONE]".
 func readStream(body io.Reader, yield func(llm.Chunk) bool) error {
-	events := newSSEReader(body)
+	events := sse.NewReader(body)
 	var s streamState
 	for {
 		ev, err := events.Next()

@@ -16,10 +16,11 @@ import (
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/llm/internal/splitread"
 )
 
-// sse answers with body as an event stream, flushed after each part.
-func sse(parts ...[]byte) http.HandlerFunc {
+// sseHandler answers with body as an event stream, flushed after each part.
+func sseHandler(parts ...[]byte) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Header().Set("Cache-Control", "no-cache")
@@ -109,7 +110,7 @@ var streamTests = []struct {
 func TestStream(t *testing.T) {
 	for _, tt := range streamTests {
 		t.Run(tt.file, func(t *testing.T) {
-			c, n := serve(t, sse(testdata(t, "stream/"+tt.file)))
+			c, n := serve(t, sseHandler(testdata(t, "stream/"+tt.file)))
 			got, err := llm.Collect(c.Stream(t.Context(), ask))
 			if err != nil {
 				t.Fatal(err)
@@ -140,7 +141,7 @@ func collectStream(r io.Reader) (*llm.Response, error) {
 func TestStreamArrival(t *testing.T) {
 	for _, tt := range streamTests {
 		t.Run(tt.file, func(t *testing.T) {
-			for how, r := range readers(testdata(t, "stream/"+tt.file), false) {
+			for how, r := range splitread.Readers(testdata(t, "stream/"+tt.file), false) {
 				got, err := collectStream(r())
 				if err != nil {
 					t.Fatalf("%s: %v", how, err)
@@ -162,7 +163,7 @@ func TestStreamSplitOverHTTP(t *testing.T) {
 	var split atomic.Int64
 	c, _ := serve(t, func(w http.ResponseWriter, r *http.Request) {
 		i := split.Load()
-		sse(in[:i], in[i:])(w, r)
+		sseHandler(in[:i], in[i:])(w, r)
 	})
 	for i := range len(in) + 1 {
 		split.Store(int64(i))
@@ -179,7 +180,7 @@ func TestStreamSplitOverHTTP(t *testing.T) {
 // TestStreamChunks checks the chunks themselves: one per tool-call
 // fragment, even two in one event, the model given once.
 func TestStreamChunks(t *testing.T) {
-	c, _ := serve(t, sse(testdata(t, "stream/interleaved_tools.sse")))
+	c, _ := serve(t, sseHandler(testdata(t, "stream/interleaved_tools.sse")))
 	var got []llm.Chunk
 	for ch, err := range c.Stream(t.Context(), ask) {
 		if err != nil {
@@ -244,28 +245,28 @@ func TestStreamErrors(t *testing.T) {
 		requests int32
 	}{{
 		name:     "OpenRouter error after the first chunk",
-		h:        sse(testdata(t, "stream/openrouter_error.sse")),
+		h:        sseHandler(testdata(t, "stream/openrouter_error.sse")),
 		wantKind: llm.ErrServer,
 		wantMsg:  "Provider disconnected unexpectedly",
 		want:     &llm.Response{Content: "Once upon", Model: "meta-llama/llama-3.3-70b-instruct"},
 		requests: 1,
 	}, {
 		name:     "vLLM error event, not retried",
-		h:        sse([]byte(vllmError)),
+		h:        sseHandler([]byte(vllmError)),
 		wantKind: llm.ErrBadRequest,
 		wantMsg:  "maximum context length is 32768 tokens",
 		want:     &llm.Response{},
 		requests: 1,
 	}, {
 		name:     "typed error event",
-		h:        sse([]byte("event: error\ndata: {\"message\":\"quota exceeded\",\"code\":429}\n\n")),
+		h:        sseHandler([]byte("event: error\ndata: {\"message\":\"quota exceeded\",\"code\":429}\n\n")),
 		wantKind: llm.ErrRateLimited,
 		wantMsg:  "quota exceeded",
 		want:     &llm.Response{},
 		requests: 3,
 	}, {
 		name:     "stream cut before the end",
-		h:        sse(cut(t, "openai_text.sse", 3)),
+		h:        sseHandler(cut(t, "openai_text.sse", 3)),
 		wantKind: llm.ErrConnection,
 		wantMsg:  "ended before the answer was complete",
 		want:     &llm.Response{Content: "The capital", Model: "gpt-4o-mini-2024-07-18"},
@@ -273,7 +274,7 @@ func TestStreamErrors(t *testing.T) {
 	}, {
 		name: "connection broken after the first chunks",
 		h: func(w http.ResponseWriter, r *http.Request) {
-			sse(cut(t, "openai_text.sse", 2))(w, r)
+			sseHandler(cut(t, "openai_text.sse", 2))(w, r)
 			panic(http.ErrAbortHandler)
 		},
 		wantKind: llm.ErrConnection,
@@ -282,13 +283,13 @@ func TestStreamErrors(t *testing.T) {
 		requests: 1,
 	}, {
 		name:     "empty stream, retried",
-		h:        sse(),
+		h:        sseHandler(),
 		wantKind: llm.ErrConnection,
 		want:     &llm.Response{},
 		requests: 3,
 	}, {
 		name:     "undecodable chunk",
-		h:        sse([]byte("data: {\"choices\":[{\"delta\":{\"content\":\"Hi\"}}]}\n\ndata: {\"choices\":[{\"delta\":\n\n")),
+		h:        sseHandler([]byte("data: {\"choices\":[{\"delta\":{\"content\":\"Hi\"}}]}\n\ndata: {\"choices\":[{\"delta\":\n\n")),
 		wantKind: llm.ErrBadResponse,
 		wantMsg:  `unexpected end of JSON input: {"choices":[{"delta":`,
 		want:     &llm.Response{Content: "Hi"},
@@ -318,7 +319,7 @@ func TestStreamErrors(t *testing.T) {
 
 func TestStreamEndsWithoutDone(t *testing.T) {
 	// The answer is whole (it has a finish reason) though [DONE] never came.
-	c, _ := serve(t, sse(cut(t, "openai_text.sse", 5)))
+	c, _ := serve(t, sseHandler(cut(t, "openai_text.sse", 5)))
 	got, err := llm.Collect(c.Stream(t.Context(), ask))
 	if err != nil {
 		t.Fatal(err)
@@ -329,10 +330,10 @@ func TestStreamEndsWithoutDone(t *testing.T) {
 }
 
 func TestStreamRetriesBeforeTheFirstChunk(t *testing.T) {
-	stream := sse(testdata(t, "stream/openai_text.sse"))
+	stream := sseHandler(testdata(t, "stream/openai_text.sse"))
 	for _, first := range []http.HandlerFunc{
 		reply(http.StatusServiceUnavailable, `{"error":{"message":"The engine is currently overloaded, please try again later","type":"server_error","param":null,"code":null}}`),
-		sse([]byte(`data: {"id":"gen-1","object":"chat.completion.chunk","created":1741601234,"model":"openai/gpt-4o-mini","choices":[],"error":{"code":502,"message":"Provider returned error"}}` + "\n\n")),
+		sseHandler([]byte(`data: {"id":"gen-1","object":"chat.completion.chunk","created":1741601234,"model":"openai/gpt-4o-mini","choices":[],"error":{"code":502,"message":"Provider returned error"}}` + "\n\n")),
 		func(w http.ResponseWriter, r *http.Request) { panic(http.ErrAbortHandler) },
 	} {
 		var calls atomic.Int32
@@ -374,7 +375,7 @@ func hanging(t *testing.T, gone chan<- struct{}) http.HandlerFunc {
 	head := cut(t, "openai_text.sse", 2)
 	return func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body) // from here the server watches the connection
-		sse(head)(w, r)
+		sseHandler(head)(w, r)
 		select {
 		case <-r.Context().Done():
 			close(gone)

@@ -1,16 +1,16 @@
-package openai
+package sse
 
 import (
 	"bufio"
 	"bytes"
 	"errors"
 	"io"
-	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/ptkit/ptk/llm/internal/splitread"
 )
 
 type event struct{ Type, Data string }
@@ -44,7 +44,7 @@ var sseTests = []struct {
 
 // readEvents reads all the events from r.
 func readEvents(r io.Reader) ([]event, error) {
-	s := newSSEReader(r)
+	s := NewReader(r)
 	var out []event
 	for {
 		ev, err := s.Next()
@@ -58,43 +58,10 @@ func readEvents(r io.Reader) ([]event, error) {
 	}
 }
 
-// chunkReader returns its data 1, 2, 3, 1, 2, 3... bytes at a time.
-type chunkReader struct {
-	data []byte
-	n    int
-}
-
-func (r *chunkReader) Read(p []byte) (int, error) {
-	if len(r.data) == 0 {
-		return 0, io.EOF
-	}
-	r.n = r.n%3 + 1
-	k := copy(p[:min(r.n, len(p))], r.data)
-	r.data = r.data[k:]
-	return k, nil
-}
-
-// readers returns the ways a test feeds in to a reader: whole, a byte at a
-// time and 1 to 3 bytes at a time; with everySplit, also in two parts split
-// at every offset.
-func readers(in []byte, everySplit bool) map[string]func() io.Reader {
-	rs := map[string]func() io.Reader{
-		"whole":     func() io.Reader { return bytes.NewReader(in) },
-		"one byte":  func() io.Reader { return iotest.OneByteReader(bytes.NewReader(in)) },
-		"1-3 bytes": func() io.Reader { return &chunkReader{data: in} },
-	}
-	for i := 1; everySplit && i < len(in); i++ {
-		rs["split at "+strconv.Itoa(i)] = func() io.Reader {
-			return io.MultiReader(bytes.NewReader(in[:i]), bytes.NewReader(in[i:]))
-		}
-	}
-	return rs
-}
-
 func TestSSEReader(t *testing.T) {
 	for _, tt := range sseTests {
 		t.Run(tt.name, func(t *testing.T) {
-			for how, r := range readers([]byte(tt.in), true) {
+			for how, r := range splitread.Readers([]byte(tt.in), true) {
 				got, err := readEvents(r())
 				if err != nil {
 					t.Fatalf("%s: %v", how, err)
@@ -120,7 +87,7 @@ func TestSSEReaderLongLine(t *testing.T) {
 }
 
 func TestSSEReaderTooLong(t *testing.T) {
-	s := newSSEReader(strings.NewReader("data: " + strings.Repeat("x", 100) + "\n\n"))
+	s := NewReader(strings.NewReader("data: " + strings.Repeat("x", 100) + "\n\n"))
 	s.sc.Buffer(nil, 64)
 	if _, err := s.Next(); !errors.Is(err, bufio.ErrTooLong) {
 		t.Fatalf("err = %v, want bufio.ErrTooLong", err)
@@ -149,7 +116,7 @@ func FuzzSSEReader(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := readEvents(&chunkReader{data: in})
+		got, err := readEvents(splitread.Readers(in, false)["1-3 bytes"]())
 		if err != nil {
 			t.Fatal(err)
 		}

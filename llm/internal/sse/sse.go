@@ -1,4 +1,4 @@
-package openai
+package sse
 
 import (
 	"bufio"
@@ -6,11 +6,11 @@ import (
 	"io"
 )
 
-// maxSSELine is the longest line an sseReader accepts, terminator excluded.
-const maxSSELine = 16 << 20
+// MaxLine is the longest line a Reader accepts, terminator excluded.
+const MaxLine = 16 << 20
 
-// sseEvent is one server-sent event.
-type sseEvent struct {
+// Event is one server-sent event.
+type Event struct {
 	// Type is the event's "event:" field; empty means the default, "message".
 	Type string
 	// Data is the event's "data:" lines joined by "\n". It is valid until the
@@ -18,12 +18,12 @@ type sseEvent struct {
 	Data []byte
 }
 
-// sseReader reads server-sent events, the text/event-stream format of the
+// Reader reads server-sent events, the text/event-stream format of the
 // HTML standard: lines ended by LF, CRLF or CR; "field: value" lines, with
 // or without the space; ":" comments; a blank line ends an event. It keeps
 // "event" and "data" and ignores "id", "retry" and unknown fields. It
 // depends on nothing in this package, so that other providers can share it.
-type sseReader struct {
+type Reader struct {
 	sc      *bufio.Scanner
 	data    []byte
 	started bool // a line has been read (a byte-order mark may open the first)
@@ -32,9 +32,9 @@ type sseReader struct {
 	partial bool // the last line ended with the stream, without a terminator
 }
 
-func newSSEReader(r io.Reader) *sseReader {
-	s := &sseReader{sc: bufio.NewScanner(r)}
-	s.sc.Buffer(make([]byte, 0, 4096), maxSSELine)
+func NewReader(r io.Reader) *Reader {
+	s := &Reader{sc: bufio.NewScanner(r)}
+	s.sc.Buffer(make([]byte, 0, 4096), MaxLine)
 	s.sc.Split(s.splitLines)
 	return s
 }
@@ -43,8 +43,8 @@ func newSSEReader(r io.Reader) *sseReader {
 // stream. An event whose lines all arrived but whose closing blank line did
 // not is returned; one whose last line was cut off is not. Any other error
 // is the underlying reader's, or bufio.ErrTooLong for a line longer than
-// maxSSELine.
-func (s *sseReader) Next() (sseEvent, error) {
+// MaxLine.
+func (s *Reader) Next() (Event, error) {
 	var typ string
 	s.data = s.data[:0]
 	hasData := false
@@ -56,7 +56,7 @@ func (s *sseReader) Next() (sseEvent, error) {
 		}
 		if len(line) == 0 {
 			if hasData {
-				return sseEvent{Type: typ, Data: s.data}, nil
+				return Event{Type: typ, Data: s.data}, nil
 			}
 			typ = ""
 			continue
@@ -78,18 +78,18 @@ func (s *sseReader) Next() (sseEvent, error) {
 		}
 	}
 	if err := s.sc.Err(); err != nil {
-		return sseEvent{}, err
+		return Event{}, err
 	}
 	if hasData && !s.partial {
-		return sseEvent{Type: typ, Data: s.data}, nil
+		return Event{Type: typ, Data: s.data}, nil
 	}
-	return sseEvent{}, io.EOF
+	return Event{}, io.EOF
 }
 
 // splitLines is a bufio.SplitFunc for lines ended by LF, CRLF or CR. A CR
 // ends its line at once, so that an event is never held back waiting for
 // the byte after it; an LF right after it is skipped with the next line.
-func (s *sseReader) splitLines(data []byte, atEOF bool) (int, []byte, error) {
+func (s *Reader) splitLines(data []byte, atEOF bool) (int, []byte, error) {
 	start := 0
 	if s.afterCR && len(data) > 0 && data[0] == '\n' {
 		start = 1
