@@ -7,24 +7,22 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/llm/internal/retry"
 )
 
 // Client is a model served by a Chat Completions endpoint. It does not
 // change after [New], so one Client may serve any number of goroutines.
 type Client struct {
-	baseURL     string
-	apiKey      string
-	hc          *http.Client
-	header      http.Header
-	maxRetries  int
-	backoffBase time.Duration
-	backoffMax  time.Duration
+	baseURL string
+	apiKey  string
+	hc      *http.Client
+	header  http.Header
+	retry   retry.Policy
 }
 
 var (
@@ -55,31 +53,25 @@ func WithHeader(key, value string) Option { return func(c *Client) { c.header.Se
 
 // WithMaxRetries sets how many times a failed call is made again: 2 unless
 // set, so 3 attempts; 0 turns retries off.
-func WithMaxRetries(n int) Option { return func(c *Client) { c.maxRetries = max(n, 0) } }
+func WithMaxRetries(n int) Option { return func(c *Client) { c.retry.MaxRetries = max(n, 0) } }
 
 // WithBackoff sets the pause before the first retry (base, doubling on each
 // retry) and its cap (max). The pause is drawn at random between half that
 // bound and the bound.
 // The defaults are 500ms and 8s.
 func WithBackoff(base, max time.Duration) Option {
-	return func(c *Client) { c.backoffBase, c.backoffMax = base, max }
+	return func(c *Client) { c.retry.Base, c.retry.Max = base, max }
 }
-
-// maxRetryAfter is the longest Retry-After the client waits for; a call the
-// provider asks to delay longer fails with the provider's error.
-const maxRetryAfter = time.Minute
 
 // New returns a client for the Chat Completions API at baseURL, such as
 // "https://api.openai.com/v1" or "http://localhost:11434/v1": it posts to
 // baseURL + "/chat/completions".
 func New(baseURL string, opts ...Option) *Client {
 	c := &Client{
-		baseURL:     strings.TrimRight(baseURL, "/"),
-		hc:          http.DefaultClient,
-		header:      http.Header{},
-		maxRetries:  2,
-		backoffBase: 500 * time.Millisecond,
-		backoffMax:  8 * time.Second,
+		baseURL: strings.TrimRight(baseURL, "/"),
+		hc:      http.DefaultClient,
+		header:  http.Header{},
+		retry:   retry.Policy{MaxRetries: 2, Base: 500 * time.Millisecond, Max: 8 * time.Second},
 	}
 	for _, o := range opts {
 		o(c)
@@ -99,7 +91,7 @@ func (c *Client) Generate(ctx context.Context, req llm.Request) (*llm.Response, 
 		return nil, err
 	}
 	var out *llm.Response
-	err = c.retry(ctx, func() (bool, error) {
+	err = c.do(ctx, func() (bool, error) {
 		resp, err := c.post(ctx, body, false)
 		if err != nil {
 			return false, err
@@ -186,53 +178,12 @@ func badResponse(err error, data []byte) *llm.Error {
 	return &llm.Error{Kind: llm.ErrBadResponse, Message: err.Error() + ": " + excerpt(data), Err: err}
 }
 
-// retry makes attempt until it succeeds, fails for a reason that will not
-// pass, has started to deliver its answer, or has been made maxRetries+1
-// times. Between attempts it waits what the provider asked, or a random
-// pause that grows with each attempt. Once ctx is done it returns ctx's
-// error.
-func (c *Client) retry(ctx context.Context, attempt func() (started bool, err error)) error {
-	for n := 0; ; n++ {
-		started, err := attempt()
-		if err == nil || err == errStopped {
-			return err
-		}
-		if ctx.Err() != nil {
-			return fmt.Errorf("openai: %w", ctx.Err())
-		}
-		if started || n >= c.maxRetries || !llm.Retryable(err) {
-			return err
-		}
-		wait := c.backoff(n)
-		if e, ok := errors.AsType[*llm.Error](err); ok && e.RetryAfter > 0 {
-			if e.RetryAfter > maxRetryAfter {
-				return err
-			}
-			wait = e.RetryAfter
-		}
-		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < wait {
-			return err
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("openai: %w while waiting to retry after: %v", ctx.Err(), err)
-		case <-t.C:
-		}
+// do makes a call with the client's retry policy; a canceled or expired
+// ctx comes back as "openai: " and ctx's error.
+func (c *Client) do(ctx context.Context, attempt func() (started bool, err error)) error {
+	err := c.retry.Do(ctx, attempt)
+	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return fmt.Errorf("openai: %w", err)
 	}
-}
-
-// backoff is the pause before retry n+1: "equal jitter", uniform between
-// half of base·2ⁿ (capped at max) and all of it, so that clients spread out
-// but none retries at once.
-func (c *Client) backoff(n int) time.Duration {
-	d := c.backoffBase
-	for ; n > 0 && d < c.backoffMax; n-- {
-		d *= 2
-	}
-	if d = min(d, c.backoffMax); d <= 0 {
-		return 0
-	}
-	return d/2 + rand.N(d/2+1)
+	return err
 }

@@ -354,18 +354,3 @@ func TestInvalidParameters(t *testing.T) {
 		t.Errorf("%d requests, want 0", n.Load())
 	}
 }
-
-func TestBackoff(t *testing.T) {
-	c := New("http://localhost", WithBackoff(100*time.Millisecond, time.Second))
-	for n, bound := range []time.Duration{100, 200, 400, 800, 1000, 1000} {
-		bound *= time.Millisecond
-		for range 100 {
-			if d := c.backoff(n); d < 0 || d >= bound {
-				t.Fatalf("backoff(%d) = %v, want in [0, %v)", n, d, bound)
-			}
-		}
-	}
-	if d := c.backoff(1000); d < 0 || d >= time.Second {
-		t.Errorf("backoff(1000) = %v, want in [0, 1s)", d)
-	}
-}

@@ -3,12 +3,12 @@ package openai
 import (
 	"encoding/json"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/llm/internal/retry"
 )
 
 // httpError is the error for an answer whose status is not a success.
@@ -17,7 +17,7 @@ func (c *Client) httpError(status int, h http.Header, body []byte) *llm.Error {
 	if msg == "" {
 		msg = http.StatusText(status)
 	}
-	e := &llm.Error{Kind: classify(status, msg), Status: status, Message: msg, RetryAfter: retryAfter(h, time.Now())}
+	e := &llm.Error{Kind: classify(status, msg), Status: status, Message: msg, RetryAfter: retry.After(h, time.Now())}
 	switch {
 	case e.Kind == llm.ErrAuth:
 		e.Message += " (check the API key: PTK_API_KEY)"
@@ -152,24 +152,4 @@ func excerpt(b []byte) string {
 		i--
 	}
 	return s[:i] + "…"
-}
-
-// retryAfter is how long the provider asked to wait: retry-after-ms, or
-// Retry-After in seconds or as an HTTP date. Zero means it did not say.
-func retryAfter(h http.Header, now time.Time) time.Duration {
-	const ceiling = 24 * time.Hour
-	seconds := func(s float64) time.Duration { // bounded, so that it cannot overflow
-		return time.Duration(min(s, ceiling.Seconds()) * float64(time.Second))
-	}
-	if ms, err := strconv.ParseFloat(h.Get("Retry-After-Ms"), 64); err == nil && ms > 0 {
-		return seconds(ms / 1000)
-	}
-	v := h.Get("Retry-After")
-	if s, err := strconv.ParseFloat(v, 64); err == nil && s > 0 {
-		return seconds(s)
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return min(t.Sub(now), ceiling)
-	}
-	return 0
 }

@@ -213,27 +213,6 @@ func TestLongErrorBody(t *testing.T) {
 	}
 }
 
-func TestRetryAfter(t *testing.T) {
-	now := time.Date(2025, 3, 10, 12, 0, 0, 0, time.UTC)
-	for _, tt := range []struct {
-		header http.Header
-		want   time.Duration
-	}{
-		{http.Header{}, 0},
-		{http.Header{"Retry-After": {"3"}}, 3 * time.Second},
-		{http.Header{"Retry-After": {"0.5"}}, 500 * time.Millisecond},
-		{http.Header{"Retry-After": {"Mon, 10 Mar 2025 12:00:30 GMT"}}, 30 * time.Second},
-		{http.Header{"Retry-After": {"Mon, 10 Mar 2025 11:00:00 GMT"}}, 0},
-		{http.Header{"Retry-After": {"soon"}}, 0},
-		{http.Header{"Retry-After": {"1e300"}}, 24 * time.Hour},
-		{http.Header{"Retry-After-Ms": {"250"}}, 250 * time.Millisecond},
-	} {
-		if got := retryAfter(tt.header, now); got != tt.want {
-			t.Errorf("retryAfter(%v) = %v, want %v", tt.header, got, tt.want)
-		}
-	}
-}
-
 // counting answers the first len(first) requests with those handlers and
 // the rest with then.
 func counting(then http.HandlerFunc, first ...http.HandlerFunc) http.HandlerFunc {

@@ -11,11 +11,9 @@ import (
 	"strings"
 
 	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/llm/internal/retry"
 	"github.com/ptkit/ptk/llm/internal/sse"
 )
-
-// errStopped says the caller stopped ranging over a stream.
-var errStopped = errors.New("openai: stream stopped by its caller")
 
 // Stream makes one call and returns its answer as it arrives. A call that
 // fails before its first chunk is made again, as [Client.Generate] does;
@@ -25,7 +23,7 @@ func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Chun
 	return func(yield func(llm.Chunk, error) bool) {
 		body, err := marshal(req, true)
 		if err == nil {
-			err = c.retry(ctx, func() (bool, error) {
+			err = c.do(ctx, func() (bool, error) {
 				started := false
 				err := c.stream(ctx, body, func(ch llm.Chunk) bool {
 					started = true
@@ -34,14 +32,14 @@ func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Chun
 				return started, err
 			})
 		}
-		if err != nil && err != errStopped {
+		if err != nil && err != retry.ErrStopped {
 			yield(llm.Chunk{}, err)
 		}
 	}
 }
 
 // stream makes one attempt, giving each chunk to yield. It returns
-// errStopped when yield asks to stop.
+// retry.ErrStopped when yield asks to stop.
 func (c *Client) stream(ctx context.Context, body []byte, yield func(llm.Chunk) bool) error {
 	resp, err := c.post(ctx, body, true)
 	if err != nil {
@@ -56,7 +54,7 @@ func (c *Client) stream(ctx context.Context, body []byte, yield func(llm.Chunk) 
 		}
 		for _, ch := range responseChunks(r) {
 			if !yield(ch) {
-				return errStopped
+				return retry.ErrStopped
 			}
 		}
 		return nil
@@ -98,7 +96,7 @@ func readStream(body io.Reader, yield func(llm.Chunk) bool) error {
 		}
 		for _, ch := range s.chunks(&r) {
 			if !yield(ch) {
-				return errStopped
+				return retry.ErrStopped
 			}
 		}
 	}
