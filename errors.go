@@ -34,13 +34,15 @@ const (
 	Canceled Code = "CANCELED"
 	// ToolCallDenied: the user or a policy did not approve a call.
 	ToolCallDenied Code = "TOOL_CALL_DENIED"
+	// BudgetExceeded: the run spent its budget of cost or tokens.
+	BudgetExceeded Code = "BUDGET_EXCEEDED"
 )
 
 // Codes lists every [Code], in the order of the design.
 var Codes = []Code{
 	ToolNotFound, InvalidToolCall, MaxIterationsReached, MaxToolCallsReached,
 	ToolExecutionFailed, LLMCallFailed, ParseError, DuplicateToolCall, Timeout, Canceled,
-	ToolCallDenied,
+	ToolCallDenied, BudgetExceeded,
 }
 
 // Error makes a Code usable as an error value.

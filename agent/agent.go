@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/protocol"
 	"github.com/ptkit/ptk/tool"
 )
@@ -62,6 +63,9 @@ type runner struct {
 	cache map[string]ptk.Result
 	// systemPTK is the system prompt of ModePTK, written once per run.
 	systemPTK string
+	// lastPrompt is the prompt tokens of the last model call: the next
+	// prompt is at least as long.
+	lastPrompt int
 }
 
 func run(ctx context.Context, prompt string, opts Options, emit func(Event)) (res *Result, err error) {
@@ -169,9 +173,22 @@ func (r *runner) loop(ctx context.Context) error {
 			return r.atLimit(ctx, ptk.MaxIterationsReached,
 				fmt.Sprintf("the model made %d model calls (MaxIterations) without a final answer", o.MaxIterations))
 		}
+		if err := r.checkBudget(true); err != nil {
+			return err
+		}
 		rep, err := r.ask(ctx, false)
 		if err != nil {
 			return err
+		}
+		if len(rep.attempts) > 0 {
+			if err := r.checkBudget(false); err != nil {
+				results := make([]ptk.Result, len(rep.attempts))
+				for i, a := range rep.attempts {
+					results[i] = ptk.Result{CallID: a.Call.ID, Tool: a.Call.Tool, IsError: true}
+				}
+				r.closeTurn(results, "the run's budget is spent")
+				return err
+			}
 		}
 		if len(rep.attempts) == 0 {
 			r.res.Success, r.res.Content = true, rep.msg.Content
@@ -199,6 +216,49 @@ func (r *runner) atLimit(ctx context.Context, code ptk.Code, msg string) error {
 	r.res.Success, r.res.Content, r.res.Limit = true, rep.msg.Content, code
 	r.event(Event{Kind: EventFinal, Iteration: r.res.Iterations, Text: rep.msg.Content})
 	return nil
+}
+
+// checkBudget ends the run when its budget (Options.MaxCost, MaxTokens) is
+// spent; with ahead, also when the next model call cannot fit, since its
+// prompt is at least as long as the last one.
+func (r *runner) checkBudget(ahead bool) error {
+	o := &r.opts
+	used := r.res.Usage.TotalTokens()
+	next := 0
+	if ahead {
+		next = r.lastPrompt
+	}
+	if o.MaxTokens > 0 {
+		switch {
+		case used >= o.MaxTokens:
+			return ptk.NewError(ptk.BudgetExceeded, fmt.Sprintf("the run used %d tokens, its budget is %d (MaxTokens)", used, o.MaxTokens), nil)
+		case used+next > o.MaxTokens:
+			return ptk.NewError(ptk.BudgetExceeded, fmt.Sprintf("the next model call needs at least %d tokens (the last prompt's), and the run has %d left of its budget of %d (MaxTokens)", next, o.MaxTokens-used, o.MaxTokens), nil)
+		}
+	}
+	if o.MaxCost > 0 {
+		spent := r.res.Cost
+		if spent >= o.MaxCost {
+			return ptk.NewError(ptk.BudgetExceeded, fmt.Sprintf("the run cost $%.4f, its budget is $%.4f (MaxCost)", spent, o.MaxCost), nil)
+		}
+		if p, ok := r.price(); ok && next > 0 {
+			if est := p.Cost(ptk.Usage{PromptTokens: next}); spent+est > o.MaxCost {
+				return ptk.NewError(ptk.BudgetExceeded, fmt.Sprintf("the next model call costs at least $%.4f (the last prompt's %d tokens), and the run has $%.4f left of its budget of $%.4f (MaxCost)", est, next, o.MaxCost-spent, o.MaxCost), nil)
+			}
+		}
+	}
+	return nil
+}
+
+// price is the model's price, when it is known.
+func (r *runner) price() (llm.Price, bool) {
+	if p, ok := r.opts.Model.(interface{ Price() llm.Price }); ok {
+		return p.Price(), true
+	}
+	if r.opts.Price != nil {
+		return *r.opts.Price, true
+	}
+	return llm.Price{}, false
 }
 
 // ctxError turns a canceled or expired context into the run's error.

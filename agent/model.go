@@ -32,7 +32,7 @@ type modelKey struct {
 // has one, by its identity otherwise; ok is false when it cannot be
 // remembered.
 func keyOf(m llm.Model, name string) (k modelKey, ok bool) {
-	if b, is := m.(interface{ BaseURL() string }); is {
+	if b, is := m.(interface{ BaseURL() string }); is && b.BaseURL() != "" {
 		return modelKey{b.BaseURL(), name}, true
 	}
 	if t := reflect.TypeOf(m); t == nil || !t.Comparable() {
@@ -44,6 +44,9 @@ func keyOf(m llm.Model, name string) (k modelKey, ok bool) {
 func (r *runner) startMode() Mode {
 	if r.opts.Mode != ModeAuto {
 		return r.opts.Mode
+	}
+	if t, ok := r.opts.Model.(llm.ToolSupporter); ok && !t.SupportsNativeTools() {
+		return ModePTK
 	}
 	if k, ok := keyOf(r.opts.Model, r.opts.ModelName); ok {
 		if _, isPTK := ptkModels.Load(k); isPTK {
@@ -91,7 +94,7 @@ func (r *runner) callID(i int) string {
 // request builds the model request for the current mode and history.
 func (r *runner) request(final bool) llm.Request {
 	o := &r.opts
-	req := llm.Request{Model: o.ModelName, Temperature: o.Temperature, MaxTokens: o.MaxTokens}
+	req := llm.Request{Model: o.ModelName, Temperature: o.Temperature, MaxTokens: o.MaxOutputTokens}
 	if r.mode == ModePTK && len(r.infos) > 0 {
 		if r.systemPTK == "" {
 			r.systemPTK = o.Formatter.SystemPrompt(o.Instructions, r.infos)
@@ -258,6 +261,13 @@ func (r *runner) call(ctx context.Context, req llm.Request, final bool) (*reply,
 	}
 	pr := ps.Finish()
 	r.res.Usage = r.res.Usage.Add(resp.Usage)
+	r.lastPrompt = resp.Usage.PromptTokens
+	switch {
+	case resp.Cost > 0:
+		r.res.Cost += resp.Cost
+	case r.opts.Price != nil:
+		r.res.Cost += r.opts.Price.Cost(resp.Usage)
+	}
 	r.event(Event{Kind: EventModelDone, Iteration: r.res.Iterations, Usage: resp.Usage})
 
 	rep := &reply{msg: ptk.Message{Role: ptk.RoleAssistant, Content: pr.Text}}

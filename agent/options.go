@@ -46,8 +46,8 @@ type Options struct {
 	ModelName string
 	// Temperature, when not nil, sets the sampling temperature.
 	Temperature *float64
-	// MaxTokens, when above zero, caps the tokens of each model answer.
-	MaxTokens int
+	// MaxOutputTokens, when above zero, caps the tokens of each model answer.
+	MaxOutputTokens int
 	// StreamModel asks the model to stream its answers, when it can
 	// (llm.Streamer): events then report text and calls as they are written.
 	StreamModel bool
@@ -80,6 +80,20 @@ type Options struct {
 	Timeout time.Duration
 	// ToolTimeout, when above zero, bounds each tool call.
 	ToolTimeout time.Duration
+	// MaxCost, when above zero, is the run's budget in US dollars, and
+	// MaxTokens its budget in tokens (prompt and completion, summed over the
+	// model calls). A run that has spent its budget ends with
+	// ptk.BudgetExceeded before its next model call — also before a call
+	// that would pass the budget when that is known: the next prompt is at
+	// least as long as the last one, so when the last prompt's tokens (and,
+	// with a known price, their cost) no longer fit, the call is not made.
+	// A reply that passes the budget is still read: a final answer ends the
+	// run with success, calls are not run.
+	MaxCost   float64
+	MaxTokens int
+	// Price prices the model's calls when the model does not price them
+	// itself (see llm.Priced); the run's cost is in Result.Cost.
+	Price *llm.Price
 	// AnswerAtLimit asks the model once more, without tools, to answer with
 	// what it has when a limit (iterations or tool calls) is reached, instead
 	// of ending the run without an answer. The run then succeeds, and

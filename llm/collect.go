@@ -42,6 +42,7 @@ func (c *Collector) Add(ch Chunk) {
 	if ch.Usage != nil {
 		c.resp.Usage = *ch.Usage
 	}
+	c.resp.Cost += ch.Cost
 	if ch.FinishReason != "" {
 		c.resp.FinishReason = ch.FinishReason
 	}

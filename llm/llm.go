@@ -72,6 +72,9 @@ type Response struct {
 	FinishReason string
 	// Model is the model that answered, as the provider names it.
 	Model string
+	// Cost is what the call cost in US dollars, when the model knows its
+	// price (see Priced); 0 otherwise.
+	Cost float64
 }
 
 // Chunk is one piece of a streamed answer. Any of its fields may be set.
@@ -89,6 +92,9 @@ type Chunk struct {
 	FinishReason string
 	// Model is the model that answers, when the provider says.
 	Model string
+	// Cost is what the call cost in US dollars, on the chunk that carries
+	// Usage, when the model knows its price (see Priced).
+	Cost float64
 }
 
 // CallDelta is a piece of a native tool call in a stream. The first piece of
