@@ -1,0 +1,183 @@
+package anthropic
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"iter"
+	"strconv"
+	"strings"
+
+	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/llm/internal/retry"
+	"github.com/ptkit/ptk/llm/internal/sse"
+)
+
+// Stream makes one call and returns its answer as it arrives. A call that
+// fails before its first chunk is made again, as [Client.Generate] does;
+// after it, an error ends the sequence. Breaking out of the loop, or
+// canceling ctx, closes the connection at once.
+func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Chunk, error] {
+	return func(yield func(llm.Chunk, error) bool) {
+		body, err := c.marshal(req, true)
+		if err == nil {
+			err = c.do(ctx, func() (bool, error) {
+				started := false
+				err := c.stream(ctx, body, func(ch llm.Chunk) bool {
+					started = true
+					return yield(ch, nil)
+				})
+				return started, err
+			})
+		}
+		if err != nil && err != retry.ErrStopped {
+			yield(llm.Chunk{}, err)
+		}
+	}
+}
+
+// stream makes one attempt, giving each chunk to yield. It returns
+// retry.ErrStopped when yield asks to stop.
+func (c *Client) stream(ctx context.Context, body []byte, yield func(llm.Chunk) bool) error {
+	resp, err := c.post(ctx, body, true)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		// A server that does not stream answers whole.
+		r, err := readResponse(resp.Body)
+		if err != nil {
+			return err
+		}
+		for _, ch := range responseChunks(r) {
+			if !yield(ch) {
+				return retry.ErrStopped
+			}
+		}
+		return nil
+	}
+	return readStream(resp.Body, yield)
+}
+
+// readStream reads a text/event-stream answer up to its message_stop.
+func readStream(body io.Reader, yield func(llm.Chunk) bool) error {
+	events := sse.NewReader(body)
+	var s streamState
+	for !s.done {
+		ev, err := events.Next()
+		switch {
+		case err == io.EOF && s.stopReason != "":
+			// The answer is whole; the server did not send message_stop.
+			if !yield(s.last()) {
+				return retry.ErrStopped
+			}
+			return nil
+		case err == io.EOF:
+			return &llm.Error{Kind: llm.ErrConnection, Message: "the stream ended before the answer was complete"}
+		case errors.Is(err, bufio.ErrTooLong):
+			return &llm.Error{Kind: llm.ErrBadResponse, Message: "stream: " + err.Error(), Err: err}
+		case err != nil:
+			return connectionError(err)
+		}
+		data := bytes.TrimSpace(ev.Data)
+		if len(data) == 0 {
+			continue
+		}
+		var e streamEvent
+		if err := json.Unmarshal(data, &e); err != nil {
+			return badResponse(err, data)
+		}
+		if e.Type == "error" || ev.Type == "error" {
+			return inBandError(data)
+		}
+		ch, err := s.event(&e)
+		if err != nil {
+			return err
+		}
+		if ch != (llm.Chunk{}) && !yield(ch) {
+			return retry.ErrStopped
+		}
+	}
+	return nil
+}
+
+// streamState is what reading a stream remembers between its events.
+type streamState struct {
+	usage      apiUsage
+	stopReason string
+	calls      map[int]int // a tool_use block's index → the call's index among the calls
+	done       bool        // message_stop has arrived
+}
+
+// event maps one event to a chunk, which is empty for the events that only
+// update the state (ping, content_block_stop, message_delta, a
+// signature_delta, and types the API may add).
+func (s *streamState) event(e *streamEvent) (llm.Chunk, error) {
+	var ch llm.Chunk
+	switch e.Type {
+	case "message_start":
+		ch.Model = e.Message.Model
+		s.usage.merge(e.Message.Usage)
+	case "content_block_start":
+		switch b := &e.ContentBlock; b.Type {
+		case "text":
+			ch.Text = b.Text
+		case "thinking":
+			ch.Reasoning = b.Thinking
+		case "tool_use":
+			if s.calls == nil {
+				s.calls = map[int]int{}
+			}
+			n := len(s.calls)
+			s.calls[e.Index] = n
+			ch.Call = &llm.CallDelta{Index: n, ID: b.ID, Tool: b.Name}
+		}
+	case "content_block_delta":
+		switch d := &e.Delta; d.Type {
+		case "text_delta":
+			ch.Text = d.Text
+		case "thinking_delta":
+			ch.Reasoning = d.Thinking
+		case "input_json_delta":
+			n, ok := s.calls[e.Index]
+			if !ok {
+				return ch, &llm.Error{Kind: llm.ErrBadResponse, Message: "input_json_delta for content block " + strconv.Itoa(e.Index) + ", which is no tool_use"}
+			}
+			if d.PartialJSON != "" {
+				ch.Call = &llm.CallDelta{Index: n, ArgsDelta: d.PartialJSON}
+			}
+		}
+	case "message_delta":
+		if e.Delta.StopReason != "" {
+			s.stopReason = e.Delta.StopReason
+		}
+		if e.Usage != nil {
+			s.usage.merge(*e.Usage)
+		}
+	case "message_stop":
+		s.done = true
+		ch = s.last()
+	}
+	return ch, nil
+}
+
+// last is the chunk that ends the answer: the usage of the whole call and
+// the stop reason.
+func (s *streamState) last() llm.Chunk {
+	u := s.usage.usage()
+	return llm.Chunk{Usage: &u, FinishReason: s.stopReason}
+}
+
+// responseChunks splits a whole answer into the chunks a stream of it
+// would have had.
+func responseChunks(r *llm.Response) []llm.Chunk {
+	out := []llm.Chunk{{Text: r.Content, Reasoning: r.Reasoning, Model: r.Model}}
+	for i, call := range r.Calls {
+		out = append(out, llm.Chunk{Call: &llm.CallDelta{Index: i, ID: call.ID, Tool: call.Tool, ArgsDelta: string(call.Args)}})
+	}
+	return append(out, llm.Chunk{Usage: &r.Usage, FinishReason: r.FinishReason})
+}
