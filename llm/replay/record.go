@@ -1,0 +1,147 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"iter"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/ptkit/ptk/llm"
+)
+
+// Record returns a model that answers with m and appends every call to w as
+// one line of JSON, written with one Write once the call has ended. It is
+// safe for concurrent use when m is: lines are written one at a time.
+//
+// The model streams with m when m is an [llm.Streamer], and otherwise as one
+// chunk made from m's whole answer (recorded as a whole answer). It reports
+// m's SupportsNativeTools (true when m does not say) and BaseURL ("" when m
+// has none). A line that cannot be written fails the call.
+func Record(m llm.Model, w io.Writer) llm.Model {
+	return &recorder{inner: m, w: w}
+}
+
+// RecordFile records m's calls, as [Record] does, at the end of the file at
+// path, which it creates if needed. Close the returned Closer when done.
+func RecordFile(m llm.Model, path string) (llm.Model, io.Closer, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, nil, fmt.Errorf("replay: %w", err)
+	}
+	return Record(m, f), f, nil
+}
+
+type recorder struct {
+	inner llm.Model
+	mu    sync.Mutex // guards w
+	w     io.Writer
+}
+
+var (
+	_ llm.Streamer      = (*recorder)(nil)
+	_ llm.ToolSupporter = (*recorder)(nil)
+)
+
+func (r *recorder) Generate(ctx context.Context, req llm.Request) (*llm.Response, error) {
+	l := r.start(req)
+	resp, err := r.inner.Generate(ctx, req)
+	if err != nil {
+		l.Error = fromError(err)
+	} else {
+		l.Response = fromResponse(resp)
+	}
+	if werr := r.write(l); werr != nil {
+		return nil, werr
+	}
+	return resp, err
+}
+
+func (r *recorder) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Chunk, error] {
+	s, ok := r.inner.(llm.Streamer)
+	if !ok {
+		return func(yield func(llm.Chunk, error) bool) {
+			resp, err := r.Generate(ctx, req)
+			yieldAll(yield, chunksOf(resp), err)
+		}
+	}
+	return func(yield func(llm.Chunk, error) bool) {
+		l := r.start(req)
+		l.Stream = true
+		var err error
+		for ch, cerr := range s.Stream(ctx, req) {
+			if cerr != nil {
+				err = cerr
+				break
+			}
+			l.Chunks = append(l.Chunks, fromChunk(ch))
+			if !yield(ch, nil) {
+				_ = r.write(l) // the caller has gone: no one to tell of an error
+				return
+			}
+		}
+		if err != nil {
+			l.Error = fromError(err)
+		}
+		if werr := r.write(l); werr != nil {
+			err = werr
+		}
+		if err != nil {
+			yield(llm.Chunk{}, err)
+		}
+	}
+}
+
+// SupportsNativeTools reports the wrapped model's answer; true when it does
+// not say.
+func (r *recorder) SupportsNativeTools() bool {
+	t, ok := r.inner.(llm.ToolSupporter)
+	return !ok || t.SupportsNativeTools()
+}
+
+// BaseURL reports the wrapped model's base URL, "" when it has none.
+func (r *recorder) BaseURL() string {
+	if b, ok := r.inner.(interface{ BaseURL() string }); ok {
+		return b.BaseURL()
+	}
+	return ""
+}
+
+// start begins the line of a call to make.
+func (r *recorder) start(req llm.Request) *line {
+	l := &line{Request: fromRequest(req), NoNativeTools: !r.SupportsNativeTools()}
+	l.Key = l.Request.key()
+	return l
+}
+
+func (r *recorder) write(l *line) error {
+	l.Time = time.Now().UTC().Format(time.RFC3339)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(l); err != nil {
+		return fmt.Errorf("replay: recording a call: %w", err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, err := r.w.Write(b.Bytes()); err != nil {
+		return fmt.Errorf("replay: recording a call: %w", err)
+	}
+	return nil
+}
+
+// yieldAll yields chunks, then err when it is not nil.
+func yieldAll(yield func(llm.Chunk, error) bool, chunks []llm.Chunk, err error) {
+	for _, ch := range chunks {
+		if !yield(ch, nil) {
+			return
+		}
+	}
+	if err != nil {
+		yield(llm.Chunk{}, err)
+	}
+}
