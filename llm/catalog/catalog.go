@@ -1,0 +1,248 @@
+// Package catalog is ptk's model catalog, in the seed design's LLMS.json
+// shape: models by name with their provider, model id, prices, context
+// window, output cap, tool protocol and streaming; providers by name with
+// their API, base URL and the environment variable that holds the key. A
+// name resolves to a ready llm.Model that prices its calls and says
+// whether it takes native tools.
+//
+// The catalog ptk ships (Default) is overlaid by the user's: ptk loads
+// models.json from its config folder, then $PTK_MODELS, then --models FILE;
+// a later file replaces a model or a provider of the same name, entry by
+// entry.
+package catalog
+
+import (
+	"cmp"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/ptkit/ptk/llm"
+)
+
+// Catalog is a set of models and the providers that serve them.
+type Catalog struct {
+	// DefaultModel is the model used when none is named.
+	DefaultModel string              `json:"default_model,omitempty"`
+	Models       map[string]Model    `json:"models"`
+	Providers    map[string]Provider `json:"providers"`
+}
+
+// Model is one model of the catalog.
+type Model struct {
+	// Provider names the provider that serves it.
+	Provider string `json:"provider"`
+	// ModelID is the model's name at the provider.
+	ModelID string `json:"model_id"`
+	// Cost is the price in US dollars per million tokens.
+	Cost llm.Price `json:"cost"`
+	// ContextWindow and MaxOutput are in tokens (0: unknown).
+	ContextWindow int `json:"context_window,omitempty"`
+	MaxOutput     int `json:"max_output,omitempty"`
+	// ToolProtocol is "native" when the model calls tools through the
+	// provider's API, "ptk" when it is taught the text protocol.
+	ToolProtocol string `json:"tool_protocol"`
+	// Streaming reports that the provider streams the model's answers.
+	Streaming bool `json:"streaming"`
+}
+
+// Provider is one API endpoint.
+type Provider struct {
+	// API is the wire format: "openai" (Chat Completions, the default),
+	// "anthropic", "gemini", "llamacpp" (llama.cpp's /completion) or
+	// "completions" (the legacy /v1/completions).
+	API string `json:"api,omitempty"`
+	// APIBase is the base URL.
+	APIBase string `json:"api_base"`
+	// APIKeyEnv names the environment variable that holds the API key
+	// (empty: no key).
+	APIKeyEnv string `json:"api_key_env,omitempty"`
+}
+
+//go:embed default.json
+var defaultJSON []byte
+
+// Default returns the catalog ptk ships: common hosted models with their
+// published prices, and local ones (Ollama, llama.cpp) at no cost.
+func Default() *Catalog {
+	c, err := Parse(defaultJSON)
+	if err != nil {
+		panic("catalog: the embedded default catalog is invalid: " + err.Error())
+	}
+	return c
+}
+
+// Parse reads a catalog and checks it: every model names a provider of the
+// catalog (or of one it will be merged over, so a missing provider is only
+// checked by Check), a tool protocol of "native" or "ptk", and prices that
+// are not negative.
+func Parse(data []byte) (*Catalog, error) {
+	var c Catalog
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return nil, err
+	}
+	for name, m := range c.Models {
+		switch {
+		case m.Provider == "":
+			return nil, fmt.Errorf("model %q: no provider", name)
+		case m.ToolProtocol != "native" && m.ToolProtocol != "ptk":
+			return nil, fmt.Errorf("model %q: tool_protocol must be \"native\" or \"ptk\", not %q", name, m.ToolProtocol)
+		case m.Cost.Input < 0 || m.Cost.Output < 0 || m.Cost.CacheRead < 0 || m.Cost.CacheWrite < 0:
+			return nil, fmt.Errorf("model %q: a negative price", name)
+		}
+		if m.ModelID == "" {
+			m.ModelID = name
+			c.Models[name] = m
+		}
+	}
+	for name, p := range c.Providers {
+		if !slices.Contains(APIs(), cmp.Or(p.API, "openai")) {
+			return nil, fmt.Errorf("provider %q: api must be one of %s, not %q", name, strings.Join(APIs(), ", "), p.API)
+		}
+		if p.APIBase == "" {
+			return nil, fmt.Errorf("provider %q: no api_base", name)
+		}
+	}
+	return &c, nil
+}
+
+// Load reads a catalog file.
+func Load(file string) (*Catalog, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	c, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return c, nil
+}
+
+// Merge returns a catalog with over's models and providers laid over c's,
+// entry by entry, and over's default model if it names one.
+func (c *Catalog) Merge(over *Catalog) *Catalog {
+	out := &Catalog{DefaultModel: c.DefaultModel, Models: maps.Clone(c.Models), Providers: maps.Clone(c.Providers)}
+	if out.Models == nil {
+		out.Models = map[string]Model{}
+	}
+	if out.Providers == nil {
+		out.Providers = map[string]Provider{}
+	}
+	maps.Copy(out.Models, over.Models)
+	maps.Copy(out.Providers, over.Providers)
+	if over.DefaultModel != "" {
+		out.DefaultModel = over.DefaultModel
+	}
+	return out
+}
+
+// Check reports a model whose provider the catalog does not have, and a
+// default model it does not have.
+func (c *Catalog) Check() error {
+	for _, name := range slices.Sorted(maps.Keys(c.Models)) {
+		if _, ok := c.Providers[c.Models[name].Provider]; !ok {
+			return fmt.Errorf("model %q: no provider %q in the catalog", name, c.Models[name].Provider)
+		}
+	}
+	if c.DefaultModel != "" {
+		if _, ok := c.Models[c.DefaultModel]; !ok {
+			return fmt.Errorf("default_model %q is not in the catalog", c.DefaultModel)
+		}
+	}
+	return nil
+}
+
+// Names returns the models' names, sorted.
+func (c *Catalog) Names() []string { return slices.Sorted(maps.Keys(c.Models)) }
+
+// ErrUnknown is returned by Resolve for a name the catalog does not have.
+var ErrUnknown = errors.New("not in the catalog")
+
+// Options adjust how a model is resolved.
+type Options struct {
+	// APIKey, when set, is used instead of the provider's key variable.
+	APIKey string
+	// BaseURL, when set, is used instead of the provider's api_base.
+	BaseURL string
+	// Getenv reads the key variable; default os.Getenv.
+	Getenv func(string) string
+}
+
+// Resolve returns the named model ready to use: a client for its
+// provider's API, asking for its model id, pricing its calls, and saying
+// whether it takes native tools (llm.ToolSupporter). A name the catalog
+// does not have is an error that wraps ErrUnknown.
+func (c *Catalog) Resolve(name string, o Options) (llm.Model, error) {
+	m, ok := c.Models[name]
+	if !ok {
+		return nil, fmt.Errorf("model %q: %w", name, ErrUnknown)
+	}
+	p, ok := c.Providers[m.Provider]
+	if !ok {
+		return nil, fmt.Errorf("model %q: no provider %q in the catalog", name, m.Provider)
+	}
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	key := o.APIKey
+	if key == "" && p.APIKeyEnv != "" {
+		key = getenv(p.APIKeyEnv)
+	}
+	base := cmp.Or(o.BaseURL, p.APIBase)
+	client, err := build(cmp.Or(p.API, "openai"), base, key)
+	if err != nil {
+		return nil, fmt.Errorf("model %q: %w", name, err)
+	}
+	return llm.Priced(&entry{inner: client, id: m.ModelID, native: m.ToolProtocol == "native", base: base}, m.Cost), nil
+}
+
+// Named returns m asking for model id in every request, whatever the
+// request names: what a fallback of several models needs.
+func Named(m llm.Model, id string) llm.Model {
+	native := true
+	if t, ok := m.(llm.ToolSupporter); ok {
+		native = t.SupportsNativeTools()
+	}
+	base := ""
+	if b, ok := m.(interface{ BaseURL() string }); ok {
+		base = b.BaseURL()
+	}
+	return &entry{inner: m, id: id, native: native, base: base}
+}
+
+// entry is a provider's client set to one model.
+type entry struct {
+	inner  llm.Model
+	id     string
+	native bool
+	base   string
+}
+
+var (
+	_ llm.Streamer      = (*entry)(nil)
+	_ llm.ToolSupporter = (*entry)(nil)
+)
+
+func (e *entry) SupportsNativeTools() bool { return e.native }
+func (e *entry) BaseURL() string           { return e.base }
+
+func (e *entry) Generate(ctx context.Context, req llm.Request) (*llm.Response, error) {
+	req.Model = e.id
+	return e.inner.Generate(ctx, req)
+}
+
+func (e *entry) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Chunk, error] {
+	req.Model = e.id
+	return llm.StreamFrom(ctx, e.inner, req)
+}
