@@ -64,6 +64,6 @@ and loops until the model answers.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newRunCmd(), newParseCmd(), newPromptCmd())
+	root.AddCommand(newRunCmd(), newModelsCmd(), newParseCmd(), newPromptCmd())
 	return root
 }

@@ -138,6 +138,9 @@ func (p *progress) event(e agent.Event) {
 			s := fmt.Sprintf("· %d model call%s, %d tool call%s, %d+%d tokens, %s",
 				r.Iterations, plural(r.Iterations), r.TotalToolCalls, plural(r.TotalToolCalls),
 				r.Usage.PromptTokens, r.Usage.CompletionTokens, r.Duration.Round(time.Millisecond))
+			if r.Cost > 0 {
+				s += fmt.Sprintf(", $%.4f", r.Cost)
+			}
 			if r.Success {
 				p.line(p.paint(green, s))
 			} else {

@@ -18,7 +18,6 @@ import (
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/agent"
 	"github.com/ptkit/ptk/llm"
-	"github.com/ptkit/ptk/llm/openai"
 	"github.com/ptkit/ptk/tool"
 	"github.com/ptkit/ptk/tools/fs"
 	"github.com/ptkit/ptk/tools/shell"
@@ -28,6 +27,9 @@ const defaultBaseURL = "http://localhost:11434/v1"
 
 type runFlags struct {
 	baseURL, apiKey, model, mode, workspace, tools, policy string
+	models, record, replay                                 string
+	maxCost                                                float64
+	maxTokens                                              int
 	maxIterations, maxToolCalls                            int
 	timeout                                                time.Duration
 	stream, yes, asJSON, sandbox                           bool
@@ -89,7 +91,12 @@ unknown model).`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.baseURL, "base-url", "", "the model's OpenAI-compatible API (env PTK_BASE_URL; default "+defaultBaseURL+")")
 	fl.StringVar(&f.apiKey, "api-key", "", "API key (env PTK_API_KEY, then OPENAI_API_KEY)")
-	fl.StringVar(&f.model, "model", "", "model name at the provider (env PTK_MODEL)")
+	fl.StringVar(&f.model, "model", "", "model name: from the catalog ('ptk models'), else a model of the server at --base-url; a,b tries b when a fails (env PTK_MODEL; default the catalog's default)")
+	fl.StringVar(&f.models, "models", "", "a model catalog file laid over the built-in one (env PTK_MODELS)")
+	fl.Float64Var(&f.maxCost, "max-cost", 0, "budget of the run in US dollars (0: none)")
+	fl.IntVar(&f.maxTokens, "max-tokens", 0, "budget of the run in tokens, prompt and completion summed (0: none)")
+	fl.StringVar(&f.record, "record", "", "append every model request and response to FILE as JSON lines")
+	fl.StringVar(&f.replay, "replay", "", "answer model requests from a file made by --record, without the network")
 	fl.StringVar(&f.mode, "mode", "auto", "how the model calls tools: ptk, native or auto")
 	fl.StringVar(&f.workspace, "workspace", ".", "the folder the tools may read")
 	fl.StringVar(&f.tools, "tools", "", "comma-separated tools to give the model (default: all built-ins)")
@@ -121,9 +128,22 @@ func setting(cmd *cobra.Command, flag, val string, def string, env ...string) st
 func runRun(cmd *cobra.Command, f runFlags, prompt string) error {
 	baseURL := setting(cmd, "base-url", f.baseURL, defaultBaseURL, "PTK_BASE_URL")
 	apiKey := setting(cmd, "api-key", f.apiKey, "", "PTK_API_KEY", "OPENAI_API_KEY")
-	model := setting(cmd, "model", f.model, "", "PTK_MODEL")
-	if model == "" {
-		return usagef("no model named: give --model NAME or set PTK_MODEL (for Ollama, 'ollama list' shows the models you have)")
+	cat, err := loadCatalog(f.models)
+	if err != nil {
+		return usageError{err}
+	}
+	model := setting(cmd, "model", f.model, cat.DefaultModel, "PTK_MODEL")
+	var names []string
+	for n := range strings.SplitSeq(model, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		return usagef("no model named: give --model NAME or set PTK_MODEL ('ptk models' lists the catalog; for Ollama, 'ollama list' shows the models you have)")
+	}
+	if f.maxCost < 0 || f.maxTokens < 0 {
+		return usagef("--max-cost and --max-tokens must not be negative")
 	}
 	mode := agent.Mode(f.mode)
 	switch mode {
@@ -174,13 +194,22 @@ func runRun(cmd *cobra.Command, f runFlags, prompt string) error {
 			return usagef("--tools: %v", err)
 		}
 	}
-	var clientOpts []openai.Option
-	if apiKey != "" {
-		clientOpts = append(clientOpts, openai.WithAPIKey(apiKey))
+	m, err := resolveModels(cat, modelChoice{names: names, baseURL: baseURL, apiKey: apiKey,
+		baseURLExplicit: cmd.Flags().Changed("base-url") || os.Getenv("PTK_BASE_URL") != "",
+		apiKeyExplicit:  cmd.Flags().Changed("api-key") || os.Getenv("PTK_API_KEY") != ""})
+	if err != nil {
+		return usageError{err}
 	}
+	m, done, err := recordOrReplay(m, f.record, f.replay)
+	if err != nil {
+		return usageError{err}
+	}
+	defer done()
 	opts := agent.Options{
-		Model:         openai.New(baseURL, clientOpts...),
-		ModelName:     model,
+		Model:         m,
+		ModelName:     strings.Join(names, ","),
+		MaxCost:       f.maxCost,
+		MaxTokens:     f.maxTokens,
 		StreamModel:   f.stream,
 		Tools:         tools,
 		Mode:          mode,

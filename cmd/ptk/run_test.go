@@ -282,7 +282,8 @@ func TestRunFailures(t *testing.T) {
 		msg  string
 	}{
 		{"no prompt", nil, []string{"run", "--model", "m"}, 2, "needs a prompt"},
-		{"no model", map[string]string{"PTK_MODEL": ""}, []string{"run", "hi"}, 2, "PTK_MODEL"},
+		{"no model", nil, []string{"run", "--model", " , ", "hi"}, 2, "PTK_MODEL"},
+		{"bad catalog", nil, []string{"run", "--models", "testdata/tools.json", "hi"}, 2, "model catalog"},
 		{"bad mode", nil, []string{"run", "--model", "m", "--mode", "magic", "hi"}, 2, "--mode"},
 		{"unknown tool", nil, []string{"run", "--model", "m", "--tools", "read_file,rm", "--workspace", ws, "hi"}, 2, `unknown tool "rm"`},
 		{"no workspace", nil, []string{"run", "--model", "m", "--workspace", filepath.Join(ws, "nope"), "hi"}, 2, "--workspace"},

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/llm/catalog"
+	"github.com/ptkit/ptk/llm/openai"
+	"github.com/ptkit/ptk/llm/replay"
+)
+
+// loadCatalog returns ptk's catalog with the user's laid over it: the
+// models.json in ptk's config folder, then $PTK_MODELS, then file (--models).
+func loadCatalog(file string) (*catalog.Catalog, error) {
+	c := catalog.Default()
+	var files []string
+	if dir, err := os.UserConfigDir(); err == nil {
+		if f := filepath.Join(dir, "ptk", "models.json"); fileExists(f) {
+			files = append(files, f)
+		}
+	}
+	if f := os.Getenv("PTK_MODELS"); f != "" {
+		files = append(files, f)
+	}
+	if file != "" {
+		files = append(files, file)
+	}
+	for _, f := range files {
+		over, err := catalog.Load(f)
+		if err != nil {
+			return nil, fmt.Errorf("model catalog %v", err)
+		}
+		c = c.Merge(over)
+	}
+	if err := c.Check(); err != nil {
+		return nil, fmt.Errorf("model catalog: %w", err)
+	}
+	return c, nil
+}
+
+func fileExists(f string) bool {
+	_, err := os.Stat(f)
+	return err == nil
+}
+
+// modelChoice is what --model and the connection flags say.
+type modelChoice struct {
+	names []string
+	// baseURL and apiKey are the flags' or environment's values; the
+	// explicit ones override the catalog's.
+	baseURL, apiKey                 string
+	baseURLExplicit, apiKeyExplicit bool
+}
+
+// resolveModels turns --model NAME[,NAME...] into one model: each name
+// through the catalog, or, when the catalog does not have it, as a model
+// of the OpenAI-compatible server at the base URL; several names make a
+// fallback, tried in order.
+func resolveModels(c *catalog.Catalog, ch modelChoice) (llm.Model, error) {
+	var models []llm.Model
+	for _, name := range ch.names {
+		var o catalog.Options
+		if ch.apiKeyExplicit {
+			o.APIKey = ch.apiKey
+		}
+		if ch.baseURLExplicit {
+			o.BaseURL = ch.baseURL
+		}
+		m, err := c.Resolve(name, o)
+		if errors.Is(err, catalog.ErrUnknown) {
+			var opts []openai.Option
+			if ch.apiKey != "" {
+				opts = append(opts, openai.WithAPIKey(ch.apiKey))
+			}
+			m, err = catalog.Named(openai.New(ch.baseURL, opts...), name), nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		models = append(models, m)
+	}
+	if len(models) == 1 {
+		return models[0], nil
+	}
+	return llm.Fallback(models...), nil
+}
+
+func newModelsCmd() *cobra.Command {
+	var file string
+	cmd := &cobra.Command{
+		Use:   "models [--models FILE]",
+		Short: "List the model catalog: providers, capabilities and prices",
+		Long: `models lists the models ptk knows by name, from its built-in catalog with
+yours laid over it (models.json in ptk's config folder, $PTK_MODELS, --models
+FILE). Prices are US dollars per million tokens. "tools" says how the model
+calls tools: native (the provider's function calling) or ptk (the text
+protocol). The default model is marked with *.
+
+A catalog file has the shape
+  {"default_model": "mine",
+   "providers": {"local": {"api": "openai", "api_base": "http://localhost:8000/v1", "api_key_env": "LOCAL_KEY"}},
+   "models": {"mine": {"provider": "local", "model_id": "qwen3-32b", "cost": {"input": 0, "output": 0},
+              "context_window": 32768, "max_output": 8192, "tool_protocol": "native", "streaming": true}}}
+api is openai, anthropic, gemini, llamacpp or completions.`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("models takes no arguments")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := loadCatalog(file)
+			if err != nil {
+				return usageError{err}
+			}
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 8, 2, ' ', 0)
+			fmt.Fprintln(w, "NAME\tPROVIDER\tMODEL ID\tTOOLS\tSTREAM\tCONTEXT\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE")
+			for _, name := range c.Names() {
+				m := c.Models[name]
+				mark := ""
+				if name == c.DefaultModel {
+					mark = "*"
+				}
+				fmt.Fprintf(w, "%s%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", name, mark, m.Provider, m.ModelID, m.ToolProtocol,
+					yesNo(m.Streaming), tokens(m.ContextWindow), usd(m.Cost.Input), usd(m.Cost.Output), usd(m.Cost.CacheRead), usd(m.Cost.CacheWrite))
+			}
+			return w.Flush()
+		},
+	}
+	cmd.Flags().StringVar(&file, "models", "", "a catalog file laid over the others")
+	return cmd
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func tokens(n int) string {
+	switch {
+	case n == 0:
+		return "-"
+	case n >= 1_000_000 && n%1_000_000 < 100_000:
+		return fmt.Sprintf("%dM", n/1_000_000)
+	case n >= 1000:
+		return fmt.Sprintf("%dk", n/1000)
+	}
+	return fmt.Sprint(n)
+}
+
+func usd(p float64) string {
+	if p == 0 {
+		return "-"
+	}
+	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("$%.3f", p), "0"), ".")
+}
+
+// recordOrReplay wraps m for --record FILE, or replaces it for --replay
+// FILE (no network: every answer comes from the file). Call done when the
+// run is over.
+func recordOrReplay(m llm.Model, record, replayFile string) (_ llm.Model, done func() error, err error) {
+	nothing := func() error { return nil }
+	switch {
+	case record != "" && replayFile != "":
+		return nil, nil, errors.New("--record and --replay cannot be used together")
+	case replayFile != "":
+		p, err := replay.Open(replayFile)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--replay: %w", err)
+		}
+		return p, nothing, nil
+	case record != "":
+		rec, f, err := replay.RecordFile(m, record)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--record: %w", err)
+		}
+		return rec, f.Close, nil
+	}
+	return m, nothing, nil
+}
