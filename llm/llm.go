@@ -7,7 +7,10 @@
 // A provider is a thin translator between these types and its wire format;
 // it never loops, runs tools or parses the text protocol. Sub-packages hold the
 // providers: llm/openai speaks the Chat Completions API (OpenAI, Ollama, vLLM,
-// llama.cpp's server, Groq, Together, OpenRouter, DeepSeek).
+// llama.cpp's server, Groq, Together, OpenRouter, DeepSeek), llm/anthropic the
+// Messages API, llm/gemini Google's generateContent, and llm/completion the
+// text-only endpoints. llm/catalog names models and prices them; llm/replay
+// records and replays calls. Priced and Fallback wrap a model.
 package llm
 
 import (
