@@ -251,6 +251,9 @@ func runRun(cmd *cobra.Command, f runFlags, prompt string) error {
 	if runErr == nil {
 		return nil
 	}
+	if b, ok := m.(interface{ BaseURL() string }); ok && b.BaseURL() != "" {
+		baseURL = b.BaseURL() // the server the model really is at
+	}
 	if hint := configHint(runErr, baseURL, model); hint != "" {
 		return usageError{errors.New(hint)}
 	}
@@ -300,7 +303,7 @@ func configHint(err error, baseURL, model string) string {
 	case errors.Is(err, llm.ErrConnection):
 		return "no model answers at " + baseURL + msg + ": start the server (for Ollama: ollama serve), or point --base-url / PTK_BASE_URL at one"
 	case errors.Is(err, llm.ErrAuth):
-		return "the server at " + baseURL + " refused the API key" + msg + ": set --api-key, PTK_API_KEY or OPENAI_API_KEY"
+		return "the server at " + baseURL + " refused the API key" + msg + ": set --api-key or PTK_API_KEY (a catalog model reads its provider's variable, such as OPENAI_API_KEY or ANTHROPIC_API_KEY)"
 	case errors.Is(err, llm.ErrModelNotFound):
 		return "the server at " + baseURL + " has no model " + fmt.Sprintf("%q", model) + msg + ": name one it has with --model or PTK_MODEL (for Ollama: ollama list, or ollama pull " + model + ")"
 	}
