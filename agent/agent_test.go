@@ -170,7 +170,7 @@ func TestAutoModeSwitchesAndRemembers(t *testing.T) {
 		llmtest.Text(ptkCall("get_weather", `{"city": "Paris"}`)),
 		llmtest.Text("Sunny."),
 		llmtest.Text("Still sunny."),
-	), "http://ollama.test/v1/" + t.Name()}
+	), fmt.Sprintf("http://ollama.test/v1/%s/%d", t.Name(), time.Now().UnixNano())} // new each run: the memory is per process
 	var events []EventKind
 	var last *Result
 	for e, err := range Stream(context.Background(), "Weather?", Options{Model: m, ModelName: "gemma:2b", Tools: []ptk.Tool{weather(nil)}}) {
