@@ -58,13 +58,18 @@ File tools cannot leave the workspace. bash can: it runs with your rights.
 --sandbox runs it under bubblewrap (bwrap) with the system read-only, the
 workspace writable and no network.
 
-The model is any OpenAI-compatible Chat Completions endpoint: Ollama (the
-default, at ` + defaultBaseURL + `), a llama.cpp or vLLM server, OpenAI, Groq,
-Together, OpenRouter, DeepSeek...
+--model names a model of the catalog ('ptk models': OpenAI, Anthropic,
+Gemini, DeepSeek, Groq, local Ollama and llama.cpp models, and yours), which
+says its provider, key variable and prices; any other name is a model of the
+OpenAI-compatible server at --base-url (Ollama by default, at
+` + defaultBaseURL + `; a llama.cpp or vLLM server...). a,b asks b when a fails.
 
   ptk run --model qwen3:8b "What does this repository do?"
+  ANTHROPIC_API_KEY=... ptk run --model claude-sonnet-4 "Fix the failing test"
   PTK_BASE_URL=http://localhost:8080/v1 ptk run --model any "List the Go files"
-  OPENAI_API_KEY=sk-... ptk run --base-url https://api.openai.com/v1 --model gpt-4o-mini "..."
+
+--max-cost and --max-tokens are the run's budget; --record FILE keeps every
+model call, --replay FILE answers from it without the network.
 
 --mode ptk teaches the model ptk's text protocol (works with any model),
 native uses the provider's function calling, auto (the default) uses native
@@ -98,7 +103,7 @@ unknown model).`,
 	fl.StringVar(&f.record, "record", "", "append every model request and response to FILE as JSON lines")
 	fl.StringVar(&f.replay, "replay", "", "answer model requests from a file made by --record, without the network")
 	fl.StringVar(&f.mode, "mode", "auto", "how the model calls tools: ptk, native or auto")
-	fl.StringVar(&f.workspace, "workspace", ".", "the folder the tools may read")
+	fl.StringVar(&f.workspace, "workspace", ".", "the folder the tools work in; file tools cannot leave it")
 	fl.StringVar(&f.tools, "tools", "", "comma-separated tools to give the model (default: all built-ins)")
 	fl.IntVar(&f.maxIterations, "max-iterations", agent.DefaultMaxIterations, "most model calls in the run")
 	fl.IntVar(&f.maxToolCalls, "max-tool-calls", agent.DefaultMaxToolCalls, "most tool calls in the run")
