@@ -40,9 +40,10 @@ func (c *Collector) Add(ch Chunk) {
 		b.args = append(b.args, d.ArgsDelta...)
 	}
 	if ch.Usage != nil {
-		c.resp.Usage = *ch.Usage
+		// A later usage replaces an earlier one (they are totals), and so
+		// does the cost priced from it.
+		c.resp.Usage, c.resp.Cost = *ch.Usage, ch.Cost
 	}
-	c.resp.Cost += ch.Cost
 	if ch.FinishReason != "" {
 		c.resp.FinishReason = ch.FinishReason
 	}

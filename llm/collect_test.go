@@ -18,14 +18,15 @@ func TestCollector(t *testing.T) {
 		{Call: &CallDelta{Index: 0, Tool: "get_weather", ArgsDelta: ` "Paris"}`}}, // a repeated name
 		{Call: &CallDelta{Index: 3, ArgsDelta: `{}`}},                             // no name, no id
 		{FinishReason: "tool_calls"},
-		{Usage: &u},
+		{Usage: &ptk.Usage{PromptTokens: 10}, Cost: 0.5}, // replaced by the final totals
+		{Usage: &u, Cost: 1.5},
 	}
 	var c Collector
 	for _, ch := range chunks {
 		c.Add(ch)
 	}
 	r := c.Response()
-	if r.Content != "Let me check." || r.Reasoning != "think" || r.Model != "m" || r.FinishReason != "tool_calls" || r.Usage != u {
+	if r.Content != "Let me check." || r.Reasoning != "think" || r.Model != "m" || r.FinishReason != "tool_calls" || r.Usage != u || r.Cost != 1.5 {
 		t.Fatalf("response = %+v", r)
 	}
 	want := []ptk.Call{
