@@ -4,22 +4,17 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
-	"time"
-	"unicode/utf8"
 
 	"github.com/ptkit/ptk/llm"
-	"github.com/ptkit/ptk/llm/internal/retry"
+	"github.com/ptkit/ptk/llm/internal/httpx"
 )
 
 // httpError is the error for an answer whose status is not a success.
 func (c *Client) httpError(status int, h http.Header, body []byte) *llm.Error {
 	_, msg := errorMessage(body)
-	if msg == "" {
-		msg = http.StatusText(status)
-	}
-	e := &llm.Error{Kind: classify(status, msg), Status: status, Message: msg, RetryAfter: retry.After(h, time.Now())}
+	e := httpx.StatusError(status, h, msg, kinds.Kind)
 	if status == http.StatusNotFound && e.Kind != llm.ErrModelNotFound {
-		e.Message += " (check the base URL: the client posts to " + c.baseURL + "/v1/messages)"
+		e.Message += " (check the base URL: the client posts to " + c.t.BaseURL + "/v1/messages)"
 	}
 	return e
 }
@@ -30,7 +25,7 @@ func (c *Client) httpError(status int, h http.Header, body []byte) *llm.Error {
 // failure. It has no Status: the HTTP status was 200.
 func inBandError(data []byte) *llm.Error {
 	typ, msg := errorMessage(data)
-	return &llm.Error{Kind: classify(statusOf[typ], msg), Message: msg}
+	return &llm.Error{Kind: kinds.Kind(statusOf[typ], msg), Message: msg}
 }
 
 // statusOf is the HTTP status the API answers with for each error type.
@@ -47,27 +42,14 @@ var statusOf = map[string]int{
 	"overloaded_error":      529,
 }
 
-// classify returns the kind of error for an HTTP status (0 for none) and
-// the provider's message.
-func classify(status int, msg string) error {
-	m := strings.ToLower(msg)
-	switch {
-	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		return llm.ErrAuth
-	case status == http.StatusTooManyRequests:
-		return llm.ErrRateLimited
-	case containsAny(m, toolsUnsupported):
-		return llm.ErrToolsUnsupported
-	case status == http.StatusNotFound && strings.Contains(m, "model"):
+// kinds classifies errors by their status and what the server said. 529
+// is Anthropic's "overloaded", an ErrServer.
+var kinds = httpx.Classifier{
+	ToolsUnsupported: toolsUnsupported,
+	ModelNotFound: func(status int, m string) bool {
 		// Anthropic: "model: claude-x"; Ollama: "model \"x\" not found".
-		return llm.ErrModelNotFound
-	case status >= 500 || status == 0:
-		// 529 is Anthropic's "overloaded".
-		return llm.ErrServer
-	case status >= 400:
-		return llm.ErrBadRequest
-	}
-	return llm.ErrBadResponse
+		return status == http.StatusNotFound && strings.Contains(m, "model")
+	},
 }
 
 // toolsUnsupported are what servers that speak the API say, in lower case,
@@ -75,15 +57,6 @@ func classify(status int, msg string) error {
 // Ollama passes on "registry.ollama.ai/library/gemma:2b does not support
 // tools".
 var toolsUnsupported = []string{"not support tool", "tool use is not supported", "tools are not supported"}
-
-func containsAny(s string, subs []string) bool {
-	for _, sub := range subs {
-		if strings.Contains(s, sub) {
-			return true
-		}
-	}
-	return false
-}
 
 // errorMessage returns the error type and message in an error body:
 // {"type":"error","error":{"type":...,"message":...}}, and from other
@@ -106,19 +79,5 @@ func errorMessage(body []byte) (typ, msg string) {
 			}
 		}
 	}
-	return "", excerpt(body)
-}
-
-// excerpt returns b as text, trimmed to about 500 bytes.
-func excerpt(b []byte) string {
-	const limit = 500
-	s := strings.TrimSpace(string(b))
-	if len(s) <= limit {
-		return s
-	}
-	i := limit
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "…"
+	return "", httpx.Excerpt(body)
 }

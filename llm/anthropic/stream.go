@@ -1,17 +1,15 @@
 package anthropic
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"iter"
 	"strconv"
-	"strings"
 
 	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/llm/internal/httpx"
 	"github.com/ptkit/ptk/llm/internal/retry"
 	"github.com/ptkit/ptk/llm/internal/sse"
 )
@@ -21,22 +19,7 @@ import (
 // after it, an error ends the sequence. Breaking out of the loop, or
 // canceling ctx, closes the connection at once.
 func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Chunk, error] {
-	return func(yield func(llm.Chunk, error) bool) {
-		body, err := c.marshal(req, true)
-		if err == nil {
-			err = c.do(ctx, func() (bool, error) {
-				started := false
-				err := c.stream(ctx, body, func(ch llm.Chunk) bool {
-					started = true
-					return yield(ch, nil)
-				})
-				return started, err
-			})
-		}
-		if err != nil && err != retry.ErrStopped {
-			yield(llm.Chunk{}, err)
-		}
-	}
+	return c.t.Stream(ctx, func() ([]byte, error) { return c.marshal(req, true) }, c.stream)
 }
 
 // stream makes one attempt, giving each chunk to yield. It returns
@@ -47,20 +30,7 @@ func (c *Client) stream(ctx context.Context, body []byte, yield func(llm.Chunk) 
 		return err
 	}
 	defer resp.Body.Close()
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
-		// A server that does not stream answers whole.
-		r, err := readResponse(resp.Body)
-		if err != nil {
-			return err
-		}
-		for _, ch := range responseChunks(r) {
-			if !yield(ch) {
-				return retry.ErrStopped
-			}
-		}
-		return nil
-	}
-	return readStream(resp.Body, yield)
+	return httpx.StreamOrWhole(resp, yield, readStream, readResponse)
 }
 
 // readStream reads a text/event-stream answer up to its message_stop.
@@ -77,11 +47,9 @@ func readStream(body io.Reader, yield func(llm.Chunk) bool) error {
 			}
 			return nil
 		case err == io.EOF:
-			return &llm.Error{Kind: llm.ErrConnection, Message: "the stream ended before the answer was complete"}
-		case errors.Is(err, bufio.ErrTooLong):
-			return &llm.Error{Kind: llm.ErrBadResponse, Message: "stream: " + err.Error(), Err: err}
+			return httpx.Incomplete()
 		case err != nil:
-			return connectionError(err)
+			return httpx.StreamError(err)
 		}
 		data := bytes.TrimSpace(ev.Data)
 		if len(data) == 0 {
@@ -89,7 +57,7 @@ func readStream(body io.Reader, yield func(llm.Chunk) bool) error {
 		}
 		var e streamEvent
 		if err := json.Unmarshal(data, &e); err != nil {
-			return badResponse(err, data)
+			return httpx.BadResponse(err, data)
 		}
 		if e.Type == "error" || ev.Type == "error" {
 			return inBandError(data)
@@ -170,14 +138,4 @@ func (s *streamState) event(e *streamEvent) (llm.Chunk, error) {
 func (s *streamState) last() llm.Chunk {
 	u := s.usage.usage()
 	return llm.Chunk{Usage: &u, FinishReason: s.stopReason}
-}
-
-// responseChunks splits a whole answer into the chunks a stream of it
-// would have had.
-func responseChunks(r *llm.Response) []llm.Chunk {
-	out := []llm.Chunk{{Text: r.Content, Reasoning: r.Reasoning, Model: r.Model}}
-	for i, call := range r.Calls {
-		out = append(out, llm.Chunk{Call: &llm.CallDelta{Index: i, ID: call.ID, Tool: call.Tool, ArgsDelta: string(call.Args)}})
-	}
-	return append(out, llm.Chunk{Usage: &r.Usage, FinishReason: r.FinishReason})
 }

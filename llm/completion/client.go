@@ -1,12 +1,9 @@
 package completion
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"iter"
 	"net/http"
@@ -15,6 +12,7 @@ import (
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/llm/internal/httpx"
 	"github.com/ptkit/ptk/llm/internal/retry"
 	"github.com/ptkit/ptk/llm/internal/sse"
 	"github.com/ptkit/ptk/protocol"
@@ -23,11 +21,8 @@ import (
 // client is what the HTTP models share: where to send, how, and how often
 // to try. It does not change after construction.
 type client struct {
-	baseURL string
-	apiKey  string
-	hc      *http.Client
-	header  http.Header
-	retry   retry.Policy
+	apiKey string
+	t      httpx.Transport
 }
 
 // An Option configures [LlamaCpp] or [OpenAI].
@@ -39,36 +34,25 @@ func WithAPIKey(key string) Option { return func(c *client) { c.apiKey = key } }
 
 // WithHTTPClient makes the requests with hc instead of [http.DefaultClient].
 // Set no Timeout on it for streaming: use the context for deadlines.
-func WithHTTPClient(hc *http.Client) Option {
-	return func(c *client) {
-		if hc != nil {
-			c.hc = hc
-		}
-	}
-}
+func WithHTTPClient(hc *http.Client) Option { return func(c *client) { c.t.SetHTTPClient(hc) } }
 
 // WithHeader sends a header with every request. It replaces a header the
 // client would set itself.
-func WithHeader(key, value string) Option { return func(c *client) { c.header.Set(key, value) } }
+func WithHeader(key, value string) Option { return func(c *client) { c.t.SetHeader(key, value) } }
 
 // WithMaxRetries sets how many times a failed call is made again: 2 unless
 // set, so 3 attempts; 0 turns retries off.
-func WithMaxRetries(n int) Option { return func(c *client) { c.retry.MaxRetries = max(n, 0) } }
+func WithMaxRetries(n int) Option { return func(c *client) { c.t.SetMaxRetries(n) } }
 
 // WithBackoff sets the pause before the first retry (base, doubling on each
 // retry) and its cap (max). The pause is drawn at random between half that
 // bound and the bound. The defaults are 500ms and 8s.
 func WithBackoff(base, max time.Duration) Option {
-	return func(c *client) { c.retry.Base, c.retry.Max = base, max }
+	return func(c *client) { c.t.SetBackoff(base, max) }
 }
 
 func newClient(baseURL string, opts []Option) client {
-	c := client{
-		baseURL: strings.TrimRight(baseURL, "/"),
-		hc:      http.DefaultClient,
-		header:  http.Header{},
-		retry:   retry.Policy{MaxRetries: 2, Base: 500 * time.Millisecond, Max: 8 * time.Second},
-	}
+	c := client{t: httpx.New("completion", baseURL)}
 	for _, o := range opts {
 		o(&c)
 	}
@@ -111,16 +95,8 @@ func (c *client) generate(ctx context.Context, w wire, req llm.Request) (*llm.Re
 	if err != nil {
 		return nil, err
 	}
-	var p piece
-	err = c.do(ctx, func() (bool, error) {
-		resp, err := c.post(ctx, w.path(), body, false)
-		if err != nil {
-			return false, err
-		}
-		defer resp.Body.Close()
-		p, err = readWhole(w, resp.Body)
-		return false, err
-	})
+	post := func() (*http.Response, error) { return c.post(ctx, w.path(), body, false) }
+	p, err := httpx.Call(ctx, &c.t, post, func(body io.Reader) (piece, error) { return readWhole(w, body) })
 	if err != nil {
 		return nil, err
 	}
@@ -138,28 +114,16 @@ func (c *client) generate(ctx context.Context, w wire, req llm.Request) (*llm.Re
 func readWhole(w wire, body io.Reader) (piece, error) {
 	data, err := io.ReadAll(body)
 	if err != nil {
-		return piece{}, connectionError(err)
+		return piece{}, httpx.ConnectionError(err)
 	}
 	return w.decode(data, true)
 }
 
 func (c *client) stream(ctx context.Context, w wire, req llm.Request) iter.Seq2[llm.Chunk, error] {
-	return func(yield func(llm.Chunk, error) bool) {
-		body, err := c.body(w, req, true)
-		if err == nil {
-			err = c.do(ctx, func() (bool, error) {
-				started := false
-				err := c.streamOnce(ctx, w, body, newCutter(req.Stop), func(ch llm.Chunk) bool {
-					started = true
-					return yield(ch, nil)
-				})
-				return started, err
-			})
-		}
-		if err != nil && err != retry.ErrStopped {
-			yield(llm.Chunk{}, err)
-		}
+	attempt := func(ctx context.Context, body []byte, yield func(llm.Chunk) bool) error {
+		return c.streamOnce(ctx, w, body, newCutter(req.Stop), yield)
 	}
+	return c.t.Stream(ctx, func() ([]byte, error) { return c.body(w, req, true) }, attempt)
 }
 
 // streamOnce makes one attempt, giving each chunk to yield. It returns
@@ -207,11 +171,9 @@ func (c *client) streamOnce(ctx context.Context, w wire, body []byte, cut *cutte
 			_, err := emit(piece{last: true})
 			return err
 		case err == io.EOF:
-			return &llm.Error{Kind: llm.ErrConnection, Message: "the stream ended before the answer was complete"}
-		case errors.Is(err, bufio.ErrTooLong):
-			return &llm.Error{Kind: llm.ErrBadResponse, Message: "stream: " + err.Error(), Err: err}
+			return httpx.Incomplete()
 		case err != nil:
-			return connectionError(err)
+			return httpx.StreamError(err)
 		}
 		data := bytes.TrimSpace(ev.Data)
 		var p piece
@@ -241,7 +203,7 @@ func (c *client) body(w wire, req llm.Request, stream bool) ([]byte, error) {
 	}
 	body, err := json.Marshal(w.encode(req, prompt(req), stream))
 	if err != nil {
-		return nil, &llm.Error{Kind: llm.ErrBadRequest, Message: err.Error(), Err: err}
+		return nil, httpx.BadRequest(err)
 	}
 	return body, nil
 }
@@ -249,46 +211,9 @@ func (c *client) body(w wire, req llm.Request, stream bool) ([]byte, error) {
 // post sends one request and returns the answer if its status is a
 // success, and otherwise the classified error.
 func (c *client) post(ctx context.Context, path string, body []byte, stream bool) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.baseURL+path, bytes.NewReader(body))
-	if err == nil && req.URL.Scheme != "http" && req.URL.Scheme != "https" {
-		err = fmt.Errorf("base URL %q does not start with http:// or https://", c.baseURL)
-	}
-	if err != nil {
-		return nil, &llm.Error{Kind: llm.ErrBadRequest, Message: err.Error(), Err: err}
-	}
-	req.Header = c.header.Clone()
-	setDefault := func(k, v string) {
-		if req.Header.Get(k) == "" {
-			req.Header.Set(k, v)
-		}
-	}
-	setDefault("Content-Type", "application/json")
-	if stream {
-		setDefault("Accept", "text/event-stream")
-	} else {
-		setDefault("Accept", "application/json")
-	}
+	h := httpx.JSON(stream)
 	if c.apiKey != "" {
-		setDefault("Authorization", "Bearer "+c.apiKey)
+		h.Set("Authorization", "Bearer "+c.apiKey)
 	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return nil, connectionError(err)
-	}
-	if resp.StatusCode/100 == 2 {
-		return resp, nil
-	}
-	defer resp.Body.Close()
-	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	return nil, c.httpError(resp.StatusCode, resp.Header, msg)
-}
-
-// do makes a call with the client's retry policy; a canceled or expired
-// ctx comes back as "completion: " and ctx's error.
-func (c *client) do(ctx context.Context, attempt func() (started bool, err error)) error {
-	err := c.retry.Do(ctx, attempt)
-	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-		return fmt.Errorf("completion: %w", err)
-	}
-	return err
+	return c.t.Post(ctx, c.t.BaseURL+path, body, h, c.httpError)
 }

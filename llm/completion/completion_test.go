@@ -7,7 +7,6 @@ import (
 	"flag"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/llm/internal/providertest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -38,40 +38,15 @@ var conversation = llm.Request{
 
 var ask = llm.Request{Messages: []ptk.Message{{Role: ptk.RoleUser, Content: "What is the capital of France?"}}}
 
-func readFile(t *testing.T, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-// serve starts a server that answers pattern with h and returns its URL and
-// the count of requests it received.
-func serve(t *testing.T, pattern string, h http.HandlerFunc) (string, *atomic.Int32) {
-	t.Helper()
-	var n atomic.Int32
-	mux := http.NewServeMux()
-	mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		n.Add(1)
-		h(w, r)
-	})
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return srv.URL, &n
-}
+// The helpers every provider's tests share.
+var (
+	serve    = providertest.Serve
+	reply    = providertest.Reply
+	readFile = providertest.Testdata
+)
 
 // fast makes retries quick.
 var fast = WithBackoff(time.Millisecond, 5*time.Millisecond)
-
-func reply(status int, body string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		io.WriteString(w, body)
-	}
-}
 
 // events answers with an event stream read from r, flushing each read.
 func events(r io.Reader) http.HandlerFunc {

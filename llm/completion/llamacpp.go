@@ -7,6 +7,7 @@ import (
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/llm/internal/httpx"
 )
 
 // LlamaCppClient is a model served by llama.cpp's native POST /completion.
@@ -97,7 +98,7 @@ type llamaResponse struct {
 func (llamaWire) decode(data []byte, whole bool) (piece, error) {
 	var r llamaResponse
 	if err := json.Unmarshal(data, &r); err != nil {
-		return piece{}, badResponse(err, data)
+		return piece{}, httpx.BadResponse(err, data)
 	}
 	if failed(r.Error) {
 		return piece{}, inBandError(data)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/llm/internal/httpx"
 )
 
 // OpenAIClient is a model served by the legacy OpenAI Completions API
@@ -124,14 +125,14 @@ func (u *oaiUsage) usage() ptk.Usage {
 func (oaiWire) decode(data []byte, whole bool) (piece, error) {
 	var r oaiResponse
 	if err := json.Unmarshal(data, &r); err != nil {
-		return piece{}, badResponse(err, data)
+		return piece{}, httpx.BadResponse(err, data)
 	}
 	if failed(r.Error) || r.Object == "error" {
 		// vLLM before 0.6 sent the error as the whole object.
 		return piece{}, inBandError(data)
 	}
 	if whole && len(r.Choices) == 0 {
-		return piece{}, &llm.Error{Kind: llm.ErrBadResponse, Message: "no choices in " + excerpt(data)}
+		return piece{}, &llm.Error{Kind: llm.ErrBadResponse, Message: "no choices in " + httpx.Excerpt(data)}
 	}
 	p := piece{model: r.Model}
 	if len(r.Choices) > 0 {

@@ -6,9 +6,9 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/llm/internal/httpx"
 	"github.com/ptkit/ptk/llm/internal/retry"
 )
 
@@ -48,14 +48,14 @@ func parseError(body []byte) *apiError {
 func (c *Client) httpError(status int, h http.Header, body []byte) *llm.Error {
 	e := parseError(body)
 	if e == nil {
-		e = &apiError{Message: excerpt(body)}
+		e = &apiError{Message: httpx.Excerpt(body)}
 	}
 	out := e.llmError(status, h)
 	switch {
 	case out.Kind == llm.ErrAuth:
 		out.Message += " (check the API key)"
 	case status == http.StatusNotFound && e.Status == "":
-		out.Message += " (no such model, or no such endpoint: check the base URL " + c.baseURL + ")"
+		out.Message += " (no such model, or no such endpoint: check the base URL " + c.t.BaseURL + ")"
 	}
 	return out
 }
@@ -78,29 +78,23 @@ func (e *apiError) llmError(status int, h http.Header) *llm.Error {
 }
 
 // kind returns the kind of error for an HTTP status (0 for none) and what
-// the error says.
+// the error says. A wrong key is a 400, "API key not valid", with reason
+// API_KEY_INVALID.
 func (e *apiError) kind(status int) error {
 	m := strings.ToLower(e.Message)
 	keyInvalid := slices.ContainsFunc(e.Details, func(d errorDetail) bool { return d.Reason == "API_KEY_INVALID" })
-	switch {
-	case status == http.StatusUnauthorized || status == http.StatusForbidden || keyInvalid ||
-		strings.Contains(m, "api key not valid") || strings.Contains(m, "api key expired"):
-		// A wrong key is a 400, "API key not valid", with reason API_KEY_INVALID.
+	if keyInvalid || strings.Contains(m, "api key not valid") || strings.Contains(m, "api key expired") {
 		return llm.ErrAuth
-	case status == http.StatusTooManyRequests:
-		return llm.ErrRateLimited
-	case strings.Contains(m, "function calling is not enabled"):
-		// Gemma models through the API: "Function calling is not enabled
-		// for models/gemma-3-27b-it".
-		return llm.ErrToolsUnsupported
-	case status == http.StatusNotFound:
-		return llm.ErrModelNotFound
-	case status >= 500 || status == 0:
-		return llm.ErrServer
-	case status >= 400:
-		return llm.ErrBadRequest
 	}
-	return llm.ErrBadResponse
+	return kinds.Kind(status, e.Message)
+}
+
+// kinds classifies errors by their status and what the API said: a 404 is
+// an unknown model.
+var kinds = httpx.Classifier{
+	// Gemma models through the API: "Function calling is not enabled for
+	// models/gemma-3-27b-it".
+	ToolsUnsupported: []string{"function calling is not enabled"},
 }
 
 // retryDelay is the pause a RetryInfo detail asks for, or 0.
@@ -113,18 +107,4 @@ func (e *apiError) retryDelay() time.Duration {
 		}
 	}
 	return 0
-}
-
-// excerpt returns b as text, trimmed to about 500 bytes.
-func excerpt(b []byte) string {
-	const limit = 500
-	s := strings.TrimSpace(string(b))
-	if len(s) <= limit {
-		return s
-	}
-	i := limit
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "…"
 }

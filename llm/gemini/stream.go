@@ -1,16 +1,15 @@
 package gemini
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"iter"
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/llm/internal/httpx"
 	"github.com/ptkit/ptk/llm/internal/retry"
 	"github.com/ptkit/ptk/llm/internal/sse"
 )
@@ -20,22 +19,10 @@ import (
 // after it, an error ends the sequence. Breaking out of the loop, or
 // canceling ctx, closes the connection at once.
 func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Chunk, error] {
-	return func(yield func(llm.Chunk, error) bool) {
-		body, err := c.marshal(req)
-		if err == nil {
-			err = c.do(ctx, func() (bool, error) {
-				started := false
-				err := c.stream(ctx, req.Model, body, func(ch llm.Chunk) bool {
-					started = true
-					return yield(ch, nil)
-				})
-				return started, err
-			})
-		}
-		if err != nil && err != retry.ErrStopped {
-			yield(llm.Chunk{}, err)
-		}
+	attempt := func(ctx context.Context, body []byte, yield func(llm.Chunk) bool) error {
+		return c.stream(ctx, req.Model, body, yield)
 	}
+	return c.t.Stream(ctx, func() ([]byte, error) { return c.marshal(req) }, attempt)
 }
 
 // stream makes one attempt, giving each chunk to yield. It returns
@@ -58,10 +45,8 @@ func readStream(body io.Reader, yield func(llm.Chunk) bool) error {
 		switch {
 		case err == io.EOF:
 			return s.end(yield)
-		case errors.Is(err, bufio.ErrTooLong):
-			return &llm.Error{Kind: llm.ErrBadResponse, Message: "stream: " + err.Error(), Err: err}
 		case err != nil:
-			return connectionError(err)
+			return httpx.StreamError(err)
 		}
 		if data := bytes.TrimSpace(ev.Data); len(data) > 0 {
 			if err := s.event(data, yield); err != nil {
@@ -84,7 +69,7 @@ type streamState struct {
 func (s *streamState) event(data []byte, yield func(llm.Chunk) bool) error {
 	var r generateResponse
 	if err := json.Unmarshal(data, &r); err != nil {
-		return badResponse(err, data)
+		return httpx.BadResponse(err, data)
 	}
 	if err := r.failure(); err != nil {
 		return err
@@ -137,7 +122,7 @@ func (s *streamState) chunks(r *generateResponse) []llm.Chunk {
 // end ends a stream: with the usage, if the answer is whole.
 func (s *streamState) end(yield func(llm.Chunk) bool) error {
 	if !s.finished {
-		return &llm.Error{Kind: llm.ErrConnection, Message: "the stream ended before the answer was complete"}
+		return httpx.Incomplete()
 	}
 	if s.usage != nil && !yield(llm.Chunk{Usage: s.usage}) {
 		return retry.ErrStopped

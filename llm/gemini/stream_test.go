@@ -2,34 +2,19 @@ package gemini
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
-	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/llm/internal/providertest"
 	"github.com/ptkit/ptk/llm/internal/splitread"
 )
-
-// sseHandler answers with body as an event stream, flushed after each part.
-func sseHandler(parts ...[]byte) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.Header().Set("Cache-Control", "no-cache")
-		for _, p := range parts {
-			w.Write(p)
-			w.(http.Flusher).Flush()
-		}
-	}
-}
 
 var streamTests = []struct {
 	file string
@@ -263,103 +248,14 @@ func TestStreamRetriesBeforeTheFirstChunk(t *testing.T) {
 	}
 }
 
-// hanging serves the first event of a stream, then waits until the client
-// goes away, and closes gone.
-func hanging(t *testing.T, gone chan<- struct{}) http.HandlerFunc {
-	head := cut(t, "text.sse", 1)
-	return func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body) // from here the server watches the connection
-		sseHandler(head)(w, r)
-		select {
-		case <-r.Context().Done():
-			close(gone)
-		case <-time.After(10 * time.Second):
-		}
-	}
-}
-
 func TestStreamCancel(t *testing.T) {
-	gone := make(chan struct{})
-	c, _ := serve(t, hanging(t, gone))
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	var errs []error
-	var text strings.Builder
-	start := time.Now()
-	for ch, err := range c.Stream(ctx, ask) {
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		text.WriteString(ch.Text)
-		if ch.Text != "" {
-			cancel()
-		}
-	}
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("Stream returned %v after the cancel", d)
-	}
-	if len(errs) != 1 || !errors.Is(errs[0], context.Canceled) {
-		t.Fatalf("errors = %v, want one context.Canceled", errs)
-	}
-	if llm.Retryable(errs[0]) {
-		t.Errorf("a canceled call reads as retryable: %v", errs[0])
-	}
-	if text.String() != "The capital of France" {
-		t.Errorf("text = %q, want %q", text.String(), "The capital of France")
-	}
-	select {
-	case <-gone:
-	case <-time.After(time.Second):
-		t.Fatal("the server did not see the connection close")
-	}
+	providertest.StreamCancel(t, served(t), ask, cut(t, "text.sse", 1), "The capital of France")
 }
 
 func TestStreamBreak(t *testing.T) {
-	gone := make(chan struct{})
-	c, _ := serve(t, hanging(t, gone))
-	start := time.Now()
-	for ch, err := range c.Stream(t.Context(), ask) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ch.Text != "" {
-			break
-		}
-	}
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("Stream returned %v after the break", d)
-	}
-	select {
-	case <-gone:
-	case <-time.After(time.Second):
-		t.Fatal("the server did not see the connection close")
-	}
+	providertest.StreamBreak(t, served(t), ask, cut(t, "text.sse", 1))
 }
 
 func TestStreamDeadline(t *testing.T) {
-	c, _ := serve(t, hanging(t, make(chan struct{})))
-	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
-	defer cancel()
-	_, err := llm.Collect(c.Stream(ctx, ask))
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("err = %v, want context.DeadlineExceeded", err)
-	}
-}
-
-// checkError checks that err is an *llm.Error of the kind, whose message
-// has msg.
-func checkError(t *testing.T, err error, kind error, msg string) *llm.Error {
-	t.Helper()
-	e, ok := errors.AsType[*llm.Error](err)
-	if !ok {
-		t.Fatalf("err = %v (%T), want an *llm.Error", err, err)
-	}
-	if !errors.Is(err, kind) {
-		t.Errorf("err = %v, want kind %v", err, kind)
-	}
-	if !strings.Contains(e.Message, msg) {
-		t.Errorf("message = %q, want it to contain %q", e.Message, msg)
-	}
-	return e
+	providertest.StreamDeadline(t, served(t), ask, cut(t, "text.sse", 1))
 }

@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,6 +13,7 @@ import (
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/llm/internal/providertest"
 )
 
 // serve starts a server that answers POST /v1/chat/completions with h, and
@@ -23,35 +21,27 @@ import (
 // of requests the server received.
 func serve(t *testing.T, h http.HandlerFunc, opts ...Option) (*Client, *atomic.Int32) {
 	t.Helper()
-	var n atomic.Int32
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
-		n.Add(1)
-		h(w, r)
-	})
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
+	url, n := providertest.Serve(t, "POST /v1/chat/completions", h)
 	opts = append([]Option{WithBackoff(time.Millisecond, 5*time.Millisecond)}, opts...)
-	return New(srv.URL+"/v1/", opts...), &n
+	return New(url+"/v1/", opts...), n
 }
 
-// reply answers with status and body, as JSON.
-func reply(status int, body string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		io.WriteString(w, body)
+// served is serve for the tests every provider's stream must pass.
+func served(t *testing.T) func(http.HandlerFunc) llm.Streamer {
+	return func(h http.HandlerFunc) llm.Streamer {
+		c, _ := serve(t, h)
+		return c
 	}
 }
 
-func testdata(t *testing.T, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+// The helpers every provider's tests share.
+var (
+	reply      = providertest.Reply
+	testdata   = providertest.Testdata
+	sseHandler = providertest.SSE
+	counting   = providertest.Counting
+	checkError = providertest.CheckError
+)
 
 var ask = llm.Request{Model: "gpt-4o-mini", Messages: []ptk.Message{{Role: ptk.RoleUser, Content: "What is the capital of France?"}}}
 

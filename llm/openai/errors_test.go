@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -210,19 +209,6 @@ func TestLongErrorBody(t *testing.T) {
 	e := checkError(t, err, llm.ErrBadRequest, "éé")
 	if len(e.Message) > 510 || !strings.HasSuffix(e.Message, "é…") {
 		t.Errorf("message of %d bytes ends %q, want about 500 ending in whole runes and …", len(e.Message), e.Message[len(e.Message)-8:])
-	}
-}
-
-// counting answers the first len(first) requests with those handlers and
-// the rest with then.
-func counting(then http.HandlerFunc, first ...http.HandlerFunc) http.HandlerFunc {
-	var n atomic.Int32
-	return func(w http.ResponseWriter, r *http.Request) {
-		if i := int(n.Add(1)) - 1; i < len(first) {
-			first[i](w, r)
-			return
-		}
-		then(w, r)
 	}
 }
 

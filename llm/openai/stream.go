@@ -1,16 +1,14 @@
 package openai
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"iter"
-	"strings"
 
 	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/llm/internal/httpx"
 	"github.com/ptkit/ptk/llm/internal/retry"
 	"github.com/ptkit/ptk/llm/internal/sse"
 )
@@ -20,22 +18,7 @@ import (
 // after it, an error ends the sequence. Breaking out of the loop, or
 // canceling ctx, closes the connection at once.
 func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Chunk, error] {
-	return func(yield func(llm.Chunk, error) bool) {
-		body, err := marshal(req, true)
-		if err == nil {
-			err = c.do(ctx, func() (bool, error) {
-				started := false
-				err := c.stream(ctx, body, func(ch llm.Chunk) bool {
-					started = true
-					return yield(ch, nil)
-				})
-				return started, err
-			})
-		}
-		if err != nil && err != retry.ErrStopped {
-			yield(llm.Chunk{}, err)
-		}
-	}
+	return c.t.Stream(ctx, func() ([]byte, error) { return marshal(req, true) }, c.stream)
 }
 
 // stream makes one attempt, giving each chunk to yield. It returns
@@ -46,20 +29,7 @@ func (c *Client) stream(ctx context.Context, body []byte, yield func(llm.Chunk) 
 		return err
 	}
 	defer resp.Body.Close()
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
-		// A server that does not stream answers whole.
-		r, err := readResponse(resp.Body)
-		if err != nil {
-			return err
-		}
-		for _, ch := range responseChunks(r) {
-			if !yield(ch) {
-				return retry.ErrStopped
-			}
-		}
-		return nil
-	}
-	return readStream(resp.Body, yield)
+	return httpx.StreamOrWhole(resp, yield, readStream, readResponse)
 }
 
 // readStream reads a text/event-stream answer up to its "[DONE]".
@@ -72,11 +42,9 @@ func readStream(body io.Reader, yield func(llm.Chunk) bool) error {
 		case err == io.EOF && s.finished:
 			return nil // the answer is whole; the server did not send [DONE]
 		case err == io.EOF:
-			return &llm.Error{Kind: llm.ErrConnection, Message: "the stream ended before the answer was complete"}
-		case errors.Is(err, bufio.ErrTooLong):
-			return &llm.Error{Kind: llm.ErrBadResponse, Message: "stream: " + err.Error(), Err: err}
+			return httpx.Incomplete()
 		case err != nil:
-			return connectionError(err)
+			return httpx.StreamError(err)
 		}
 		data := bytes.TrimSpace(ev.Data)
 		switch {
@@ -89,7 +57,7 @@ func readStream(body io.Reader, yield func(llm.Chunk) bool) error {
 		}
 		var r chatResponse
 		if err := json.Unmarshal(data, &r); err != nil {
-			return badResponse(err, data)
+			return httpx.BadResponse(err, data)
 		}
 		if r.failed() {
 			return inBandError(data)
@@ -165,14 +133,4 @@ func (s *streamState) slot(i int, id string) int {
 	s.ids = append(s.ids, id)
 	s.slots[i] = n
 	return n
-}
-
-// responseChunks splits a whole answer into the chunks a stream of it
-// would have had.
-func responseChunks(r *llm.Response) []llm.Chunk {
-	out := []llm.Chunk{{Text: r.Content, Reasoning: r.Reasoning, Model: r.Model}}
-	for i, call := range r.Calls {
-		out = append(out, llm.Chunk{Call: &llm.CallDelta{Index: i, ID: call.ID, Tool: call.Tool, ArgsDelta: string(call.Args)}})
-	}
-	return append(out, llm.Chunk{Usage: &r.Usage, FinishReason: r.FinishReason})
 }

@@ -1,0 +1,187 @@
+package httpx
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/llm/internal/retry"
+)
+
+// Transport is where a provider client sends its requests, with which
+// http.Client and headers, and how often it tries. A client sets it up at
+// construction, through its options, and does not change it after.
+type Transport struct {
+	// Name begins the error for a canceled or expired context:
+	// "openai: context canceled".
+	Name string
+	// BaseURL is the base URL, without a trailing slash.
+	BaseURL string
+	HTTP    *http.Client
+	// Header is sent with every request; it replaces a header the client
+	// would set itself.
+	Header http.Header
+	Retry  retry.Policy
+}
+
+// New returns a Transport for baseURL, trimmed of trailing slashes, with the
+// defaults: http.DefaultClient, no extra header, and 2 retries, the first
+// after a pause bounded by 500ms, doubling up to 8s.
+func New(name, baseURL string) Transport {
+	return Transport{
+		Name:    name,
+		BaseURL: strings.TrimRight(baseURL, "/"),
+		HTTP:    http.DefaultClient,
+		Header:  http.Header{},
+		Retry:   retry.Policy{MaxRetries: 2, Base: 500 * time.Millisecond, Max: 8 * time.Second},
+	}
+}
+
+// SetHTTPClient makes the requests with hc; nil keeps the one set.
+func (t *Transport) SetHTTPClient(hc *http.Client) {
+	if hc != nil {
+		t.HTTP = hc
+	}
+}
+
+// SetHeader sends a header with every request.
+func (t *Transport) SetHeader(key, value string) { t.Header.Set(key, value) }
+
+// SetMaxRetries sets how many times a failed call is made again; below 0
+// is 0.
+func (t *Transport) SetMaxRetries(n int) { t.Retry.MaxRetries = max(n, 0) }
+
+// SetBackoff sets the pause before the first retry and its cap.
+func (t *Transport) SetBackoff(base, max time.Duration) { t.Retry.Base, t.Retry.Max = base, max }
+
+// JSON returns the headers of a request with a JSON body whose answer is
+// JSON or, with stream, an event stream.
+func JSON(stream bool) http.Header {
+	h := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json"}}
+	if stream {
+		h.Set("Accept", "text/event-stream")
+	}
+	return h
+}
+
+// Post sends body to url with header, the headers the client sets itself
+// (the transport's Header replaces them), and returns the answer if its
+// status is a success. Otherwise it reads up to 1 MiB of the answer and
+// returns the error fail makes of it. A url that cannot be read, or is not
+// http or https (the error names BaseURL), is an ErrBadRequest; a request
+// that cannot be made, an ErrConnection.
+func (t *Transport) Post(ctx context.Context, url string, body []byte, header http.Header, fail func(status int, h http.Header, body []byte) *llm.Error) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err == nil && req.URL.Scheme != "http" && req.URL.Scheme != "https" {
+		err = fmt.Errorf("base URL %q does not start with http:// or https://", t.BaseURL)
+	}
+	if err != nil {
+		return nil, BadRequest(err)
+	}
+	req.Header = t.Header.Clone()
+	for k, v := range header {
+		if req.Header.Get(k) == "" {
+			req.Header[k] = v
+		}
+	}
+	resp, err := t.HTTP.Do(req)
+	if err != nil {
+		return nil, ConnectionError(err)
+	}
+	if resp.StatusCode/100 == 2 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return nil, fail(resp.StatusCode, resp.Header, msg)
+}
+
+// Do makes a call with the retry policy (see [retry.Policy.Do]); a
+// canceled or expired ctx comes back as Name, ": " and ctx's error.
+func (t *Transport) Do(ctx context.Context, attempt func() (started bool, err error)) error {
+	err := t.Retry.Do(ctx, attempt)
+	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return fmt.Errorf("%s: %w", t.Name, err)
+	}
+	return err
+}
+
+// Call makes a call that is answered whole, with the retry policy: post
+// sends the request, read reads the answer, which is closed after.
+func Call[T any](ctx context.Context, t *Transport, post func() (*http.Response, error), read func(io.Reader) (T, error)) (T, error) {
+	var out T
+	err := t.Do(ctx, func() (bool, error) {
+		resp, err := post()
+		if err != nil {
+			return false, err
+		}
+		defer resp.Body.Close()
+		out, err = read(resp.Body)
+		return false, err
+	})
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return out, nil
+}
+
+// Stream makes a call whose answer comes as it arrives, with the retry
+// policy. When the sequence is read, body makes the request's body (an
+// error ends the sequence) and attempt makes one attempt with it, giving
+// each chunk to yield and returning retry.ErrStopped when yield asks to
+// stop. A call that fails before its first chunk is made again; after it,
+// an error ends the sequence. Breaking out of the loop, or canceling ctx,
+// ends the attempt, which closes its connection at once.
+func (t *Transport) Stream(ctx context.Context, body func() ([]byte, error), attempt func(ctx context.Context, body []byte, yield func(llm.Chunk) bool) error) iter.Seq2[llm.Chunk, error] {
+	return func(yield func(llm.Chunk, error) bool) {
+		b, err := body()
+		if err == nil {
+			err = t.Do(ctx, func() (bool, error) {
+				started := false
+				err := attempt(ctx, b, func(ch llm.Chunk) bool {
+					started = true
+					return yield(ch, nil)
+				})
+				return started, err
+			})
+		}
+		if err != nil && err != retry.ErrStopped {
+			yield(llm.Chunk{}, err)
+		}
+	}
+}
+
+// StreamOrWhole reads the answer to a request for a stream: an event
+// stream with events or, from a server that does not stream and answers
+// whole (application/json), with whole, giving yield the chunks a stream of
+// it would have had: the text, reasoning and model, each call, then the
+// usage and finish reason. It returns retry.ErrStopped when yield asks to
+// stop.
+func StreamOrWhole(resp *http.Response, yield func(llm.Chunk) bool, events func(io.Reader, func(llm.Chunk) bool) error, whole func(io.Reader) (*llm.Response, error)) error {
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		return events(resp.Body, yield)
+	}
+	r, err := whole(resp.Body)
+	if err != nil {
+		return err
+	}
+	chunks := []llm.Chunk{{Text: r.Content, Reasoning: r.Reasoning, Model: r.Model}}
+	for i, call := range r.Calls {
+		chunks = append(chunks, llm.Chunk{Call: &llm.CallDelta{Index: i, ID: call.ID, Tool: call.Tool, ArgsDelta: string(call.Args)}})
+	}
+	chunks = append(chunks, llm.Chunk{Usage: &r.Usage, FinishReason: r.FinishReason})
+	for _, ch := range chunks {
+		if !yield(ch) {
+			return retry.ErrStopped
+		}
+	}
+	return nil
+}
