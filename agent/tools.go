@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -39,6 +40,7 @@ func (r *runner) answer(ctx context.Context, rep *reply) error {
 	results := make([]ptk.Result, len(rep.attempts))
 	cached := make([]bool, len(rep.attempts))
 	var jobs []*job
+	answered := 0 // calls of this reply run or answered from the cache
 	limitHit := false
 	for i, a := range rep.attempts {
 		// Until answered, a call's result is an error without a message
@@ -59,7 +61,7 @@ func (r *runner) answer(ctx context.Context, rep *reply) error {
 		t := r.tools[c.Tool]
 		info := t.Info()
 		key := callKey(c)
-		if !o.AllowDuplicates && r.isRecent(key) {
+		if !o.AllowDuplicates && slices.Contains(r.recent, key) {
 			results[i].Content = fmt.Sprintf("Not run: this call repeats one of your last %d calls with the same arguments, and its result is above. Use that result, or call with different arguments.", o.DuplicateWindow)
 			r.event(Event{Kind: EventDuplicate, Iteration: it, Index: i, Call: &c})
 			if o.OnDuplicateDetected != nil {
@@ -68,7 +70,7 @@ func (r *runner) answer(ctx context.Context, rep *reply) error {
 			r.onError(ptk.NewError(ptk.DuplicateToolCall, "duplicate call to "+c.Tool+" not run", nil))
 			continue
 		}
-		if len(r.res.ToolCalls)+len(jobs)+countTrue(cached) >= o.MaxToolCalls {
+		if len(r.res.ToolCalls)+answered >= o.MaxToolCalls {
 			limitHit = true
 			results[i].Content = fmt.Sprintf("Not run: the run reached its limit of %d tool calls.", o.MaxToolCalls)
 			continue
@@ -99,6 +101,7 @@ func (r *runner) answer(ctx context.Context, rep *reply) error {
 		} else {
 			jobs = append(jobs, &job{idx: i, call: c, tool: t, key: key})
 		}
+		answered++
 		if info.ReadOnly {
 			r.remember(key)
 		} else {
@@ -186,25 +189,6 @@ func (r *runner) closeTurn(results []ptk.Result, why string) {
 		}
 		r.history = append(r.history, ptk.Message{Role: ptk.RoleTool, Content: res.Content, CallID: res.CallID, Tool: res.Tool, IsError: res.IsError})
 	}
-}
-
-func countTrue(bs []bool) int {
-	n := 0
-	for _, b := range bs {
-		if b {
-			n++
-		}
-	}
-	return n
-}
-
-func (r *runner) isRecent(key string) bool {
-	for _, k := range r.recent {
-		if k == key {
-			return true
-		}
-	}
-	return false
 }
 
 func (r *runner) remember(key string) {

@@ -78,6 +78,22 @@ func (c *Collector) Response() *Response {
 	return &r
 }
 
+// Chunks returns a whole answer as a stream would carry it: the text and
+// reasoning first, then one chunk per call, then the usage, the finish
+// reason and the cost. Collecting them gives r back.
+func Chunks(r *Response) []Chunk {
+	if r == nil {
+		return nil
+	}
+	out := make([]Chunk, 0, len(r.Calls)+2)
+	out = append(out, Chunk{Text: r.Content, Reasoning: r.Reasoning, Model: r.Model})
+	for i, c := range r.Calls {
+		out = append(out, Chunk{Call: &CallDelta{Index: i, ID: c.ID, Tool: c.Tool, ArgsDelta: string(c.Args)}})
+	}
+	u := r.Usage
+	return append(out, Chunk{Usage: &u, FinishReason: r.FinishReason, Cost: r.Cost})
+}
+
 // Collect reads a whole stream and returns the assembled Response, or the
 // stream's error together with what arrived before it.
 func Collect(seq iter.Seq2[Chunk, error]) (*Response, error) {

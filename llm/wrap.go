@@ -77,13 +77,11 @@ func StreamFrom(ctx context.Context, m Model, req Request) iter.Seq2[Chunk, erro
 			yield(Chunk{}, err)
 			return
 		}
-		for i, c := range resp.Calls {
-			if !yield(Chunk{Call: &CallDelta{Index: i, ID: c.ID, Tool: c.Tool, ArgsDelta: string(c.Args)}}, nil) {
+		for _, ch := range Chunks(resp) {
+			if !yield(ch, nil) {
 				return
 			}
 		}
-		u := resp.Usage
-		yield(Chunk{Text: resp.Content, Reasoning: resp.Reasoning, Usage: &u, FinishReason: resp.FinishReason, Model: resp.Model, Cost: resp.Cost}, nil)
 	}
 }
 

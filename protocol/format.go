@@ -331,16 +331,9 @@ func (p PTK) Conversation(msgs []ptk.Message, tools []ptk.ToolInfo) string {
 		m := msgs[i]
 		switch m.Role {
 		case ptk.RoleTool:
-			j := i
-			for j < len(msgs) && msgs[j].Role == ptk.RoleTool {
-				j++
-			}
-			results := make([]ptk.Result, 0, j-i)
-			for _, t := range msgs[i:j] {
-				results = append(results, ptk.Result{CallID: t.CallID, Tool: t.Tool, Content: t.Content, IsError: t.IsError})
-			}
+			var results []ptk.Result
+			results, i = toolTurn(msgs, i)
 			writeConversationTurn(&b, turnHeaderTool, formatResults(results, true))
-			i = j - 1
 		case ptk.RoleAssistant:
 			text := conversationText(m.Content)
 			if calls := p.Calls(m.Calls); calls != "" {
@@ -386,22 +379,26 @@ func (p PTK) Transcript(msgs []ptk.Message) string {
 				text = strings.TrimSpace(text + "\n" + calls)
 			}
 		case ptk.RoleTool:
-			j := i
-			for j < len(msgs) && msgs[j].Role == ptk.RoleTool {
-				j++
-			}
-			results := make([]ptk.Result, 0, j-i)
-			for _, t := range msgs[i:j] {
-				results = append(results, ptk.Result{CallID: t.CallID, Tool: t.Tool, Content: t.Content, IsError: t.IsError})
-			}
+			var results []ptk.Result
+			results, i = toolTurn(msgs, i)
 			header, text = turnHeaderTool, p.Results(results)
-			i = j - 1
 		}
 		writeConversationTurn(&b, header, escapeTurnHeaders(text))
 	}
 	b.WriteString(turnHeaderAssistant)
 	b.WriteByte('\n')
 	return b.String()
+}
+
+// toolTurn returns the results of the run of tool messages that starts at
+// msgs[i], and the index of the last of them.
+func toolTurn(msgs []ptk.Message, i int) ([]ptk.Result, int) {
+	var results []ptk.Result
+	for ; i < len(msgs) && msgs[i].Role == ptk.RoleTool; i++ {
+		t := msgs[i]
+		results = append(results, ptk.Result{CallID: t.CallID, Tool: t.Tool, Content: t.Content, IsError: t.IsError})
+	}
+	return results, i - 1
 }
 
 // conversationText is a message's content as a flattened turn holds it.

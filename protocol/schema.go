@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/big"
@@ -206,7 +207,7 @@ func compileToolUncached(t ptk.ToolInfo) (*toolSpec, error) {
 	}
 	ts.schema = n
 	ts.sch = compileSch(n)
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(appendJSON(nil, n, t.Parameters))))
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(appendJSON(nil, n, t.Parameters)))
 	if err != nil {
 		return nil, &ToolError{Tool: t.Name, Msg: "parameters: " + err.Error()}
 	}

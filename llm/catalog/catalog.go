@@ -12,6 +12,7 @@
 package catalog
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	_ "embed"
@@ -85,7 +86,7 @@ func Default() *Catalog {
 // are not negative.
 func Parse(data []byte) (*Catalog, error) {
 	var c Catalog
-	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&c); err != nil {
 		return nil, err

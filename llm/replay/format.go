@@ -218,20 +218,6 @@ func (c chunk) llm() llm.Chunk {
 	return ch
 }
 
-// chunksOf streams a whole answer: a chunk with everything but the calls,
-// then one chunk per call.
-func chunksOf(r *llm.Response) []llm.Chunk {
-	if r == nil {
-		return nil
-	}
-	u := r.Usage
-	out := []llm.Chunk{{Text: r.Content, Reasoning: r.Reasoning, Usage: &u, FinishReason: r.FinishReason, Model: r.Model, Cost: r.Cost}}
-	for i, c := range r.Calls {
-		out = append(out, llm.Chunk{Call: &llm.CallDelta{Index: i, ID: c.ID, Tool: c.Tool, ArgsDelta: string(c.Args)}})
-	}
-	return out
-}
-
 // kinds names the errors a recording tells apart.
 var kinds = []struct {
 	name string

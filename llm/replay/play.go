@@ -126,7 +126,7 @@ func (p *Player) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Chun
 			yield(llm.Chunk{}, err)
 			return
 		}
-		chunks := chunksOf(l.Response.llm())
+		chunks := llm.Chunks(l.Response.llm())
 		if l.Stream {
 			chunks = nil
 			for _, ch := range l.Chunks {

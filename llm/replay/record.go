@@ -66,7 +66,7 @@ func (r *recorder) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Ch
 	if !ok {
 		return func(yield func(llm.Chunk, error) bool) {
 			resp, err := r.Generate(ctx, req)
-			yieldAll(yield, chunksOf(resp), err)
+			yieldAll(yield, llm.Chunks(resp), err)
 		}
 	}
 	return func(yield func(llm.Chunk, error) bool) {

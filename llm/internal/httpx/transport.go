@@ -173,12 +173,7 @@ func StreamOrWhole(resp *http.Response, yield func(llm.Chunk) bool, events func(
 	if err != nil {
 		return err
 	}
-	chunks := []llm.Chunk{{Text: r.Content, Reasoning: r.Reasoning, Model: r.Model}}
-	for i, call := range r.Calls {
-		chunks = append(chunks, llm.Chunk{Call: &llm.CallDelta{Index: i, ID: call.ID, Tool: call.Tool, ArgsDelta: string(call.Args)}})
-	}
-	chunks = append(chunks, llm.Chunk{Usage: &r.Usage, FinishReason: r.FinishReason})
-	for _, ch := range chunks {
+	for _, ch := range llm.Chunks(r) {
 		if !yield(ch) {
 			return retry.ErrStopped
 		}
