@@ -15,6 +15,7 @@ package llm
 
 import (
 	"context"
+	"encoding/json"
 	"iter"
 
 	"github.com/ptkit/ptk"
@@ -54,6 +55,11 @@ type Request struct {
 	MaxTokens int
 	// Stop lists sequences at which the model stops writing.
 	Stop []string
+	// Extra are more fields of the request body, sent as they are by the
+	// providers whose wire format they belong to (llm/openai adds them to
+	// the Chat Completions body: "seed", "top_p", "response_format"...);
+	// a field the provider sets itself is not replaced. Others ignore them.
+	Extra map[string]json.RawMessage
 }
 
 // Response is a model's whole answer.

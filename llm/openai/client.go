@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/ptkit/ptk/llm"
@@ -81,7 +83,30 @@ func marshal(req llm.Request, stream bool) ([]byte, error) {
 	if err != nil {
 		return nil, httpx.BadRequest(err)
 	}
-	return body, nil
+	return appendExtra(body, req.Extra), nil
+}
+
+// ownFields are the fields of the body the client writes itself, which
+// Request.Extra does not replace.
+var ownFields = map[string]bool{"model": true, "messages": true, "temperature": true, "max_tokens": true,
+	"stop": true, "tools": true, "tool_choice": true, "stream": true, "stream_options": true}
+
+// appendExtra adds the extra fields to a marshalled body, in sorted order.
+func appendExtra(body []byte, extra map[string]json.RawMessage) []byte {
+	if len(extra) == 0 {
+		return body
+	}
+	body = body[:len(body)-1] // the closing brace
+	for _, k := range slices.Sorted(maps.Keys(extra)) {
+		v := extra[k]
+		if ownFields[k] || len(v) == 0 || !json.Valid(v) {
+			continue
+		}
+		key, _ := json.Marshal(k)
+		body = append(append(append(body, ','), key...), ':')
+		body = append(body, v...)
+	}
+	return append(body, '}')
 }
 
 // post sends one request and returns the answer if its status is a

@@ -2,6 +2,7 @@ package openai
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -79,5 +80,25 @@ func TestModels(t *testing.T) {
 	}
 	if _, err := New(url + "/v1").Models(context.Background()); !errors.Is(err, llm.ErrAuth) {
 		t.Errorf("no key: %v, want ErrAuth", err)
+	}
+}
+
+// Extra fields go into the body after the client's own, which they never
+// replace.
+func TestRequestExtra(t *testing.T) {
+	req := ask
+	req.Extra = map[string]json.RawMessage{
+		"seed":            json.RawMessage(`7`),
+		"response_format": json.RawMessage(`{"type":"json_object"}`),
+		"model":           json.RawMessage(`"other"`),
+		"broken":          json.RawMessage(`{`),
+	}
+	body, err := marshal(req, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"What is the capital of France?"}],"response_format":{"type":"json_object"},"seed":7}`
+	if string(body) != want {
+		t.Errorf("body\n%s\nwant\n%s", body, want)
 	}
 }

@@ -41,9 +41,10 @@
 // A call is found by its key: the hex SHA-256 (its first 16 bytes) of the
 // JSON of the request's model, messages (role, content, calls, call_id,
 // tool, is_error; not raw, and of each call only id, tool and args), tools
-// (name, description, parameters), tool_choice, temperature, max_tokens and
-// stop, with the calls' args and the tools' parameters re-encoded with sorted
-// keys (numbers as written) when they are valid JSON. Whether the call was
+// (name, description, parameters), tool_choice, temperature, max_tokens, stop
+// and the extra fields, with the calls' args, the tools' parameters and the
+// extra fields' values re-encoded with sorted keys (numbers as written) when
+// they are valid JSON. Whether the call was
 // streamed is not in it: a recording made streaming replays for a run that
 // does not stream, and the other way round. The "key" written in the file is
 // for people; a Player computes it again from the "request".

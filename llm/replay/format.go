@@ -26,13 +26,14 @@ type line struct {
 }
 
 type request struct {
-	Model       string    `json:"model,omitempty"`
-	Messages    []message `json:"messages,omitempty"`
-	Tools       []tool    `json:"tools,omitempty"`
-	ToolChoice  string    `json:"tool_choice,omitempty"`
-	Temperature *float64  `json:"temperature,omitempty"`
-	MaxTokens   int       `json:"max_tokens,omitempty"`
-	Stop        []string  `json:"stop,omitempty"`
+	Model       string              `json:"model,omitempty"`
+	Messages    []message           `json:"messages,omitempty"`
+	Tools       []tool              `json:"tools,omitempty"`
+	ToolChoice  string              `json:"tool_choice,omitempty"`
+	Temperature *float64            `json:"temperature,omitempty"`
+	MaxTokens   int                 `json:"max_tokens,omitempty"`
+	Stop        []string            `json:"stop,omitempty"`
+	Extra       map[string]jsonText `json:"extra,omitempty"`
 }
 
 // message, call and tool hold what may not be JSON as jsonText.
@@ -140,6 +141,12 @@ func (r request) canonical() request {
 			c.Messages[i].Calls = append(c.Messages[i].Calls, call{Call: ptk.Call{ID: k.ID, Tool: k.Tool}, Args: k.Args.canonical()})
 		}
 	}
+	if len(r.Extra) > 0 {
+		c.Extra = make(map[string]jsonText, len(r.Extra))
+		for k, v := range r.Extra {
+			c.Extra[k] = v.canonical()
+		}
+	}
 	c.Tools = make([]tool, len(r.Tools))
 	for i, t := range r.Tools {
 		c.Tools[i].Name, c.Tools[i].Description, c.Tools[i].Parameters = t.Name, t.Description, t.Parameters.canonical()
@@ -149,6 +156,12 @@ func (r request) canonical() request {
 
 func fromRequest(r llm.Request) request {
 	q := request{Model: r.Model, ToolChoice: r.ToolChoice, Temperature: r.Temperature, MaxTokens: r.MaxTokens, Stop: r.Stop}
+	for k, v := range r.Extra {
+		if q.Extra == nil {
+			q.Extra = make(map[string]jsonText, len(r.Extra))
+		}
+		q.Extra[k] = jsonText(v)
+	}
 	for _, m := range r.Messages {
 		q.Messages = append(q.Messages, message{Message: m, Calls: fromCalls(m.Calls)})
 	}
