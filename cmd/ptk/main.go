@@ -1,8 +1,10 @@
 // Command ptk gives tool calling to any LLM. "ptk run" is a coding
-// assistant: it gives a prompt to a model with read-only file tools over a
-// workspace and loops until the model answers. "ptk parse" reads a model's
-// reply and prints the calls in it; "ptk prompt" prints the system prompt
-// that teaches a model the protocol.
+// assistant: it gives a prompt to a model with file and shell tools over a
+// workspace and loops until the model answers. "ptk serve" is an
+// OpenAI-compatible gateway that gives tool calling to models that lack it.
+// "ptk parse" reads a model's reply and prints the calls in it; "ptk prompt"
+// prints the system prompt that teaches a model the protocol; "ptk models"
+// lists the model catalog.
 package main
 
 import (
@@ -64,6 +66,6 @@ and loops until the model answers.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newRunCmd(), newModelsCmd(), newParseCmd(), newPromptCmd())
+	root.AddCommand(newRunCmd(), newServeCmd(), newModelsCmd(), newParseCmd(), newPromptCmd())
 	return root
 }

@@ -138,12 +138,7 @@ func runRun(cmd *cobra.Command, f runFlags, prompt string) error {
 		return usageError{err}
 	}
 	model := setting(cmd, "model", f.model, cat.DefaultModel, "PTK_MODEL")
-	var names []string
-	for n := range strings.SplitSeq(model, ",") {
-		if n = strings.TrimSpace(n); n != "" {
-			names = append(names, n)
-		}
-	}
+	names := splitList(model)
 	if len(names) == 0 {
 		return usagef("no model named: give --model NAME or set PTK_MODEL ('ptk models' lists the catalog; for Ollama, 'ollama list' shows the models you have)")
 	}
@@ -162,42 +157,14 @@ func runRun(cmd *cobra.Command, f runFlags, prompt string) error {
 	if f.timeout < 0 {
 		return usagef("--timeout must not be negative")
 	}
-	root, err := filepath.Abs(f.workspace)
-	if err != nil {
-		return usagef("--workspace %s: %v", f.workspace, err)
-	}
-	ws, err := fs.New(root)
-	if err != nil {
-		return usagef("--workspace %s: %v", f.workspace, err)
-	}
-	defer ws.Close()
-	var shellOpts []shell.Option
-	if f.sandbox {
-		shellOpts = append(shellOpts, shell.WithSandbox())
-	}
-	sh, err := shell.New(root, shellOpts...)
-	if err != nil {
-		return usageError{err}
-	}
-	reg, err := tool.NewRegistry(append(append(ws.Tools(), ws.EditTools()...), sh.Tool())...)
+	root, tools, closeTools, err := builtinTools(f.workspace, f.tools, f.sandbox)
 	if err != nil {
 		return err
 	}
+	defer closeTools()
 	policy, policyFile, err := loadPolicy(cmd, f.policy)
 	if err != nil {
 		return usageError{err}
-	}
-	tools := reg.Tools()
-	if strings.TrimSpace(f.tools) != "" {
-		var names []string
-		for n := range strings.SplitSeq(f.tools, ",") {
-			if n = strings.TrimSpace(n); n != "" {
-				names = append(names, n)
-			}
-		}
-		if tools, err = reg.Select(names...); err != nil {
-			return usagef("--tools: %v", err)
-		}
 	}
 	m, err := resolveModels(cat, modelChoice{names: names, baseURL: baseURL, apiKey: apiKey,
 		baseURLExplicit: cmd.Flags().Changed("base-url") || os.Getenv("PTK_BASE_URL") != "",
@@ -367,4 +334,51 @@ func writeRunJSON(w io.Writer, res *agent.Result) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	return enc.Encode(out)
+}
+
+// builtinTools opens the workspace and returns its absolute path and the
+// built-in tools named by list (comma-separated; empty: all of them), and a
+// function that closes the workspace.
+func builtinTools(workspace, list string, sandbox bool) (root string, tools []ptk.Tool, closeFn func(), err error) {
+	if root, err = filepath.Abs(workspace); err != nil {
+		return "", nil, nil, usagef("--workspace %s: %v", workspace, err)
+	}
+	ws, err := fs.New(root)
+	if err != nil {
+		return "", nil, nil, usagef("--workspace %s: %v", workspace, err)
+	}
+	var shellOpts []shell.Option
+	if sandbox {
+		shellOpts = append(shellOpts, shell.WithSandbox())
+	}
+	sh, err := shell.New(root, shellOpts...)
+	if err != nil {
+		ws.Close()
+		return "", nil, nil, usageError{err}
+	}
+	reg, err := tool.NewRegistry(append(append(ws.Tools(), ws.EditTools()...), sh.Tool())...)
+	if err != nil {
+		ws.Close()
+		return "", nil, nil, err
+	}
+	tools = reg.Tools()
+	if names := splitList(list); len(names) > 0 {
+		if tools, err = reg.Select(names...); err != nil {
+			ws.Close()
+			return "", nil, nil, usagef("--tools: %v", err)
+		}
+	}
+	return root, tools, func() { ws.Close() }, nil
+}
+
+// splitList splits a comma-separated list, trimming the items and leaving
+// out empty ones.
+func splitList(s string) []string {
+	var out []string
+	for n := range strings.SplitSeq(s, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
 }

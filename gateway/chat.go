@@ -1,0 +1,382 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/agent"
+	"github.com/ptkit/ptk/llm"
+)
+
+// How a request was served, as the log line says it.
+const (
+	modeNative      = "native"       // passed through, tools and all
+	modeTranslated  = "native-llm"   // native tools, through an llm.Model that is not OpenAI-compatible
+	modePTK         = "ptk"          // tools taught as the text protocol
+	modeServerTools = "server-tools" // the gateway ran its own tools
+)
+
+// exchange is one chat request in flight, and what the log line says of it.
+type exchange struct {
+	s     *Server
+	body  []byte
+	req   chatRequest
+	up    Upstream
+	name  string
+	tools []ptk.ToolInfo
+	// toolTurns: the conversation holds calls or tool results.
+	toolTurns bool
+	choice    toolChoice
+	// otherTool says why a declared tool is not a function, if one is not.
+	otherTool string
+
+	mode   string
+	calls  int
+	usage  ptk.Usage
+	status int
+	err    string
+	// wrote: the answer has begun; an error can no longer change its status.
+	wrote bool
+}
+
+// chat serves POST /v1/chat/completions.
+func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	x := &exchange{s: s, status: http.StatusOK}
+	defer func() {
+		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", x.status),
+			slog.String("model", x.name), slog.String("mode", x.mode), slog.Bool("stream", x.req.Stream),
+			slog.Int("calls", x.calls), slog.Int("prompt_tokens", x.usage.PromptTokens),
+			slog.Int("completion_tokens", x.usage.CompletionTokens),
+			slog.Float64("latency_ms", float64(time.Since(start).Microseconds())/1000),
+			slog.String("error", x.err))
+	}()
+	select {
+	case s.sem <- struct{}{}:
+		defer func() { <-s.sem }()
+	default:
+		x.fail(w, &httpError{status: http.StatusTooManyRequests, typ: "rate_limit_error", code: "rate_limit_exceeded",
+			msg: "the gateway is serving as many requests as it may; try again shortly", retryAfter: time.Second})
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			x.fail(w, &httpError{status: http.StatusRequestEntityTooLarge, typ: "invalid_request_error",
+				msg: "the request body is larger than the gateway's limit of " + byteSize(tooBig.Limit)})
+			return
+		}
+		x.fail(w, badRequest("reading the request body: %v", err))
+		return
+	}
+	x.body = body
+	if herr := x.read(); herr != nil {
+		x.fail(w, herr)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.Timeout)
+	defer cancel()
+	if err := x.serve(ctx, w); err != nil {
+		if r.Context().Err() != nil && ctx.Err() != context.DeadlineExceeded {
+			x.status, x.err = 499, "the client went away"
+			return
+		}
+		x.fail(w, upstreamError(ctx, err))
+	}
+}
+
+// fail answers with the error, or, when the answer has begun (a stream),
+// ends it with the error as its last event.
+func (x *exchange) fail(w http.ResponseWriter, e *httpError) {
+	x.err = e.msg
+	if x.wrote {
+		writeStreamError(w, e)
+		return
+	}
+	x.status = e.status
+	e.write(w)
+}
+
+// read decodes and checks the request, and resolves its model.
+func (x *exchange) read() *httpError {
+	if err := json.Unmarshal(x.body, &x.req); err != nil {
+		return badRequest("the request body is not a valid chat completion request: %v", err)
+	}
+	r := &x.req
+	if len(r.Messages) == 0 {
+		return badRequest("messages must hold at least one message")
+	}
+	for i, m := range r.Messages {
+		switch m.Role {
+		case "system", "developer", "user", "assistant", "tool", "function":
+		default:
+			return badRequest("messages[%d]: unknown role %s (want system, developer, user, assistant or tool)", i, quote(m.Role))
+		}
+		if m.Role == "tool" || m.Role == "function" || len(m.ToolCalls) > 0 {
+			x.toolTurns = true
+		}
+		if m.Role == "tool" && m.ToolCallID == "" {
+			return badRequest("messages[%d]: a tool message needs the tool_call_id of the call it answers", i)
+		}
+	}
+	seen := make(map[string]bool, len(r.Tools))
+	for i, t := range r.Tools {
+		name := t.Function.Name
+		if t.Type != "" && t.Type != "function" {
+			// Only an upstream with native tools can take it.
+			x.otherTool = "tools[" + itoa(i) + "]: tools of type " + quote(t.Type) + " cannot be taught in the text protocol (only \"function\")"
+			continue
+		}
+		switch {
+		case name == "":
+			return badRequest("tools[%d]: the function needs a name", i)
+		case seen[name]:
+			return badRequest("tools[%d]: the function %s is declared twice", i, quote(name))
+		}
+		seen[name] = true
+		params := bytes.TrimSpace(t.Function.Parameters)
+		if string(params) == "null" {
+			params = nil
+		}
+		if len(params) > 0 && params[0] != '{' {
+			return badRequest("tools[%d]: the parameters of %s must be a JSON Schema object", i, quote(name))
+		}
+		x.tools = append(x.tools, ptk.ToolInfo{Name: name, Description: t.Function.Description, Parameters: json.RawMessage(params)})
+	}
+	c, herr := parseToolChoice(r.ToolChoice, seen)
+	if herr != nil {
+		return herr
+	}
+	x.choice = c
+	x.name = r.Model
+	if x.name == "" {
+		x.name = x.s.cfg.DefaultModel
+	}
+	if x.name == "" {
+		return badRequest("the request names no model, and the gateway has no default model")
+	}
+	up, err := x.s.cfg.Resolve(x.name)
+	if err != nil {
+		if errors.Is(err, llm.ErrModelNotFound) {
+			return &httpError{status: http.StatusNotFound, typ: "invalid_request_error", code: "model_not_found", msg: err.Error()}
+		}
+		return badRequest("model %s: %v", quote(x.name), err)
+	}
+	if up.Name == "" {
+		up.Name = x.name
+	}
+	if up.Model == nil {
+		return &httpError{status: http.StatusInternalServerError, typ: "server_error", msg: "the gateway is misconfigured: model " + quote(x.name) + " has no Upstream.Model"}
+	}
+	x.up = up
+	return nil
+}
+
+// serve answers the request: with the gateway's own tools, in the text
+// protocol, natively through the model, or passed through as it came.
+func (x *exchange) serve(ctx context.Context, w http.ResponseWriter) error {
+	if len(x.s.cfg.Tools) > 0 && len(x.tools) == 0 && !x.toolTurns {
+		return x.serveTools(ctx, w)
+	}
+	translate := len(x.tools) > 0 || x.toolTurns
+	switch {
+	case x.up.Forward != nil && (!translate || x.up.Mode == agent.ModeNative):
+		return x.forward(ctx, w)
+	case !translate:
+		return x.serveModel(ctx, w)
+	case x.usePTK():
+		return x.servePTK(ctx, w)
+	}
+	// Native tools, with the calls a model writes as text read too: a server
+	// without a tool parser takes the tools and answers in text.
+	err := x.serveModel(ctx, w)
+	if err != nil && !x.wrote && x.up.Mode != agent.ModeNative && errors.Is(err, llm.ErrToolsUnsupported) && ctx.Err() == nil {
+		x.s.ptkModels.Store(x.modelKey(), time.Now())
+		return x.servePTK(ctx, w)
+	}
+	return err
+}
+
+// usePTK reports whether the model is to be taught the text protocol.
+func (x *exchange) usePTK() bool {
+	switch x.up.Mode {
+	case agent.ModePTK:
+		return true
+	case agent.ModeNative:
+		return false
+	}
+	if t, ok := x.up.Model.(llm.ToolSupporter); ok && !t.SupportsNativeTools() {
+		return true
+	}
+	since, ok := x.s.ptkModels.Load(x.modelKey())
+	return ok && time.Since(since.(time.Time)) < rejectMemory
+}
+
+// rejectMemory is how long the gateway remembers that a model rejected
+// native tools: an upstream may be upgraded, or its model changed, while the
+// gateway runs.
+const rejectMemory = time.Hour
+
+// modelKey names the upstream model for the memory of models that reject
+// native tools: its server and its name.
+func (x *exchange) modelKey() string {
+	base := ""
+	if b, ok := x.up.Forward.(interface{ BaseURL() string }); ok {
+		base = b.BaseURL()
+	} else if b, ok := x.up.Model.(interface{ BaseURL() string }); ok {
+		base = b.BaseURL()
+	}
+	return base + "\x00" + x.up.Name
+}
+
+// forward passes the request through to an OpenAI-compatible upstream, as
+// it came, and copies the answer back.
+func (x *exchange) forward(ctx context.Context, w http.ResponseWriter) error {
+	x.mode = modeNative
+	body := x.body
+	if x.req.Model != x.up.Name {
+		var err error
+		if body, err = setModel(body, x.up.Name); err != nil {
+			return badRequest("the request body is not a JSON object: %v", err)
+		}
+	}
+	resp, err := x.up.Forward.Forward(ctx, body, x.req.Stream)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	return x.copyAnswer(w, resp)
+}
+
+// setModel returns body with its "model" set to name.
+func setModel(body []byte, name string) ([]byte, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(body, &obj); err != nil {
+		return nil, err
+	}
+	obj["model"], _ = json.Marshal(name)
+	return json.Marshal(obj)
+}
+
+// copyAnswer copies an upstream answer to the client as it arrives, and
+// reads its usage and calls for the log line.
+func (x *exchange) copyAnswer(w http.ResponseWriter, resp *http.Response) error {
+	h := w.Header()
+	for _, k := range []string{"Content-Type", "Cache-Control", "X-Request-Id", "Openai-Processing-Ms"} {
+		if v := resp.Header.Get(k); v != "" {
+			h.Set(k, v)
+		}
+	}
+	stream := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
+	if !stream {
+		data, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return &llm.Error{Kind: llm.ErrConnection, Message: "reading the upstream answer: " + err.Error(), Err: err}
+		}
+		x.readStats(data)
+		w.WriteHeader(resp.StatusCode)
+		x.wrote = true
+		w.Write(data)
+		return nil
+	}
+	w.WriteHeader(resp.StatusCode)
+	x.wrote = true
+	rc := http.NewResponseController(w)
+	rc.Flush()
+	buf := make([]byte, 32<<10)
+	var line []byte
+	for {
+		n, err := resp.Body.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return werr
+			}
+			rc.Flush()
+			line = x.scanEvents(line, buf[:n])
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return &llm.Error{Kind: llm.ErrConnection, Message: "the upstream stream broke: " + err.Error(), Err: err}
+		}
+	}
+}
+
+// scanEvents reads the complete lines of an event stream for the log
+// line's usage and calls; it returns the incomplete last line.
+func (x *exchange) scanEvents(line, data []byte) []byte {
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			return append(line, data...)
+		}
+		l := data[:i]
+		if len(line) > 0 {
+			line = append(line, l...)
+			l = line
+		}
+		if d, ok := bytes.CutPrefix(bytes.TrimSpace(l), []byte("data:")); ok {
+			x.readStats(bytes.TrimSpace(d))
+		}
+		line, data = line[:0], data[i+1:]
+	}
+	return line
+}
+
+// readStats reads a whole answer's, or a chunk's, usage and new calls.
+func (x *exchange) readStats(data []byte) {
+	if !bytes.Contains(data, []byte(`"usage"`)) && !bytes.Contains(data, []byte(`"tool_calls"`)) {
+		return
+	}
+	var v struct {
+		Choices []struct {
+			Message struct {
+				ToolCalls []json.RawMessage `json:"tool_calls"`
+			} `json:"message"`
+			Delta struct {
+				ToolCalls []struct {
+					ID string `json:"id"`
+				} `json:"tool_calls"`
+			} `json:"delta"`
+		} `json:"choices"`
+		Usage *struct {
+			PromptTokens     int `json:"prompt_tokens"`
+			CompletionTokens int `json:"completion_tokens"`
+		} `json:"usage"`
+	}
+	if json.Unmarshal(data, &v) != nil {
+		return
+	}
+	for _, c := range v.Choices {
+		x.calls += len(c.Message.ToolCalls)
+		for _, d := range c.Delta.ToolCalls {
+			if d.ID != "" {
+				x.calls++
+			}
+		}
+	}
+	if v.Usage != nil {
+		x.usage = ptk.Usage{PromptTokens: v.Usage.PromptTokens, CompletionTokens: v.Usage.CompletionTokens}
+	}
+}
+
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return itoa(int(n>>20)) + " MiB"
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return itoa(int(n>>10)) + " KiB"
+	}
+	return itoa(int(n)) + " bytes"
+}

@@ -1,0 +1,388 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/protocol"
+)
+
+// servePTK answers a request with tools for a model that has no native tool
+// calling: the tools and the conversation are written in the text protocol,
+// and the calls read from what the model writes are returned as standard
+// tool_calls.
+//
+// A reply that must call a tool (tool_choice "required" or a named
+// function) and does not, or whose calls all failed to read or validate, is
+// asked again once: with a sharper instruction, or with the errors.
+func (x *exchange) servePTK(ctx context.Context, w http.ResponseWriter) error {
+	x.mode = modePTK
+	if x.otherTool != "" {
+		return badRequest("%s", x.otherTool)
+	}
+	if x.req.N != nil && *x.req.N > 1 {
+		return badRequest("n = %d: a model taught the text protocol gives one choice; leave n out or set it to 1", *x.req.N)
+	}
+	parser, err := protocol.NewParser(x.tools)
+	if err != nil {
+		return badRequest("tools: %v", err)
+	}
+	req, herr := x.llmRequest(false)
+	if herr != nil {
+		return herr
+	}
+	if req.Messages, herr = x.ptkConversation(); herr != nil {
+		return herr
+	}
+	out := x.newResponder(w)
+	var total ptk.Usage
+	// A whole answer holds its text back until it is known to be the
+	// answer; a stream does only when the reply must call a tool.
+	hold := !out.stream || x.choice.forced()
+	for reasked := false; ; reasked = true {
+		rep, err := x.ask(ctx, req, parser, out, hold)
+		total = total.Add(rep.usage)
+		x.usage = total
+		if err != nil {
+			return err
+		}
+		if rep.emitted == 0 && !reasked && rep.finish != "length" {
+			again := ""
+			switch {
+			case x.choice.kind == "named":
+				again = prompt("reask-named", x.choice.name)
+			case x.choice.kind == "required":
+				again = prompt("reask-required", nil)
+			case len(rep.invalid) > 0 && x.choice.kind != "none":
+				again = protocol.PTK{}.Results(rep.invalid) + "\n\n" + prompt("reask-invalid", nil)
+			}
+			if again != "" {
+				req.Messages = append(req.Messages,
+					ptk.Message{Role: ptk.RoleAssistant, Content: rep.raw},
+					ptk.Message{Role: ptk.RoleUser, Content: again})
+				hold = false
+				continue
+			}
+		}
+		out.addText(rep.held.String())
+		out.finish(finishReason(rep.finish, len(out.calls) > 0), total)
+		return nil
+	}
+}
+
+// reply is what one model answer gave.
+type reply struct {
+	raw     string // the text as the model wrote it
+	finish  string
+	usage   ptk.Usage
+	emitted int          // calls given to the client
+	invalid []ptk.Result // the errors of the calls that could not be made
+	held    strings.Builder
+}
+
+// ask makes one model call and gives the answer to out as it comes. With a
+// parser, the text is read for calls; calls the tool choice allows are
+// given to out, the rest is text. With hold, the text is kept in the reply
+// until the first call is given.
+func (x *exchange) ask(ctx context.Context, req llm.Request, p *protocol.Parser, out *responder, hold bool) (*reply, error) {
+	rep := &reply{}
+	single := x.req.ParallelToolCalls != nil && !*x.req.ParallelToolCalls
+	addText := func(s string) {
+		if hold && rep.emitted == 0 {
+			rep.held.WriteString(s)
+			return
+		}
+		out.addText(s)
+	}
+	addCall := func(a protocol.Attempt, native bool) {
+		switch {
+		case a.Err != nil:
+			rep.invalid = append(rep.invalid, ptk.Result{CallID: a.Call.ID, Tool: a.Call.Tool, Content: a.Err.Message, IsError: true})
+		case !x.choice.allows(a.Call.Tool) || single && rep.emitted > 0:
+		default:
+			if rep.emitted == 0 && rep.held.Len() > 0 {
+				out.addText(rep.held.String())
+				rep.held.Reset()
+			}
+			rep.emitted++
+			if !native || a.Call.ID == "" {
+				a.Call.ID = "call_" + randomID()
+			}
+			out.addCall(a.Call)
+		}
+	}
+	var ps *protocol.Stream
+	if p != nil {
+		ps = p.NewStream(func(e protocol.Event) {
+			switch e.Kind {
+			case protocol.EventText:
+				addText(e.Text)
+			case protocol.EventReasoning:
+				out.addReasoning(e.Text)
+			case protocol.EventCallEnd:
+				addCall(*e.Attempt, false)
+			}
+		})
+	}
+	var resp *llm.Response
+	if s, ok := x.up.Model.(llm.Streamer); ok && out.stream {
+		var col llm.Collector
+		var raw strings.Builder
+		for ch, err := range s.Stream(ctx, req) {
+			if err != nil {
+				return rep, err
+			}
+			col.Add(ch)
+			out.addReasoning(ch.Reasoning)
+			if ps != nil {
+				raw.WriteString(ch.Text)
+				ps.WriteString(ch.Text)
+			} else {
+				addText(ch.Text)
+			}
+			if d := ch.Call; d != nil && ps == nil {
+				out.addCallDelta(d.Index, d.ID, d.Tool, d.ArgsDelta)
+				if d.ID != "" || d.Tool != "" {
+					rep.emitted++
+				}
+			}
+		}
+		resp = col.Response()
+		if ps == nil {
+			resp.Calls = nil // given to out as they came
+		}
+		rep.raw = raw.String()
+	} else {
+		var err error
+		if resp, err = x.up.Model.Generate(ctx, req); err != nil {
+			return rep, err
+		}
+		if resp == nil {
+			return rep, &llm.Error{Kind: llm.ErrBadResponse, Message: "the model returned no response"}
+		}
+		out.addReasoning(resp.Reasoning)
+		rep.raw = resp.Content
+		if ps != nil {
+			ps.WriteString(resp.Content)
+		} else {
+			addText(resp.Content)
+		}
+	}
+	rep.usage, rep.finish = resp.Usage, resp.FinishReason
+	if ps != nil {
+		ps.Finish()
+	}
+	for _, c := range resp.Calls {
+		if p == nil {
+			if c.ID == "" {
+				c.ID = "call_" + randomID()
+			}
+			rep.emitted++
+			out.addCall(c)
+			continue
+		}
+		// A native call, checked like one read from text (arguments coerced
+		// to the schema) and keeping its id; one that fails the check goes
+		// to the client as the model made it, as it would have without the
+		// gateway.
+		a, _ := p.Check(c)
+		if a.Err != nil {
+			a = protocol.Attempt{Call: c}
+		}
+		addCall(a, true)
+	}
+	return rep, nil
+}
+
+// finishReason is the finish_reason of an answer.
+func finishReason(upstream string, calls bool) string {
+	switch {
+	case calls:
+		return "tool_calls"
+	case upstream == "length" || upstream == "content_filter":
+		return upstream
+	}
+	return "stop"
+}
+
+// mappedFields are the request fields the gateway reads itself; the others
+// go upstream as they are (llm.Request.Extra).
+var mappedFields = map[string]bool{"model": true, "messages": true, "tools": true, "tool_choice": true,
+	"parallel_tool_calls": true, "stream": true, "stream_options": true, "temperature": true, "max_tokens": true,
+	"max_completion_tokens": true, "stop": true, "n": true, "functions": true, "function_call": true}
+
+// llmRequest is the request for the model: its sampling settings, and the
+// fields the gateway does not read, as they came. native says whether the
+// model gets native tools (and so parallel_tool_calls).
+func (x *exchange) llmRequest(native bool) (llm.Request, *httpError) {
+	r := &x.req
+	req := llm.Request{Model: x.up.Name, Temperature: r.Temperature}
+	var fields map[string]json.RawMessage
+	json.Unmarshal(x.body, &fields) // read before: it is an object
+	for k, v := range fields {
+		if !mappedFields[k] || native && k == "parallel_tool_calls" && len(x.tools) > 0 {
+			if req.Extra == nil {
+				req.Extra = make(map[string]json.RawMessage)
+			}
+			req.Extra[k] = v
+		}
+	}
+	switch {
+	case r.MaxCompletionTokens != nil:
+		req.MaxTokens = *r.MaxCompletionTokens
+	case r.MaxTokens != nil:
+		req.MaxTokens = *r.MaxTokens
+	}
+	if len(r.Stop) > 0 && string(r.Stop) != "null" {
+		var one string
+		if json.Unmarshal(r.Stop, &one) == nil {
+			req.Stop = []string{one}
+		} else if json.Unmarshal(r.Stop, &req.Stop) != nil {
+			return req, badRequest("stop must be a string or an array of strings")
+		}
+	}
+	return req, nil
+}
+
+// messages reads the conversation: the system and developer messages'
+// text as instructions, the other turns as ptk messages. A tool message
+// gets the name of the call it answers.
+func (x *exchange) messages() (instructions string, msgs []ptk.Message, herr *httpError) {
+	var instr []string
+	names := map[string]string{}
+	for i, m := range x.req.Messages {
+		text, err := contentText(m.Content)
+		if err != nil {
+			return "", nil, badRequest("messages[%d]: %v", i, err)
+		}
+		switch m.Role {
+		case "system", "developer":
+			if strings.TrimSpace(text) != "" {
+				instr = append(instr, text)
+			}
+		case "assistant":
+			msg := ptk.Message{Role: ptk.RoleAssistant, Content: text}
+			for _, c := range m.ToolCalls {
+				names[c.ID] = c.Function.Name
+				msg.Calls = append(msg.Calls, ptk.Call{ID: c.ID, Tool: c.Function.Name, Args: json.RawMessage(c.Function.Arguments)})
+			}
+			msgs = append(msgs, msg)
+		case "tool":
+			msgs = append(msgs, ptk.Message{Role: ptk.RoleTool, CallID: m.ToolCallID, Tool: names[m.ToolCallID], Content: text})
+		case "function":
+			msgs = append(msgs, ptk.Message{Role: ptk.RoleTool, Tool: m.Name, Content: text})
+		default:
+			msgs = append(msgs, ptk.Message{Role: ptk.RoleUser, Content: text})
+		}
+	}
+	return strings.Join(instr, "\n\n"), msgs, nil
+}
+
+// ptkConversation writes the conversation for a chat model taught the text
+// protocol: the system prompt with the protocol and the tools, the user's
+// turns, the assistant's turns with their calls written as the protocol
+// writes them, and each run of tool results as one user message. What the
+// tool choice asks is said at the end of the last user message.
+func (x *exchange) ptkConversation() ([]ptk.Message, *httpError) {
+	instructions, msgs, herr := x.messages()
+	if herr != nil {
+		return nil, herr
+	}
+	f := protocol.PTK{}
+	out := make([]ptk.Message, 0, len(msgs)+2)
+	out = append(out, ptk.Message{Role: ptk.RoleSystem, Content: f.SystemPrompt(instructions, x.choice.offered(x.tools))})
+	for i := 0; i < len(msgs); i++ {
+		m := msgs[i]
+		switch m.Role {
+		case ptk.RoleAssistant:
+			content := m.Content
+			if len(m.Calls) > 0 {
+				content = strings.TrimSpace(content + "\n\n" + f.Calls(m.Calls))
+			}
+			out = append(out, ptk.Message{Role: ptk.RoleAssistant, Content: content})
+		case ptk.RoleTool:
+			var results []ptk.Result
+			for ; i < len(msgs) && msgs[i].Role == ptk.RoleTool; i++ {
+				results = append(results, ptk.Result{CallID: msgs[i].CallID, Tool: msgs[i].Tool, Content: msgs[i].Content})
+			}
+			i--
+			out = append(out, ptk.Message{Role: ptk.RoleUser, Content: f.Results(results)})
+		default:
+			out = append(out, m)
+		}
+	}
+	var say []string
+	switch x.choice.kind {
+	case "required", "none":
+		say = append(say, prompt(x.choice.kind, nil))
+	case "named":
+		say = append(say, prompt("named", x.choice.name))
+	}
+	if p := x.req.ParallelToolCalls; p != nil && !*p && x.choice.kind != "none" {
+		say = append(say, prompt("single", nil))
+	}
+	if len(say) > 0 {
+		note := strings.Join(say, " ")
+		if last := &out[len(out)-1]; last.Role == ptk.RoleUser {
+			last.Content = strings.TrimRight(last.Content, "\n") + "\n\n" + note
+		} else {
+			out = append(out, ptk.Message{Role: ptk.RoleUser, Content: note})
+		}
+	}
+	return out, nil
+}
+
+// serveModel answers through the upstream's llm.Model with native tools:
+// for a model in auto mode, and for an upstream that is not
+// OpenAI-compatible (Anthropic, Gemini). Native calls are checked against
+// the tools' schemas and keep their ids; calls the model wrote in its text
+// instead, as models behind a server without a tool parser do, are read
+// out of it.
+func (x *exchange) serveModel(ctx context.Context, w http.ResponseWriter) error {
+	x.mode = modeTranslated
+	if x.otherTool != "" {
+		return badRequest("%s", x.otherTool)
+	}
+	if x.req.N != nil && *x.req.N > 1 {
+		return badRequest("n = %d: this model gives one choice; leave n out or set it to 1", *x.req.N)
+	}
+	req, herr := x.llmRequest(true)
+	if herr != nil {
+		return herr
+	}
+	instructions, msgs, herr := x.messages()
+	if herr != nil {
+		return herr
+	}
+	if instructions != "" {
+		req.Messages = append(req.Messages, ptk.Message{Role: ptk.RoleSystem, Content: instructions})
+	}
+	req.Messages = append(req.Messages, msgs...)
+	var parser *protocol.Parser
+	if len(x.tools) > 0 {
+		req.Tools = x.choice.offered(x.tools)
+		switch x.choice.kind {
+		case "named":
+			req.ToolChoice = x.choice.name
+		default:
+			req.ToolChoice = x.choice.kind
+		}
+		var err error
+		if parser, err = protocol.NewParser(x.tools); err != nil {
+			return badRequest("tools: %v", err)
+		}
+	}
+	out := x.newResponder(w)
+	rep, err := x.ask(ctx, req, parser, out, !out.stream)
+	x.usage = rep.usage
+	if err != nil {
+		return err
+	}
+	out.addText(rep.held.String())
+	out.finish(finishReason(rep.finish, len(out.calls) > 0 || rep.emitted > 0), rep.usage)
+	return nil
+}

@@ -1,0 +1,210 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ptkit/ptk"
+)
+
+// responder writes one answer in the OpenAI shape: whole, or as a stream of
+// chunks when the client asked for one. Text, reasoning and calls are given
+// to it as they come; finish ends the answer.
+type responder struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	x       *exchange
+	stream  bool
+	id      string
+	created int64
+	model   string
+
+	text      strings.Builder
+	reasoning strings.Builder
+	calls     []outToolCall
+	buf       bytes.Buffer
+	enc       *json.Encoder
+}
+
+func (x *exchange) newResponder(w http.ResponseWriter) *responder {
+	r := &responder{w: w, x: x, stream: x.req.Stream, id: "chatcmpl-" + randomID(), created: time.Now().Unix(), model: x.name}
+	r.enc = json.NewEncoder(&r.buf)
+	r.enc.SetEscapeHTML(false)
+	if r.stream {
+		r.rc = http.NewResponseController(w)
+	}
+	return r
+}
+
+// begin writes the stream's headers and its first chunk, once.
+func (r *responder) begin() {
+	if !r.stream || r.x.wrote {
+		return
+	}
+	h := r.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	r.w.WriteHeader(http.StatusOK)
+	r.x.wrote = true
+	r.chunk(&outDelta{Role: "assistant"}, nil, nil)
+}
+
+// chunk writes one chunk of the stream.
+func (r *responder) chunk(d *outDelta, finish *string, u *usage) {
+	c := completion{ID: r.id, Object: "chat.completion.chunk", Created: r.created, Model: r.model, Usage: u}
+	if d != nil {
+		c.Choices = []choice{{Delta: d, FinishReason: finish, Logprobs: jsonNull}}
+	} else {
+		c.Choices = []choice{}
+	}
+	r.event(c)
+}
+
+// event writes one server-sent event holding v, and flushes it.
+func (r *responder) event(v any) {
+	r.buf.Reset()
+	r.buf.WriteString("data: ")
+	r.enc.Encode(v)
+	r.buf.WriteByte('\n')
+	r.w.Write(r.buf.Bytes())
+	r.rc.Flush()
+}
+
+var jsonNull = json.RawMessage("null")
+
+func (r *responder) addText(s string) {
+	if s == "" {
+		return
+	}
+	if r.stream {
+		r.begin()
+		r.chunk(&outDelta{Content: s}, nil, nil)
+		return
+	}
+	r.text.WriteString(s)
+}
+
+func (r *responder) addReasoning(s string) {
+	if s == "" {
+		return
+	}
+	if r.stream {
+		r.begin()
+		r.chunk(&outDelta{ReasoningContent: s}, nil, nil)
+		return
+	}
+	r.reasoning.WriteString(s)
+}
+
+// addCall adds a complete call. In a stream it is two chunks, as OpenAI
+// sends them: the call's index, id and name, then its arguments.
+func (r *responder) addCall(c ptk.Call) {
+	r.x.calls++
+	args := compactArgs(c.Args)
+	i := len(r.calls)
+	tc := outToolCall{ID: c.ID, Type: "function"}
+	tc.Function.Name = c.Tool
+	if !r.stream {
+		tc.Function.Arguments = args
+		r.calls = append(r.calls, tc)
+		return
+	}
+	r.calls = append(r.calls, tc)
+	r.begin()
+	tc.Index = &i
+	r.chunk(&outDelta{ToolCalls: []outToolCall{tc}}, nil, nil)
+	argc := outToolCall{Index: &i}
+	argc.Function.Arguments = args
+	r.chunk(&outDelta{ToolCalls: []outToolCall{argc}}, nil, nil)
+}
+
+// addCallDelta passes on a piece of a native call in a stream, as it came:
+// the first piece of a call carries its id and name.
+func (r *responder) addCallDelta(index int, id, name, args string) {
+	tc := outToolCall{Index: &index, ID: id}
+	if id != "" || name != "" {
+		r.x.calls++
+		tc.Type = "function"
+	}
+	tc.Function.Name, tc.Function.Arguments = name, args
+	r.begin()
+	r.chunk(&outDelta{ToolCalls: []outToolCall{tc}}, nil, nil)
+}
+
+// finish ends the answer. The usage goes in every answer: a stream whose
+// client asked for it (stream_options.include_usage) gets OpenAI's last
+// chunk with no choices; other streams get it on the chunk that finishes.
+func (r *responder) finish(reason string, u ptk.Usage) {
+	out := usageOf(u)
+	if !r.stream {
+		msg := &outMessage{Role: "assistant", ReasoningContent: r.reasoning.String()}
+		if t := r.text.String(); t != "" || len(r.calls) == 0 {
+			msg.Content = &t
+		}
+		msg.ToolCalls = r.calls
+		c := completion{ID: r.id, Object: "chat.completion", Created: r.created, Model: r.model, Usage: out,
+			Choices: []choice{{Message: msg, FinishReason: &reason, Logprobs: jsonNull}}}
+		r.x.wrote = true
+		writeJSON(r.w, http.StatusOK, c)
+		return
+	}
+	r.begin()
+	if so := r.x.req.StreamOptions; so != nil && so.IncludeUsage {
+		r.chunk(&outDelta{}, &reason, nil)
+		r.chunk(nil, nil, out)
+	} else {
+		r.chunk(&outDelta{}, &reason, out)
+	}
+	r.w.Write([]byte("data: [DONE]\n\n"))
+	r.rc.Flush()
+}
+
+// writeStreamError ends a stream that has begun with an error event, which
+// the OpenAI SDKs raise as an error.
+func writeStreamError(w http.ResponseWriter, e *httpError) {
+	var body apiError
+	body.Error.Message, body.Error.Type = e.msg, e.typ
+	if e.code != "" {
+		body.Error.Code = &e.code
+	}
+	var b bytes.Buffer
+	b.WriteString("data: ")
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(body)
+	b.WriteByte('\n')
+	w.Write(b.Bytes())
+	http.NewResponseController(w).Flush()
+}
+
+// compactArgs is a call's arguments as the JSON text a client reads: compact,
+// and {} when there are none.
+func compactArgs(args json.RawMessage) string {
+	args = bytes.TrimSpace(args)
+	if len(args) == 0 {
+		return "{}"
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, args) == nil {
+		return b.String()
+	}
+	return string(args)
+}
+
+// randomID is 24 random letters and digits, as in OpenAI's ids.
+func randomID() string {
+	const digits = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	var b [24]byte
+	for i := range b {
+		b[i] = digits[rand.IntN(len(digits))]
+	}
+	return string(b[:])
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,350 @@
+package gateway
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/agent"
+	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/tool"
+)
+
+// Defaults of the limits in Config.
+const (
+	DefaultMaxBodyBytes    = 16 << 20
+	DefaultTimeout         = 10 * time.Minute
+	DefaultMaxConcurrent   = 64
+	DefaultShutdownTimeout = 30 * time.Second
+)
+
+// Config configures a Server.
+type Config struct {
+	// Resolve says where a model is served: name is the model a request
+	// names, or DefaultModel when it names none. An error is answered 400
+	// (404 when it wraps llm.ErrModelNotFound).
+	Resolve func(name string) (Upstream, error)
+	// DefaultModel is the model of a request that names none.
+	DefaultModel string
+	// Models lists the models GET /v1/models returns. Nil lists
+	// DefaultModel alone.
+	Models func(ctx context.Context) ([]string, error)
+
+	// APIKeys are the keys a client must send as "Authorization: Bearer
+	// KEY". Empty: no key is asked for.
+	APIKeys []string
+
+	// Tools are run by the gateway itself, for requests that declare no
+	// tools of their own: the model calls them, the gateway runs them and
+	// loops, and the client sees only the answer. Approver decides on the
+	// calls of tools that are not read-only (nil denies them).
+	Tools    []ptk.Tool
+	Approver tool.Approver
+	// MaxIterations caps the model calls of a request served with Tools
+	// (default agent.DefaultMaxIterations).
+	MaxIterations int
+
+	// MaxBodyBytes caps a request's body (default DefaultMaxBodyBytes);
+	// past it the answer is 413.
+	MaxBodyBytes int64
+	// Timeout caps the time a request may take, upstream calls included
+	// (default DefaultTimeout); past it the answer is 504.
+	Timeout time.Duration
+	// MaxConcurrent caps the chat requests served at once (default
+	// DefaultMaxConcurrent); past it the answer is 429 with Retry-After.
+	MaxConcurrent int
+	// ShutdownTimeout is how long Serve waits for requests in flight when
+	// its context ends (default DefaultShutdownTimeout).
+	ShutdownTimeout time.Duration
+
+	// Logger receives one line per request (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// Upstream is where one model is served.
+type Upstream struct {
+	// Model answers the requests the gateway translates: in the text
+	// protocol, and natively when Forward is nil.
+	Model llm.Model
+	// Name is the model's name upstream, sent in every request.
+	Name string
+	// Mode is how the model calls tools: agent.ModeNative passes tools
+	// through, agent.ModePTK teaches the model the text protocol, and
+	// agent.ModeAuto (or empty) passes them through until the upstream
+	// rejects them, then uses the protocol for that model from then on.
+	Mode agent.Mode
+	// Forward, when not nil, is an OpenAI-compatible endpoint: a request
+	// the gateway does not translate is sent to it as it came (only its
+	// model named again), and its answer is copied back as it is.
+	Forward Forwarder
+}
+
+// Forwarder sends a Chat Completions request as it is; *openai.Client is
+// one.
+type Forwarder interface {
+	Forward(ctx context.Context, body []byte, stream bool) (*http.Response, error)
+}
+
+// Server is the gateway: an http.Handler that serves
+//
+//	POST /v1/chat/completions
+//	GET  /v1/models
+//	GET  /healthz
+//
+// It is safe for concurrent use.
+type Server struct {
+	cfg  Config
+	keys map[[32]byte]bool
+	sem  chan struct{}
+	mux  *http.ServeMux
+	log  *slog.Logger
+	// ptkModels remembers when upstream models rejected native tools.
+	ptkModels sync.Map
+}
+
+var _ http.Handler = (*Server)(nil)
+
+// New returns a Server for cfg.
+func New(cfg Config) (*Server, error) {
+	if cfg.Resolve == nil {
+		return nil, errors.New("gateway: Config.Resolve is nil")
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.MaxConcurrent <= 0 {
+		cfg.MaxConcurrent = DefaultMaxConcurrent
+	}
+	if cfg.ShutdownTimeout <= 0 {
+		cfg.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if cfg.MaxIterations <= 0 {
+		cfg.MaxIterations = agent.DefaultMaxIterations
+	}
+	s := &Server{cfg: cfg, sem: make(chan struct{}, cfg.MaxConcurrent), log: cfg.Logger}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if len(cfg.APIKeys) > 0 {
+		s.keys = make(map[[32]byte]bool, len(cfg.APIKeys))
+		for _, k := range cfg.APIKeys {
+			s.keys[sha256.Sum256([]byte(k))] = true
+		}
+	}
+	s.mux = http.NewServeMux()
+	s.mux.HandleFunc("POST /v1/chat/completions", s.chat)
+	s.mux.HandleFunc("GET /v1/models", s.models)
+	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"status":"ok"}`+"\n")
+	})
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "invalid_request_error", "unknown_url", "no route "+r.Method+" "+r.URL.Path+": the gateway serves POST /v1/chat/completions, GET /v1/models and GET /healthz")
+	})
+	return s, nil
+}
+
+// ServeHTTP serves a request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/healthz" && !s.authorized(r) {
+		writeError(w, http.StatusUnauthorized, "invalid_request_error", "invalid_api_key", "missing or wrong API key: send it as \"Authorization: Bearer KEY\"")
+		s.logOther(r, http.StatusUnauthorized, time.Now())
+		return
+	}
+	if r.Method == http.MethodPost && r.URL.Path == "/v1/chat/completions" {
+		s.chat(w, r) // logs its own, fuller line
+		return
+	}
+	start := time.Now()
+	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+	s.mux.ServeHTTP(sw, r)
+	s.logOther(r, sw.status, start)
+}
+
+// logOther logs a request that is not a chat completion; health checks at
+// debug level, since probes make many.
+func (s *Server) logOther(r *http.Request, status int, start time.Time) {
+	level := slog.LevelInfo
+	if r.URL.Path == "/healthz" {
+		level = slog.LevelDebug
+	}
+	s.log.LogAttrs(r.Context(), level, "request", slog.String("method", r.Method), slog.String("path", r.URL.Path),
+		slog.Int("status", status), slog.Float64("latency_ms", float64(time.Since(start).Microseconds())/1000))
+}
+
+// statusWriter records the status of an answer.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(status int) {
+	w.status = status
+	w.ResponseWriter.WriteHeader(status)
+}
+
+// authorized reports whether r carries one of the keys. Keys are compared
+// by their SHA-256, so the time taken says nothing about them.
+func (s *Server) authorized(r *http.Request) bool {
+	if s.keys == nil {
+		return true
+	}
+	h := r.Header.Get("Authorization")
+	const prefix = "Bearer "
+	if len(h) <= len(prefix) || !equalFoldASCII(h[:len(prefix)], prefix) {
+		return false
+	}
+	return s.keys[sha256.Sum256([]byte(h[len(prefix):]))]
+}
+
+func equalFoldASCII(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range len(a) {
+		x, y := a[i]|0x20, b[i]|0x20
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// Serve serves on ln until ctx ends, then stops taking connections and
+// waits up to ShutdownTimeout for the requests in flight, streams included,
+// before it closes what is left. It returns nil after a clean shutdown.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		// Requests in flight keep their context when ctx ends: they drain.
+		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	defer cancel()
+	err := hs.Shutdown(sctx)
+	if err != nil {
+		hs.Close()
+	}
+	if serr := <-errc; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+		return serr
+	}
+	return err
+}
+
+// models serves GET /v1/models.
+func (s *Server) models(w http.ResponseWriter, r *http.Request) {
+	names := []string{s.cfg.DefaultModel}
+	if s.cfg.Models != nil {
+		var err error
+		if names, err = s.cfg.Models(r.Context()); err != nil {
+			writeError(w, http.StatusBadGateway, "upstream_error", "", "listing the models: "+err.Error())
+			return
+		}
+	}
+	type model struct {
+		ID      string `json:"id"`
+		Object  string `json:"object"`
+		Created int64  `json:"created"`
+		OwnedBy string `json:"owned_by"`
+	}
+	out := struct {
+		Object string  `json:"object"`
+		Data   []model `json:"data"`
+	}{Object: "list", Data: []model{}}
+	for _, n := range names {
+		if n != "" {
+			out.Data = append(out.Data, model{ID: n, Object: "model", OwnedBy: "ptk"})
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// writeJSON writes v as the JSON answer, HTML characters left as they are.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+}
+
+// writeError writes an error answer in the OpenAI shape.
+func writeError(w http.ResponseWriter, status int, typ, code, msg string) {
+	var e apiError
+	e.Error.Message, e.Error.Type = msg, typ
+	if code != "" {
+		e.Error.Code = &code
+	}
+	writeJSON(w, status, e)
+}
+
+// httpError is an error answer: its status and what it says.
+type httpError struct {
+	status     int
+	typ, code  string
+	msg        string
+	retryAfter time.Duration
+}
+
+func (e *httpError) Error() string { return e.msg }
+
+func badRequest(format string, args ...any) *httpError {
+	return &httpError{status: http.StatusBadRequest, typ: "invalid_request_error", msg: fmt.Sprintf(format, args...)}
+}
+
+// upstreamError turns a failed upstream call into the answer the client
+// gets: a request the upstream found wrong keeps its 4xx status and
+// message, a rate limit its 429 and Retry-After, an expired request is 504,
+// and any other failure is 502 with the upstream's message.
+func upstreamError(ctx context.Context, err error) *httpError {
+	var he *httpError
+	if errors.As(err, &he) {
+		return he
+	}
+	if ctx.Err() == context.DeadlineExceeded {
+		return &httpError{status: http.StatusGatewayTimeout, typ: "timeout", msg: "the request took longer than the gateway's time limit: " + err.Error()}
+	}
+	var le *llm.Error
+	if !errors.As(err, &le) {
+		return &httpError{status: http.StatusBadGateway, typ: "upstream_error", msg: "upstream: " + err.Error()}
+	}
+	switch {
+	case errors.Is(err, llm.ErrRateLimited):
+		return &httpError{status: http.StatusTooManyRequests, typ: "rate_limit_error", code: "rate_limit_exceeded", msg: "upstream: " + le.Error(), retryAfter: le.RetryAfter}
+	case errors.Is(err, llm.ErrModelNotFound):
+		return &httpError{status: http.StatusNotFound, typ: "invalid_request_error", code: "model_not_found", msg: "upstream: " + le.Error()}
+	case (errors.Is(err, llm.ErrBadRequest) || errors.Is(err, llm.ErrToolsUnsupported)) && le.Status >= 400 && le.Status < 500:
+		return &httpError{status: le.Status, typ: "invalid_request_error", msg: "upstream: " + le.Error()}
+	}
+	return &httpError{status: http.StatusBadGateway, typ: "upstream_error", msg: "upstream: " + le.Error()}
+}
+
+func (e *httpError) write(w http.ResponseWriter) {
+	if e.status == http.StatusTooManyRequests {
+		secs := max(1, int((e.retryAfter+time.Second-1)/time.Second))
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+	}
+	writeError(w, e.status, e.typ, e.code, e.msg)
+}

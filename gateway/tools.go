@@ -1,0 +1,90 @@
+package gateway
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/agent"
+	"github.com/ptkit/ptk/tool"
+)
+
+// denyAll is the approver of a gateway whose Config has none: a tool that
+// is not read-only never runs unattended.
+var denyAll = tool.ApproverFunc(func(context.Context, ptk.Call, ptk.ToolInfo) (tool.Verdict, error) {
+	return tool.Verdict{Reason: "the gateway is not allowed to run tools that change anything; tell the user what you wanted to do instead"}, nil
+})
+
+// serveTools answers a request that declares no tools with the gateway's
+// own: the agent loop runs the calls the model makes and feeds the results
+// back until the model answers, and the client gets the answer. A stream
+// carries the model's text as it is written (never its calls).
+func (x *exchange) serveTools(ctx context.Context, w http.ResponseWriter) error {
+	x.mode = modeServerTools
+	if x.req.N != nil && *x.req.N > 1 {
+		return badRequest("n = %d: the gateway's tools give one choice; leave n out or set it to 1", *x.req.N)
+	}
+	req, herr := x.llmRequest(false)
+	if herr != nil {
+		return herr
+	}
+	instructions, msgs, herr := x.messages()
+	if herr != nil {
+		return herr
+	}
+	if len(msgs) == 0 || msgs[len(msgs)-1].Role != ptk.RoleUser {
+		return badRequest("the last message must be the user's")
+	}
+	prompt := msgs[len(msgs)-1].Content
+	store := &agent.MemoryStore{}
+	const conv = "request"
+	store.Save(ctx, conv, msgs[:len(msgs)-1])
+	opts := agent.Options{
+		Model:           x.up.Model,
+		ModelName:       x.up.Name,
+		Temperature:     req.Temperature,
+		MaxOutputTokens: req.MaxTokens,
+		StreamModel:     x.req.Stream,
+		Instructions:    instructions,
+		Tools:           x.s.cfg.Tools,
+		Mode:            x.up.Mode,
+		MaxIterations:   x.s.cfg.MaxIterations,
+		AnswerAtLimit:   true,
+		Approver:        x.s.cfg.Approver,
+		ConversationID:  conv,
+		Store:           store,
+	}
+	if opts.Approver == nil {
+		opts.Approver = denyAll
+	}
+	out := x.newResponder(w)
+	var res *agent.Result
+	var runErr error
+	for e, err := range agent.Stream(ctx, prompt, opts) {
+		switch e.Kind {
+		case agent.EventText:
+			if out.stream {
+				out.addText(e.Text)
+			}
+		case agent.EventReasoning:
+			if out.stream {
+				out.addReasoning(e.Text)
+			}
+		case agent.EventDone:
+			res, runErr = e.Run, err
+		}
+	}
+	if res != nil {
+		x.usage, x.calls = res.Usage, res.TotalToolCalls
+		x.mode += "/" + string(res.Mode)
+	}
+	if runErr != nil {
+		return runErr
+	}
+	if !out.stream {
+		out.addText(res.Content)
+	}
+	out.finish("stop", res.Usage)
+	x.calls = res.TotalToolCalls
+	return nil
+}
