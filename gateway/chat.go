@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"strings"
 	"time"
@@ -199,7 +200,12 @@ func (x *exchange) serve(ctx context.Context, w http.ResponseWriter) error {
 	}
 	// Native tools, with the calls a model writes as text read too: a server
 	// without a tool parser takes the tools and answers in text.
-	err := x.serveModel(ctx, w)
+	var err error
+	if x.up.Forward != nil {
+		err = x.forwardReading(ctx, w)
+	} else {
+		err = x.serveModel(ctx, w)
+	}
 	if err != nil && !x.wrote && x.up.Mode != agent.ModeNative && errors.Is(err, llm.ErrToolsUnsupported) && ctx.Err() == nil {
 		x.s.ptkModels.Store(x.modelKey(), time.Now())
 		return x.servePTK(ctx, w)
@@ -260,25 +266,24 @@ func (x *exchange) forward(ctx context.Context, w http.ResponseWriter) error {
 
 // setModel returns body with its "model" set to name.
 func setModel(body []byte, name string) ([]byte, error) {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(body, &obj); err != nil {
+	return setFields(body, obj{"model": marshal(name)})
+}
+
+// setFields returns body with the fields set.
+func setFields(body []byte, fields obj) ([]byte, error) {
+	var o obj
+	if err := json.Unmarshal(body, &o); err != nil {
 		return nil, err
 	}
-	obj["model"], _ = json.Marshal(name)
-	return json.Marshal(obj)
+	maps.Copy(o, fields)
+	return json.Marshal(o)
 }
 
 // copyAnswer copies an upstream answer to the client as it arrives, and
 // reads its usage and calls for the log line.
 func (x *exchange) copyAnswer(w http.ResponseWriter, resp *http.Response) error {
-	h := w.Header()
-	for _, k := range []string{"Content-Type", "Cache-Control", "X-Request-Id", "Openai-Processing-Ms"} {
-		if v := resp.Header.Get(k); v != "" {
-			h.Set(k, v)
-		}
-	}
-	stream := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
-	if !stream {
+	copyHeaders(w, resp)
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		data, err := io.ReadAll(resp.Body)
 		if err != nil {
 			return &llm.Error{Kind: llm.ErrConnection, Message: "reading the upstream answer: " + err.Error(), Err: err}

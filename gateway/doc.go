@@ -8,8 +8,15 @@
 // [Upstream] and answers in one of three ways:
 //
 //   - Pass-through. When the model takes native tools, the request goes to
-//     the upstream as it came, every field kept (only its model named again
-//     when needed), and the answer comes back as it is: ids, usage and all.
+//     an OpenAI-compatible upstream as it came, every field kept (only its
+//     model named again when needed), and the answer comes back as it is:
+//     ids, usage and all. In agent.ModeAuto the answer is read on its way
+//     back: calls the model wrote in its text (a server without a tool
+//     parser takes the tools and ignores them) become tool_calls, and a
+//     stream whose client did not ask for the usage gets it on its
+//     finishing chunk. An upstream that is not OpenAI-compatible (no
+//     Upstream.Forward) gets the tools through its llm.Model, with the same
+//     reading of its text.
 //   - The text protocol. When the model does not (Upstream.Mode
 //     agent.ModePTK, a model that says so, or, in agent.ModeAuto, an
 //     upstream that rejected the tools, which the server then remembers), the

@@ -53,14 +53,25 @@ func (x *exchange) servePTK(ctx context.Context, w http.ResponseWriter) error {
 		if rep.emitted == 0 && !reasked && rep.finish != "length" {
 			again := ""
 			switch {
+			case len(rep.invalid) > 0 && x.choice.kind != "none":
+				// The errors say what to fix, whatever the choice.
+				again = protocol.PTK{}.Results(rep.invalid) + "\n\n" + prompt("reask-invalid", nil)
+				if x.choice.kind == "named" {
+					again += " " + prompt("named", x.choice.name)
+				}
 			case x.choice.kind == "named":
 				again = prompt("reask-named", x.choice.name)
 			case x.choice.kind == "required":
 				again = prompt("reask-required", nil)
-			case len(rep.invalid) > 0 && x.choice.kind != "none":
-				again = protocol.PTK{}.Results(rep.invalid) + "\n\n" + prompt("reask-invalid", nil)
 			}
 			if again != "" {
+				// Prose that was to be a call is replaced by the next
+				// reply; other text stays, and the next reply's text
+				// starts a new paragraph.
+				if !x.choice.forced() {
+					out.addText(rep.held.String())
+				}
+				out.separate()
 				req.Messages = append(req.Messages,
 					ptk.Message{Role: ptk.RoleAssistant, Content: rep.raw},
 					ptk.Message{Role: ptk.RoleUser, Content: again})
@@ -90,7 +101,7 @@ type reply struct {
 // until the first call is given.
 func (x *exchange) ask(ctx context.Context, req llm.Request, p *protocol.Parser, out *responder, hold bool) (*reply, error) {
 	rep := &reply{}
-	single := x.req.ParallelToolCalls != nil && !*x.req.ParallelToolCalls
+	single := x.single()
 	addText := func(s string) {
 		if hold && rep.emitted == 0 {
 			rep.held.WriteString(s)

@@ -26,9 +26,11 @@ type responder struct {
 
 	text      strings.Builder
 	reasoning strings.Builder
-	calls     []outToolCall
-	buf       bytes.Buffer
-	enc       *json.Encoder
+	// hasText: text was given; sep: the next text starts a new paragraph.
+	hasText, sep bool
+	calls        []outToolCall
+	buf          bytes.Buffer
+	enc          *json.Encoder
 }
 
 func (x *exchange) newResponder(w http.ResponseWriter) *responder {
@@ -82,6 +84,10 @@ func (r *responder) addText(s string) {
 	if s == "" {
 		return
 	}
+	if r.sep && r.hasText {
+		s = "\n\n" + s
+	}
+	r.sep, r.hasText = false, true
 	if r.stream {
 		r.begin()
 		r.chunk(&outDelta{Content: s}, nil, nil)
@@ -101,6 +107,10 @@ func (r *responder) addReasoning(s string) {
 	}
 	r.reasoning.WriteString(s)
 }
+
+// separate makes the next text, if there was text before, start a new
+// paragraph: the text of a second reply to the same request.
+func (r *responder) separate() { r.sep = true }
 
 // addCall adds a complete call. In a stream it is two chunks, as OpenAI
 // sends them: the call's index, id and name, then its arguments.

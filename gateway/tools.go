@@ -17,8 +17,8 @@ var denyAll = tool.ApproverFunc(func(context.Context, ptk.Call, ptk.ToolInfo) (t
 
 // serveTools answers a request that declares no tools with the gateway's
 // own: the agent loop runs the calls the model makes and feeds the results
-// back until the model answers, and the client gets the answer. A stream
-// carries the model's text as it is written (never its calls).
+// back until the model answers, and the client gets only the answer (a
+// stream: the model's reasoning as it comes, then the answer).
 func (x *exchange) serveTools(ctx context.Context, w http.ResponseWriter) error {
 	x.mode = modeServerTools
 	if x.req.N != nil && *x.req.N > 1 {
@@ -62,10 +62,6 @@ func (x *exchange) serveTools(ctx context.Context, w http.ResponseWriter) error 
 	var runErr error
 	for e, err := range agent.Stream(ctx, prompt, opts) {
 		switch e.Kind {
-		case agent.EventText:
-			if out.stream {
-				out.addText(e.Text)
-			}
 		case agent.EventReasoning:
 			if out.stream {
 				out.addReasoning(e.Text)
@@ -81,9 +77,7 @@ func (x *exchange) serveTools(ctx context.Context, w http.ResponseWriter) error 
 	if runErr != nil {
 		return runErr
 	}
-	if !out.stream {
-		out.addText(res.Content)
-	}
+	out.addText(res.Content)
 	out.finish("stop", res.Usage)
 	x.calls = res.TotalToolCalls
 	return nil

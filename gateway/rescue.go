@@ -1,0 +1,370 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/protocol"
+)
+
+// forwardReading passes a request with tools through to an
+// OpenAI-compatible upstream, as forward does, and reads the answer on its
+// way back for calls the model wrote as text: a server without a tool
+// parser takes the tools and answers with the model's own call format in
+// the content. Such calls become tool_calls and leave the content; the rest
+// of the answer (ids, usage, native calls, every other field) is kept.
+func (x *exchange) forwardReading(ctx context.Context, w http.ResponseWriter) error {
+	parser, err := protocol.NewParser(x.tools)
+	if err != nil {
+		return badRequest("tools: %v", err)
+	}
+	x.mode = modeNative
+	body := x.body
+	set := obj{}
+	if x.req.Model != x.up.Name {
+		set["model"] = marshal(x.up.Name)
+	}
+	// Every answer carries the usage: a stream whose client did not ask
+	// for it asks, and gets it on the finishing chunk.
+	moveUsage := x.req.Stream && (x.req.StreamOptions == nil || !x.req.StreamOptions.IncludeUsage)
+	if moveUsage {
+		set["stream_options"] = json.RawMessage(`{"include_usage":true}`)
+	}
+	if len(set) > 0 {
+		if body, err = setFields(body, set); err != nil {
+			return badRequest("the request body is not a JSON object: %v", err)
+		}
+	}
+	resp, err := x.up.Forward.Forward(ctx, body, x.req.Stream)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		data, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return &llm.Error{Kind: llm.ErrConnection, Message: "reading the upstream answer: " + err.Error(), Err: err}
+		}
+		data = x.readWhole(parser, data)
+		x.readStats(data)
+		copyHeaders(w, resp)
+		w.WriteHeader(resp.StatusCode)
+		x.wrote = true
+		w.Write(data)
+		return nil
+	}
+	copyHeaders(w, resp)
+	w.WriteHeader(resp.StatusCode)
+	x.wrote = true
+	rc := http.NewResponseController(w)
+	rc.Flush()
+	sr := &streamReader{x: x, w: w, rc: rc, moveUsage: moveUsage}
+	sr.ps = parser.NewStream(sr.event)
+	buf := make([]byte, 32<<10)
+	var line []byte
+	for {
+		n, err := resp.Body.Read(buf)
+		if n > 0 {
+			line = sr.lines(line, buf[:n])
+		}
+		if err == io.EOF {
+			if len(line) > 0 {
+				sr.line(line)
+			}
+			sr.finish()
+			sr.release()
+			return nil
+		}
+		if err != nil {
+			return &llm.Error{Kind: llm.ErrConnection, Message: "the upstream stream broke: " + err.Error(), Err: err}
+		}
+	}
+}
+
+func copyHeaders(w http.ResponseWriter, resp *http.Response) {
+	h := w.Header()
+	for _, k := range []string{"Content-Type", "Cache-Control", "X-Request-Id", "Openai-Processing-Ms"} {
+		if v := resp.Header.Get(k); v != "" {
+			h.Set(k, v)
+		}
+	}
+}
+
+// obj is a JSON object whose members are kept as they are.
+type obj = map[string]json.RawMessage
+
+// readWhole returns a whole answer with the calls written in its content
+// made tool_calls; data itself when there are none, or it has native calls.
+func (x *exchange) readWhole(p *protocol.Parser, data []byte) []byte {
+	var top obj
+	var choices []obj
+	if json.Unmarshal(data, &top) != nil || json.Unmarshal(top["choices"], &choices) != nil || len(choices) != 1 {
+		return data
+	}
+	var msg obj
+	if json.Unmarshal(choices[0]["message"], &msg) != nil || hasValue(msg["tool_calls"]) {
+		return data
+	}
+	var content string
+	if json.Unmarshal(msg["content"], &content) != nil || content == "" {
+		return data
+	}
+	res := p.Parse(content)
+	var calls []outToolCall
+	for _, c := range res.Calls {
+		if x.choice.allows(c.Tool) && !(x.single() && len(calls) > 0) {
+			calls = append(calls, toolCallOut(c, nil))
+		}
+	}
+	if len(calls) == 0 {
+		return data
+	}
+	if res.Text == "" {
+		msg["content"] = jsonNull
+	} else {
+		msg["content"] = marshal(res.Text)
+	}
+	msg["tool_calls"] = marshal(calls)
+	if res.Reasoning != "" && !hasValue(msg["reasoning_content"]) {
+		msg["reasoning_content"] = marshal(res.Reasoning)
+	}
+	choices[0]["message"] = marshal(msg)
+	choices[0]["finish_reason"] = marshal("tool_calls")
+	top["choices"] = marshal(choices)
+	return marshal(top)
+}
+
+func hasValue(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) > 0 && string(raw) != "null" && string(raw) != "[]"
+}
+
+func marshal(v any) json.RawMessage {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+	return bytes.TrimRight(b.Bytes(), "\n")
+}
+
+// toolCallOut is a call as the API writes it; index is set in a stream.
+func toolCallOut(c ptk.Call, index *int) outToolCall {
+	tc := outToolCall{Index: index, ID: "call_" + randomID(), Type: "function"}
+	tc.Function.Name, tc.Function.Arguments = c.Tool, compactArgs(c.Args)
+	return tc
+}
+
+// streamReader passes an upstream's event stream on, event by event, with
+// the content read by the parser: the text comes out of it as it is read
+// (a possible call held back), calls as tool_calls.
+type streamReader struct {
+	x  *exchange
+	w  http.ResponseWriter
+	rc *http.ResponseController
+	ps *protocol.Stream
+
+	// What the parser gave since the last event went out.
+	text, reasoning strings.Builder
+	calls           []outToolCall
+	// emitted counts the calls read from text; nextIndex is the index the
+	// next one gets (after the native calls').
+	emitted, nextIndex int
+	// last is the last chunk seen, the model of a chunk made up for what
+	// the parser gives at the end.
+	last     obj
+	finished bool
+	// moveUsage: the usage chunk OpenAI sends last (with no choices) is
+	// put on the finishing chunk, which is held until it comes.
+	moveUsage bool
+	held      obj
+}
+
+func (s *streamReader) event(e protocol.Event) {
+	switch e.Kind {
+	case protocol.EventText:
+		s.text.WriteString(e.Text)
+	case protocol.EventReasoning:
+		s.reasoning.WriteString(e.Text)
+	case protocol.EventCallEnd:
+		a := e.Attempt
+		if a.Err != nil || !s.x.choice.allows(a.Call.Tool) || s.x.single() && s.emitted > 0 {
+			return
+		}
+		i := s.nextIndex
+		s.nextIndex++
+		s.emitted++
+		s.x.calls++
+		tc := toolCallOut(a.Call, &i)
+		args := outToolCall{Index: &i}
+		args.Function.Arguments, tc.Function.Arguments = tc.Function.Arguments, ""
+		s.calls = append(s.calls, tc, args)
+	}
+}
+
+// lines handles the complete lines of data and returns the incomplete
+// last one.
+func (s *streamReader) lines(line, data []byte) []byte {
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			return append(line, data...)
+		}
+		l := data[:i+1]
+		if len(line) > 0 {
+			line = append(line, l...)
+			l = line
+		}
+		s.line(l)
+		line, data = line[:0], data[i+1:]
+	}
+	return line
+}
+
+// line passes one line of the stream on, rewritten when it is a chunk
+// whose content the parser reads.
+func (s *streamReader) line(l []byte) {
+	d, ok := bytes.CutPrefix(bytes.TrimSpace(l), []byte("data:"))
+	if !ok {
+		s.write(l)
+		return
+	}
+	d = bytes.TrimSpace(d)
+	if string(d) == "[DONE]" {
+		s.finish()
+		s.release()
+		s.write(l)
+		return
+	}
+	s.x.readStats(d)
+	var top obj
+	var choices []obj
+	if json.Unmarshal(d, &top) != nil || json.Unmarshal(top["choices"], &choices) != nil {
+		s.write(l)
+		return
+	}
+	if len(choices) == 0 && s.held != nil && hasValue(top["usage"]) {
+		s.held["usage"] = top["usage"]
+		s.release()
+		return
+	}
+	if len(choices) != 1 {
+		s.write(l)
+		return
+	}
+	s.last = top
+	ch := choices[0]
+	var delta obj
+	json.Unmarshal(ch["delta"], &delta)
+	var native []struct {
+		Index int `json:"index"`
+	}
+	if json.Unmarshal(delta["tool_calls"], &native) == nil {
+		for _, n := range native {
+			s.nextIndex = max(s.nextIndex, n.Index+1)
+		}
+	}
+	var content string
+	json.Unmarshal(delta["content"], &content)
+	if content != "" {
+		s.ps.WriteString(content)
+	}
+	finishing := hasValue(ch["finish_reason"])
+	if finishing {
+		s.ps.Finish()
+		s.finished = true
+	}
+	if content == "" && s.text.Len() == 0 && s.reasoning.Len() == 0 && len(s.calls) == 0 && !(finishing && s.emitted > 0) && !(finishing && s.moveUsage) {
+		s.write(l) // nothing to change
+		return
+	}
+	if delta == nil {
+		delta = obj{}
+	}
+	s.take(delta)
+	if finishing && s.emitted > 0 {
+		ch["finish_reason"] = marshal("tool_calls")
+	}
+	if len(delta) == 0 && !finishing && !hasValue(top["usage"]) {
+		return // all of it held back
+	}
+	ch["delta"] = marshal(delta)
+	top["choices"] = marshal(choices)
+	if finishing && s.moveUsage {
+		s.held = top
+		return
+	}
+	s.write(append(append([]byte("data: "), marshal(top)...), '\n'))
+}
+
+// release sends the held finishing chunk.
+func (s *streamReader) release() {
+	if s.held == nil {
+		return
+	}
+	s.write(append(append([]byte("data: "), marshal(s.held)...), '\n'))
+	s.write([]byte("\n"))
+	s.held = nil
+}
+
+// take moves what the parser gave into delta: the text as its content
+// (none when there is none), the calls after its own.
+func (s *streamReader) take(delta obj) {
+	if s.text.Len() > 0 {
+		delta["content"] = marshal(s.text.String())
+		s.text.Reset()
+	} else {
+		delete(delta, "content")
+	}
+	if s.reasoning.Len() > 0 && !hasValue(delta["reasoning_content"]) {
+		delta["reasoning_content"] = marshal(s.reasoning.String())
+		s.reasoning.Reset()
+	}
+	if len(s.calls) > 0 {
+		var own []json.RawMessage
+		json.Unmarshal(delta["tool_calls"], &own)
+		for _, c := range s.calls {
+			own = append(own, marshal(c))
+		}
+		delta["tool_calls"] = marshal(own)
+		s.calls = s.calls[:0]
+	}
+}
+
+// finish ends the parse, at the end of the stream, and sends what it gave
+// in a chunk of its own when the stream had no finishing chunk.
+func (s *streamReader) finish() {
+	if s.finished {
+		return
+	}
+	s.finished = true
+	s.ps.Finish()
+	if (s.text.Len() == 0 && s.reasoning.Len() == 0 && len(s.calls) == 0) || s.last == nil {
+		return
+	}
+	delta := obj{}
+	s.take(delta)
+	top := obj{}
+	for k, v := range s.last {
+		top[k] = v
+	}
+	delete(top, "usage")
+	top["choices"] = marshal([]obj{{"index": marshal(0), "delta": marshal(delta), "finish_reason": jsonNull}})
+	s.write(append(append([]byte("data: "), marshal(top)...), '\n'))
+	s.write([]byte("\n"))
+}
+
+func (s *streamReader) write(b []byte) {
+	s.w.Write(b)
+	if len(bytes.TrimSpace(b)) == 0 {
+		s.rc.Flush()
+	}
+}
+
+// single reports whether the request asks for one call at most.
+func (x *exchange) single() bool { return x.req.ParallelToolCalls != nil && !*x.req.ParallelToolCalls }
