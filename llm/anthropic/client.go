@@ -42,7 +42,9 @@ type Option func(*Client)
 // WithAPIKey sends key in the x-api-key header.
 func WithAPIKey(key string) Option { return func(c *Client) { c.apiKey = key } }
 
-// WithHTTPClient makes the requests with hc instead of [http.DefaultClient].
+// WithHTTPClient makes the requests with hc instead of a client with the
+// settings of [http.DefaultTransport] that keeps up to 128 idle connections
+// to the server.
 // Set no Timeout on it for streaming: a stream lasts as long as the answer.
 // Use the context for deadlines.
 func WithHTTPClient(hc *http.Client) Option { return func(c *Client) { c.t.SetHTTPClient(hc) } }

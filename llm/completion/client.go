@@ -32,7 +32,9 @@ type Option func(*client)
 // --api-key, OpenAI).
 func WithAPIKey(key string) Option { return func(c *client) { c.apiKey = key } }
 
-// WithHTTPClient makes the requests with hc instead of [http.DefaultClient].
+// WithHTTPClient makes the requests with hc instead of a client with the
+// settings of [http.DefaultTransport] that keeps up to 128 idle connections
+// to the server.
 // Set no Timeout on it for streaming: use the context for deadlines.
 func WithHTTPClient(hc *http.Client) Option { return func(c *client) { c.t.SetHTTPClient(hc) } }
 
