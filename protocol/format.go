@@ -116,35 +116,45 @@ func (PTK) Tools(tools []ptk.ToolInfo) string {
 	return Neutralize(strings.TrimRight(b.String(), "\n"))
 }
 
-// renderedDefs caches tool definitions as rendered: a program sends the
-// same tools in every run, and decoding a schema costs more than the rest of
-// a system prompt. Bounded: when full it starts again.
-var renderedDefs struct {
+// renderCache keeps text rendered from tool definitions: a program sends
+// the same tools in every run, and decoding a schema costs more than the
+// rest of a system prompt. Bounded: when full it starts again.
+type renderCache struct {
 	sync.Mutex
 	m map[string]string
 }
 
-const renderedDefsMax = 1024
+const renderCacheMax = 1024
+
+// get returns the text kept for key, or renders it and keeps it.
+func (c *renderCache) get(key string, render func() string) string {
+	c.Lock()
+	s, ok := c.m[key]
+	c.Unlock()
+	if ok {
+		return s
+	}
+	s = render()
+	c.Lock()
+	if c.m == nil || len(c.m) >= renderCacheMax {
+		c.m = make(map[string]string)
+	}
+	c.m[key] = s
+	c.Unlock()
+	return s
+}
+
+// renderedDefs keeps tool definitions as rendered, exampleCalls the
+// example calls of the system prompt.
+var renderedDefs, exampleCalls renderCache
 
 // toolDef returns the rendered definition of t.
 func toolDef(t ptk.ToolInfo) string {
-	key := t.Name + "\x00" + t.Description + "\x00" + string(t.Parameters)
-	renderedDefs.Lock()
-	def, ok := renderedDefs.m[key]
-	renderedDefs.Unlock()
-	if ok {
-		return def
-	}
-	var b strings.Builder
-	writeToolDef(&b, t)
-	def = b.String()
-	renderedDefs.Lock()
-	if renderedDefs.m == nil || len(renderedDefs.m) >= renderedDefsMax {
-		renderedDefs.m = make(map[string]string)
-	}
-	renderedDefs.m[key] = def
-	renderedDefs.Unlock()
-	return def
+	return renderedDefs.get(t.Name+"\x00"+t.Description+"\x00"+string(t.Parameters), func() string {
+		var b strings.Builder
+		writeToolDef(&b, t)
+		return b.String()
+	})
 }
 
 // Calls renders an assistant turn's calls the way the model is taught to
@@ -1328,6 +1338,11 @@ func defExampleCall(tools []ptk.ToolInfo) string {
 		return `{"tool": "tool_name", "args": {"parameter": "value"}, "reasoning": "why this call"}`
 	}
 	t := tools[0]
+	return exampleCalls.get(t.Name+"\x00"+string(t.Parameters), func() string { return exampleCall(t) })
+}
+
+// exampleCall makes the example call of t.
+func exampleCall(t ptk.ToolInfo) string {
 	var dst []byte
 	dst = append(dst, `{"tool": `...)
 	dst = formatQuote(dst, t.Name)

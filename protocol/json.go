@@ -337,14 +337,20 @@ func (p *jparser) reset(start int, bare bool, pool *nodePool) *jparser {
 }
 
 // nodePool hands out values in blocks, so reading JSON allocates rarely.
-type nodePool struct{ free []jnode }
+// nodePool hands out nodes from blocks that double from 8 to 128 nodes: a
+// small call does not pay for a large block.
+type nodePool struct {
+	free  []jnode
+	block int
+}
 
 func (p *nodePool) get() *jnode {
 	if p == nil {
 		return new(jnode)
 	}
 	if len(p.free) == 0 {
-		p.free = make([]jnode, 128)
+		p.block = min(max(2*p.block, 8), 128)
+		p.free = make([]jnode, p.block)
 	}
 	n := &p.free[0]
 	p.free = p.free[1:]
