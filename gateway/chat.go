@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"maps"
 	"net/http"
 	"strings"
 	"time"
@@ -267,16 +266,6 @@ func (x *exchange) forward(ctx context.Context, w http.ResponseWriter) error {
 // setModel returns body with its "model" set to name.
 func setModel(body []byte, name string) ([]byte, error) {
 	return setFields(body, obj{"model": marshal(name)})
-}
-
-// setFields returns body with the fields set.
-func setFields(body []byte, fields obj) ([]byte, error) {
-	var o obj
-	if err := json.Unmarshal(body, &o); err != nil {
-		return nil, err
-	}
-	maps.Copy(o, fields)
-	return json.Marshal(o)
 }
 
 // copyAnswer copies an upstream answer to the client as it arrives, and

@@ -232,14 +232,12 @@ var mappedFields = map[string]bool{"model": true, "messages": true, "tools": tru
 func (x *exchange) llmRequest(native bool) (llm.Request, *httpError) {
 	r := &x.req
 	req := llm.Request{Model: x.up.Name, Temperature: r.Temperature}
-	var fields map[string]json.RawMessage
-	json.Unmarshal(x.body, &fields) // read before: it is an object
-	for k, v := range fields {
-		if !mappedFields[k] || native && k == "parallel_tool_calls" && len(x.tools) > 0 {
+	for _, m := range members(x.body) {
+		if !mappedFields[m.key] || native && m.key == "parallel_tool_calls" && len(x.tools) > 0 {
 			if req.Extra == nil {
 				req.Extra = make(map[string]json.RawMessage)
 			}
-			req.Extra[k] = v
+			req.Extra[m.key] = x.body[m.start:m.end]
 		}
 	}
 	switch {

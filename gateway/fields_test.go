@@ -1,0 +1,64 @@
+package gateway
+
+import (
+	"encoding/json"
+	"maps"
+	"testing"
+)
+
+var objects = []string{
+	`{}`, ` { } `,
+	`{"model":"m","messages":[{"role":"user","content":"a \"}],{\\"}],"seed":42,"user":"u"}`,
+	"{ \"a\" : 1 ,\n \"b\" : [ 1, {\"c\": [\"]\"]} ] , \"c\":null, \"d\":true, \"e\": -1.5e3 , \"f\":{} }",
+	`{"\u006dodel":"x","k\"q":"v","n":{"a":{"b":[[],[{}]]}},"z":"\\"}`,
+	`{"a":1,"a":2}`,
+	`{"s":"x" , "t":"y"}`,
+}
+
+// members finds what json.Unmarshal finds.
+func TestMembers(t *testing.T) {
+	for _, body := range objects {
+		var want map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(body), &want); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]json.RawMessage{}
+		for _, m := range members([]byte(body)) {
+			got[m.key] = json.RawMessage(body[m.start:m.end])
+		}
+		if !maps.EqualFunc(got, want, func(a, b json.RawMessage) bool { return string(a) == string(b) }) {
+			t.Errorf("members(%s) = %s, want %s", body, got, want)
+		}
+	}
+}
+
+// setFields changes the fields and nothing else.
+func TestSetFields(t *testing.T) {
+	tests := []struct{ body, want string }{
+		{`{"model":"a","messages":[]}`, `{"model":"b","messages":[]}`},
+		{`{"messages":[],"model" : "a" }`, `{"messages":[],"model" : "b" }`},
+		{`{"messages":[{"content":"<b>\"model\":\"x\"</b>"}]}`, `{"model":"b","messages":[{"content":"<b>\"model\":\"x\"</b>"}]}`},
+		{`{}`, `{"model":"b"}`},
+		{` {"\u006dodel":null}`, ` {"\u006dodel":"b"}`},
+	}
+	for _, tt := range tests {
+		got, err := setFields([]byte(tt.body), obj{"model": marshal("b")})
+		if err != nil || string(got) != tt.want {
+			t.Errorf("setFields(%s) = %s, %v; want %s", tt.body, got, err, tt.want)
+		}
+	}
+	got, err := setFields([]byte(`{"stream":true}`), obj{"model": marshal("m"), "stream_options": json.RawMessage(`{"include_usage":true}`)})
+	if want := `{"model":"m","stream_options":{"include_usage":true},"stream":true}`; err != nil || string(got) != want {
+		t.Errorf("two fields: %s, %v; want %s", got, err, want)
+	}
+	for _, body := range objects {
+		out, err := setFields([]byte(body), obj{"model": marshal("m")})
+		var v map[string]json.RawMessage
+		if err != nil || json.Unmarshal(out, &v) != nil || string(v["model"]) != `"m"` {
+			t.Errorf("setFields(%s) = %s, %v", body, out, err)
+		}
+	}
+	if _, err := setFields([]byte(`[1]`), obj{"model": marshal("m")}); err == nil {
+		t.Error("an array was taken for an object")
+	}
+}
