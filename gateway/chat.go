@@ -18,8 +18,9 @@ import (
 
 // How a request was served, as the log line says it.
 const (
-	modeNative      = "native"       // passed through, tools and all
-	modeTranslated  = "native-llm"   // native tools, through an llm.Model that is not OpenAI-compatible
+	modeNative      = "native"       // passed through as it came
+	modeNativeText  = "native-text"  // passed through, calls the model wrote as text read out of the answer
+	modeTranslated  = "native-llm"   // native tools through the llm.Model, calls written as text read too
 	modePTK         = "ptk"          // tools taught as the text protocol
 	modeServerTools = "server-tools" // the gateway ran its own tools
 )

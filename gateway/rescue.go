@@ -125,6 +125,7 @@ func (x *exchange) readWhole(p *protocol.Parser, data []byte) []byte {
 	if len(calls) == 0 {
 		return data
 	}
+	x.mode = modeNativeText
 	if res.Text == "" {
 		msg["content"] = jsonNull
 	} else {
@@ -199,6 +200,7 @@ func (s *streamReader) event(e protocol.Event) {
 		i := s.nextIndex
 		s.nextIndex++
 		s.emitted++
+		s.x.mode = modeNativeText
 		s.x.calls++
 		tc := toolCallOut(a.Call, &i)
 		args := outToolCall{Index: &i}
