@@ -1,0 +1,752 @@
+package gateway_test
+
+// The gateway's cost over loopback: a local upstream that answers at once
+// with precomputed bytes (benchUpstream), and clients that send the same
+// realistic request (a system and a user message, five tools with JSON
+// Schemas, 2.5 KB) to it directly and through the gateway. What the
+// gateway adds is the difference.
+//
+//	go test -run '^$' -bench . -benchmem -count 6 ./gateway/
+//
+// The client, the gateway and the upstream share the machine's cores, so
+// the numbers are for the three together: compare them as ratios within
+// one run (BenchmarkDirect is the floor). Latency percentiles are custom
+// metrics in microseconds (p50-us, p90-us, p99-us); cpu-us/req is the CPU
+// time of the three per request, which other processes on the machine
+// change far less than they change the time per request.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ptkit/ptk/agent"
+	"github.com/ptkit/ptk/gateway"
+	"github.com/ptkit/ptk/llm/openai"
+)
+
+// What the upstream answers, and what a client must get back.
+const (
+	benchModel = "bench-upstream"
+	benchProse = "I'll check the current weather in Paris for you."
+	benchArgs  = `{"city":"Paris","unit":"celsius"}`
+	// benchPTKReply is the reply of a model taught the text protocol: a
+	// sentence, then one call of a declared tool, as models write it.
+	benchPTKReply = benchProse + "\n\n<PTK_CALL>\n{\"tool\": \"get_weather\", \"args\": {\"city\": \"Paris\", \"unit\": \"celsius\"}}\n</PTK_CALL>"
+	// benchFinal is the answer once the tool's result is in.
+	benchFinal  = "It is 18 °C with light rain in Paris right now: take a rain jacket if you bike."
+	benchResult = `{"temperature_c":18,"conditions":"light rain","wind_kph":14}`
+	// benchCallID stands for the call's id in a follow-up request: a load
+	// client replaces it with the id the gateway gave.
+	benchCallID = "call_XXXXXXXXXXXXXXXXXXXXXXXX"
+)
+
+// The gateway's models: bench-ptk is taught the text protocol; bench-native
+// and bench-alias pass through (bench-alias under another name upstream,
+// so that the gateway rewrites the request's model).
+const (
+	benchPTK    = "bench-ptk"
+	benchNative = "bench-native"
+	benchAlias  = "bench-alias"
+)
+
+// The kinds of answer the upstream gives.
+const (
+	benchAnswerPTK    = iota // the text protocol's call, for a request with no tools
+	benchAnswerNative        // a native tool call, for a request with tools
+	benchAnswerFinal         // the final answer, for a request with a tool result
+	benchAnswers
+)
+
+// benchUpstream is an OpenAI-compatible Chat Completions server that answers
+// at once from precomputed bytes: whole, or as an event stream of chunks of
+// a few bytes each, flushed one by one as a model server sends them. It
+// reads which answer to give from the request with three byte searches:
+// the final answer once the tool's result ("light rain") is in, a native
+// call when the request declares tools, the text protocol's call when it
+// does not (the gateway in ptk mode writes them in the system prompt).
+type benchUpstream struct {
+	srv    *httptest.Server
+	whole  [benchAnswers][]byte
+	stream [benchAnswers][][]byte
+	bufs   sync.Pool
+}
+
+func benchStartUpstream() *benchUpstream {
+	u := &benchUpstream{bufs: sync.Pool{New: func() any { return new(bytes.Buffer) }}}
+	u.whole[benchAnswerPTK] = benchWholeAnswer(benchPTKReply, false, "stop")
+	u.stream[benchAnswerPTK] = benchStreamAnswer(benchPTKReply, false, "stop")
+	u.whole[benchAnswerNative] = benchWholeAnswer(benchProse, true, "tool_calls")
+	u.stream[benchAnswerNative] = benchStreamAnswer(benchProse, true, "tool_calls")
+	u.whole[benchAnswerFinal] = benchWholeAnswer(benchFinal, false, "stop")
+	u.stream[benchAnswerFinal] = benchStreamAnswer(benchFinal, false, "stop")
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/chat/completions", u.chat)
+	u.srv = httptest.NewServer(mux)
+	return u
+}
+
+func (u *benchUpstream) url() string { return u.srv.URL + "/v1/chat/completions" }
+
+func (u *benchUpstream) close() { u.srv.Close() }
+
+func (u *benchUpstream) chat(w http.ResponseWriter, r *http.Request) {
+	buf := u.bufs.Get().(*bytes.Buffer)
+	defer u.bufs.Put(buf)
+	buf.Reset()
+	if _, err := buf.ReadFrom(r.Body); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	body := buf.Bytes()
+	kind := benchAnswerPTK
+	switch {
+	case bytes.Contains(body, []byte("light rain")): // the tool's result, in any form
+		kind = benchAnswerFinal
+	case bytes.Contains(body, []byte(`"tools":[`)):
+		kind = benchAnswerNative
+	}
+	h := w.Header()
+	if !bytes.Contains(body, []byte(`"stream":true`)) {
+		h.Set("Content-Type", "application/json")
+		w.Write(u.whole[kind])
+		return
+	}
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	f := w.(http.Flusher)
+	for _, ev := range u.stream[kind] {
+		w.Write(ev)
+		f.Flush()
+	}
+}
+
+// benchJSON is v as a server writes it: compact, HTML left as it is.
+func benchJSON(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(err)
+	}
+	return bytes.TrimRight(b.Bytes(), "\n")
+}
+
+type benchObj = map[string]any
+
+var benchUsage = benchObj{"prompt_tokens": 912, "completion_tokens": 41, "total_tokens": 953}
+
+func benchWholeAnswer(content string, call bool, finish string) []byte {
+	msg := benchObj{"role": "assistant", "content": content}
+	if call {
+		msg["tool_calls"] = []any{benchObj{"id": "call_up1", "type": "function",
+			"function": benchObj{"name": "get_weather", "arguments": benchArgs}}}
+	}
+	return benchJSON(benchObj{"id": "chatcmpl-bench", "object": "chat.completion", "created": 1767225600, "model": benchModel,
+		"choices": []any{benchObj{"index": 0, "message": msg, "finish_reason": finish, "logprobs": nil}},
+		"usage":   benchUsage})
+}
+
+// benchStreamAnswer is the events of a streamed answer: the role, the text
+// and the call's arguments in pieces of a few bytes, the finish, the usage
+// and [DONE].
+func benchStreamAnswer(content string, call bool, finish string) [][]byte {
+	var evs [][]byte
+	add := func(delta benchObj, finish any, usage any) {
+		choices := []any{}
+		if delta != nil {
+			choices = []any{benchObj{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": nil}}
+		}
+		c := benchObj{"id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 1767225600, "model": benchModel, "choices": choices}
+		if usage != nil {
+			c["usage"] = usage
+		}
+		evs = append(evs, []byte("data: "+string(benchJSON(c))+"\n\n"))
+	}
+	add(benchObj{"role": "assistant", "content": ""}, nil, nil)
+	for _, p := range benchPieces(content, 5) {
+		add(benchObj{"content": p}, nil, nil)
+	}
+	if call {
+		add(benchObj{"tool_calls": []any{benchObj{"index": 0, "id": "call_up1", "type": "function",
+			"function": benchObj{"name": "get_weather", "arguments": ""}}}}, nil, nil)
+		for _, p := range benchPieces(benchArgs, 5) {
+			add(benchObj{"tool_calls": []any{benchObj{"index": 0, "function": benchObj{"arguments": p}}}}, nil, nil)
+		}
+	}
+	add(benchObj{}, finish, nil)
+	add(nil, nil, benchUsage)
+	return append(evs, []byte("data: [DONE]\n\n"))
+}
+
+// benchPieces cuts s into pieces of about n bytes, whole runes each, as a
+// model's tokens come.
+func benchPieces(s string, n int) []string {
+	var out []string
+	for len(s) > 0 {
+		i := min(n, len(s))
+		for i < len(s) && !utf8.RuneStart(s[i]) {
+			i++
+		}
+		out = append(out, s[:i])
+		s = s[i:]
+	}
+	return out
+}
+
+// benchTools are five tools as an application declares them.
+var benchTools = []any{
+	benchTool("get_weather", "Get the current weather for a city.", `{"type":"object","properties":{"city":{"type":"string","description":"City name, e.g. Paris"},"unit":{"type":"string","enum":["celsius","fahrenheit"],"description":"Temperature unit"}},"required":["city"],"additionalProperties":false}`),
+	benchTool("search_web", "Search the web and return the top results with their titles, URLs and snippets.", `{"type":"object","properties":{"query":{"type":"string","description":"What to search for"},"max_results":{"type":"integer","minimum":1,"maximum":20,"default":5},"site":{"type":"string","description":"Restrict the search to this domain"}},"required":["query"]}`),
+	benchTool("read_file", "Read a text file from the user's workspace.", `{"type":"object","properties":{"path":{"type":"string","description":"Path relative to the workspace"},"offset":{"type":"integer","minimum":1,"description":"First line to read"},"limit":{"type":"integer","minimum":1,"description":"Number of lines to read"}},"required":["path"]}`),
+	benchTool("send_email", "Send an email on the user's behalf. Ask before sending.", `{"type":"object","properties":{"to":{"type":"array","items":{"type":"string","format":"email"},"minItems":1},"cc":{"type":"array","items":{"type":"string","format":"email"}},"subject":{"type":"string"},"body":{"type":"string","description":"Plain text body"}},"required":["to","subject","body"]}`),
+	benchTool("create_event", "Create a calendar event.", `{"type":"object","properties":{"title":{"type":"string"},"start":{"type":"string","format":"date-time","description":"RFC 3339 start time"},"duration_minutes":{"type":"integer","minimum":5,"default":30},"attendees":{"type":"array","items":{"type":"object","properties":{"email":{"type":"string"},"optional":{"type":"boolean"}},"required":["email"]}}},"required":["title","start"]}`),
+}
+
+func benchTool(name, desc, schema string) any {
+	return benchObj{"type": "function", "function": benchObj{"name": name, "description": desc, "parameters": json.RawMessage(schema)}}
+}
+
+var benchMessages = []any{
+	benchObj{"role": "system", "content": "You are the assistant of Acme Corp's employees. Be brief and concrete. Use the tools when they help; never invent a tool's result. Today is Thursday, 1 January 2026; the user is in Paris and works at the office on rue de Rivoli."},
+	benchObj{"role": "user", "content": "What's the weather like in Paris right now? I'm deciding whether to bike to the office."},
+}
+
+// benchRequest is the client's request to model: the messages, the tools,
+// and for a follow-up the assistant's call (its id benchCallID) and the
+// tool's result.
+func benchRequest(model string, stream, followUp bool) []byte {
+	msgs := slices.Clone(benchMessages)
+	if followUp {
+		msgs = append(msgs,
+			benchObj{"role": "assistant", "content": benchProse, "tool_calls": []any{benchObj{"id": benchCallID, "type": "function",
+				"function": benchObj{"name": "get_weather", "arguments": benchArgs}}}},
+			benchObj{"role": "tool", "tool_call_id": benchCallID, "content": benchResult})
+	}
+	req := benchObj{"model": model, "messages": msgs, "tools": benchTools, "temperature": 0.2}
+	if stream {
+		req["stream"] = true
+	}
+	return benchJSON(req)
+}
+
+// benchTransport keeps enough connections open for every client at once.
+func benchTransport() *http.Transport {
+	return &http.Transport{
+		Proxy:               nil,
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        512,
+		MaxIdleConnsPerHost: 512,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+	}
+}
+
+// benchEnv is an upstream, a gateway in front of it serving the three
+// models, and a client.
+type benchEnv struct {
+	up        *benchUpstream
+	gw        string // the gateway's chat completions URL
+	client    *http.Client
+	cancel    context.CancelFunc
+	serveDone chan error
+}
+
+// benchStart starts an environment. The gateway reaches the upstream with
+// the OpenAI client's default HTTP client, as ptk serve does.
+func benchStart(tb testing.TB) *benchEnv {
+	tb.Helper()
+	e := &benchEnv{up: benchStartUpstream(), client: &http.Client{Transport: benchTransport()}}
+	opts := []openai.Option{openai.WithMaxRetries(0)}
+	oc := openai.New(e.up.srv.URL+"/v1", opts...)
+	s, err := gateway.New(gateway.Config{
+		Logger: slog.New(slog.DiscardHandler),
+		Resolve: func(name string) (gateway.Upstream, error) {
+			switch name {
+			case benchPTK:
+				return gateway.Upstream{Model: oc, Name: benchModel, Mode: agent.ModePTK}, nil
+			case benchNative:
+				return gateway.Upstream{Model: oc, Mode: agent.ModeNative, Forward: oc}, nil
+			case benchAlias:
+				return gateway.Upstream{Model: oc, Name: benchNative, Mode: agent.ModeNative, Forward: oc}, nil
+			}
+			return gateway.Upstream{}, fmt.Errorf("no model %q", name)
+		},
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	e.cancel, e.serveDone = cancel, make(chan error, 1)
+	go func() { e.serveDone <- s.Serve(ctx, ln) }()
+	e.gw = "http://" + ln.Addr().String() + "/v1/chat/completions"
+	return e
+}
+
+// stop shuts the gateway down, as its Serve does when its context ends,
+// and closes every connection.
+func (e *benchEnv) stop() error {
+	e.client.CloseIdleConnections()
+	e.cancel()
+	err := <-e.serveDone
+	e.up.close()
+	return err
+}
+
+// benchPost sends body to url and reads the whole answer into buf (which
+// may be nil); an answer whose status is not 200 is an error.
+func benchPost(ctx context.Context, c *http.Client, url string, body []byte, buf *bytes.Buffer) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if buf != nil {
+		buf.Reset()
+		_, err = buf.ReadFrom(resp.Body)
+	} else {
+		_, err = io.Copy(io.Discard, resp.Body)
+	}
+	if resp.StatusCode != http.StatusOK {
+		msg := ""
+		if buf != nil {
+			msg = buf.String()
+		}
+		return fmt.Errorf("status %d %s", resp.StatusCode, msg)
+	}
+	return err
+}
+
+// benchAnswer is what a client reads of an answer, whole or streamed.
+type benchAnswer struct {
+	content string
+	calls   []benchCall
+	finish  string
+	usage   bool
+}
+
+type benchCall struct{ id, name, args string }
+
+// benchRead reads an answer: a chat.completion, or the chunks of an event
+// stream up to its [DONE].
+func benchRead(data []byte, stream bool) (benchAnswer, error) {
+	type call struct {
+		Index    int    `json:"index"`
+		ID       string `json:"id"`
+		Function struct {
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	}
+	type msg struct {
+		Content   *string `json:"content"`
+		ToolCalls []call  `json:"tool_calls"`
+	}
+	type completion struct {
+		Object  string `json:"object"`
+		Choices []struct {
+			Message      *msg    `json:"message"`
+			Delta        *msg    `json:"delta"`
+			FinishReason *string `json:"finish_reason"`
+		} `json:"choices"`
+		Usage *struct {
+			TotalTokens int `json:"total_tokens"`
+		} `json:"usage"`
+	}
+	var a benchAnswer
+	if !stream {
+		var c completion
+		if err := json.Unmarshal(data, &c); err != nil {
+			return a, fmt.Errorf("answer %q: %v", data, err)
+		}
+		if c.Object != "chat.completion" || len(c.Choices) != 1 || c.Choices[0].Message == nil || c.Choices[0].FinishReason == nil {
+			return a, fmt.Errorf("answer %s: not one choice with a message and a finish reason", data)
+		}
+		m := c.Choices[0].Message
+		if m.Content != nil {
+			a.content = *m.Content
+		}
+		for _, tc := range m.ToolCalls {
+			a.calls = append(a.calls, benchCall{tc.ID, tc.Function.Name, tc.Function.Arguments})
+		}
+		a.finish, a.usage = *c.Choices[0].FinishReason, c.Usage != nil && c.Usage.TotalTokens > 0
+		return a, nil
+	}
+	var text strings.Builder
+	done := false
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		line := sc.Bytes()
+		if len(line) == 0 {
+			continue
+		}
+		d, ok := bytes.CutPrefix(line, []byte("data: "))
+		switch {
+		case !ok:
+			return a, fmt.Errorf("stream line %q is not an event", line)
+		case done:
+			return a, fmt.Errorf("stream goes on after [DONE]: %q", line)
+		case string(d) == "[DONE]":
+			done = true
+			continue
+		}
+		var c completion
+		if err := json.Unmarshal(d, &c); err != nil || c.Object != "chat.completion.chunk" {
+			return a, fmt.Errorf("stream event %q is not a chunk (%v)", d, err)
+		}
+		if c.Usage != nil && c.Usage.TotalTokens > 0 {
+			a.usage = true
+		}
+		for _, ch := range c.Choices {
+			if ch.FinishReason != nil {
+				a.finish = *ch.FinishReason
+			}
+			if ch.Delta == nil {
+				continue
+			}
+			if ch.Delta.Content != nil {
+				text.WriteString(*ch.Delta.Content)
+			}
+			for _, tc := range ch.Delta.ToolCalls {
+				if tc.Index == len(a.calls) {
+					a.calls = append(a.calls, benchCall{})
+				}
+				if tc.Index < 0 || tc.Index >= len(a.calls) {
+					return a, fmt.Errorf("stream event %q: call index %d out of order", d, tc.Index)
+				}
+				c := &a.calls[tc.Index]
+				c.id += tc.ID
+				c.name += tc.Function.Name
+				c.args += tc.Function.Arguments
+			}
+		}
+	}
+	if !done {
+		return a, fmt.Errorf("stream ended without [DONE]: %q", data)
+	}
+	a.content = text.String()
+	return a, nil
+}
+
+// benchCheck reads an answer and checks it is the one expected: the
+// weather call with its sentence, or (final) the answer that uses the
+// tool's result. It returns the call's id.
+func benchCheck(data []byte, stream, final bool) (string, error) {
+	a, err := benchRead(data, stream)
+	if err != nil {
+		return "", err
+	}
+	if !a.usage {
+		return "", fmt.Errorf("answer %q has no usage", data)
+	}
+	if final {
+		if a.content != benchFinal || len(a.calls) != 0 || a.finish != "stop" {
+			return "", fmt.Errorf("got %+v, want the final answer %q with no call and finish_reason stop", a, benchFinal)
+		}
+		return "", nil
+	}
+	if strings.TrimSpace(a.content) != benchProse || len(a.calls) != 1 || a.finish != "tool_calls" {
+		return "", fmt.Errorf("got %+v, want %q and one call with finish_reason tool_calls", a, benchProse)
+	}
+	c := a.calls[0]
+	if c.name != "get_weather" || c.args != benchArgs || !strings.HasPrefix(c.id, "call_") {
+		return "", fmt.Errorf("got the call %+v, want get_weather(%s) with an id call_…", c, benchArgs)
+	}
+	return c.id, nil
+}
+
+// benchPercentiles sorts ds and returns its 50th, 90th and 99th
+// percentiles.
+func benchPercentiles(ds []time.Duration) (p50, p90, p99 time.Duration) {
+	if len(ds) == 0 {
+		return 0, 0, 0
+	}
+	slices.Sort(ds)
+	at := func(q float64) time.Duration { return ds[min(len(ds)-1, int(q*float64(len(ds))))] }
+	return at(0.50), at(0.90), at(0.99)
+}
+
+func benchMicros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+// benchReportLatency reports the percentiles of ds as custom metrics.
+func benchReportLatency(b *testing.B, prefix string, ds []time.Duration) {
+	p50, p90, p99 := benchPercentiles(ds)
+	b.ReportMetric(benchMicros(p50), prefix+"p50-us")
+	b.ReportMetric(benchMicros(p90), prefix+"p90-us")
+	b.ReportMetric(benchMicros(p99), prefix+"p99-us")
+}
+
+// benchCPU measures the CPU time the process (client, gateway and upstream
+// together) spends per request, from /proc/self/stat: unlike the time per
+// request, it does not change when other processes take the cores, so
+// cores / cpu-us-per-req is the throughput the cores would give. Where
+// there is no /proc it reports nothing.
+type benchCPU struct {
+	t0 time.Duration
+	ok bool
+}
+
+func (c *benchCPU) start() { c.t0, c.ok = benchProcessCPU() }
+
+func (c *benchCPU) report(b *testing.B, requests int) {
+	t1, ok := benchProcessCPU()
+	if !c.ok || !ok || requests == 0 {
+		return
+	}
+	b.ReportMetric(benchMicros(t1-c.t0)/float64(requests), "cpu-us/req")
+}
+
+// benchProcessCPU is the user and system time of the process so far, in
+// clock ticks of 10 ms (USER_HZ is 100 on Linux).
+func benchProcessCPU() (time.Duration, bool) {
+	data, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		return 0, false
+	}
+	// The fields after the command name, which is in parentheses and may
+	// hold spaces: state is field 3, utime 14 and stime 15.
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 13 {
+		return 0, false
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond, true
+}
+
+// benchCase is one request to one place.
+type benchCase struct {
+	name   string
+	url    func(*benchEnv) string
+	body   []byte
+	stream bool
+}
+
+func benchDirectURL(e *benchEnv) string  { return e.up.url() }
+func benchGatewayURL(e *benchEnv) string { return e.gw }
+
+var (
+	benchDirectWhole  = benchCase{"direct", benchDirectURL, benchRequest(benchNative, false, false), false}
+	benchDirectStream = benchCase{"direct-stream", benchDirectURL, benchRequest(benchNative, true, false), true}
+	benchPTKWhole     = benchCase{"ptk", benchGatewayURL, benchRequest(benchPTK, false, false), false}
+	benchPTKStream    = benchCase{"ptk-stream", benchGatewayURL, benchRequest(benchPTK, true, false), true}
+	benchPassWhole    = benchCase{"passthrough", benchGatewayURL, benchRequest(benchNative, false, false), false}
+	benchPassStream   = benchCase{"passthrough-stream", benchGatewayURL, benchRequest(benchNative, true, false), true}
+	benchPassAlias    = benchCase{"passthrough-renamed", benchGatewayURL, benchRequest(benchAlias, false, false), false}
+)
+
+// benchVerify sends c once and checks its answer, so that a benchmark
+// measures answers known to be right.
+func benchVerify(b *testing.B, e *benchEnv, c benchCase) {
+	b.Helper()
+	var buf bytes.Buffer
+	if err := benchPost(context.Background(), e.client, c.url(e), c.body, &buf); err != nil {
+		b.Fatalf("%s: %v", c.name, err)
+	}
+	if _, err := benchCheck(buf.Bytes(), c.stream, false); err != nil {
+		b.Fatalf("%s: %v", c.name, err)
+	}
+}
+
+// benchSequential sends c over and over from one client and reports the
+// latency percentiles.
+func benchSequential(b *testing.B, c benchCase) {
+	e := benchStart(b)
+	defer func() {
+		if err := e.stop(); err != nil {
+			b.Error(err)
+		}
+	}()
+	benchVerify(b, e, c)
+	url, ctx := c.url(e), context.Background()
+	ds := make([]time.Duration, 0, 4096)
+	b.ReportAllocs()
+	var cpu benchCPU
+	for b.Loop() {
+		if len(ds) == 0 {
+			cpu.start()
+		}
+		t0 := time.Now()
+		if err := benchPost(ctx, e.client, url, c.body, nil); err != nil {
+			b.Fatal(err)
+		}
+		ds = append(ds, time.Since(t0))
+	}
+	cpu.report(b, len(ds))
+	benchReportLatency(b, "", ds)
+}
+
+// BenchmarkDirect is the floor: the client calls the upstream itself, with
+// the same request, whole and streamed.
+func BenchmarkDirect(b *testing.B) {
+	b.Run("whole", func(b *testing.B) { benchSequential(b, benchDirectWhole) })
+	b.Run("stream", func(b *testing.B) { benchSequential(b, benchDirectStream) })
+}
+
+// BenchmarkGatewayPTK: the gateway teaches the model the text protocol and
+// reads the call out of its whole reply.
+func BenchmarkGatewayPTK(b *testing.B) { benchSequential(b, benchPTKWhole) }
+
+// BenchmarkGatewayPTKStream: the same, streamed; the upstream sends its
+// reply in pieces of five bytes.
+func BenchmarkGatewayPTKStream(b *testing.B) { benchSequential(b, benchPTKStream) }
+
+// BenchmarkGatewayPassthrough: native mode, the request and the answer
+// copied as they are (renamed: the gateway names another model upstream,
+// so it rewrites the request's model).
+func BenchmarkGatewayPassthrough(b *testing.B) {
+	b.Run("whole", func(b *testing.B) { benchSequential(b, benchPassWhole) })
+	b.Run("stream", func(b *testing.B) { benchSequential(b, benchPassStream) })
+	b.Run("renamed", func(b *testing.B) { benchSequential(b, benchPassAlias) })
+}
+
+// benchClients is how many clients send requests at once in the
+// throughput benchmark.
+const benchClients = 32
+
+// BenchmarkGatewayParallel is throughput: benchClients clients at once,
+// each sending its next request as soon as it has read the answer.
+// req/s counts answers a second; the latency percentiles are each
+// request's.
+func BenchmarkGatewayParallel(b *testing.B) {
+	for _, c := range []benchCase{benchDirectWhole, benchPTKWhole, benchPTKStream, benchPassWhole} {
+		b.Run(c.name, func(b *testing.B) { benchParallel(b, c) })
+	}
+}
+
+func benchParallel(b *testing.B, c benchCase) {
+	e := benchStart(b)
+	defer func() {
+		if err := e.stop(); err != nil {
+			b.Error(err)
+		}
+	}()
+	benchVerify(b, e, c)
+	url, ctx := c.url(e), context.Background()
+	var (
+		mu     sync.Mutex
+		all    []time.Duration
+		errs   int
+		first  error
+		perCPU = (benchClients + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0)
+	)
+	b.SetParallelism(perCPU)
+	b.ReportAllocs()
+	var cpu benchCPU
+	cpu.start()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		ds := make([]time.Duration, 0, 1024)
+		var bad int
+		var err1 error
+		for pb.Next() {
+			t0 := time.Now()
+			if err := benchPost(ctx, e.client, url, c.body, nil); err != nil {
+				bad++
+				if err1 == nil {
+					err1 = err
+				}
+				continue
+			}
+			ds = append(ds, time.Since(t0))
+		}
+		mu.Lock()
+		all = append(all, ds...)
+		errs += bad
+		if first == nil {
+			first = err1
+		}
+		mu.Unlock()
+	})
+	elapsed := b.Elapsed()
+	b.StopTimer()
+	if errs > 0 {
+		b.Errorf("%d of %d requests failed; the first: %v", errs, b.N, first)
+	}
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
+	cpu.report(b, b.N)
+	benchReportLatency(b, "", all)
+}
+
+// BenchmarkAddedLatency sends the same request alternately to the upstream
+// and through the gateway, one at a time, and reports the median of each
+// and their difference: what the gateway adds to a call.
+func BenchmarkAddedLatency(b *testing.B) {
+	pairs := []struct {
+		name            string
+		direct, gateway benchCase
+	}{
+		{"ptk", benchDirectWhole, benchPTKWhole},
+		{"ptk-stream", benchDirectStream, benchPTKStream},
+		{"passthrough", benchDirectWhole, benchPassWhole},
+	}
+	for _, p := range pairs {
+		b.Run(p.name, func(b *testing.B) {
+			e := benchStart(b)
+			defer func() {
+				if err := e.stop(); err != nil {
+					b.Error(err)
+				}
+			}()
+			benchVerify(b, e, p.direct)
+			benchVerify(b, e, p.gateway)
+			ctx := context.Background()
+			cases := [2]benchCase{p.direct, p.gateway}
+			urls := [2]string{p.direct.url(e), p.gateway.url(e)}
+			var ds [2][]time.Duration
+			i := 0
+			for b.Loop() {
+				// Alternate which goes first, so that neither always
+				// finds the connections and caches the other warmed.
+				for k := range 2 {
+					j := (i + k) % 2
+					t0 := time.Now()
+					if err := benchPost(ctx, e.client, urls[j], cases[j].body, nil); err != nil {
+						b.Fatal(err)
+					}
+					ds[j] = append(ds[j], time.Since(t0))
+				}
+				i++
+			}
+			d50, _, d99 := benchPercentiles(ds[0])
+			g50, _, g99 := benchPercentiles(ds[1])
+			b.ReportMetric(benchMicros(d50), "direct-p50-us")
+			b.ReportMetric(benchMicros(g50), "gateway-p50-us")
+			b.ReportMetric(benchMicros(g50-d50), "added-p50-us")
+			b.ReportMetric(benchMicros(g99-d99), "added-p99-us")
+		})
+	}
+}
