@@ -63,6 +63,9 @@ func (x *exchange) servePTK(ctx context.Context, w http.ResponseWriter) error {
 				again = prompt("reask-named", x.choice.name)
 			case x.choice.kind == "required":
 				again = prompt("reask-required", nil)
+			case x.choice.kind == "none" && rep.skipped > 0 && rep.held.Len() == 0 && !out.hasText:
+				// Nothing but a call the choice does not allow: no answer.
+				again = prompt("reask-none", nil)
 			}
 			if again != "" {
 				// Prose that was to be a call is replaced by the next
@@ -91,6 +94,7 @@ type reply struct {
 	finish  string
 	usage   ptk.Usage
 	emitted int          // calls given to the client
+	skipped int          // valid calls not given: the tool choice does not allow them
 	invalid []ptk.Result // the errors of the calls that could not be made
 	held    strings.Builder
 }
@@ -114,6 +118,7 @@ func (x *exchange) ask(ctx context.Context, req llm.Request, p *protocol.Parser,
 		case a.Err != nil:
 			rep.invalid = append(rep.invalid, ptk.Result{CallID: a.Call.ID, Tool: a.Call.Tool, Content: a.Err.Message, IsError: true})
 		case !x.choice.allows(a.Call.Tool) || single && rep.emitted > 0:
+			rep.skipped++
 		default:
 			if rep.emitted == 0 && rep.held.Len() > 0 {
 				out.addText(rep.held.String())

@@ -496,6 +496,13 @@ func TestSDKToolChoice(t *testing.T) {
 		content: "Sure.",
 		said:    "Do not call any tool in this reply: answer in prose.",
 	}, {
+		name:    "none: nothing but a call, re-asked, then prose",
+		choice:  toolChoice("none"),
+		replies: []string{parisCall, "It is usually mild in Paris."},
+		content: "It is usually mild in Paris.",
+		said:    "Do not call any tool in this reply: answer in prose.",
+		reasked: "You wrote a tool call, but this reply must not call any tool.",
+	}, {
 		name:    "required: prose, re-asked, then a call",
 		choice:  toolChoice("required"),
 		replies: []string{prose, parisCall},
