@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/ptkit/ptk/llm"
@@ -100,5 +101,38 @@ func TestRequestExtra(t *testing.T) {
 	want := `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"What is the capital of France?"}],"response_format":{"type":"json_object"},"seed":7}`
 	if string(body) != want {
 		t.Errorf("body\n%s\nwant\n%s", body, want)
+	}
+}
+
+// A stream request answered with a page that is no event stream fails
+// with what the page said; an event stream with another type is read.
+func TestStreamOtherContentType(t *testing.T) {
+	page, _ := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, "<html><body>502 Bad Gateway (nginx)</body></html>")
+	}, WithMaxRetries(0))
+	var err error
+	for _, e := range page.Stream(context.Background(), ask) {
+		if e != nil {
+			err = e
+		}
+	}
+	var le *llm.Error
+	if !errors.Is(err, llm.ErrBadResponse) || !errors.As(err, &le) || !strings.Contains(le.Message, "502 Bad Gateway (nginx)") {
+		t.Errorf("HTML page: %v", err)
+	}
+	plain, _ := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		io.WriteString(w, "data: {\"choices\":[{\"delta\":{\"content\":\"Paris\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+	})
+	var text string
+	for ch, e := range plain.Stream(context.Background(), ask) {
+		if e != nil {
+			t.Fatal(e)
+		}
+		text += ch.Text
+	}
+	if text != "Paris" {
+		t.Errorf("text/plain event stream: %q", text)
 	}
 }

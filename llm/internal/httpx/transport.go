@@ -1,7 +1,9 @@
 package httpx
 
 import (
+	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -180,9 +182,24 @@ func (t *Transport) Stream(ctx context.Context, body func() ([]byte, error), att
 // it would have had: the text, reasoning and model, each call, then the
 // usage and finish reason. It returns retry.ErrStopped when yield asks to
 // stop.
+//
+// An answer of another type is read as an event stream when it begins like
+// one; otherwise (the HTML page of a proxy) it is an ErrBadResponse that
+// quotes it.
 func StreamOrWhole(resp *http.Response, yield func(llm.Chunk) bool, events func(io.Reader, func(llm.Chunk) bool) error, whole func(io.Reader) (*llm.Response, error)) error {
-	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+	ct := strings.ToLower(resp.Header.Get("Content-Type"))
+	switch {
+	case strings.HasPrefix(ct, "text/event-stream"):
 		return events(resp.Body, yield)
+	case !strings.HasPrefix(ct, "application/json"):
+		br := bufio.NewReader(resp.Body)
+		br.Peek(1) // waits for the first bytes, and no more
+		head, _ := br.Peek(br.Buffered())
+		if t := bytes.TrimLeft(head, " \t\r\n\ufeff"); len(t) == 0 || t[0] == ':' || bytes.HasPrefix(t, []byte("data")) ||
+			bytes.HasPrefix(t, []byte("event")) || bytes.HasPrefix(t, []byte("id")) || bytes.HasPrefix(t, []byte("retry")) {
+			return events(br, yield)
+		}
+		return &llm.Error{Kind: llm.ErrBadResponse, Message: "the server answered " + cmp.Or(ct, "with no Content-Type") + " instead of an event stream: " + Excerpt(head)}
 	}
 	r, err := whole(resp.Body)
 	if err != nil {
