@@ -136,10 +136,7 @@ func (r *runner) renderPTK(out []ptk.Message) []ptk.Message {
 			out = append(out, ptk.Message{Role: ptk.RoleAssistant, Content: content})
 		case ptk.RoleTool:
 			var results []ptk.Result
-			for ; i < len(h) && h[i].Role == ptk.RoleTool; i++ {
-				results = append(results, ptk.Result{CallID: h[i].CallID, Tool: h[i].Tool, Content: h[i].Content, IsError: h[i].IsError})
-			}
-			i--
+			results, i = protocol.ToolTurn(h, i)
 			out = append(out, ptk.Message{Role: ptk.RoleUser, Content: r.opts.Formatter.Results(results)})
 		case ptk.RoleSystem:
 			// The system prompt is the run's own.

@@ -8,7 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"strings"
+	"strconv"
 	"time"
 
 	"github.com/ptkit/ptk"
@@ -121,7 +121,7 @@ func (x *exchange) read() *httpError {
 		switch m.Role {
 		case "system", "developer", "user", "assistant", "tool", "function":
 		default:
-			return badRequest("messages[%d]: unknown role %s (want system, developer, user, assistant or tool)", i, quote(m.Role))
+			return badRequest("messages[%d]: unknown role %s (want system, developer, user, assistant or tool)", i, strconv.Quote(m.Role))
 		}
 		if m.Role == "tool" || m.Role == "function" || len(m.ToolCalls) > 0 {
 			x.toolTurns = true
@@ -135,14 +135,14 @@ func (x *exchange) read() *httpError {
 		name := t.Function.Name
 		if t.Type != "" && t.Type != "function" {
 			// Only an upstream with native tools can take it.
-			x.otherTool = "tools[" + itoa(i) + "]: tools of type " + quote(t.Type) + " cannot be taught in the text protocol (only \"function\")"
+			x.otherTool = "tools[" + strconv.Itoa(i) + "]: tools of type " + strconv.Quote(t.Type) + " cannot be taught in the text protocol (only \"function\")"
 			continue
 		}
 		switch {
 		case name == "":
 			return badRequest("tools[%d]: the function needs a name", i)
 		case seen[name]:
-			return badRequest("tools[%d]: the function %s is declared twice", i, quote(name))
+			return badRequest("tools[%d]: the function %s is declared twice", i, strconv.Quote(name))
 		}
 		seen[name] = true
 		params := bytes.TrimSpace(t.Function.Parameters)
@@ -150,7 +150,7 @@ func (x *exchange) read() *httpError {
 			params = nil
 		}
 		if len(params) > 0 && params[0] != '{' {
-			return badRequest("tools[%d]: the parameters of %s must be a JSON Schema object", i, quote(name))
+			return badRequest("tools[%d]: the parameters of %s must be a JSON Schema object", i, strconv.Quote(name))
 		}
 		x.tools = append(x.tools, ptk.ToolInfo{Name: name, Description: t.Function.Description, Parameters: json.RawMessage(params)})
 	}
@@ -171,13 +171,13 @@ func (x *exchange) read() *httpError {
 		if errors.Is(err, llm.ErrModelNotFound) {
 			return &httpError{status: http.StatusNotFound, typ: "invalid_request_error", code: "model_not_found", msg: err.Error()}
 		}
-		return badRequest("model %s: %v", quote(x.name), err)
+		return badRequest("model %s: %v", strconv.Quote(x.name), err)
 	}
 	if up.Name == "" {
 		up.Name = x.name
 	}
 	if up.Model == nil {
-		return &httpError{status: http.StatusInternalServerError, typ: "server_error", msg: "the gateway is misconfigured: model " + quote(x.name) + " has no Upstream.Model"}
+		return &httpError{status: http.StatusInternalServerError, typ: "server_error", msg: "the gateway is misconfigured: model " + strconv.Quote(x.name) + " has no Upstream.Model"}
 	}
 	x.up = up
 	return nil
@@ -192,7 +192,7 @@ func (x *exchange) serve(ctx context.Context, w http.ResponseWriter) error {
 	translate := len(x.tools) > 0 || x.toolTurns
 	switch {
 	case x.up.Forward != nil && (!translate || x.up.Mode == agent.ModeNative):
-		return x.forward(ctx, w)
+		return x.forward(ctx, w, false)
 	case !translate:
 		return x.serveModel(ctx, w)
 	case x.usePTK():
@@ -202,7 +202,7 @@ func (x *exchange) serve(ctx context.Context, w http.ResponseWriter) error {
 	// without a tool parser takes the tools and answers in text.
 	var err error
 	if x.up.Forward != nil {
-		err = x.forwardReading(ctx, w)
+		err = x.forward(ctx, w, true)
 	} else {
 		err = x.serveModel(ctx, w)
 	}
@@ -245,88 +245,9 @@ func (x *exchange) modelKey() string {
 	return base + "\x00" + x.up.Name
 }
 
-// forward passes the request through to an OpenAI-compatible upstream, as
-// it came, and copies the answer back.
-func (x *exchange) forward(ctx context.Context, w http.ResponseWriter) error {
-	x.mode = modeNative
-	body := x.body
-	if x.req.Model != x.up.Name {
-		var err error
-		if body, err = setModel(body, x.up.Name); err != nil {
-			return badRequest("the request body is not a JSON object: %v", err)
-		}
-	}
-	resp, err := x.up.Forward.Forward(ctx, body, x.req.Stream)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	return x.copyAnswer(w, resp)
-}
-
 // setModel returns body with its "model" set to name.
 func setModel(body []byte, name string) ([]byte, error) {
 	return setFields(body, obj{"model": marshal(name)})
-}
-
-// copyAnswer copies an upstream answer to the client as it arrives, and
-// reads its usage and calls for the log line.
-func (x *exchange) copyAnswer(w http.ResponseWriter, resp *http.Response) error {
-	copyHeaders(w, resp)
-	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		data, err := io.ReadAll(resp.Body)
-		if err != nil {
-			return &llm.Error{Kind: llm.ErrConnection, Message: "reading the upstream answer: " + err.Error(), Err: err}
-		}
-		x.readStats(data)
-		w.WriteHeader(resp.StatusCode)
-		x.wrote = true
-		w.Write(data)
-		return nil
-	}
-	w.WriteHeader(resp.StatusCode)
-	x.wrote = true
-	rc := http.NewResponseController(w)
-	rc.Flush()
-	buf := make([]byte, 32<<10)
-	var line []byte
-	for {
-		n, err := resp.Body.Read(buf)
-		if n > 0 {
-			if _, werr := w.Write(buf[:n]); werr != nil {
-				return werr
-			}
-			rc.Flush()
-			line = x.scanEvents(line, buf[:n])
-		}
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return &llm.Error{Kind: llm.ErrConnection, Message: "the upstream stream broke: " + err.Error(), Err: err}
-		}
-	}
-}
-
-// scanEvents reads the complete lines of an event stream for the log
-// line's usage and calls; it returns the incomplete last line.
-func (x *exchange) scanEvents(line, data []byte) []byte {
-	for len(data) > 0 {
-		i := bytes.IndexByte(data, '\n')
-		if i < 0 {
-			return append(line, data...)
-		}
-		l := data[:i]
-		if len(line) > 0 {
-			line = append(line, l...)
-			l = line
-		}
-		if d, ok := bytes.CutPrefix(bytes.TrimSpace(l), []byte("data:")); ok {
-			x.readStats(bytes.TrimSpace(d))
-		}
-		line, data = line[:0], data[i+1:]
-	}
-	return line
 }
 
 // readStats reads a whole answer's, or a chunk's, usage and new calls.
@@ -345,10 +266,7 @@ func (x *exchange) readStats(data []byte) {
 				} `json:"tool_calls"`
 			} `json:"delta"`
 		} `json:"choices"`
-		Usage *struct {
-			PromptTokens     int `json:"prompt_tokens"`
-			CompletionTokens int `json:"completion_tokens"`
-		} `json:"usage"`
+		Usage json.RawMessage `json:"usage"`
 	}
 	if json.Unmarshal(data, &v) != nil {
 		return
@@ -361,17 +279,26 @@ func (x *exchange) readStats(data []byte) {
 			}
 		}
 	}
-	if v.Usage != nil {
-		x.usage = ptk.Usage{PromptTokens: v.Usage.PromptTokens, CompletionTokens: v.Usage.CompletionTokens}
+	x.readUsage(v.Usage)
+}
+
+// readUsage reads a usage object, when there is one, for the log line.
+func (x *exchange) readUsage(raw json.RawMessage) {
+	var u struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+	}
+	if hasValue(raw) && json.Unmarshal(raw, &u) == nil {
+		x.usage = ptk.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens}
 	}
 }
 
 func byteSize(n int64) string {
 	switch {
 	case n >= 1<<20 && n%(1<<20) == 0:
-		return itoa(int(n>>20)) + " MiB"
+		return strconv.Itoa(int(n>>20)) + " MiB"
 	case n >= 1<<10 && n%(1<<10) == 0:
-		return itoa(int(n>>10)) + " KiB"
+		return strconv.Itoa(int(n>>10)) + " KiB"
 	}
-	return itoa(int(n)) + " bytes"
+	return strconv.Itoa(int(n)) + " bytes"
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	_ "embed"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"text/template"
 
@@ -32,11 +33,11 @@ func parseToolChoice(raw json.RawMessage, declared map[string]bool) (toolChoice,
 			c.kind = s
 		case "required", "any":
 			if len(declared) == 0 {
-				return c, badRequest("tool_choice %s needs tools", quote(s))
+				return c, badRequest("tool_choice %s needs tools", strconv.Quote(s))
 			}
 			c.kind = "required"
 		default:
-			return c, badRequest("tool_choice must be \"auto\", \"none\", \"required\" or {\"type\": \"function\", \"function\": {\"name\": …}}, not %s", quote(s))
+			return c, badRequest("tool_choice must be \"auto\", \"none\", \"required\" or {\"type\": \"function\", \"function\": {\"name\": …}}, not %s", strconv.Quote(s))
 		}
 		return c, nil
 	}
@@ -67,7 +68,7 @@ func parseToolChoice(raw json.RawMessage, declared map[string]bool) (toolChoice,
 		return c, badRequest("tool_choice must be \"auto\", \"none\", \"required\", {\"type\": \"function\", \"function\": {\"name\": …}} or {\"type\": \"allowed_tools\", …}")
 	}
 	if !declared[named.Function.Name] {
-		return c, badRequest("tool_choice names the function %s, which is not in tools", quote(named.Function.Name))
+		return c, badRequest("tool_choice names the function %s, which is not in tools", strconv.Quote(named.Function.Name))
 	}
 	return toolChoice{kind: "named", name: named.Function.Name}, nil
 }
@@ -81,11 +82,11 @@ func allowedTools(mode string, names []string, declared map[string]bool) (toolCh
 	case "required":
 		c.kind = "required"
 	default:
-		return c, badRequest("tool_choice.allowed_tools.mode must be \"auto\" or \"required\", not %s", quote(mode))
+		return c, badRequest("tool_choice.allowed_tools.mode must be \"auto\" or \"required\", not %s", strconv.Quote(mode))
 	}
 	for _, name := range names {
 		if !declared[name] {
-			return c, badRequest("tool_choice.allowed_tools names the function %s, which is not in tools", quote(name))
+			return c, badRequest("tool_choice.allowed_tools names the function %s, which is not in tools", strconv.Quote(name))
 		}
 		c.allowed[name] = true
 	}

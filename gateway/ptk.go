@@ -21,11 +21,8 @@ import (
 // asked again once: with a sharper instruction, or with the errors.
 func (x *exchange) servePTK(ctx context.Context, w http.ResponseWriter) error {
 	x.mode = modePTK
-	if x.otherTool != "" {
-		return badRequest("%s", x.otherTool)
-	}
-	if x.req.N != nil && *x.req.N > 1 {
-		return badRequest("n = %d: a model taught the text protocol gives one choice; leave n out or set it to 1", *x.req.N)
+	if herr := x.translatable(); herr != nil {
+		return herr
 	}
 	parser, err := protocol.NewParser(x.tools)
 	if err != nil {
@@ -214,6 +211,19 @@ func (x *exchange) ask(ctx context.Context, req llm.Request, p *protocol.Parser,
 	return rep, nil
 }
 
+// translatable reports what in the request the gateway cannot translate
+// for the model (it passes through only): a tool that is not a function,
+// more than one choice.
+func (x *exchange) translatable() *httpError {
+	if x.otherTool != "" {
+		return badRequest("%s", x.otherTool)
+	}
+	if x.req.N != nil && *x.req.N > 1 {
+		return badRequest("n = %d: the gateway asks the model for one choice here; leave n out or set it to 1", *x.req.N)
+	}
+	return nil
+}
+
 // finishReason is the finish_reason of an answer.
 func finishReason(upstream string, calls bool) string {
 	switch {
@@ -320,10 +330,7 @@ func (x *exchange) ptkConversation() ([]ptk.Message, *httpError) {
 			out = append(out, ptk.Message{Role: ptk.RoleAssistant, Content: content})
 		case ptk.RoleTool:
 			var results []ptk.Result
-			for ; i < len(msgs) && msgs[i].Role == ptk.RoleTool; i++ {
-				results = append(results, ptk.Result{CallID: msgs[i].CallID, Tool: msgs[i].Tool, Content: msgs[i].Content})
-			}
-			i--
+			results, i = protocol.ToolTurn(msgs, i)
 			out = append(out, ptk.Message{Role: ptk.RoleUser, Content: f.Results(results)})
 		default:
 			out = append(out, m)
@@ -358,11 +365,8 @@ func (x *exchange) ptkConversation() ([]ptk.Message, *httpError) {
 // out of it.
 func (x *exchange) serveModel(ctx context.Context, w http.ResponseWriter) error {
 	x.mode = modeTranslated
-	if x.otherTool != "" {
-		return badRequest("%s", x.otherTool)
-	}
-	if x.req.N != nil && *x.req.N > 1 {
-		return badRequest("n = %d: this model gives one choice; leave n out or set it to 1", *x.req.N)
+	if herr := x.translatable(); herr != nil {
+		return herr
 	}
 	req, herr := x.llmRequest(true)
 	if herr != nil {

@@ -8,35 +8,40 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/protocol"
 )
 
-// forwardReading passes a request with tools through to an
-// OpenAI-compatible upstream, as forward does, and reads the answer on its
-// way back for calls the model wrote as text: a server without a tool
-// parser takes the tools and answers with the model's own call format in
-// the content. Such calls become tool_calls and leave the content; the rest
-// of the answer (ids, usage, native calls, every other field) is kept.
-func (x *exchange) forwardReading(ctx context.Context, w http.ResponseWriter) error {
-	parser, err := protocol.NewParser(x.tools)
-	if err != nil {
-		return badRequest("tools: %v", err)
-	}
+// forward passes the request through to an OpenAI-compatible upstream, as
+// it came (only its model named again when needed), and copies the answer
+// back as it arrives, reading its usage and calls for the log line.
+//
+// With read, the answer is also read on its way back for calls the model
+// wrote as text: a server without a tool parser takes the tools and answers
+// with the model's own call format in the content. Such calls become
+// tool_calls and leave the content; the rest of the answer (ids, usage,
+// native calls, every other field) is kept. A stream whose client did not
+// ask for the usage then asks for it, and gets it on its finishing chunk.
+func (x *exchange) forward(ctx context.Context, w http.ResponseWriter, read bool) error {
 	x.mode = modeNative
+	var parser *protocol.Parser
+	if read {
+		var err error
+		if parser, err = protocol.NewParser(x.tools); err != nil {
+			return badRequest("tools: %v", err)
+		}
+	}
 	body := x.body
 	set := obj{}
 	if x.req.Model != x.up.Name {
 		set["model"] = marshal(x.up.Name)
 	}
-	// Every answer carries the usage: a stream whose client did not ask
-	// for it asks, and gets it on the finishing chunk.
-	moveUsage := x.req.Stream && (x.req.StreamOptions == nil || !x.req.StreamOptions.IncludeUsage)
+	moveUsage := read && x.req.Stream && (x.req.StreamOptions == nil || !x.req.StreamOptions.IncludeUsage)
 	if moveUsage {
 		set["stream_options"] = json.RawMessage(`{"include_usage":true}`)
 	}
 	if len(set) > 0 {
+		var err error
 		if body, err = setFields(body, set); err != nil {
 			return badRequest("the request body is not a JSON object: %v", err)
 		}
@@ -46,32 +51,36 @@ func (x *exchange) forwardReading(ctx context.Context, w http.ResponseWriter) er
 		return err
 	}
 	defer resp.Body.Close()
+	copyHeaders(w, resp)
 	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		data, err := io.ReadAll(resp.Body)
 		if err != nil {
 			return &llm.Error{Kind: llm.ErrConnection, Message: "reading the upstream answer: " + err.Error(), Err: err}
 		}
-		data = x.readWhole(parser, data)
+		if read {
+			data = x.readWhole(parser, data)
+		}
 		x.readStats(data)
-		copyHeaders(w, resp)
 		w.WriteHeader(resp.StatusCode)
 		x.wrote = true
 		w.Write(data)
 		return nil
 	}
-	copyHeaders(w, resp)
 	w.WriteHeader(resp.StatusCode)
 	x.wrote = true
 	rc := http.NewResponseController(w)
 	rc.Flush()
-	sr := &streamReader{x: x, w: w, rc: rc, moveUsage: moveUsage}
-	sr.ps = parser.NewStream(sr.event)
+	sr := &streamReader{x: x, w: w, moveUsage: moveUsage}
+	if read {
+		sr.ps = parser.NewStream(sr.event)
+	}
 	buf := make([]byte, 32<<10)
 	var line []byte
 	for {
 		n, err := resp.Body.Read(buf)
 		if n > 0 {
 			line = sr.lines(line, buf[:n])
+			rc.Flush() // what came in one read goes out at once
 		}
 		if err == io.EOF {
 			if len(line) > 0 {
@@ -79,6 +88,7 @@ func (x *exchange) forwardReading(ctx context.Context, w http.ResponseWriter) er
 			}
 			sr.finish()
 			sr.release()
+			rc.Flush()
 			return nil
 		}
 		if err != nil {
@@ -119,7 +129,8 @@ func (x *exchange) readWhole(p *protocol.Parser, data []byte) []byte {
 	var calls []outToolCall
 	for _, c := range res.Calls {
 		if x.choice.allows(c.Tool) && !(x.single() && len(calls) > 0) {
-			calls = append(calls, toolCallOut(c, nil))
+			c.ID = "call_" + randomID()
+			calls = append(calls, callOut(c))
 		}
 	}
 	if len(calls) == 0 {
@@ -154,20 +165,13 @@ func marshal(v any) json.RawMessage {
 	return bytes.TrimRight(b.Bytes(), "\n")
 }
 
-// toolCallOut is a call as the API writes it; index is set in a stream.
-func toolCallOut(c ptk.Call, index *int) outToolCall {
-	tc := outToolCall{Index: index, ID: "call_" + randomID(), Type: "function"}
-	tc.Function.Name, tc.Function.Arguments = c.Tool, compactArgs(c.Args)
-	return tc
-}
-
-// streamReader passes an upstream's event stream on, event by event, with
-// the content read by the parser: the text comes out of it as it is read
-// (a possible call held back), calls as tool_calls.
+// streamReader passes an upstream's event stream on, line by line (flushed
+// after each read from the upstream). With a parser (ps), the content is read by it: the
+// text comes out of it as it is read (a possible call held back), calls as
+// tool_calls; without, every line goes on as it came.
 type streamReader struct {
 	x  *exchange
 	w  http.ResponseWriter
-	rc *http.ResponseController
 	ps *protocol.Stream
 
 	// What the parser gave since the last event went out.
@@ -202,10 +206,9 @@ func (s *streamReader) event(e protocol.Event) {
 		s.emitted++
 		s.x.mode = modeNativeText
 		s.x.calls++
-		tc := toolCallOut(a.Call, &i)
-		args := outToolCall{Index: &i}
-		args.Function.Arguments, tc.Function.Arguments = tc.Function.Arguments, ""
-		s.calls = append(s.calls, tc, args)
+		c := a.Call
+		c.ID = "call_" + randomID()
+		s.calls = append(s.calls, callOut(c).streamed(i)...)
 	}
 }
 
@@ -243,13 +246,18 @@ func (s *streamReader) line(l []byte) {
 		s.write(l)
 		return
 	}
-	s.x.readStats(d)
+	if s.ps == nil {
+		s.x.readStats(d)
+		s.write(l)
+		return
+	}
 	var top obj
 	var choices []obj
 	if json.Unmarshal(d, &top) != nil || json.Unmarshal(top["choices"], &choices) != nil {
 		s.write(l)
 		return
 	}
+	s.x.readUsage(top["usage"])
 	if len(choices) == 0 && s.held != nil && hasValue(top["usage"]) {
 		s.held["usage"] = top["usage"]
 		s.release()
@@ -264,11 +272,15 @@ func (s *streamReader) line(l []byte) {
 	var delta obj
 	json.Unmarshal(ch["delta"], &delta)
 	var native []struct {
-		Index int `json:"index"`
+		Index int    `json:"index"`
+		ID    string `json:"id"`
 	}
 	if json.Unmarshal(delta["tool_calls"], &native) == nil {
 		for _, n := range native {
 			s.nextIndex = max(s.nextIndex, n.Index+1)
+			if n.ID != "" {
+				s.x.calls++
+			}
 		}
 	}
 	var content string
@@ -341,7 +353,7 @@ func (s *streamReader) take(delta obj) {
 // finish ends the parse, at the end of the stream, and sends what it gave
 // in a chunk of its own when the stream had no finishing chunk.
 func (s *streamReader) finish() {
-	if s.finished {
+	if s.finished || s.ps == nil {
 		return
 	}
 	s.finished = true
@@ -361,12 +373,7 @@ func (s *streamReader) finish() {
 	s.write([]byte("\n"))
 }
 
-func (s *streamReader) write(b []byte) {
-	s.w.Write(b)
-	if len(bytes.TrimSpace(b)) == 0 {
-		s.rc.Flush()
-	}
-}
+func (s *streamReader) write(b []byte) { s.w.Write(b) }
 
 // single reports whether the request asks for one call at most.
 func (x *exchange) single() bool { return x.req.ParallelToolCalls != nil && !*x.req.ParallelToolCalls }

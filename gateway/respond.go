@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -116,22 +115,33 @@ func (r *responder) separate() { r.sep = true }
 // sends them: the call's index, id and name, then its arguments.
 func (r *responder) addCall(c ptk.Call) {
 	r.x.calls++
-	args := compactArgs(c.Args)
-	i := len(r.calls)
-	tc := outToolCall{ID: c.ID, Type: "function"}
-	tc.Function.Name = c.Tool
+	tc := callOut(c)
+	r.calls = append(r.calls, tc)
 	if !r.stream {
-		tc.Function.Arguments = args
-		r.calls = append(r.calls, tc)
 		return
 	}
-	r.calls = append(r.calls, tc)
 	r.begin()
-	tc.Index = &i
-	r.chunk(&outDelta{ToolCalls: []outToolCall{tc}}, nil, nil)
-	argc := outToolCall{Index: &i}
-	argc.Function.Arguments = args
-	r.chunk(&outDelta{ToolCalls: []outToolCall{argc}}, nil, nil)
+	pieces := tc.streamed(len(r.calls) - 1)
+	r.chunk(&outDelta{ToolCalls: pieces[:1]}, nil, nil)
+	r.chunk(&outDelta{ToolCalls: pieces[1:]}, nil, nil)
+}
+
+// callOut is a call as the API writes it.
+func callOut(c ptk.Call) outToolCall {
+	tc := outToolCall{ID: c.ID, Type: "function"}
+	tc.Function.Name, tc.Function.Arguments = c.Tool, compactArgs(c.Args)
+	return tc
+}
+
+// streamed is the call as a stream carries it at index, in the two pieces
+// OpenAI sends: its index, id, type and name with empty arguments, then its
+// arguments.
+func (tc outToolCall) streamed(index int) []outToolCall {
+	head := tc
+	head.Index, head.Function.Arguments = &index, ""
+	args := outToolCall{Index: &index}
+	args.Function.Arguments = tc.Function.Arguments
+	return []outToolCall{head, args}
 }
 
 // addCallDelta passes on a piece of a native call in a stream, as it came:
@@ -216,5 +226,3 @@ func randomID() string {
 	}
 	return string(b[:])
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }

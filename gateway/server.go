@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -204,23 +205,10 @@ func (s *Server) authorized(r *http.Request) bool {
 	}
 	h := r.Header.Get("Authorization")
 	const prefix = "Bearer "
-	if len(h) <= len(prefix) || !equalFoldASCII(h[:len(prefix)], prefix) {
+	if len(h) <= len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
 		return false
 	}
 	return s.keys[sha256.Sum256([]byte(h[len(prefix):]))]
-}
-
-func equalFoldASCII(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range len(a) {
-		x, y := a[i]|0x20, b[i]|0x20
-		if x != y {
-			return false
-		}
-	}
-	return true
 }
 
 // Serve serves on ln until ctx ends, then stops taking connections and

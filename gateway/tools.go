@@ -21,8 +21,8 @@ var denyAll = tool.ApproverFunc(func(context.Context, ptk.Call, ptk.ToolInfo) (t
 // stream: the model's reasoning as it comes, then the answer).
 func (x *exchange) serveTools(ctx context.Context, w http.ResponseWriter) error {
 	x.mode = modeServerTools
-	if x.req.N != nil && *x.req.N > 1 {
-		return badRequest("n = %d: the gateway's tools give one choice; leave n out or set it to 1", *x.req.N)
+	if herr := x.translatable(); herr != nil {
+		return herr
 	}
 	req, herr := x.llmRequest(false)
 	if herr != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 
 	"github.com/ptkit/ptk"
@@ -101,7 +102,7 @@ func contentText(raw json.RawMessage) (string, error) {
 			case "text", "input_text", "output_text":
 				b.WriteString(p.Text)
 			default:
-				return "", errors.New("a content part of type " + quote(p.Type) + " cannot be sent in the text protocol, which carries text only")
+				return "", errors.New("a content part of type " + strconv.Quote(p.Type) + " cannot be sent in the text protocol, which carries text only")
 			}
 		}
 		return b.String(), nil
@@ -185,5 +186,3 @@ type apiError struct {
 		Code    *string `json:"code"`
 	} `json:"error"`
 }
-
-func quote(s string) string { b, _ := json.Marshal(s); return string(b) }

@@ -342,7 +342,7 @@ func (p PTK) Conversation(msgs []ptk.Message, tools []ptk.ToolInfo) string {
 		switch m.Role {
 		case ptk.RoleTool:
 			var results []ptk.Result
-			results, i = toolTurn(msgs, i)
+			results, i = ToolTurn(msgs, i)
 			writeConversationTurn(&b, turnHeaderTool, formatResults(results, true))
 		case ptk.RoleAssistant:
 			text := conversationText(m.Content)
@@ -390,7 +390,7 @@ func (p PTK) Transcript(msgs []ptk.Message) string {
 			}
 		case ptk.RoleTool:
 			var results []ptk.Result
-			results, i = toolTurn(msgs, i)
+			results, i = ToolTurn(msgs, i)
 			header, text = turnHeaderTool, p.Results(results)
 		}
 		writeConversationTurn(&b, header, escapeTurnHeaders(text))
@@ -400,9 +400,11 @@ func (p PTK) Transcript(msgs []ptk.Message) string {
 	return b.String()
 }
 
-// toolTurn returns the results of the run of tool messages that starts at
-// msgs[i], and the index of the last of them.
-func toolTurn(msgs []ptk.Message, i int) ([]ptk.Result, int) {
+// ToolTurn returns the results of the run of tool messages that starts at
+// msgs[i], in order, and the index of the last of them: the results of one
+// turn's calls, which the protocol sends back as one message
+// ([PTK.Results]).
+func ToolTurn(msgs []ptk.Message, i int) ([]ptk.Result, int) {
 	var results []ptk.Result
 	for ; i < len(msgs) && msgs[i].Role == ptk.RoleTool; i++ {
 		t := msgs[i]

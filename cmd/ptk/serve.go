@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -228,7 +229,7 @@ func (r *resolver) resolve(name string) (gateway.Upstream, error) {
 		if key == "" && p.APIKeyEnv != "" {
 			key = os.Getenv(p.APIKeyEnv)
 		}
-		up.Forward = openaiClient(cmpOr(o.BaseURL, p.APIBase), key)
+		up.Forward = openaiClient(cmp.Or(o.BaseURL, p.APIBase), key)
 	}
 	return up, nil
 }
@@ -246,13 +247,6 @@ func (r *resolver) list(ctx context.Context, defaultModel string) []string {
 		names = append([]string{defaultModel}, names...)
 	}
 	return names
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // serveApprover lets the gateway's own tools change something only where
