@@ -31,6 +31,7 @@ type wrapped struct {
 }
 
 func (w wrapped) Info() ptk.ToolInfo { return w.inner.Info() }
+func (w wrapped) Unwrap() ptk.Tool   { return w.inner }
 func (w wrapped) Run(ctx context.Context, args json.RawMessage) (ptk.Result, error) {
 	return w.run(ctx, args)
 }

@@ -18,7 +18,10 @@ import (
 // Option configures a tool made by [New].
 type Option func(*typedOptions)
 
-type typedOptions struct{ readOnly, cacheable bool }
+type typedOptions struct {
+	readOnly, cacheable bool
+	subject             func(json.RawMessage) Subject
+}
 
 // ReadOnly marks the tool as changing nothing outside itself
 // ([ptk.ToolInfo.ReadOnly]), so it runs without approval.
@@ -28,6 +31,22 @@ func ReadOnly() Option { return func(o *typedOptions) { o.readOnly = true } }
 // the length of a run ([ptk.ToolInfo.Cacheable]). Only read-only tools
 // should say so.
 func Cacheable() Option { return func(o *typedOptions) { o.cacheable = true } }
+
+// WithSubject declares what a call will act on (a command, a path), for
+// approvers and policies: the tool then implements [Subjecter], with f given
+// the call's arguments decoded into In (the zero Subject when they cannot
+// be decoded).
+func WithSubject[In any](f func(In) Subject) Option {
+	return func(o *typedOptions) {
+		o.subject = func(args json.RawMessage) Subject {
+			var in In
+			if json.Unmarshal(args, &in) != nil {
+				return Subject{}
+			}
+			return f(in)
+		}
+	}
+}
 
 // New returns a tool that decodes its arguments into In, calls fn, and
 // returns Out as the result.
@@ -90,7 +109,7 @@ func New[In, Out any](name, description string, fn func(context.Context, In) (Ou
 		ReadOnly:    o.readOnly,
 		Cacheable:   o.cacheable,
 	}
-	return ptk.NewTool(info, func(ctx context.Context, args json.RawMessage) (ptk.Result, error) {
+	run := func(ctx context.Context, args json.RawMessage) (ptk.Result, error) {
 		if s := bytes.TrimSpace(args); len(s) == 0 || string(s) == "null" {
 			args = json.RawMessage("{}")
 		}
@@ -112,8 +131,20 @@ func New[In, Out any](name, description string, fn func(context.Context, In) (Ou
 			return ptk.Result{}, err
 		}
 		return encodeOut(out)
-	})
+	}
+	if o.subject != nil {
+		return subjectTool{Tool: ptk.NewTool(info, run), subject: o.subject}
+	}
+	return ptk.NewTool(info, run)
 }
+
+// subjectTool is a tool that declares its calls' subject.
+type subjectTool struct {
+	ptk.Tool
+	subject func(json.RawMessage) Subject
+}
+
+func (t subjectTool) Subject(args json.RawMessage) Subject { return t.subject(args) }
 
 // invalidArgs is the result for arguments that do not fit, at the JSON
 // pointer at (empty if unknown).
