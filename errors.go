@@ -36,13 +36,16 @@ const (
 	ToolCallDenied Code = "TOOL_CALL_DENIED"
 	// BudgetExceeded: the run spent its budget of cost or tokens.
 	BudgetExceeded Code = "BUDGET_EXCEEDED"
+	// InvalidConfig: the run was set up wrong (no model, a tool whose schema
+	// does not compile, two tools of one name); nothing ran.
+	InvalidConfig Code = "INVALID_CONFIG"
 )
 
 // Codes lists every [Code], in the order of the design.
 var Codes = []Code{
 	ToolNotFound, InvalidToolCall, MaxIterationsReached, MaxToolCallsReached,
 	ToolExecutionFailed, LLMCallFailed, ParseError, DuplicateToolCall, Timeout, Canceled,
-	ToolCallDenied, BudgetExceeded,
+	ToolCallDenied, BudgetExceeded, InvalidConfig,
 }
 
 // Error makes a Code usable as an error value.

@@ -6,26 +6,31 @@ import (
 	"fmt"
 	"iter"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/protocol"
 	"github.com/ptkit/ptk/tool"
+	"github.com/ptkit/ptk/turn"
 )
 
-// Run runs the loop: the model answers prompt, calling tools until it gives a
-// final answer or a limit is reached. It returns the Result, and an error
-// (a *ptk.Error with the run's Code) when the run failed; the Result is
-// filled in either way.
-func Run(ctx context.Context, prompt string, opts Options) (*Result, error) {
-	return run(ctx, prompt, opts, nil)
+// Run runs the loop over a conversation: the model answers the last turn of
+// history (usually the user's; see Prompt), calling tools until it gives a
+// final answer or a limit is reached. It returns the Result, and an error (a
+// *ptk.Error with the run's Code) when the run failed; the Result is filled
+// in either way. A mistake in the run's setup (no model, two tools of one
+// name, a schema that does not compile) fails with ptk.InvalidConfig before
+// anything runs.
+func Run(ctx context.Context, history []ptk.Message, opts Options) (*Result, error) {
+	return run(ctx, history, opts, nil)
 }
 
-// Stream runs the loop like Run and reports every step as an Event. The last
-// event is EventDone, with the Result, paired with the run's error. Breaking
-// out of the loop early cancels the run.
-func Stream(ctx context.Context, prompt string, opts Options) iter.Seq2[Event, error] {
+// Stream runs the loop like Run and reports every step as an Event: the one
+// way to watch a run. The last event is EventDone, with the Result, paired
+// with the run's error. Breaking out of the loop early cancels the run.
+func Stream(ctx context.Context, history []ptk.Message, opts Options) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
@@ -36,11 +41,17 @@ func Stream(ctx context.Context, prompt string, opts Options) iter.Seq2[Event, e
 				cancel()
 			}
 		}
-		res, err := run(ctx, prompt, opts, emit)
+		res, err := run(ctx, history, opts, emit)
 		if !stopped {
 			yield(Event{Kind: EventDone, Run: res}, err)
 		}
 	}
+}
+
+// Prompt is the history of a run that answers one prompt: a single user
+// message.
+func Prompt(text string) []ptk.Message {
+	return []ptk.Message{{Role: ptk.RoleUser, Content: text}}
 }
 
 // runner is the state of one run. Only the run's goroutine touches it; tools
@@ -53,22 +64,26 @@ type runner struct {
 	parser *protocol.Parser
 	mode   Mode
 	res    *Result
-	// history is the conversation without the system prompt.
-	history []ptk.Message
+	// history is the conversation without the system prompt, rendered for
+	// the model as it grows.
+	history *turn.History
 	// turn numbers the assistant turns of the conversation, for call ids.
 	turn int
-	// recent holds the keys of the latest answered calls, for duplicates.
-	recent []string
+	// recent holds the keys of the latest answered read-only calls, for
+	// duplicates; lastChange the key of the latest call that may have
+	// changed something, for repeats.
+	recent     []string
+	lastChange string
+	// warned counts the duplicates and repeats the model was told of.
+	warned int
 	// cache holds results of cacheable calls by key.
 	cache map[string]ptk.Result
-	// systemPTK is the system prompt of ModePTK, written once per run.
-	systemPTK string
 	// lastPrompt is the prompt tokens of the last model call: the next
 	// prompt is at least as long.
 	lastPrompt int
 }
 
-func run(ctx context.Context, prompt string, opts Options, emit func(Event)) (res *Result, err error) {
+func run(ctx context.Context, input []ptk.Message, opts Options, emit func(Event)) (res *Result, err error) {
 	start := time.Now()
 	opts.defaults()
 	r := &runner{opts: opts, emit: emit, res: &Result{}}
@@ -76,22 +91,18 @@ func run(ctx context.Context, prompt string, opts Options, emit func(Event)) (re
 		res.Duration = time.Since(start)
 		res.Mode = r.mode
 		res.TotalToolCalls = len(res.ToolCalls)
-		res.Messages = r.history
+		if r.history != nil {
+			res.Messages = r.history.Messages()
+		}
 		if err != nil {
 			var pe *ptk.Error
 			if !errors.As(err, &pe) {
 				pe = ptk.NewError(ptk.CodeOf(err), "", err)
 			}
 			res.Error, res.Success, err = pe, false, pe
-			if opts.OnError != nil {
-				opts.OnError(pe)
-			}
 		}
 	}()
-	if opts.Model == nil {
-		return r.res, ptk.NewError(ptk.LLMCallFailed, "no model: set Options.Model", nil)
-	}
-	if err := r.setTools(); err != nil {
+	if err := r.configure(); err != nil {
 		return r.res, err
 	}
 	if opts.Timeout > 0 {
@@ -99,46 +110,69 @@ func run(ctx context.Context, prompt string, opts Options, emit func(Event)) (re
 		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
 		defer cancel()
 	}
+	var earlier []ptk.Message
 	if opts.ConversationID != "" {
 		h, err := opts.Store.Load(ctx, opts.ConversationID)
 		if err != nil {
 			return r.res, ptk.NewError(ptk.LLMCallFailed, "loading conversation "+strconv.Quote(opts.ConversationID), err)
 		}
-		r.history = h
+		earlier = h
 		defer func() {
-			if serr := opts.Store.Save(context.WithoutCancel(ctx), opts.ConversationID, r.history); serr != nil && err == nil {
+			if serr := opts.Store.Save(context.WithoutCancel(ctx), opts.ConversationID, r.history.Messages()); serr != nil && err == nil {
 				err = ptk.NewError(ptk.LLMCallFailed, "saving conversation "+strconv.Quote(opts.ConversationID), serr)
 			}
 		}()
 	}
-	for _, m := range r.history {
+	instructions := []string{opts.Instructions}
+	for _, m := range input {
+		if m.Role == ptk.RoleSystem {
+			instructions = append(instructions, m.Content)
+		}
+	}
+	r.mode = r.startMode()
+	r.history = turn.NewHistory(r.mode.turnMode(), opts.Formatter, joinText(instructions), r.infos)
+	r.history.Append(earlier...)
+	r.history.Append(input...)
+	for _, m := range r.history.Messages() {
 		if m.Role == ptk.RoleAssistant {
 			r.turn++
 		}
 	}
-	r.mode = r.startMode()
-	r.history = append(r.history, ptk.Message{Role: ptk.RoleUser, Content: prompt})
 	return r.res, r.loop(ctx)
 }
 
-func (r *runner) setTools() error {
+// joinText joins the texts that are not blank, with blank lines.
+func joinText(texts []string) string {
+	var out []string
+	for _, t := range texts {
+		if strings.TrimSpace(t) != "" {
+			out = append(out, t)
+		}
+	}
+	return strings.Join(out, "\n\n")
+}
+
+// configure checks the run's setup and prepares its tools: a mistake there
+// is ptk.InvalidConfig, found before anything runs.
+func (r *runner) configure() error {
 	o := &r.opts
-	all := o.Tools
-	if len(o.ToolNames) > 0 {
-		if o.Registry == nil {
-			return ptk.NewError(ptk.ToolNotFound, "tools named without a registry: set Options.Registry", nil)
-		}
-		named, err := o.Registry.Select(o.ToolNames...)
-		if err != nil {
-			return ptk.NewError(ptk.ToolNotFound, err.Error(), err)
-		}
-		all = append(all[:len(all):len(all)], named...)
+	invalid := func(msg string, err error) error { return ptk.NewError(ptk.InvalidConfig, msg, err) }
+	if o.Model == nil {
+		return invalid("no model: set Options.Model", nil)
 	}
-	reg, err := tool.NewRegistry(all...)
+	if o.ConversationID != "" && o.Store == nil {
+		return invalid("a ConversationID needs a Store to keep the conversation in: set Options.Store (agent.MemoryStore keeps it in memory)", nil)
+	}
+	switch o.Mode {
+	case ModeAuto, ModePTK, ModeNative:
+	default:
+		return invalid(fmt.Sprintf("unknown mode %q: use %q, %q or %q", o.Mode, ModeAuto, ModePTK, ModeNative), nil)
+	}
+	reg, err := tool.NewRegistry(o.Tools...)
 	if err != nil {
-		return ptk.NewError(ptk.InvalidToolCall, err.Error(), err)
+		return invalid(err.Error(), err)
 	}
-	r.tools = make(map[string]ptk.Tool, len(all))
+	r.tools = make(map[string]ptk.Tool, len(o.Tools))
 	limit := tool.Limit(max(o.MaxResultBytes, 0), max(o.MaxResultLines, 0))
 	for _, t := range reg.Tools() {
 		info := t.Info()
@@ -147,7 +181,7 @@ func (r *runner) setTools() error {
 	}
 	p, err := protocol.NewParser(r.infos, o.ParserOptions...)
 	if err != nil {
-		return ptk.NewError(ptk.InvalidToolCall, err.Error(), err)
+		return invalid(err.Error(), err)
 	}
 	r.parser = p
 	return nil
@@ -156,12 +190,6 @@ func (r *runner) setTools() error {
 func (r *runner) event(e Event) {
 	if r.emit != nil {
 		r.emit(e)
-	}
-}
-
-func (r *runner) onError(err error) {
-	if r.opts.OnError != nil {
-		r.opts.OnError(err)
 	}
 }
 
@@ -180,19 +208,19 @@ func (r *runner) loop(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if len(rep.attempts) > 0 {
+		if len(rep.Attempts) > 0 {
 			if err := r.checkBudget(false); err != nil {
-				results := make([]ptk.Result, len(rep.attempts))
-				for i, a := range rep.attempts {
+				results := make([]ptk.Result, len(rep.Attempts))
+				for i, a := range rep.Attempts {
 					results[i] = ptk.Result{CallID: a.Call.ID, Tool: a.Call.Tool, IsError: true}
 				}
 				r.closeTurn(results, "the run's budget is spent")
 				return err
 			}
 		}
-		if len(rep.attempts) == 0 {
-			r.res.Success, r.res.Content = true, rep.msg.Content
-			r.event(Event{Kind: EventFinal, Iteration: r.res.Iterations, Text: rep.msg.Content})
+		if len(rep.Attempts) == 0 {
+			r.res.Success, r.res.Content = true, rep.Text
+			r.event(Event{Kind: EventFinal, Iteration: r.res.Iterations, Text: rep.Text})
 			return nil
 		}
 		if err := r.answer(ctx, rep); err != nil {
@@ -207,14 +235,14 @@ func (r *runner) atLimit(ctx context.Context, code ptk.Code, msg string) error {
 	if !r.opts.AnswerAtLimit {
 		return ptk.NewError(code, msg, nil)
 	}
-	r.history = append(r.history, ptk.Message{Role: ptk.RoleUser, Content: "You have reached the limit of this task (" + msg +
+	r.history.Append(ptk.Message{Role: ptk.RoleUser, Content: "You have reached the limit of this task (" + msg +
 		"). Do not call any more tools. Answer now with what you have found so far, and say what is still missing."})
 	rep, err := r.ask(ctx, true)
 	if err != nil {
 		return err
 	}
-	r.res.Success, r.res.Content, r.res.Limit = true, rep.msg.Content, code
-	r.event(Event{Kind: EventFinal, Iteration: r.res.Iterations, Text: rep.msg.Content})
+	r.res.Success, r.res.Content, r.res.Limit = true, rep.Text, code
+	r.event(Event{Kind: EventFinal, Iteration: r.res.Iterations, Text: rep.Text})
 	return nil
 }
 
@@ -252,8 +280,8 @@ func (r *runner) checkBudget(ahead bool) error {
 
 // price is the model's price, when it is known.
 func (r *runner) price() (llm.Price, bool) {
-	if p, ok := r.opts.Model.(interface{ Price() llm.Price }); ok {
-		return p.Price(), true
+	if p, ok := llm.PriceOf(r.opts.Model); ok {
+		return p, true
 	}
 	if r.opts.Price != nil {
 		return *r.opts.Price, true

@@ -59,9 +59,26 @@ func compact(b []byte) string {
 	return string(out)
 }
 
+// runEvents runs the loop through Stream and returns its result and events.
+func runEvents(t *testing.T, prompt string, o Options) (*Result, []Event) {
+	t.Helper()
+	var events []Event
+	var res *Result
+	for e, err := range Stream(context.Background(), Prompt(prompt), o) {
+		if err != nil {
+			t.Fatalf("Stream: %v", err)
+		}
+		events = append(events, e)
+		if e.Kind == EventDone {
+			res = e.Run
+		}
+	}
+	return res, events
+}
+
 func mustRun(t *testing.T, prompt string, o Options) *Result {
 	t.Helper()
-	res, err := Run(context.Background(), prompt, o)
+	res, err := Run(context.Background(), Prompt(prompt), o)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -170,10 +187,11 @@ func TestAutoModeSwitchesAndRemembers(t *testing.T) {
 		llmtest.Text(ptkCall("get_weather", `{"city": "Paris"}`)),
 		llmtest.Text("Sunny."),
 		llmtest.Text("Still sunny."),
-	), fmt.Sprintf("http://ollama.test/v1/%s/%d", t.Name(), time.Now().UnixNano())} // new each run: the memory is per process
+	), "http://ollama.test/v1"}
+	mem := &llm.NativeTools{} // the caller's memory, shared by the runs that use it
 	var events []EventKind
 	var last *Result
-	for e, err := range Stream(context.Background(), "Weather?", Options{Model: m, ModelName: "gemma:2b", Tools: []ptk.Tool{weather(nil)}}) {
+	for e, err := range Stream(context.Background(), Prompt("Weather?"), Options{Model: m, ModelName: "gemma:2b", Tools: []ptk.Tool{weather(nil)}, NativeTools: mem}) {
 		events = append(events, e.Kind)
 		if e.Kind == EventDone {
 			if err != nil {
@@ -193,13 +211,13 @@ func TestAutoModeSwitchesAndRemembers(t *testing.T) {
 		t.Errorf("tools sent: %d then %d; want native first, then the protocol", len(reqs[0].Tools), len(reqs[1].Tools))
 	}
 	// A second run with the same model starts in ptk mode at once.
-	res := mustRun(t, "Again?", Options{Model: m, ModelName: "gemma:2b", Tools: []ptk.Tool{weather(nil)}})
+	res := mustRun(t, "Again?", Options{Model: m, ModelName: "gemma:2b", Tools: []ptk.Tool{weather(nil)}, NativeTools: mem})
 	if res.Mode != ModePTK || len(m.Requests()[3].Tools) != 0 {
 		t.Errorf("the switch was not remembered: mode %s", res.Mode)
 	}
 	// Another model at the same server is not affected.
 	other := namedModel{llmtest.New(llmtest.Text("hi")), m.url}
-	if res := mustRun(t, "hi", Options{Model: other, ModelName: "qwen3:8b", Tools: []ptk.Tool{weather(nil)}}); res.Mode != ModeNative {
+	if res := mustRun(t, "hi", Options{Model: other, ModelName: "qwen3:8b", Tools: []ptk.Tool{weather(nil)}, NativeTools: mem}); res.Mode != ModeNative {
 		t.Errorf("another model's mode = %s", res.Mode)
 	}
 }
@@ -266,8 +284,12 @@ func TestDuplicateCallsAreNotRunAgain(t *testing.T) {
 		llmtest.Text(ptkCall("get_weather", `{"days": 2, "city": "Paris"}`)), // same, other key order
 		llmtest.Text("Sunny."),
 	)
-	res := mustRun(t, "w", Options{Model: m, Mode: ModePTK, Tools: []ptk.Tool{weather(&runs)},
-		OnDuplicateDetected: func(c ptk.Call) { dups = append(dups, c) }})
+	res, events := runEvents(t, "w", Options{Model: m, Mode: ModePTK, Tools: []ptk.Tool{weather(&runs)}})
+	for _, e := range events {
+		if e.Kind == EventDuplicate {
+			dups = append(dups, *e.Call)
+		}
+	}
 	if runs.Load() != 1 || len(dups) != 1 || res.TotalToolCalls != 1 || !res.Success {
 		t.Fatalf("runs %d, duplicates %d, result %+v", runs.Load(), len(dups), res)
 	}
@@ -347,7 +369,12 @@ func TestBadCallsGoBackToTheModel(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var errs []error
 			m := llmtest.New(llmtest.Text(c.reply), llmtest.Text(ptkCall("get_weather", `{"city": "Paris"}`)), llmtest.Text("Sunny."))
-			res := mustRun(t, "w", Options{Model: m, Mode: ModePTK, Tools: []ptk.Tool{weather(nil)}, OnError: func(err error) { errs = append(errs, err) }})
+			res, events := runEvents(t, "w", Options{Model: m, Mode: ModePTK, Tools: []ptk.Tool{weather(nil)}})
+			for _, e := range events {
+				if e.Kind == EventCallEnd && e.Err != nil {
+					errs = append(errs, e.Err)
+				}
+			}
 			if !res.Success || res.TotalToolCalls != 1 {
 				t.Fatalf("result = %+v", res)
 			}
@@ -356,12 +383,12 @@ func TestBadCallsGoBackToTheModel(t *testing.T) {
 				t.Errorf("feedback = %q", fb)
 			}
 			if len(errs) != 1 || ptk.CodeOf(errs[0]) != c.code {
-				t.Errorf("OnError got %v, want one %s", errs, c.code)
+				t.Errorf("EventCallEnd errors %v, want one %s", errs, c.code)
 			}
 
 			// Strict: the run ends at the bad call with its code.
 			m = llmtest.New(llmtest.Text(c.reply), llmtest.Text("unused"))
-			res, err := Run(context.Background(), "w", Options{Model: m, Mode: ModePTK, Tools: []ptk.Tool{weather(nil)}, Strict: true})
+			res, err := Run(context.Background(), Prompt("w"), Options{Model: m, Mode: ModePTK, Tools: []ptk.Tool{weather(nil)}, Strict: true})
 			if !errors.Is(err, c.code) || res.Success || res.Error == nil || res.Error.Code != c.code || res.Iterations != 1 {
 				t.Errorf("strict: err %v, result %+v", err, res)
 			}
@@ -378,7 +405,7 @@ func TestStrictAnswersEveryCall(t *testing.T) {
 	var runs atomic.Int32
 	reply := ptkCall("get_weather", `{"city": "A"}`) + ptkCall("nope", `{}`) + ptkCall("get_weather", `{"city": "B"}`)
 	m := llmtest.New(llmtest.Text(reply))
-	res, err := Run(context.Background(), "w", Options{Model: m, Mode: ModePTK, Tools: []ptk.Tool{weather(&runs)}, Strict: true})
+	res, err := Run(context.Background(), Prompt("w"), Options{Model: m, Mode: ModePTK, Tools: []ptk.Tool{weather(&runs)}, Strict: true})
 	if !errors.Is(err, ptk.ToolNotFound) || runs.Load() != 0 {
 		t.Fatalf("err %v, runs %d", err, runs.Load())
 	}
@@ -440,7 +467,7 @@ func TestFailingTools(t *testing.T) {
 
 	// Strict ends the run at a failing tool.
 	m = llmtest.New(llmtest.Text(ptkCall("broken", `{}`)), llmtest.Text("unused"))
-	_, err := Run(context.Background(), "go", Options{Model: m, Mode: ModePTK, Tools: []ptk.Tool{broken}, Strict: true})
+	_, err := Run(context.Background(), Prompt("go"), Options{Model: m, Mode: ModePTK, Tools: []ptk.Tool{broken}, Strict: true})
 	if !errors.Is(err, ptk.ToolExecutionFailed) {
 		t.Errorf("strict failing tool: %v", err)
 	}
@@ -470,7 +497,7 @@ func loopingModel(n int) *llmtest.Script {
 
 func TestMaxIterations(t *testing.T) {
 	m := loopingModel(10)
-	res, err := Run(context.Background(), "w", Options{Model: m, Mode: ModePTK, Tools: []ptk.Tool{weather(nil)}, MaxIterations: 3})
+	res, err := Run(context.Background(), Prompt("w"), Options{Model: m, Mode: ModePTK, Tools: []ptk.Tool{weather(nil)}, MaxIterations: 3})
 	if !errors.Is(err, ptk.MaxIterationsReached) || res.Iterations != 3 || res.TotalToolCalls != 3 || res.Success || len(m.Requests()) != 3 {
 		t.Fatalf("err %v, result %+v", err, res)
 	}
@@ -481,7 +508,7 @@ func TestMaxIterations(t *testing.T) {
 	// AnswerAtLimit: one more call, asked to answer; calls in it are not run.
 	m = loopingModel(3)
 	m.Replies = append(m.Replies, llmtest.Text("Partial answer: C0 to C2 are sunny.\n"+ptkCall("get_weather", `{"city": "X"}`)))
-	res, err = Run(context.Background(), "w", Options{Model: m, Mode: ModePTK, Tools: []ptk.Tool{weather(nil)}, MaxIterations: 3, AnswerAtLimit: true})
+	res, err = Run(context.Background(), Prompt("w"), Options{Model: m, Mode: ModePTK, Tools: []ptk.Tool{weather(nil)}, MaxIterations: 3, AnswerAtLimit: true})
 	if err != nil || !res.Success || res.Limit != ptk.MaxIterationsReached || res.Content != "Partial answer: C0 to C2 are sunny." || res.TotalToolCalls != 3 {
 		t.Fatalf("answer at limit: err %v, result %+v", err, res)
 	}
@@ -492,7 +519,7 @@ func TestMaxIterations(t *testing.T) {
 
 	// Native: the last call sends tool_choice none.
 	m = llmtest.New(llmtest.Reply{Calls: []ptk.Call{native("a", "get_weather", `{"city":"A"}`)}}, llmtest.Text("A is sunny."))
-	res, _ = Run(context.Background(), "w", Options{Model: m, Mode: ModeNative, Tools: []ptk.Tool{weather(nil)}, MaxIterations: 1, AnswerAtLimit: true})
+	res, _ = Run(context.Background(), Prompt("w"), Options{Model: m, Mode: ModeNative, Tools: []ptk.Tool{weather(nil)}, MaxIterations: 1, AnswerAtLimit: true})
 	if !res.Success || m.Requests()[1].ToolChoice != "none" {
 		t.Errorf("native answer at limit: %+v, tool choice %q", res, m.Requests()[1].ToolChoice)
 	}
@@ -502,7 +529,7 @@ func TestMaxToolCalls(t *testing.T) {
 	var runs atomic.Int32
 	reply := ptkCall("get_weather", `{"city": "A"}`) + ptkCall("get_weather", `{"city": "B"}`) + ptkCall("get_weather", `{"city": "C"}`)
 	m := llmtest.New(llmtest.Text(reply), llmtest.Text("unused"))
-	res, err := Run(context.Background(), "w", Options{Model: m, Mode: ModePTK, Tools: []ptk.Tool{weather(&runs)}, MaxToolCalls: 2})
+	res, err := Run(context.Background(), Prompt("w"), Options{Model: m, Mode: ModePTK, Tools: []ptk.Tool{weather(&runs)}, MaxToolCalls: 2})
 	if !errors.Is(err, ptk.MaxToolCallsReached) || runs.Load() != 2 || res.TotalToolCalls != 2 {
 		t.Fatalf("err %v, runs %d, result %+v", err, runs.Load(), res)
 	}
@@ -515,7 +542,7 @@ func TestMaxToolCalls(t *testing.T) {
 func TestTimeoutAndCancel(t *testing.T) {
 	m := llmtest.New(llmtest.Text(ptkCall("get_weather", `{"city": "A"}`)), llmtest.Reply{Wait: true})
 	start := time.Now()
-	res, err := Run(context.Background(), "w", Options{Model: m, Mode: ModePTK, Tools: []ptk.Tool{weather(nil)}, Timeout: 50 * time.Millisecond})
+	res, err := Run(context.Background(), Prompt("w"), Options{Model: m, Mode: ModePTK, Tools: []ptk.Tool{weather(nil)}, Timeout: 50 * time.Millisecond})
 	if !errors.Is(err, ptk.Timeout) || !errors.Is(err, context.DeadlineExceeded) || res.TotalToolCalls != 1 || res.Iterations != 2 || time.Since(start) > time.Second {
 		t.Fatalf("err %v, result %+v", err, res)
 	}
@@ -527,7 +554,7 @@ func TestTimeoutAndCancel(t *testing.T) {
 		return ptk.Result{}, ctx.Err()
 	})
 	m = llmtest.New(llmtest.Text(ptkCall("hang", `{}`)))
-	res, err = Run(ctx, "w", Options{Model: m, Mode: ModePTK, Tools: []ptk.Tool{hang}})
+	res, err = Run(ctx, Prompt("w"), Options{Model: m, Mode: ModePTK, Tools: []ptk.Tool{hang}})
 	if !errors.Is(err, ptk.Canceled) || !errors.Is(err, context.Canceled) || res.Error.Code != ptk.Canceled {
 		t.Fatalf("canceled: err %v", err)
 	}
@@ -538,16 +565,12 @@ func TestTimeoutAndCancel(t *testing.T) {
 
 func TestModelFailure(t *testing.T) {
 	m := llmtest.New(llmtest.Text(ptkCall("get_weather", `{"city": "A"}`)), llmtest.Reply{Err: &llm.Error{Kind: llm.ErrAuth, Status: 401, Message: "Incorrect API key provided"}})
-	var hooked error
-	res, err := Run(context.Background(), "w", Options{Model: m, Mode: ModePTK, Tools: []ptk.Tool{weather(nil)}, OnError: func(err error) { hooked = err }})
+	res, err := Run(context.Background(), Prompt("w"), Options{Model: m, Mode: ModePTK, Tools: []ptk.Tool{weather(nil)}})
 	if !errors.Is(err, ptk.LLMCallFailed) || !errors.Is(err, llm.ErrAuth) || !strings.Contains(err.Error(), "Incorrect API key") {
 		t.Fatalf("err = %v", err)
 	}
-	if res.TotalToolCalls != 1 || res.Iterations != 2 || hooked == nil {
-		t.Errorf("result = %+v, OnError %v", res, hooked)
-	}
-	if _, err := Run(context.Background(), "w", Options{}); !errors.Is(err, ptk.LLMCallFailed) {
-		t.Errorf("no model: %v", err)
+	if res.TotalToolCalls != 1 || res.Iterations != 2 || res.Error == nil {
+		t.Errorf("result = %+v", res)
 	}
 }
 
@@ -592,21 +615,24 @@ func TestHooksAndEvents(t *testing.T) {
 		llmtest.Text("Sunny."),
 	)
 	m.ChunkSize = 2
-	o := Options{Model: m, Mode: ModePTK, Tools: []ptk.Tool{weather(nil)}, StreamModel: true,
-		OnIteration:         func(i int) { add(fmt.Sprint("iteration ", i)) },
-		OnToolCall:          func(c ptk.Call) { add("call " + c.ID) },
-		OnToolResult:        func(c ptk.Call, r ptk.Result) { add("result " + c.ID) },
-		OnDuplicateDetected: func(c ptk.Call) { add("duplicate " + c.ID) },
-	}
+	o := Options{Model: m, Mode: ModePTK, Tools: []ptk.Tool{weather(nil)}, StreamModel: true}
 	var kinds []EventKind
 	var text strings.Builder
 	var deltas int
-	for e, err := range Stream(context.Background(), "w", o) {
+	for e, err := range Stream(context.Background(), Prompt("w"), o) {
 		if err != nil {
 			t.Fatal(err)
 		}
 		kinds = append(kinds, e.Kind)
 		switch e.Kind {
+		case EventIteration:
+			add(fmt.Sprint("iteration ", e.Iteration))
+		case EventToolStart:
+			add("call " + e.Call.ID)
+		case EventToolResult:
+			add("result " + e.Call.ID)
+		case EventDuplicate:
+			add("duplicate " + e.Call.ID)
 		case EventText:
 			text.WriteString(e.Text)
 		case EventCallDelta:
@@ -615,7 +641,7 @@ func TestHooksAndEvents(t *testing.T) {
 	}
 	want := "[iteration 1 duplicate call_1_2 call call_1_1 result call_1_1 iteration 2]"
 	if fmt.Sprint(log) != want {
-		t.Errorf("hooks: %v\nwant %s", log, want)
+		t.Errorf("events: %v\nwant %s", log, want)
 	}
 	if text.String() != "Checking.Sunny." {
 		t.Errorf("text events = %q", text.String())
@@ -640,7 +666,7 @@ func TestNativeStreamingDeltas(t *testing.T) {
 	m.ChunkSize = 1
 	var args strings.Builder
 	var res *Result
-	for e, err := range Stream(context.Background(), "w", Options{Model: m, Mode: ModeNative, Tools: []ptk.Tool{weather(nil)}, StreamModel: true}) {
+	for e, err := range Stream(context.Background(), Prompt("w"), Options{Model: m, Mode: ModeNative, Tools: []ptk.Tool{weather(nil)}, StreamModel: true}) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -667,7 +693,7 @@ func TestBreakingOutOfStreamCancelsRun(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		for e := range Stream(context.Background(), "w", Options{Model: m, Mode: ModePTK, Tools: []ptk.Tool{hang}}) {
+		for e := range Stream(context.Background(), Prompt("w"), Options{Model: m, Mode: ModePTK, Tools: []ptk.Tool{hang}}) {
 			if e.Kind == EventCallEnd {
 				break
 			}
@@ -692,10 +718,24 @@ func TestCallsInThinkAreNotRun(t *testing.T) {
 	}
 }
 
-func TestToolsByName(t *testing.T) {
+func TestConfigurationMistakes(t *testing.T) {
 	m := llmtest.New(llmtest.Text("hi"))
-	if _, err := Run(context.Background(), "x", Options{Model: m, ToolNames: []string{"nope"}}); !errors.Is(err, ptk.ToolNotFound) {
-		t.Errorf("names without a registry: %v", err)
+	cases := map[string]Options{
+		"no model":                       {},
+		"two tools of one name":          {Model: m, Tools: []ptk.Tool{weather(nil), weather(nil)}},
+		"a conversation, no store":       {Model: m, ConversationID: "c"},
+		"an unknown mode":                {Model: m, Mode: "ptk-v2"},
+		"a schema that does not compile": {Model: m, Tools: []ptk.Tool{simpleTool("bad", true, nil)}},
+	}
+	cases["a schema that does not compile"].Tools[0] = ptk.NewTool(ptk.ToolInfo{Name: "bad", Parameters: json.RawMessage(`{"type": "object", "properties": `)}, nil)
+	for name, o := range cases {
+		res, err := Run(context.Background(), Prompt("x"), o)
+		if !errors.Is(err, ptk.InvalidConfig) || res.Iterations != 0 {
+			t.Errorf("%s: err %v, %d model calls; want INVALID_CONFIG before any", name, err, res.Iterations)
+		}
+	}
+	if len(m.Requests()) != 0 {
+		t.Errorf("the model was asked %d times", len(m.Requests()))
 	}
 }
 

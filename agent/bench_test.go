@@ -87,7 +87,7 @@ func BenchmarkLoopIteration(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				store.Save(ctx, "bench", hist)
-				res, err := Run(ctx, "Read the files in src and tell me if anything needs changing.", opts)
+				res, err := Run(ctx, Prompt("Read the files in src and tell me if anything needs changing."), opts)
 				if err != nil || res.Iterations != perRun {
 					b.Fatalf("err %v, iterations %d", err, res.Iterations)
 				}

@@ -46,7 +46,7 @@ func TestBudgets(t *testing.T) {
 				o.Model = spender(5)
 			}
 			o.Mode, o.Tools = ModePTK, []ptk.Tool{weather(&runs)}
-			res, err := Run(context.Background(), "w", o)
+			res, err := Run(context.Background(), Prompt("w"), o)
 			if !errors.Is(err, ptk.BudgetExceeded) || !strings.Contains(err.Error(), c.msg) {
 				t.Fatalf("err = %v, want BUDGET_EXCEEDED with %q", err, c.msg)
 			}

@@ -30,7 +30,7 @@ func ExampleRun() {
 		llmtest.Text(`<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>`),
 		llmtest.Text("It is sunny in Paris, 21°C."),
 	)
-	res, err := agent.Run(context.Background(), "What is the weather in Paris?", agent.Options{
+	res, err := agent.Run(context.Background(), agent.Prompt("What is the weather in Paris?"), agent.Options{
 		Model: model,
 		Mode:  agent.ModePTK,
 		Tools: []ptk.Tool{weather},
@@ -50,7 +50,7 @@ func ExampleRun() {
 
 func ExampleStream() {
 	model := llmtest.New(llmtest.Text("Hello!"))
-	for e, err := range agent.Stream(context.Background(), "Say hello.", agent.Options{Model: model}) {
+	for e, err := range agent.Stream(context.Background(), agent.Prompt("Say hello."), agent.Options{Model: model}) {
 		switch e.Kind {
 		case agent.EventIteration:
 			fmt.Println("model call", e.Iteration)

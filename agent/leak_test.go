@@ -38,14 +38,14 @@ func TestConcurrentRunsLeaveNoGoroutine(t *testing.T) {
 				o.Timeout = 20 * time.Millisecond
 			}
 			if i%4 == 1 {
-				for e := range Stream(context.Background(), "go", o) {
+				for e := range Stream(context.Background(), Prompt("go"), o) {
 					if e.Kind == EventToolResult {
 						break
 					}
 				}
 				return
 			}
-			res, err := Run(context.Background(), "go", o)
+			res, err := Run(context.Background(), Prompt("go"), o)
 			switch {
 			case i%10 == 0 && ptk.CodeOf(err) != ptk.Timeout:
 				errs <- fmt.Errorf("run %d: %v, want a timeout", i, err)

@@ -17,7 +17,8 @@ const (
 	// ModeAuto uses the provider's native tool calling, and switches to the
 	// text protocol when the provider rejects tools (Ollama's 400 "does not
 	// support tools", vLLM without a tool parser, llama.cpp without --jinja).
-	// The switch is remembered for that model for the rest of the process.
+	// With Options.NativeTools the switch is remembered for that model, so
+	// later runs teach it the protocol from their first call.
 	ModeAuto Mode = "auto"
 	// ModePTK teaches the model the PTK text protocol in the system prompt
 	// and reads its calls from the text it writes.
@@ -36,6 +37,7 @@ const (
 	DefaultMaxParallel     = 4
 	DefaultMaxResultBytes  = 50 << 10
 	DefaultMaxResultLines  = 2000
+	DefaultMaxRepeats      = 3
 )
 
 // Options configure a run. The zero value of every field means its default.
@@ -53,17 +55,21 @@ type Options struct {
 	StreamModel bool
 
 	// Instructions are the system prompt's own instructions. In ModePTK the
-	// protocol and the tool definitions follow them.
+	// protocol and the tool definitions follow them. System messages in the
+	// run's history add to them.
 	Instructions string
-	// Tools are the tools the model may call.
+	// Tools are the tools the model may call (pick them from a
+	// tool.Registry with its Select method). Two tools of one name are a
+	// configuration mistake.
 	Tools []ptk.Tool
-	// ToolNames add tools by name from Registry, after Tools.
-	ToolNames []string
-	// Registry is where ToolNames are looked up.
-	Registry *tool.Registry
 
 	// Mode is how the model calls tools; default ModeAuto.
 	Mode Mode
+	// NativeTools, in ModeAuto, remembers the models that rejected native
+	// tools, across the runs that share it (the caller owns it: a CLI holds
+	// one for its process, a server one for its life). Nil remembers
+	// nothing beyond the run.
+	NativeTools *llm.NativeTools
 	// Formatter writes the protocol text in ModePTK; default protocol.PTK.
 	Formatter protocol.Formatter
 	// ParserOptions configure the parser that reads the model's replies (for
@@ -104,15 +110,24 @@ type Options struct {
 	// of telling the model and letting it correct the call.
 	Strict bool
 
-	// AllowDuplicates turns duplicate detection off. By default a call that
-	// repeats one of the last DuplicateWindow calls (same tool, same
-	// arguments in any key order) is not run again: the model is told, and
-	// OnDuplicateDetected fires. A call to a tool that is not read-only
-	// clears the window, since what was read may have changed.
+	// AllowDuplicates turns duplicate and repeat detection off. By default a
+	// call to a read-only tool that repeats one of the last DuplicateWindow
+	// such calls (same tool, same arguments in any key order) is not run
+	// again: the model is told, and an EventDuplicate reports it. A call to
+	// a tool that is not read-only clears the window, since what was read
+	// may have changed. A call to a tool that is not read-only that repeats
+	// the one just before it with nothing changed in between (no other such
+	// call: six `go test` in a row) is a repeat, not run either; re-running
+	// the tests after an edit is not a repeat.
 	AllowDuplicates bool
-	// DuplicateWindow is how many of the latest calls a call is compared
-	// with; default 3.
+	// DuplicateWindow is how many of the latest read-only calls a call is
+	// compared with; default 3.
 	DuplicateWindow int
+	// MaxRepeats is how many duplicates and repeats the model is warned of
+	// in a run; the next one is a loop: the Approver is asked whether the
+	// run may go on when it implements RepeatApprover, and otherwise the run
+	// ends with ptk.DuplicateToolCall. Default 3; negative for no limit.
+	MaxRepeats int
 	// MaxToolRetries is how many times a call whose tool returned an error
 	// marked ptk.Retryable is made again; default 2, negative for none.
 	MaxToolRetries int
@@ -134,24 +149,13 @@ type Options struct {
 	// results always go back in call order.
 	MaxParallel int
 
-	// ConversationID, when set, continues the conversation of that id: the
-	// run starts from its history and saves the history it ends with.
+	// ConversationID, when set, continues the conversation of that id in
+	// Store: the run starts from its history, followed by the run's own
+	// messages, and saves the history it ends with.
 	ConversationID string
-	// Store keeps conversations; default a process-wide in-memory store.
+	// Store keeps conversations; required with ConversationID. The caller
+	// owns it (MemoryStore keeps them in memory).
 	Store Store
-
-	// OnIteration is called before each model call, with its number from 1.
-	OnIteration func(iteration int)
-	// OnToolCall is called before a call runs.
-	OnToolCall func(call ptk.Call)
-	// OnToolResult is called with each call's result, in call order.
-	OnToolResult func(call ptk.Call, result ptk.Result)
-	// OnError is called with each error the run meets, whether it ends the
-	// run or goes back to the model (a bad call, a failing tool).
-	OnError func(err error)
-	// OnDuplicateDetected is called for each call that is not run because it
-	// repeats a recent one.
-	OnDuplicateDetected func(call ptk.Call)
 }
 
 func (o *Options) defaults() {
@@ -185,7 +189,10 @@ func (o *Options) defaults() {
 	if o.ToolRetryDelay <= 0 {
 		o.ToolRetryDelay = 200 * time.Millisecond
 	}
-	if o.Store == nil {
-		o.Store = defaultStore
+	switch {
+	case o.MaxRepeats == 0:
+		o.MaxRepeats = DefaultMaxRepeats
+	case o.MaxRepeats < 0:
+		o.MaxRepeats = 0
 	}
 }

@@ -47,7 +47,7 @@ func TestProvidersAgree(t *testing.T) {
 						mu  sync.Mutex
 						ran []string
 					)
-					res, err := agent.Run(t.Context(), question, agent.Options{
+					res, err := agent.Run(t.Context(), agent.Prompt(question), agent.Options{
 						Model:       p.model(url),
 						ModelName:   p.modelName,
 						Mode:        mode,

@@ -75,11 +75,14 @@ const (
 	EventCallEnd
 	// EventModelDone: the model call ended (Usage of this call).
 	EventModelDone
+	// EventToolStart: a call's tool starts running (Index, Call), in call
+	// order; calls to read-only tools may then run at the same time.
+	EventToolStart
 	// EventToolResult: a call was answered (Index, Call, ToolResult,
 	// Duration, Cached), in call order.
 	EventToolResult
 	// EventDuplicate: a call was not run because it repeats a recent one
-	// (Index, Call).
+	// (Index, Call, Text what the model is told).
 	EventDuplicate
 	// EventDenied: a call was not approved (Index, Call, Text the reason).
 	EventDenied

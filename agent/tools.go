@@ -14,6 +14,7 @@ import (
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/tool"
+	"github.com/ptkit/ptk/turn"
 )
 
 // job is one call to run, and what came of it.
@@ -34,23 +35,22 @@ type job struct {
 // the limit with an error for the model, cached calls from the cache, and
 // the rest by running their tools, in parallel. The results go into the
 // history in call order.
-func (r *runner) answer(ctx context.Context, rep *reply) error {
+func (r *runner) answer(ctx context.Context, rep *turn.Reply) error {
 	o := &r.opts
 	it := r.res.Iterations
-	results := make([]ptk.Result, len(rep.attempts))
-	cached := make([]bool, len(rep.attempts))
+	results := make([]ptk.Result, len(rep.Attempts))
+	cached := make([]bool, len(rep.Attempts))
 	var jobs []*job
 	answered := 0 // calls of this reply run or answered from the cache
 	limitHit := false
-	for i, a := range rep.attempts {
+	for i, a := range rep.Attempts {
 		// Until answered, a call's result is an error without a message
 		// (closeTurn says why it was not run).
 		results[i] = ptk.Result{CallID: a.Call.ID, Tool: a.Call.Tool, IsError: true}
 	}
-	for i, a := range rep.attempts {
+	for i, a := range rep.Attempts {
 		c := a.Call
 		if a.Err != nil {
-			r.onError(a.Err)
 			results[i].Content = a.Err.Message
 			if o.Strict {
 				r.closeTurn(results, "the run ended at a bad call")
@@ -61,14 +61,30 @@ func (r *runner) answer(ctx context.Context, rep *reply) error {
 		t := r.tools[c.Tool]
 		info := t.Info()
 		key := callKey(c)
-		if !o.AllowDuplicates && slices.Contains(r.recent, key) {
-			results[i].Content = fmt.Sprintf("Not run: this call repeats one of your last %d calls with the same arguments, and its result is above. Use that result, or call with different arguments.", o.DuplicateWindow)
-			r.event(Event{Kind: EventDuplicate, Iteration: it, Index: i, Call: &c})
-			if o.OnDuplicateDetected != nil {
-				o.OnDuplicateDetected(c)
+		if why := r.repeats(key, info); why != "" {
+			r.warned++
+			if o.MaxRepeats == 0 || r.warned <= o.MaxRepeats {
+				results[i].Content = why
+				r.event(Event{Kind: EventDuplicate, Iteration: it, Index: i, Call: &c, Text: why})
+				continue
 			}
-			r.onError(ptk.NewError(ptk.DuplicateToolCall, "duplicate call to "+c.Tool+" not run", nil))
-			continue
+			goOn, err := r.approveRepeat(ctx, c)
+			if ctx.Err() != nil {
+				r.closeTurn(results, "the run was stopped")
+				return ctxError(ctx, "while waiting for approval")
+			}
+			if err != nil || !goOn {
+				msg := fmt.Sprintf("the model kept repeating calls it had just made (%d times, MaxRepeats %d); the last was %s %s", r.warned, o.MaxRepeats, c.Tool, string(c.Args))
+				if err != nil {
+					msg += " (asking whether to go on failed: " + err.Error() + ")"
+				}
+				results[i].Content = "Not run: " + why
+				r.closeTurn(results, "the run ended in a loop")
+				perr := ptk.NewError(ptk.DuplicateToolCall, msg, err)
+				perr.Tool = c.Tool
+				return perr
+			}
+			r.warned = 0
 		}
 		if len(r.res.ToolCalls)+answered >= o.MaxToolCalls {
 			limitHit = true
@@ -91,7 +107,6 @@ func (r *runner) answer(ctx context.Context, rep *reply) error {
 				}
 				results[i].Content = "Denied: " + reason
 				r.event(Event{Kind: EventDenied, Iteration: it, Index: i, Call: &c, Text: reason})
-				r.onError(ptk.NewError(ptk.ToolCallDenied, c.Tool+" denied: "+reason, nil))
 				continue
 			}
 		}
@@ -107,21 +122,20 @@ func (r *runner) answer(ctx context.Context, rep *reply) error {
 		} else {
 			// What was read may have changed.
 			r.recent, r.cache = r.recent[:0], nil
+			r.lastChange = key
 		}
 	}
 
 	for _, j := range jobs {
-		if o.OnToolCall != nil {
-			o.OnToolCall(j.call)
-		}
+		r.event(Event{Kind: EventToolStart, Iteration: it, Index: j.idx, Call: &j.call})
 	}
 	r.runJobs(ctx, jobs)
 	stopped := ctx.Err() != nil
 
 	var fatal error
 	next := 0
-	for i := range rep.attempts {
-		c := rep.attempts[i].Call
+	for i := range rep.Attempts {
+		c := rep.Attempts[i].Call
 		if next < len(jobs) && jobs[next].idx == i {
 			j := jobs[next]
 			next++
@@ -132,7 +146,6 @@ func (r *runner) answer(ctx context.Context, rep *reply) error {
 			case j.failed != nil:
 				perr := ptk.NewError(ptk.ToolExecutionFailed, "tool "+strconv.Quote(c.Tool)+" failed: "+j.failed.Error(), j.failed)
 				perr.Tool = c.Tool
-				r.onError(perr)
 				if o.Strict && fatal == nil {
 					fatal = perr
 				}
@@ -174,21 +187,58 @@ func (r *runner) answer(ctx context.Context, rep *reply) error {
 
 func (r *runner) reportResult(i int, c ptk.Call, res ptk.Result, d time.Duration, cached bool) {
 	r.event(Event{Kind: EventToolResult, Iteration: r.res.Iterations, Index: i, Call: &c, ToolResult: &res, Duration: d, Cached: cached})
-	if r.opts.OnToolResult != nil {
-		r.opts.OnToolResult(c, res)
+}
+
+// repeats says why a call repeats what the model just did, "" when it does
+// not: a read-only call that repeats one of the last DuplicateWindow
+// read-only calls, or a call that may change something and repeats the
+// latest such call with nothing changed since (re-running the tests after
+// an edit is not a repeat; running them twice in a row is).
+func (r *runner) repeats(key string, info ptk.ToolInfo) string {
+	o := &r.opts
+	switch {
+	case o.AllowDuplicates:
+	case info.ReadOnly && slices.Contains(r.recent, key):
+		return fmt.Sprintf("Not run: this call repeats one of your last %d calls with the same arguments, and its result is above. Use that result, or call with different arguments.", o.DuplicateWindow)
+	case !info.ReadOnly && key == r.lastChange:
+		return "Not run: this call repeats your previous call of this tool with the same arguments, and nothing has changed since: its result is above and would be the same. Change something first, call with different arguments, or give your answer."
 	}
+	return ""
+}
+
+// approveRepeat asks the approver, when it can be asked, whether a run whose
+// model keeps repeating itself may go on with call.
+func (r *runner) approveRepeat(ctx context.Context, c ptk.Call) (bool, error) {
+	ra, ok := r.opts.Approver.(RepeatApprover)
+	if !ok {
+		return false, nil
+	}
+	return ra.ApproveRepeat(ctx, c, r.warned)
+}
+
+// RepeatApprover is an Approver that is also asked when the model keeps
+// repeating itself past Options.MaxRepeats, whether the run may go on, the
+// way opencode asks its user about a "doom loop". Allowing runs the call and
+// starts the count again; refusing ends the run with ptk.DuplicateToolCall.
+type RepeatApprover interface {
+	tool.Approver
+	// ApproveRepeat is asked with the call that repeats, and the number of
+	// duplicates and repeats in the run so far.
+	ApproveRepeat(ctx context.Context, call ptk.Call, repeats int) (bool, error)
 }
 
 // closeTurn adds the turn's results to the history, in call order, so that
 // every call has its answer even when the run ends early: a call left
 // without a result says why it was not run.
 func (r *runner) closeTurn(results []ptk.Result, why string) {
-	for _, res := range results {
+	msgs := make([]ptk.Message, len(results))
+	for i, res := range results {
 		if res.Content == "" && res.IsError {
 			res.Content = "Not run: " + why + "."
 		}
-		r.history = append(r.history, ptk.Message{Role: ptk.RoleTool, Content: res.Content, CallID: res.CallID, Tool: res.Tool, IsError: res.IsError})
+		msgs[i] = ptk.Message{Role: ptk.RoleTool, Content: res.Content, CallID: res.CallID, Tool: res.Tool, IsError: res.IsError}
 	}
+	r.history.Append(msgs...)
 }
 
 func (r *runner) remember(key string) {
@@ -279,24 +329,50 @@ func (r *runner) exec(ctx context.Context, j *job) {
 }
 
 // runTool runs the tool once, with the tool timeout, turning a panic into an
-// error.
-func (r *runner) runTool(ctx context.Context, j *job) (res ptk.Result, err error) {
+// error. A tool that does not return when its context ends (a blocking
+// system call, a tool that ignores ctx) is abandoned: the call is answered
+// with the context's error at once, and the tool's goroutine is left to
+// finish on its own.
+func (r *runner) runTool(ctx context.Context, j *job) (ptk.Result, error) {
 	if d := r.opts.ToolTimeout; d > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 	}
-	defer func() {
-		if p := recover(); p != nil {
-			err = &PanicError{Value: p, Stack: debug.Stack()}
-		}
-	}()
-	res, err = j.tool.Run(ctx, j.call.Args)
-	if err != nil && ctx.Err() != nil && errors.Is(err, context.DeadlineExceeded) {
-		err = fmt.Errorf("timed out after %s", r.opts.ToolTimeout)
+	type outcome struct {
+		res ptk.Result
+		err error
 	}
-	return res, err
+	done := make(chan outcome, 1)
+	go func() {
+		var o outcome
+		defer func() {
+			if p := recover(); p != nil {
+				o.err = &PanicError{Value: p, Stack: debug.Stack()}
+			}
+			done <- o
+		}()
+		o.res, o.err = j.tool.Run(ctx, j.call.Args)
+	}()
+	var o outcome
+	select {
+	case o = <-done:
+	case <-ctx.Done():
+		select {
+		case o = <-done: // it returned as the context ended
+		case <-time.After(abandonGrace):
+			o.err = fmt.Errorf("the tool did not stop when its context ended (%w); it was abandoned", context.Cause(ctx))
+		}
+	}
+	if o.err != nil && ctx.Err() != nil && errors.Is(o.err, context.DeadlineExceeded) && r.opts.ToolTimeout > 0 {
+		o.err = fmt.Errorf("timed out after %s", r.opts.ToolTimeout)
+	}
+	return o.res, o.err
 }
+
+// abandonGrace is how long a tool may take to return once its context has
+// ended before the call is answered without it.
+const abandonGrace = 100 * time.Millisecond
 
 // PanicError is the error of a tool that panicked. The model reads only
 // Error(); Stack is for OnError and logs.

@@ -207,7 +207,7 @@ func (x *exchange) serve(ctx context.Context, w http.ResponseWriter) error {
 		err = x.serveModel(ctx, w)
 	}
 	if err != nil && !x.wrote && x.up.Mode != agent.ModeNative && errors.Is(err, llm.ErrToolsUnsupported) && ctx.Err() == nil {
-		x.s.ptkModels.Store(x.modelKey(), time.Now())
+		x.s.cfg.NativeTools.Reject(x.up.Model, x.up.Name)
 		return x.servePTK(ctx, w)
 	}
 	return err
@@ -221,29 +221,13 @@ func (x *exchange) usePTK() bool {
 	case agent.ModeNative:
 		return false
 	}
-	if t, ok := x.up.Model.(llm.ToolSupporter); ok && !t.SupportsNativeTools() {
-		return true
-	}
-	since, ok := x.s.ptkModels.Load(x.modelKey())
-	return ok && time.Since(since.(time.Time)) < rejectMemory
+	return x.s.cfg.NativeTools.Rejected(x.up.Model, x.up.Name)
 }
 
 // rejectMemory is how long the gateway remembers that a model rejected
 // native tools: an upstream may be upgraded, or its model changed, while the
 // gateway runs.
 const rejectMemory = time.Hour
-
-// modelKey names the upstream model for the memory of models that reject
-// native tools: its server and its name.
-func (x *exchange) modelKey() string {
-	base := ""
-	if b, ok := x.up.Forward.(interface{ BaseURL() string }); ok {
-		base = b.BaseURL()
-	} else if b, ok := x.up.Model.(interface{ BaseURL() string }); ok {
-		base = b.BaseURL()
-	}
-	return base + "\x00" + x.up.Name
-}
 
 // setModel returns body with its "model" set to name.
 func setModel(body []byte, name string) ([]byte, error) {

@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/ptkit/ptk"
@@ -70,6 +69,12 @@ type Config struct {
 
 	// Logger receives one line per request (default slog.Default()).
 	Logger *slog.Logger
+
+	// NativeTools remembers the models that rejected native tools, for
+	// upstreams in auto mode (default: the server's own, which forgets a
+	// rejection after an hour, since an upstream may be upgraded while the
+	// gateway runs). The caller may share one with its other users.
+	NativeTools *llm.NativeTools
 }
 
 // Upstream is where one model is served.
@@ -109,8 +114,6 @@ type Server struct {
 	sem  chan struct{}
 	mux  *http.ServeMux
 	log  *slog.Logger
-	// ptkModels remembers when upstream models rejected native tools.
-	ptkModels sync.Map
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -134,6 +137,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxIterations <= 0 {
 		cfg.MaxIterations = agent.DefaultMaxIterations
+	}
+	if cfg.NativeTools == nil {
+		cfg.NativeTools = &llm.NativeTools{TTL: rejectMemory}
 	}
 	s := &Server{cfg: cfg, sem: make(chan struct{}, cfg.MaxConcurrent), log: cfg.Logger}
 	if s.log == nil {

@@ -35,10 +35,6 @@ func (x *exchange) serveTools(ctx context.Context, w http.ResponseWriter) error 
 	if len(msgs) == 0 || msgs[len(msgs)-1].Role != ptk.RoleUser {
 		return badRequest("the last message must be the user's")
 	}
-	prompt := msgs[len(msgs)-1].Content
-	store := &agent.MemoryStore{}
-	const conv = "request"
-	store.Save(ctx, conv, msgs[:len(msgs)-1])
 	opts := agent.Options{
 		Model:           x.up.Model,
 		ModelName:       x.up.Name,
@@ -51,8 +47,7 @@ func (x *exchange) serveTools(ctx context.Context, w http.ResponseWriter) error 
 		MaxIterations:   x.s.cfg.MaxIterations,
 		AnswerAtLimit:   true,
 		Approver:        x.s.cfg.Approver,
-		ConversationID:  conv,
-		Store:           store,
+		NativeTools:     x.s.cfg.NativeTools,
 	}
 	if opts.Approver == nil {
 		opts.Approver = denyAll
@@ -60,7 +55,7 @@ func (x *exchange) serveTools(ctx context.Context, w http.ResponseWriter) error 
 	out := x.newResponder(w)
 	var res *agent.Result
 	var runErr error
-	for e, err := range agent.Stream(ctx, prompt, opts) {
+	for e, err := range agent.Stream(ctx, msgs, opts) {
 		switch e.Kind {
 		case agent.EventReasoning:
 			if out.stream {

@@ -44,7 +44,11 @@ func keyOf(m Model, name string) (k nativeKey, ok bool) {
 }
 
 // Reject remembers that m, asked for the model name, rejected native tools.
+// A nil memory remembers nothing.
 func (n *NativeTools) Reject(m Model, name string) {
+	if n == nil {
+		return
+	}
 	if k, ok := keyOf(m, name); ok {
 		n.m.Store(k, time.Now())
 	}

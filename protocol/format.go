@@ -23,9 +23,17 @@ type Formatter interface {
 	SystemPrompt(instructions string, tools []ptk.ToolInfo) string
 	// Tools renders tool definitions for a model.
 	Tools(tools []ptk.ToolInfo) string
+	// Calls renders an assistant turn's calls the way the model is taught to
+	// write them, to replay the turn to a chat model.
+	Calls(calls []ptk.Call) string
 	// Results renders the results of one turn's calls, in call order, as the
 	// text of one message.
 	Results(results []ptk.Result) string
+	// Transcript flattens messages already in the protocol's form (a system
+	// prompt from SystemPrompt, user turns, the model's replies, results from
+	// Results) into one prompt for a text-only model, ending with the cue for
+	// the assistant's next turn.
+	Transcript(msgs []ptk.Message) string
 	// Conversation flattens a conversation into one prompt for a text-only
 	// model (no chat API), ending with the cue for the assistant's next turn.
 	Conversation(msgs []ptk.Message, tools []ptk.ToolInfo) string

@@ -204,7 +204,7 @@ func runRun(cmd *cobra.Command, f runFlags, prompt string) error {
 		ask: isTerminal(stdin) && isTerminal(stderr), in: bufio.NewReader(stdin), out: stderr, pr: pr}
 	var res *agent.Result
 	var runErr error
-	for e, err := range agent.Stream(ctx, prompt, opts) {
+	for e, err := range agent.Stream(ctx, agent.Prompt(prompt), opts) {
 		if pr != nil {
 			pr.event(e)
 		}
@@ -223,8 +223,8 @@ func runRun(cmd *cobra.Command, f runFlags, prompt string) error {
 	if runErr == nil {
 		return nil
 	}
-	if b, ok := m.(interface{ BaseURL() string }); ok && b.BaseURL() != "" {
-		baseURL = b.BaseURL() // the server the model really is at
+	if b := llm.BaseURLOf(m); b != "" {
+		baseURL = b // the server the model really is at
 	}
 	if hint := configHint(runErr, baseURL, model); hint != "" {
 		return usageError{errors.New(hint)}

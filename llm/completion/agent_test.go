@@ -89,7 +89,7 @@ func TestAgent(t *testing.T) {
 				switched bool
 			)
 			opts := agent.Options{Model: LlamaCpp(url), Mode: agent.ModeAuto, Tools: []ptk.Tool{weather}, Instructions: "Be brief.", StreamModel: stream}
-			for e, eerr := range agent.Stream(t.Context(), "Weather in Paris?", opts) {
+			for e, eerr := range agent.Stream(t.Context(), agent.Prompt("Weather in Paris?"), opts) {
 				switched = switched || e.Kind == agent.EventModeSwitch
 				if e.Kind == agent.EventDone {
 					res, err = e.Run, eerr

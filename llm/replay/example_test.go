@@ -22,7 +22,7 @@ func Example() {
 		return ptk.Result{Content: "sunny, 21°C"}, nil
 	})
 	run := func(m llm.Model, prompt string) (*agent.Result, error) {
-		return agent.Run(context.Background(), prompt, agent.Options{Model: m, Mode: agent.ModePTK, Tools: []ptk.Tool{weather}})
+		return agent.Run(context.Background(), agent.Prompt(prompt), agent.Options{Model: m, Mode: agent.ModePTK, Tools: []ptk.Tool{weather}})
 	}
 
 	// Record a run once. In a program: replay.RecordFile(openai.New(url), path).

@@ -85,7 +85,7 @@ func record(t *testing.T, r run) (string, *agent.Result) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := agent.Run(ctx, prompt, r.options(m))
+	res, err := agent.Run(ctx, agent.Prompt(prompt), r.options(m))
 	if err != nil {
 		t.Fatalf("recording run: %v", err)
 	}
@@ -120,7 +120,7 @@ func TestAgentReplay(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := agent.Run(ctx, prompt, c.play.options(p))
+			got, err := agent.Run(ctx, agent.Prompt(prompt), c.play.options(p))
 			if err != nil {
 				t.Fatalf("replayed run: %v", err)
 			}
@@ -147,7 +147,7 @@ func TestMissSaysWhere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = agent.Run(ctx, "What do a.txt and b.txt say?", run{}.options(p))
+	_, err = agent.Run(ctx, agent.Prompt("What do a.txt and b.txt say?"), run{}.options(p))
 	if !errors.Is(err, replay.ErrMiss) || !errors.Is(err, llm.ErrBadRequest) {
 		t.Fatalf("err = %v, want a miss", err)
 	}

@@ -1,0 +1,190 @@
+package turn
+
+import (
+	"strings"
+
+	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/protocol"
+)
+
+// Mode says how a model is asked to call tools.
+type Mode string
+
+// The modes a turn is made in.
+const (
+	// PTK teaches the model the text protocol in the system prompt and reads
+	// its calls from the text it writes.
+	PTK Mode = "ptk"
+	// Native sends the tools as the provider's function definitions and
+	// reads its native calls (and calls it writes as text, when it has none).
+	Native Mode = "native"
+)
+
+// History is a conversation rendered for a model, kept as it grows: each
+// message is rendered once, when it is appended, so a model call costs the
+// new turn, not the whole history.
+//
+// In PTK mode the system prompt teaches the protocol and lists the tools; an
+// assistant turn is replayed as the model wrote it (Message.Raw), or as its
+// prose followed by its calls in the protocol's form; the results of a
+// turn's calls (a run of tool messages) become one user message of results.
+// In Native mode messages are kept as they are, but for calls the provider
+// would reject (no tool name), which are left out with their results, and
+// error results, which say they are one.
+//
+// A History is not safe for concurrent use.
+type History struct {
+	mode         Mode
+	f            protocol.Formatter
+	instructions string
+	tools        []ptk.ToolInfo
+
+	// msgs is the conversation as appended, without a system prompt.
+	msgs []ptk.Message
+	// out is msgs rendered for the model, the system prompt first when
+	// there is one.
+	out []ptk.Message
+	// toolRun is where the run of tool messages that ends msgs starts in
+	// msgs (-1 when msgs does not end with one): its rendering, in PTK mode
+	// one message, is redone when another tool message joins it.
+	toolRun int
+	// dropped are the ids of native calls left out of the rendering.
+	dropped map[string]bool
+}
+
+// NewHistory returns an empty history for mode: instructions are the
+// system prompt's own text (in PTK mode the protocol and the tool
+// definitions follow them, written by f; nil f is protocol.PTK).
+func NewHistory(mode Mode, f protocol.Formatter, instructions string, tools []ptk.ToolInfo) *History {
+	if f == nil {
+		f = protocol.PTK{}
+	}
+	h := &History{mode: mode, f: f, instructions: instructions, tools: tools, toolRun: -1}
+	h.render()
+	return h
+}
+
+// Mode returns the mode the history is rendered for.
+func (h *History) Mode() Mode { return h.mode }
+
+// SetMode renders the whole history again for mode, once.
+func (h *History) SetMode(mode Mode) {
+	if mode == h.mode {
+		return
+	}
+	h.mode = mode
+	h.render()
+}
+
+// ptk reports whether messages are rendered for the text protocol: in PTK
+// mode, with tools to call (without any, there is no protocol to teach).
+func (h *History) ptk() bool { return h.mode == PTK && len(h.tools) > 0 }
+
+// render renders the history from scratch.
+func (h *History) render() {
+	h.out = h.out[:0]
+	h.dropped = nil
+	h.toolRun = -1
+	switch {
+	case h.ptk():
+		h.out = append(h.out, ptk.Message{Role: ptk.RoleSystem, Content: h.f.SystemPrompt(h.instructions, h.tools)})
+	case strings.TrimSpace(h.instructions) != "":
+		h.out = append(h.out, ptk.Message{Role: ptk.RoleSystem, Content: h.instructions})
+	}
+	msgs := h.msgs
+	h.msgs = h.msgs[:0:0]
+	h.Append(msgs...)
+}
+
+// Append adds messages to the conversation and renders them. A system
+// message is left out: the history's system prompt is its own.
+func (h *History) Append(msgs ...ptk.Message) {
+	for _, m := range msgs {
+		if m.Role == ptk.RoleSystem {
+			continue
+		}
+		h.msgs = append(h.msgs, m)
+		if m.Role == ptk.RoleTool {
+			h.appendResult(m)
+			continue
+		}
+		h.toolRun = -1
+		if h.ptk() {
+			h.out = append(h.out, h.renderPTK(m))
+		} else {
+			h.out = append(h.out, h.renderNative(m))
+		}
+	}
+}
+
+// appendResult renders the tool message that ends msgs.
+func (h *History) appendResult(m ptk.Message) {
+	if !h.ptk() {
+		if h.dropped[m.CallID] {
+			return
+		}
+		if m.IsError && !strings.HasPrefix(strings.ToLower(m.Content), "error") {
+			m.Content = "Error: " + m.Content
+		}
+		h.out = append(h.out, m)
+		return
+	}
+	if h.toolRun >= 0 {
+		h.out = h.out[:len(h.out)-1] // the run's message, redone with m
+	} else {
+		h.toolRun = len(h.msgs) - 1
+	}
+	results, _ := protocol.ToolTurn(h.msgs, h.toolRun)
+	h.out = append(h.out, ptk.Message{Role: ptk.RoleUser, Content: h.f.Results(results)})
+}
+
+// renderPTK renders a message that is not a tool result for a chat model
+// taught the protocol.
+func (h *History) renderPTK(m ptk.Message) ptk.Message {
+	if m.Role != ptk.RoleAssistant {
+		return ptk.Message{Role: ptk.RoleUser, Content: m.Content}
+	}
+	content := m.Raw
+	if content == "" {
+		content = m.Content
+		if len(m.Calls) > 0 {
+			content = strings.TrimSpace(content + "\n\n" + h.f.Calls(m.Calls))
+		}
+	}
+	return ptk.Message{Role: ptk.RoleAssistant, Content: content}
+}
+
+// renderNative renders a message that is not a tool result for a
+// provider's native tool calling: calls without a tool name are left out
+// (providers reject them), and so are their results later.
+func (h *History) renderNative(m ptk.Message) ptk.Message {
+	if m.Role != ptk.RoleAssistant {
+		return m
+	}
+	calls := m.Calls[:0:0]
+	for _, c := range m.Calls {
+		if c.Tool == "" {
+			if h.dropped == nil {
+				h.dropped = map[string]bool{}
+			}
+			h.dropped[c.ID] = true
+			continue
+		}
+		calls = append(calls, c)
+	}
+	m.Calls, m.Raw = calls, ""
+	return m
+}
+
+// Messages returns the conversation as appended, without the system
+// prompt. The caller must not change it.
+func (h *History) Messages() []ptk.Message { return h.msgs[:len(h.msgs):len(h.msgs)] }
+
+// Rendered returns the conversation rendered for the model, the system
+// prompt first: the messages of a request. Appending to the returned slice
+// never changes the history; the caller must not change its elements.
+func (h *History) Rendered() []ptk.Message { return h.out[:len(h.out):len(h.out)] }
+
+// Transcript returns the rendered conversation flattened into one prompt
+// for a text-only model, by the history's formatter.
+func (h *History) Transcript() string { return h.f.Transcript(h.Rendered()) }
