@@ -130,7 +130,7 @@ func run(ctx context.Context, input []ptk.Message, opts Options, emit func(Event
 		}
 	}
 	r.mode = r.startMode()
-	r.history = turn.NewHistory(r.mode.turnMode(), opts.Formatter, joinText(instructions), r.infos)
+	r.history = turn.NewHistory(r.turnMode(), opts.Formatter, joinText(instructions), r.infos)
 	r.history.Append(earlier...)
 	r.history.Append(input...)
 	for _, m := range r.history.Messages() {

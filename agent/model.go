@@ -9,9 +9,10 @@ import (
 	"github.com/ptkit/ptk/turn"
 )
 
-// turnMode is the mode a model turn is made in.
-func (m Mode) turnMode() turn.Mode {
-	if m == ModePTK {
+// turnMode is the mode the run's model turns are made in: with no tools,
+// there is no protocol to teach.
+func (r *runner) turnMode() turn.Mode {
+	if r.mode == ModePTK && len(r.infos) > 0 {
 		return turn.PTK
 	}
 	return turn.Native
@@ -41,7 +42,7 @@ func (r *runner) ask(ctx context.Context, final bool) (*turn.Reply, error) {
 			ctx.Err() == nil && errors.Is(err, llm.ErrToolsUnsupported) {
 			r.opts.NativeTools.Reject(r.opts.Model, r.opts.ModelName)
 			r.mode = ModePTK
-			r.history.SetMode(turn.PTK)
+			r.history.SetMode(r.turnMode())
 			r.event(Event{Kind: EventModeSwitch, Iteration: it, Text: "the provider rejected native tools (" + err.Error() + "); using the text protocol"})
 			continue
 		}
@@ -79,7 +80,7 @@ func (r *runner) call(ctx context.Context, final bool) (*turn.Reply, error) {
 	t := turn.Turn{
 		Model:   r.opts.Model,
 		Parser:  r.parser,
-		Mode:    r.mode.turnMode(),
+		Mode:    r.turnMode(),
 		Stream:  r.opts.StreamModel,
 		NoCalls: final || len(r.infos) == 0, // with no tools, nothing is a call
 		CallID:  r.callID,

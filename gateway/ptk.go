@@ -9,6 +9,7 @@ import (
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/protocol"
+	"github.com/ptkit/ptk/turn"
 )
 
 // servePTK answers a request with tools for a model that has no native tool
@@ -41,7 +42,7 @@ func (x *exchange) servePTK(ctx context.Context, w http.ResponseWriter) error {
 	// answer; a stream does only when the reply must call a tool.
 	hold := !out.stream || x.choice.forced()
 	for reasked := false; ; reasked = true {
-		rep, err := x.ask(ctx, req, parser, out, hold)
+		rep, err := x.ask(ctx, req, parser, turn.PTK, out, hold)
 		total = total.Add(rep.usage)
 		x.usage = total
 		if err != nil {
@@ -96,11 +97,11 @@ type reply struct {
 	held    strings.Builder
 }
 
-// ask makes one model call and gives the answer to out as it comes. With a
-// parser, the text is read for calls; calls the tool choice allows are
-// given to out, the rest is text. With hold, the text is kept in the reply
-// until the first call is given.
-func (x *exchange) ask(ctx context.Context, req llm.Request, p *protocol.Parser, out *responder, hold bool) (*reply, error) {
+// ask makes one model call (turn.Turn) and gives the answer to out as it
+// comes. With a parser, the text is read for calls; calls the tool choice
+// allows are given to out, the rest is text. With hold, the text is kept in
+// the reply until the first call is given.
+func (x *exchange) ask(ctx context.Context, req llm.Request, p *protocol.Parser, mode turn.Mode, out *responder, hold bool) (*reply, error) {
 	rep := &reply{}
 	single := x.single()
 	addText := func(s string) {
@@ -110,11 +111,11 @@ func (x *exchange) ask(ctx context.Context, req llm.Request, p *protocol.Parser,
 		}
 		out.addText(s)
 	}
-	addCall := func(a protocol.Attempt, native bool) {
+	addCall := func(c ptk.Call, err *ptk.Error, native bool) {
 		switch {
-		case a.Err != nil:
-			rep.invalid = append(rep.invalid, ptk.Result{CallID: a.Call.ID, Tool: a.Call.Tool, Content: a.Err.Message, IsError: true})
-		case !x.choice.allows(a.Call.Tool) || single && rep.emitted > 0:
+		case err != nil:
+			rep.invalid = append(rep.invalid, ptk.Result{CallID: c.ID, Tool: c.Tool, Content: err.Message, IsError: true})
+		case !x.choice.allows(c.Tool) || single && rep.emitted > 0:
 			rep.skipped++
 		default:
 			if rep.emitted == 0 && rep.held.Len() > 0 {
@@ -122,75 +123,52 @@ func (x *exchange) ask(ctx context.Context, req llm.Request, p *protocol.Parser,
 				rep.held.Reset()
 			}
 			rep.emitted++
-			if !native || a.Call.ID == "" {
-				a.Call.ID = "call_" + randomID()
+			if !native || c.ID == "" {
+				c.ID = "call_" + randomID()
 			}
-			out.addCall(a.Call)
+			out.addCall(c)
 		}
 	}
-	var ps *protocol.Stream
-	if p != nil {
-		ps = p.NewStream(func(e protocol.Event) {
-			switch e.Kind {
-			case protocol.EventText:
-				addText(e.Text)
-			case protocol.EventReasoning:
-				out.addReasoning(e.Text)
-			case protocol.EventCallEnd:
-				addCall(*e.Attempt, false)
-			}
-		})
-	}
-	var resp *llm.Response
-	if s, ok := x.up.Model.(llm.Streamer); ok && out.stream {
-		var col llm.Collector
-		var raw strings.Builder
-		for ch, err := range s.Stream(ctx, req) {
-			if err != nil {
-				return rep, err
-			}
-			col.Add(ch)
-			out.addReasoning(ch.Reasoning)
-			if ps != nil {
-				raw.WriteString(ch.Text)
-				ps.WriteString(ch.Text)
-			} else {
-				addText(ch.Text)
-			}
-			if d := ch.Call; d != nil && ps == nil {
-				out.addCallDelta(d.Index, d.ID, d.Tool, d.ArgsDelta)
-				if d.ID != "" || d.Tool != "" {
+	t := turn.Turn{Model: x.up.Model, Parser: p, Mode: mode, Stream: out.stream}
+	r, err := t.Ask(ctx, req, func(e turn.Event) {
+		switch e.Kind {
+		case turn.EventText:
+			addText(e.Text)
+		case turn.EventReasoning:
+			out.addReasoning(e.Text)
+		case turn.EventCallStart, turn.EventCallDelta:
+			if e.Native && p == nil {
+				// No tools to check them against: the calls go to the
+				// client as they come.
+				id, name := "", ""
+				if e.Call != nil {
+					id, name = e.Call.ID, e.Call.Tool
+				}
+				out.addCallDelta(e.Index, id, name, e.Text)
+				if id != "" || name != "" {
 					rep.emitted++
 				}
 			}
+		case turn.EventCallEnd:
+			if !e.Native {
+				addCall(*e.Call, e.Err, false)
+			}
 		}
-		resp = col.Response()
-		if ps == nil {
-			resp.Calls = nil // given to out as they came
-		}
-		rep.raw = raw.String()
-	} else {
-		var err error
-		if resp, err = x.up.Model.Generate(ctx, req); err != nil {
-			return rep, err
-		}
-		if resp == nil {
-			return rep, &llm.Error{Kind: llm.ErrBadResponse, Message: "the model returned no response"}
-		}
-		out.addReasoning(resp.Reasoning)
-		rep.raw = resp.Content
-		if ps != nil {
-			ps.WriteString(resp.Content)
-		} else {
-			addText(resp.Content)
-		}
+	})
+	rep.raw = r.Raw
+	if err != nil {
+		return rep, err
 	}
-	rep.usage, rep.finish = resp.Usage, resp.FinishReason
-	if ps != nil {
-		ps.Finish()
+	rep.usage, rep.finish = r.Usage, r.FinishReason
+	if !r.Native {
+		return rep, nil
 	}
-	for _, c := range resp.Calls {
+	for i, a := range r.Attempts {
 		if p == nil {
+			if r.Streamed {
+				continue // given to out as they came
+			}
+			c := r.Made[i]
 			if c.ID == "" {
 				c.ID = "call_" + randomID()
 			}
@@ -202,11 +180,11 @@ func (x *exchange) ask(ctx context.Context, req llm.Request, p *protocol.Parser,
 		// to the schema) and keeping its id; one that fails the check goes
 		// to the client as the model made it, as it would have without the
 		// gateway.
-		a, _ := p.Check(c)
 		if a.Err != nil {
-			a = protocol.Attempt{Call: c}
+			addCall(r.Made[i], nil, true)
+			continue
 		}
-		addCall(a, true)
+		addCall(a.Call, nil, true)
 	}
 	return rep, nil
 }
@@ -316,26 +294,9 @@ func (x *exchange) ptkConversation() ([]ptk.Message, *httpError) {
 	if herr != nil {
 		return nil, herr
 	}
-	f := protocol.PTK{}
-	out := make([]ptk.Message, 0, len(msgs)+2)
-	out = append(out, ptk.Message{Role: ptk.RoleSystem, Content: f.SystemPrompt(instructions, x.choice.offered(x.tools))})
-	for i := 0; i < len(msgs); i++ {
-		m := msgs[i]
-		switch m.Role {
-		case ptk.RoleAssistant:
-			content := m.Content
-			if len(m.Calls) > 0 {
-				content = strings.TrimSpace(content + "\n\n" + f.Calls(m.Calls))
-			}
-			out = append(out, ptk.Message{Role: ptk.RoleAssistant, Content: content})
-		case ptk.RoleTool:
-			var results []ptk.Result
-			results, i = protocol.ToolTurn(msgs, i)
-			out = append(out, ptk.Message{Role: ptk.RoleUser, Content: f.Results(results)})
-		default:
-			out = append(out, m)
-		}
-	}
+	h := turn.NewHistory(turn.PTK, protocol.PTK{}, instructions, x.choice.offered(x.tools))
+	h.Append(msgs...)
+	out := h.Rendered()
 	var say []string
 	switch x.choice.kind {
 	case "required", "none":
@@ -395,7 +356,7 @@ func (x *exchange) serveModel(ctx context.Context, w http.ResponseWriter) error 
 		}
 	}
 	out := x.newResponder(w)
-	rep, err := x.ask(ctx, req, parser, out, !out.stream)
+	rep, err := x.ask(ctx, req, parser, turn.Native, out, !out.stream)
 	x.usage = rep.usage
 	if err != nil {
 		return err

@@ -76,9 +76,8 @@ func (h *History) SetMode(mode Mode) {
 	h.render()
 }
 
-// ptk reports whether messages are rendered for the text protocol: in PTK
-// mode, with tools to call (without any, there is no protocol to teach).
-func (h *History) ptk() bool { return h.mode == PTK && len(h.tools) > 0 }
+// ptk reports whether messages are rendered for the text protocol.
+func (h *History) ptk() bool { return h.mode == PTK }
 
 // render renders the history from scratch.
 func (h *History) render() {

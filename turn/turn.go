@@ -27,9 +27,10 @@ type Turn struct {
 	Stream bool
 	// NoCalls reads no calls: the model was asked to answer without tools.
 	NoCalls bool
-	// CallID names the i-th call of the reply (from 0) when the model gave
-	// it no id of its own (calls written as text always); nil leaves it
-	// empty.
+	// CallID names the i-th call of the reply (from 0): every call read
+	// from the text, and a native call the model gave no id of its own (or
+	// the id of an earlier call). Nil leaves calls read from the text with
+	// the parser's ids, and native calls without one empty.
 	CallID func(i int) string
 }
 
@@ -142,7 +143,9 @@ func (t Turn) Ask(ctx context.Context, req llm.Request, emit func(Event)) (*Repl
 				emit(Event{Kind: EventReasoning, Text: e.Text})
 			case protocol.EventCallStart:
 				if textCalls {
-					emit(Event{Kind: EventCallStart, Index: e.Index, Call: &ptk.Call{ID: t.id(e.Index), Tool: e.Tool}})
+					c := &ptk.Call{Tool: e.Tool}
+					t.name(c, e.Index)
+					emit(Event{Kind: EventCallStart, Index: e.Index, Call: c})
 				}
 			case protocol.EventArgsDelta:
 				if textCalls {
@@ -150,7 +153,7 @@ func (t Turn) Ask(ctx context.Context, req llm.Request, emit func(Event)) (*Repl
 				}
 			case protocol.EventCallEnd:
 				a := *e.Attempt
-				a.Call.ID = t.id(e.Index)
+				t.name(&a.Call, e.Index)
 				ev := Event{Kind: EventCallEnd, Index: e.Index, Call: &a.Call, Err: a.Err}
 				if textCalls {
 					emit(ev)
@@ -242,7 +245,7 @@ func (t Turn) Ask(ctx context.Context, req llm.Request, emit func(Event)) (*Repl
 	default:
 		rep.fromText = textCalls
 		for i, a := range parsed.Attempts {
-			a.Call.ID = t.id(i)
+			t.name(&a.Call, i)
 			rep.Attempts = append(rep.Attempts, a)
 		}
 		for _, ev := range held {
@@ -259,6 +262,14 @@ func idOnly(d *llm.CallDelta) *ptk.Call {
 		return nil
 	}
 	return &ptk.Call{ID: d.ID, Tool: d.Tool}
+}
+
+// name names a call read from the text, the i-th of the reply, with
+// CallID; without it the call keeps the parser's name for it.
+func (t Turn) name(c *ptk.Call, i int) {
+	if t.CallID != nil {
+		c.ID = t.CallID(i)
+	}
 }
 
 // id names the i-th call of the reply.
