@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -95,5 +96,36 @@ func BenchmarkLoopIteration(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*perRun), "ns/iteration")
 			b.ReportMetric(0, "ns/op")
 		})
+	}
+}
+
+// BenchmarkLoopLength runs the loop for long conversations: one read-only
+// tool that returns about 2 KB, a scripted model that calls it with new
+// arguments every turn and answers at the last. The loop's own cost per
+// turn must not grow with the conversation: each message is rendered once
+// (turn.History), so ns/turn at 1,600 turns stays near that at 10, and the
+// bytes allocated per run grow linearly (B/turn stays flat).
+func BenchmarkLoopLength(b *testing.B) {
+	result := strings.Repeat("0123456789abcdef ", 120) // ~2 KB
+	for _, mode := range []Mode{ModePTK, ModeNative} {
+		for _, turns := range []int{10, 100, 400, 1600} {
+			b.Run(fmt.Sprintf("%s/turns=%d", mode, turns), func(b *testing.B) {
+				m := newLoopModel(turns, mode == ModeNative)
+				read := ptk.NewTool(ptk.ToolInfo{Name: "tool_0", Description: "Reads a file.", ReadOnly: true,
+					Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"},"limit":{"type":"integer"}},"required":["path"]}`)},
+					func(context.Context, json.RawMessage) (ptk.Result, error) { return ptk.Result{Content: result}, nil })
+				opts := Options{Model: m, Mode: mode, Tools: []ptk.Tool{read}, MaxIterations: turns, MaxToolCalls: turns}
+				ctx := context.Background()
+				b.ReportAllocs()
+				for b.Loop() {
+					res, err := Run(ctx, Prompt("Read every file in src."), opts)
+					if err != nil || res.Iterations != turns {
+						b.Fatalf("err %v, iterations %d", err, res.Iterations)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*turns), "ns/turn")
+				b.ReportMetric(0, "ns/op")
+			})
+		}
 	}
 }

@@ -129,7 +129,10 @@ func (h *History) appendResult(m ptk.Message) {
 		return
 	}
 	if h.toolRun >= 0 {
-		h.out = h.out[:len(h.out)-1] // the run's message, redone with m
+		// The run's message, redone with m, in a new array: a rendering
+		// handed out earlier must not change under its holder.
+		n := len(h.out) - 1
+		h.out = append(h.out[:n:n], ptk.Message{})[:n]
 	} else {
 		h.toolRun = len(h.msgs) - 1
 	}

@@ -1,0 +1,138 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/llm/llmtest"
+	"github.com/ptkit/ptk/tool"
+)
+
+// countingTool is a tool that changes something (not read-only) and counts
+// its runs.
+func countingTool(name string, runs *atomic.Int32) ptk.Tool {
+	return simpleTool(name, false, func(context.Context, json.RawMessage) (ptk.Result, error) {
+		runs.Add(1)
+		return ptk.Result{Content: "FAIL: TestX"}, nil
+	})
+}
+
+func TestRepeatedMutatingCallsAreALoop(t *testing.T) {
+	var runs atomic.Int32
+	test := ptkCall("bash", `{"x": "go test ./..."}`)
+	replies := make([]llmtest.Reply, 0, 8)
+	for range 6 {
+		replies = append(replies, llmtest.Text(test))
+	}
+	replies = append(replies, llmtest.Text("unused"))
+	m := llmtest.New(replies...)
+	res, err := Run(context.Background(), Prompt("fix the tests"), Options{Model: m, Mode: ModePTK, Tools: []ptk.Tool{countingTool("bash", &runs)}})
+	// 1 run, then 3 repeats warned of (MaxRepeats), and the 5th is a loop.
+	if !errors.Is(err, ptk.DuplicateToolCall) || runs.Load() != 1 || res.Iterations != 5 {
+		t.Fatalf("err %v, runs %d, iterations %d; want DUPLICATE_TOOL_CALL after 1 run and 3 warnings", err, runs.Load(), res.Iterations)
+	}
+	warn := m.Requests()[2].Messages[len(m.Requests()[2].Messages)-1].Content
+	if !strings.Contains(warn, "nothing has changed since") {
+		t.Errorf("the model is not told it repeats itself: %q", warn)
+	}
+	if last := res.Messages[len(res.Messages)-1]; last.Role != ptk.RoleTool || !last.IsError {
+		t.Errorf("the last call has no answer: %+v", last)
+	}
+}
+
+func TestRerunAfterAChangeIsNotARepeat(t *testing.T) {
+	var tests, edits atomic.Int32
+	test := ptkCall("bash", `{"x": "go test ./..."}`)
+	m := llmtest.New(
+		llmtest.Text(test),
+		llmtest.Text(ptkCall("edit", `{"x": "fix 1"}`)),
+		llmtest.Text(test),
+		llmtest.Text(ptkCall("edit", `{"x": "fix 2"}`)),
+		llmtest.Text(test),
+		llmtest.Text("fixed"),
+	)
+	res, err := Run(context.Background(), Prompt("fix"), Options{Model: m, Mode: ModePTK,
+		Tools: []ptk.Tool{countingTool("bash", &tests), countingTool("edit", &edits)}})
+	if err != nil || tests.Load() != 3 || edits.Load() != 2 || !res.Success {
+		t.Fatalf("err %v, tests %d, edits %d", err, tests.Load(), edits.Load())
+	}
+}
+
+type repeatApprover struct {
+	asked atomic.Int32
+	allow bool
+}
+
+func (a *repeatApprover) Approve(context.Context, ptk.Call, ptk.ToolInfo) (v tool.Verdict, err error) {
+	v.Allow = true
+	return v, nil
+}
+
+func (a *repeatApprover) ApproveRepeat(_ context.Context, c ptk.Call, n int) (bool, error) {
+	a.asked.Add(1)
+	return a.allow, nil
+}
+
+func TestLoopAsksTheRepeatApprover(t *testing.T) {
+	for _, allow := range []bool{true, false} {
+		var runs atomic.Int32
+		test := ptkCall("bash", `{"x": "sleep 1; curl status"}`)
+		m := llmtest.New(llmtest.Text(test), llmtest.Text(test), llmtest.Text(test), llmtest.Text("up"))
+		a := &repeatApprover{allow: allow}
+		res, err := Run(context.Background(), Prompt("wait until up"), Options{Model: m, Mode: ModePTK, MaxRepeats: 1,
+			Approver: a, Tools: []ptk.Tool{countingTool("bash", &runs)}})
+		switch {
+		case a.asked.Load() != 1:
+			t.Errorf("allow %v: asked %d times, want once (at the second repeat)", allow, a.asked.Load())
+		case allow && (err != nil || runs.Load() != 2 || !res.Success):
+			t.Errorf("allowed: err %v, runs %d", err, runs.Load())
+		case !allow && (!errors.Is(err, ptk.DuplicateToolCall) || runs.Load() != 1):
+			t.Errorf("refused: err %v, runs %d", err, runs.Load())
+		}
+	}
+}
+
+func TestAToolThatIgnoresItsContextIsAbandoned(t *testing.T) {
+	block := make(chan struct{})
+	defer close(block)
+	stuck := simpleTool("stuck", true, func(context.Context, json.RawMessage) (ptk.Result, error) {
+		<-block // like open(2) on a FIFO: deaf to the context
+		return ptk.Result{Content: "late"}, nil
+	})
+	m := llmtest.New(llmtest.Text(ptkCall("stuck", `{}`)), llmtest.Text("gave up"))
+	start := time.Now()
+	res, err := Run(context.Background(), Prompt("x"), Options{Model: m, Mode: ModePTK, ToolTimeout: 50 * time.Millisecond, Tools: []ptk.Tool{stuck}})
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("the run waited %s for a stuck tool", took)
+	}
+	if err != nil || !res.Success || !res.ToolCalls[0].Result.IsError || !strings.Contains(res.ToolCalls[0].Result.Content, "timed out") {
+		t.Fatalf("err %v, result %+v", err, res.ToolCalls)
+	}
+}
+
+func TestHistoryWithSystemMessagesAndEarlierTurns(t *testing.T) {
+	m := llmtest.New(llmtest.Text("Paris, as you said."))
+	history := []ptk.Message{
+		{Role: ptk.RoleSystem, Content: "Answer in one line."},
+		{Role: ptk.RoleUser, Content: "I live in Paris."},
+		{Role: ptk.RoleAssistant, Content: "Noted."},
+		{Role: ptk.RoleUser, Content: "Where do I live?"},
+	}
+	res, err := Run(context.Background(), history, Options{Model: m, Mode: ModeNative, Instructions: "Be kind."})
+	if err != nil || res.Content != "Paris, as you said." {
+		t.Fatalf("err %v, result %+v", err, res)
+	}
+	sent := m.Requests()[0].Messages
+	if len(sent) != 4 || sent[0].Role != ptk.RoleSystem || sent[0].Content != "Be kind.\n\nAnswer in one line." || sent[3].Content != "Where do I live?" {
+		t.Errorf("sent %+v", sent)
+	}
+	if len(res.Messages) != 4 || res.Messages[0].Role != ptk.RoleUser {
+		t.Errorf("the run's messages: %+v", res.Messages)
+	}
+}
