@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -50,17 +51,38 @@ type exchange struct {
 
 // chat serves POST /v1/chat/completions.
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
 	x := &exchange{s: s, status: http.StatusOK}
 	defer func() {
-		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
-			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", x.status),
+		Annotate(w, x.status, x.err,
 			slog.String("model", x.name), slog.String("mode", x.mode), slog.Bool("stream", x.req.Stream),
 			slog.Int("calls", x.calls), slog.Int("prompt_tokens", x.usage.PromptTokens),
-			slog.Int("completion_tokens", x.usage.CompletionTokens),
-			slog.Float64("latency_ms", float64(time.Since(start).Microseconds())/1000),
-			slog.String("error", x.err))
+			slog.Int("completion_tokens", x.usage.CompletionTokens))
 	}()
+	// The request's time counts from its start: reading the body too.
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.Timeout)
+	defer cancel()
+	deadline, _ := ctx.Deadline()
+	br := &bodyReader{r: http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes), rc: http.NewResponseController(w),
+		start: time.Now(), deadline: deadline, idle: s.cfg.BodyIdleTimeout, minRate: s.cfg.MinBodyRate}
+	body, err := io.ReadAll(br)
+	br.done()
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		switch {
+		case errors.As(err, &tooBig):
+			x.fail(w, &httpError{status: http.StatusRequestEntityTooLarge, typ: "invalid_request_error",
+				msg: "the request body is larger than the gateway's limit of " + byteSize(tooBig.Limit)})
+		case errors.Is(err, errSlowBody):
+			w.Header().Set("Connection", "close")
+			x.fail(w, &httpError{status: http.StatusRequestTimeout, typ: "invalid_request_error", code: "request_timeout",
+				msg: fmt.Sprintf("the request body did not arrive in time (nothing for %s, or less than %.0f bytes a second)", s.cfg.BodyIdleTimeout, s.cfg.MinBodyRate)})
+		default:
+			x.fail(w, badRequest("reading the request body: %v", err))
+		}
+		return
+	}
+	// A place among the requests served at once is taken only now that the
+	// body is here.
 	select {
 	case s.sem <- struct{}{}:
 		defer func() { <-s.sem }()
@@ -69,24 +91,11 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 			msg: "the gateway is serving as many requests as it may; try again shortly", retryAfter: time.Second})
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			x.fail(w, &httpError{status: http.StatusRequestEntityTooLarge, typ: "invalid_request_error",
-				msg: "the request body is larger than the gateway's limit of " + byteSize(tooBig.Limit)})
-			return
-		}
-		x.fail(w, badRequest("reading the request body: %v", err))
-		return
-	}
 	x.body = body
 	if herr := x.read(); herr != nil {
 		x.fail(w, herr)
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.Timeout)
-	defer cancel()
 	if err := x.serve(ctx, w); err != nil {
 		if r.Context().Err() != nil && ctx.Err() != context.DeadlineExceeded {
 			x.status, x.err = 499, "the client went away"

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/ptkit/ptk"
@@ -26,6 +24,8 @@ const (
 	DefaultTimeout         = 10 * time.Minute
 	DefaultMaxConcurrent   = 64
 	DefaultShutdownTimeout = 30 * time.Second
+	DefaultBodyIdleTimeout = 10 * time.Second
+	DefaultMinBodyRate     = 1024
 )
 
 // Config configures a Server.
@@ -61,8 +61,16 @@ type Config struct {
 	// (default DefaultTimeout); past it the answer is 504.
 	Timeout time.Duration
 	// MaxConcurrent caps the chat requests served at once (default
-	// DefaultMaxConcurrent); past it the answer is 429 with Retry-After.
+	// DefaultMaxConcurrent); past it the answer is 429 with Retry-After. A
+	// request takes its place once its body has arrived, so clients that
+	// send their bodies slowly cannot lock the others out.
 	MaxConcurrent int
+	// BodyIdleTimeout is how long a request's body may send nothing
+	// (default DefaultBodyIdleTimeout), and MinBodyRate the bytes per
+	// second it must average after that (default DefaultMinBodyRate); a
+	// slower body is answered 408. Timeout covers the body too.
+	BodyIdleTimeout time.Duration
+	MinBodyRate     float64
 	// ShutdownTimeout is how long Serve waits for requests in flight when
 	// its context ends (default DefaultShutdownTimeout).
 	ShutdownTimeout time.Duration
@@ -109,11 +117,9 @@ type Forwarder interface {
 //
 // It is safe for concurrent use.
 type Server struct {
-	cfg  Config
-	keys map[[32]byte]bool
-	sem  chan struct{}
-	mux  *http.ServeMux
-	log  *slog.Logger
+	cfg     Config
+	sem     chan struct{}
+	handler http.Handler
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -141,81 +147,32 @@ func New(cfg Config) (*Server, error) {
 	if cfg.NativeTools == nil {
 		cfg.NativeTools = &llm.NativeTools{TTL: rejectMemory}
 	}
-	s := &Server{cfg: cfg, sem: make(chan struct{}, cfg.MaxConcurrent), log: cfg.Logger}
-	if s.log == nil {
-		s.log = slog.Default()
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
 	}
-	if len(cfg.APIKeys) > 0 {
-		s.keys = make(map[[32]byte]bool, len(cfg.APIKeys))
-		for _, k := range cfg.APIKeys {
-			s.keys[sha256.Sum256([]byte(k))] = true
-		}
+	if cfg.BodyIdleTimeout <= 0 {
+		cfg.BodyIdleTimeout = DefaultBodyIdleTimeout
 	}
-	s.mux = http.NewServeMux()
-	s.mux.HandleFunc("POST /v1/chat/completions", s.chat)
-	s.mux.HandleFunc("GET /v1/models", s.models)
-	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+	if cfg.MinBodyRate <= 0 {
+		cfg.MinBodyRate = DefaultMinBodyRate
+	}
+	s := &Server{cfg: cfg, sem: make(chan struct{}, cfg.MaxConcurrent)}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/chat/completions", s.chat)
+	mux.HandleFunc("GET /v1/models", s.models)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"status":"ok"}`+"\n")
 	})
-	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	s.handler = LogRequests(cfg.Logger)(RequireKey(cfg.APIKeys)(mux))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "invalid_request_error", "unknown_url", "no route "+r.Method+" "+r.URL.Path+": the gateway serves POST /v1/chat/completions, GET /v1/models and GET /healthz")
 	})
 	return s, nil
 }
 
 // ServeHTTP serves a request.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != "/healthz" && !s.authorized(r) {
-		writeError(w, http.StatusUnauthorized, "invalid_request_error", "invalid_api_key", "missing or wrong API key: send it as \"Authorization: Bearer KEY\"")
-		s.logOther(r, http.StatusUnauthorized, time.Now())
-		return
-	}
-	if r.Method == http.MethodPost && r.URL.Path == "/v1/chat/completions" {
-		s.chat(w, r) // logs its own, fuller line
-		return
-	}
-	start := time.Now()
-	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-	s.mux.ServeHTTP(sw, r)
-	s.logOther(r, sw.status, start)
-}
-
-// logOther logs a request that is not a chat completion; health checks at
-// debug level, since probes make many.
-func (s *Server) logOther(r *http.Request, status int, start time.Time) {
-	level := slog.LevelInfo
-	if r.URL.Path == "/healthz" {
-		level = slog.LevelDebug
-	}
-	s.log.LogAttrs(r.Context(), level, "request", slog.String("method", r.Method), slog.String("path", r.URL.Path),
-		slog.Int("status", status), slog.Float64("latency_ms", float64(time.Since(start).Microseconds())/1000))
-}
-
-// statusWriter records the status of an answer.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(status int) {
-	w.status = status
-	w.ResponseWriter.WriteHeader(status)
-}
-
-// authorized reports whether r carries one of the keys. Keys are compared
-// by their SHA-256, so the time taken says nothing about them.
-func (s *Server) authorized(r *http.Request) bool {
-	if s.keys == nil {
-		return true
-	}
-	h := r.Header.Get("Authorization")
-	const prefix = "Bearer "
-	if len(h) <= len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
-		return false
-	}
-	return s.keys[sha256.Sum256([]byte(h[len(prefix):]))]
-}
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 // Serve serves on ln until ctx ends, then stops taking connections and
 // waits up to ShutdownTimeout for the requests in flight, streams included,
@@ -223,7 +180,7 @@ func (s *Server) authorized(r *http.Request) bool {
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{
 		Handler:           s,
-		ReadHeaderTimeout: 30 * time.Second,
+		ReadHeaderTimeout: s.cfg.BodyIdleTimeout,
 		IdleTimeout:       2 * time.Minute,
 		// Requests in flight keep their context when ctx ends: they drain.
 		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) },

@@ -1,0 +1,151 @@
+package gateway
+
+import (
+	"crypto/sha256"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+)
+
+// Middleware wraps a handler, the way the gateway's key check and request
+// log wrap its routes: each is testable alone and reusable by a program that
+// embeds the gateway behind its own mux.
+type Middleware func(http.Handler) http.Handler
+
+// RequireKey answers 401 to a request that does not carry one of keys as
+// "Authorization: Bearer KEY" (health checks excepted). Keys are compared by
+// their SHA-256, so the time taken says nothing about them. No keys: every
+// request passes.
+func RequireKey(keys []string) Middleware {
+	sums := make(map[[32]byte]bool, len(keys))
+	for _, k := range keys {
+		sums[sha256.Sum256([]byte(k))] = true
+	}
+	return func(next http.Handler) http.Handler {
+		if len(sums) == 0 {
+			return next
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/healthz" && !sums[sha256.Sum256([]byte(bearer(r)))] {
+				writeError(w, http.StatusUnauthorized, "invalid_request_error", "invalid_api_key", "missing or wrong API key: send it as \"Authorization: Bearer KEY\"")
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// bearer is the token of r's "Authorization: Bearer" header, "" when none.
+func bearer(r *http.Request) string {
+	h := r.Header.Get("Authorization")
+	const prefix = "Bearer "
+	if len(h) <= len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
+		return ""
+	}
+	return h[len(prefix):]
+}
+
+// LogRequests logs one line per request to log: method, path, status and
+// latency, and what the handler adds with Annotate (a chat completion's
+// model, mode, stream, calls, tokens and error). Health checks are logged at
+// debug level, since probes make many.
+func LogRequests(log *slog.Logger) Middleware {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			start := time.Now()
+			lw := &logWriter{ResponseWriter: w, status: http.StatusOK}
+			next.ServeHTTP(lw, r)
+			level := slog.LevelInfo
+			if r.URL.Path == "/healthz" {
+				level = slog.LevelDebug
+			}
+			attrs := []slog.Attr{slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", lw.status)}
+			attrs = append(attrs, lw.attrs...)
+			attrs = append(attrs, slog.Float64("latency_ms", float64(time.Since(start).Microseconds())/1000))
+			if lw.err != "" || len(lw.attrs) > 0 {
+				attrs = append(attrs, slog.String("error", lw.err))
+			}
+			log.LogAttrs(r.Context(), level, "request", attrs...)
+		})
+	}
+}
+
+// logWriter records what the request log says of an answer.
+type logWriter struct {
+	http.ResponseWriter
+	status int
+	attrs  []slog.Attr
+	err    string
+}
+
+func (w *logWriter) WriteHeader(status int) {
+	w.status = status
+	w.ResponseWriter.WriteHeader(status)
+}
+
+// Unwrap lets http.ResponseController find the connection's abilities
+// (flushing, deadlines) through the log.
+func (w *logWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Annotate adds attributes to the request's log line, and sets its status
+// and error as the handler saw them (a client that went away is 499; a
+// stream's error comes after its 200), when w goes through LogRequests.
+func Annotate(w http.ResponseWriter, status int, errMsg string, attrs ...slog.Attr) {
+	for range 16 {
+		if lw, ok := w.(*logWriter); ok {
+			lw.attrs = append(lw.attrs[:0], attrs...)
+			lw.err = errMsg
+			if status != 0 {
+				lw.status = status
+			}
+			return
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return
+		}
+		w = u.Unwrap()
+	}
+}
+
+// bodyReader reads a request body with deadlines: each read must make
+// progress within idle, the body must arrive at no less than minRate bytes
+// per second once idle has passed, and all of it before the request's
+// deadline. A client that trickles its body cannot hold the gateway.
+type bodyReader struct {
+	r        io.Reader
+	rc       *http.ResponseController
+	start    time.Time
+	deadline time.Time
+	idle     time.Duration
+	minRate  float64
+	n        int64
+}
+
+// errSlowBody is the error of a body that arrives too slowly.
+var errSlowBody = errors.New("the request body arrives too slowly")
+
+func (b *bodyReader) Read(p []byte) (int, error) {
+	now := time.Now()
+	if el := now.Sub(b.start); el > b.idle && float64(b.n) < b.minRate*(el-b.idle).Seconds() {
+		return 0, errSlowBody
+	}
+	d := now.Add(b.idle)
+	if !b.deadline.IsZero() && b.deadline.Before(d) {
+		d = b.deadline
+	}
+	b.rc.SetReadDeadline(d) // an error: the connection has no deadlines (a test recorder); the rate check still holds
+	n, err := b.r.Read(p)
+	b.n += int64(n)
+	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		err = errSlowBody
+	}
+	return n, err
+}
+
+// done clears the read deadline, so that a long answer is not cut.
+func (b *bodyReader) done() { b.rc.SetReadDeadline(time.Time{}) }
