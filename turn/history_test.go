@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/protocol"
 	"github.com/ptkit/ptk/turn"
 )
@@ -100,3 +101,5 @@ func TestHistoryIncremental(t *testing.T) {
 		}
 	}
 }
+
+func llmRequest(h *turn.History) llm.Request { return llm.Request{Messages: h.Rendered()} }
