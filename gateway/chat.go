@@ -198,7 +198,11 @@ func (x *exchange) serve(ctx context.Context, w http.ResponseWriter) error {
 	if len(x.s.cfg.Tools) > 0 && len(x.tools) == 0 && !x.toolTurns {
 		return x.serveTools(ctx, w)
 	}
-	translate := len(x.tools) > 0 || x.toolTurns
+	// A tool of another type than function is passed through in native
+	// and auto modes; an upstream that rejects tools then gets the text
+	// protocol's answer (which says it cannot teach such a tool), not its
+	// own rejection passed on.
+	translate := len(x.tools) > 0 || x.toolTurns || x.otherTool != ""
 	switch {
 	case x.up.Forward != nil && (!translate || x.up.Mode == agent.ModeNative):
 		return x.forward(ctx, w, false)

@@ -3,6 +3,8 @@ package gateway_test
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -424,5 +426,24 @@ func TestSDKClientGoesAway(t *testing.T) {
 			}
 			<-gone
 		})
+	}
+}
+
+// A tool the text protocol cannot teach (type "retrieval") sent in auto
+// mode to an upstream that rejects tools gets the gateway's own 400 that
+// says why, not the upstream's rejection of tools passed through.
+func TestAutoModeOtherToolTypes(t *testing.T) {
+	t.Parallel()
+	up := newUpstream(t, say("unused"))
+	g := newGateway(t, up, agent.ModeAuto)
+	body := `{"model":"gemma:2b","messages":[{"role":"user","content":"find it"}],"tools":[{"type":"retrieval"}]}`
+	resp, err := http.Post(g.url+"/v1/chat/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), `tools of type \"retrieval\" cannot be taught in the text protocol`) {
+		t.Errorf("%d %s", resp.StatusCode, b)
 	}
 }
