@@ -1,10 +1,13 @@
-// Package agent is ptk's loop: a user's prompt goes to a model, the model
+// Package agent is ptk's loop: a conversation goes to a model, the model
 // calls tools, the loop runs them and feeds the results back, until the model
 // answers or a limit is reached.
 //
 // Run returns the Result of a run; Stream reports every step as an Event
-// while the run goes on. Options choose the model, the tools, the mode and
-// the limits.
+// while the run goes on — the one way to watch a run. Both take the
+// conversation so far (Prompt makes one from a single prompt). Options
+// choose the model, the tools, the mode and the limits. Each model call is
+// one turn of package turn, whose History renders every message once, so a
+// long run costs each call its new turn, not its whole past.
 //
 // # Modes
 //
@@ -14,8 +17,8 @@
 // function definitions and its native calls are read back (and, when a
 // server returns the calls as text because it has no tool parser, they are
 // read from the text). ModeAuto, the default, starts native and switches to
-// the protocol when the provider rejects tools, remembering that for the
-// model for the rest of the process.
+// the protocol when the provider rejects tools; with Options.NativeTools (a
+// memory the caller owns) later runs remember it.
 //
 // # Errors are data
 //
