@@ -278,6 +278,8 @@ func benchStart(tb testing.TB) *benchEnv {
 	oc := openai.New(e.up.srv.URL+"/v1", opts...)
 	s, err := gateway.New(gateway.Config{
 		Logger: slog.New(slog.DiscardHandler),
+		// The load test's slow-body clients are cut after this.
+		BodyIdleTimeout: loadSlowIdle,
 		Resolve: func(name string) (gateway.Upstream, error) {
 			switch name {
 			case benchPTK:

@@ -1,10 +1,13 @@
 package gateway_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math/bits"
+	"net"
 	"os"
 	"runtime"
 	"slices"
@@ -33,6 +36,11 @@ import (
 // the goroutines), and when the run ends and the gateway shuts down no
 // goroutine may be left. It logs the requests a second, the latency, the
 // process's CPU time per request and the samples.
+//
+// Meanwhile loadSlowClients connections send their headers and then
+// trickle their bodies (or send nothing more), over and over, as an
+// attacker would to hold the gateway's places: every other request must
+// still be answered, and each slow connection is answered 408 or cut.
 //
 // Without PTK_LOAD_DURATION it runs for loadShort (not with -short), which
 // checks the answers and the goroutines but is too short to judge memory.
@@ -66,10 +74,16 @@ func TestLoad(t *testing.T) {
 		defer close(sampled)
 		samples = loadSampler(stopSampling, start, &done)
 	}()
+	var slowCut atomic.Int64
+	var slowWG sync.WaitGroup
+	for i := range loadSlowClients {
+		slowWG.Go(func() { loadSlowClient(e, i, stopAt, &slowCut) })
+	}
 	for i := range loadClients {
 		wg.Go(func() { loadClient(e, i, stopAt, &stats[i], &done) })
 	}
 	wg.Wait()
+	slowWG.Wait()
 	elapsed := time.Since(start)
 	cpu1, cpuOK1 := benchProcessCPU()
 	close(stopSampling)
@@ -100,6 +114,10 @@ func TestLoad(t *testing.T) {
 	if all.requests == 0 {
 		t.Error("no request was answered")
 	}
+	t.Logf("%d slow-body connections, %d of them answered 408 or cut by the gateway", loadSlowClients, slowCut.Load())
+	if slowCut.Load() < loadSlowClients {
+		t.Errorf("only %d slow-body connections were cut; want each of the %d at least once", slowCut.Load(), loadSlowClients)
+	}
 
 	loadLogSamples(t, samples)
 	if full && len(samples) >= loadWarmUp+2*loadWindow {
@@ -128,7 +146,12 @@ func TestLoad(t *testing.T) {
 
 const (
 	loadClients = 32
-	loadShort   = 1500 * time.Millisecond
+	// loadSlowClients connections trickle their bodies at once, more than
+	// the gateway's DefaultMaxConcurrent places; loadSlowIdle is how long
+	// the load test's gateway lets a body send nothing.
+	loadSlowClients = 70
+	loadSlowIdle    = 400 * time.Millisecond
+	loadShort       = 1500 * time.Millisecond
 	// loadWarmUp and loadWindow are in seconds, that is in samples.
 	loadWarmUp = 5
 	loadWindow = 10
@@ -211,6 +234,43 @@ func loadClient(e *benchEnv, id int, stopAt time.Time, st *loadStats, done *atom
 			}
 			send(bytes.ReplaceAll(follow, []byte(benchCallID), []byte(callID)), then, true)
 		}
+	}
+}
+
+// loadSlowClient opens connections that send a request's headers, then
+// a byte of its body now and then (odd clients) or nothing more (even
+// ones), until the gateway answers or closes them, and counts each one cut.
+func loadSlowClient(e *benchEnv, id int, stopAt time.Time, cut *atomic.Int64) {
+	addr := strings.TrimSuffix(strings.TrimPrefix(e.gw, "http://"), "/v1/chat/completions")
+	for time.Now().Before(stopAt) {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			return
+		}
+		c.SetDeadline(time.Now().Add(10 * loadSlowIdle))
+		fmt.Fprintf(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: gw\r\nContent-Type: application/json\r\nContent-Length: 4096\r\n\r\n{\"model\":")
+		answered := make(chan bool, 1)
+		go func() {
+			line, err := bufio.NewReader(c).ReadString('\n')
+			answered <- strings.Contains(line, " 408 ") || err == io.EOF
+		}()
+		trickle := time.NewTicker(loadSlowIdle / 2)
+	wait:
+		for {
+			select {
+			case ok := <-answered:
+				if ok {
+					cut.Add(1)
+				}
+				break wait
+			case <-trickle.C:
+				if id%2 == 1 {
+					c.Write([]byte(" "))
+				}
+			}
+		}
+		trickle.Stop()
+		c.Close()
 	}
 }
 
