@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/tool"
 )
 
 // Defaults of a [Shell].
@@ -111,11 +112,8 @@ func New(workspace string, opts ...Option) (*Shell, error) {
 			return nil, err
 		}
 	}
-	s.tool = ptk.NewTool(ptk.ToolInfo{
-		Name:        "bash",
-		Description: s.description(),
-		Parameters:  parameters,
-	}, s.run)
+	s.tool = tool.New("bash", s.description(), s.run,
+		tool.WithSubject(func(a Args) tool.Subject { return tool.Subject{Command: a.Command} }))
 	return s, nil
 }
 
@@ -160,15 +158,35 @@ func sandbox(dir string) ([]string, error) {
 // Tool returns the bash tool. It is neither read-only nor cacheable.
 func (s *Shell) Tool() ptk.Tool { return s.tool }
 
-var parameters = json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "command": {"type": "string", "description": "The command to run with bash -c."},
-    "timeout": {"type": "number", "exclusiveMinimum": 0, "description": "Seconds before the command is killed."}
-  },
-  "required": ["command"],
-  "additionalProperties": false
-}`)
+// Args are the bash tool's arguments; the tool's JSON Schema is derived
+// from them by [tool.New].
+type Args struct {
+	Command string `json:"command" jsonschema:"The command to run with bash -c."`
+	// Timeout, when positive, is how long the command may run. A timeout
+	// that is given must be positive; it is checked when the call runs, as
+	// the schema derived by tool.New has no exclusiveMinimum.
+	Timeout float64 `json:"timeout,omitempty" jsonschema:"Seconds before the command is killed."`
+
+	// timeoutGiven tells a timeout of 0 from no timeout.
+	timeoutGiven bool
+}
+
+// UnmarshalJSON decodes the arguments, noting whether a timeout was given.
+func (a *Args) UnmarshalJSON(b []byte) error {
+	type plain Args // without this method
+	var v struct {
+		plain
+		Timeout *float64 `json:"timeout"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*a = Args(v.plain)
+	if v.Timeout != nil {
+		a.Timeout, a.timeoutGiven = *v.Timeout, true
+	}
+	return nil
+}
 
 func (s *Shell) description() string {
 	var b strings.Builder
@@ -188,22 +206,13 @@ func (s *Shell) description() string {
 	return b.String()
 }
 
-func (s *Shell) run(ctx context.Context, raw json.RawMessage) (ptk.Result, error) {
-	var a struct {
-		Command *string  `json:"command"`
-		Timeout *float64 `json:"timeout"`
-	}
-	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &a); err != nil {
-			return failf("invalid arguments: %v", err), nil
-		}
-	}
-	if a.Command == nil || strings.TrimSpace(*a.Command) == "" {
+func (s *Shell) run(ctx context.Context, a Args) (ptk.Result, error) {
+	if strings.TrimSpace(a.Command) == "" {
 		return failf("command is required"), nil
 	}
 	timeout, note := s.cfg.timeout, ""
-	if a.Timeout != nil {
-		sec := *a.Timeout
+	if a.timeoutGiven {
+		sec := a.Timeout
 		switch {
 		case sec <= 0:
 			return failf("timeout must be a positive number of seconds, not %s", fmtFloat(sec)), nil
@@ -217,7 +226,7 @@ func (s *Shell) run(ctx context.Context, raw json.RawMessage) (ptk.Result, error
 	if err := ctx.Err(); err != nil {
 		return ptk.Result{}, err
 	}
-	return s.exec(ctx, *a.Command, timeout, note)
+	return s.exec(ctx, a.Command, timeout, note)
 }
 
 // exec runs command and reports its output and exit status.

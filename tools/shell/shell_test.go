@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/tool"
 )
 
 func newShell(t *testing.T, opts ...Option) (*Shell, string) {
@@ -163,6 +164,24 @@ func TestInfo(t *testing.T) {
 	if schema.Properties["command"].Type != "string" || schema.Properties["timeout"].Type != "number" ||
 		len(schema.Required) != 1 || schema.Required[0] != "command" {
 		t.Errorf("parameters %s", info.Parameters)
+	}
+}
+
+// The tool says which command a call runs, for approval policies, through
+// any middleware.
+func TestSubject(t *testing.T) {
+	t.Parallel()
+	sh, _ := newShell(t)
+	bash := tool.Wrap(sh.Tool(), tool.Timeout(time.Minute), tool.Limit(1000, 10))
+	for args, want := range map[string]string{
+		`{"command": "go test ./..."}`:    "go test ./...",
+		`{"command": "ls", "timeout": 3}`: "ls",
+		`{"command": 5}`:                  "",
+		`{}`:                              "",
+	} {
+		if got := tool.SubjectOf(bash, json.RawMessage(args)); got != (tool.Subject{Command: want}) {
+			t.Errorf("%s: subject %+v, want command %q", args, got, want)
+		}
 	}
 }
 
