@@ -51,18 +51,22 @@ type Rule struct {
 	Tool string `json:"tool"`
 	// Action is "allow", "deny" or "ask".
 	Action string `json:"action"`
-	// Command, for bash, is a command prefix, matched on whole words:
+	// Command is a command prefix, matched on whole words against the
+	// command the tool declares its call will run ([Subject].Command, as
+	// bash does):
 	// "go test" matches "go test ./..." but not "go testify". An allow rule
 	// matches only a single simple command: "go test; rm -rf ~" is not
 	// allowed by it (no ; & | ` $( < > or line breaks). A deny rule
 	// matches when any command of a list or pipeline starts with the prefix.
 	Command string `json:"command,omitempty"`
-	// Path is a glob ("src/**", "*.md") on the call's "path" argument, as
-	// a clean path relative to the workspace.
+	// Path is a glob ("src/**", "*.md") on the path the tool declares its
+	// call acts on ([Subject].Path), as a clean path relative to the
+	// workspace.
 	Path string `json:"path,omitempty"`
 }
 
-// Policy allows or denies calls by tool and arguments. The last rule that
+// Policy allows or denies calls by tool and by what the call acts on: the
+// command or path its tool declares ([Subjecter]). The last rule that
 // matches a call decides.
 type Policy struct {
 	Rules []Rule `json:"rules"`
@@ -98,27 +102,28 @@ func LoadPolicy(file string) (*Policy, error) {
 	return &p, nil
 }
 
-// Decide returns the action of the last rule that matches call, and that
-// rule's number from 1; "" and 0 when none does.
-func (p *Policy) Decide(call ptk.Call) (action string, rule int) {
+// Decide returns the action of the last rule that matches a call to t, and
+// that rule's number from 1; "" and 0 when none does. Command and path
+// conditions match what t declares the call acts on ([SubjectOf], through
+// wrappers); a tool that declares nothing matches only rules without them.
+func (p *Policy) Decide(t ptk.Tool, call ptk.Call) (action string, rule int) {
 	if p == nil {
 		return "", 0
 	}
-	var args struct {
-		Command string `json:"command"`
-		Path    string `json:"path"`
+	var subject Subject
+	if t != nil {
+		subject = SubjectOf(t, call.Args)
 	}
-	json.Unmarshal(call.Args, &args)
 	for i, r := range p.Rules {
 		if ok, _ := path.Match(r.Tool, call.Tool); !ok {
 			continue
 		}
-		if r.Command != "" && !commandMatches(r.Command, args.Command, r.Action != Allow) {
+		if r.Command != "" && (subject.Command == "" || !commandMatches(r.Command, subject.Command, r.Action != Allow)) {
 			continue
 		}
 		if r.Path != "" {
-			p := path.Clean(strings.TrimPrefix(strings.ReplaceAll(args.Path, "\\", "/"), "./"))
-			if args.Path == "" || strings.HasPrefix(p, "../") || p == ".." || path.IsAbs(p) {
+			p := path.Clean(strings.TrimPrefix(strings.ReplaceAll(subject.Path, "\\", "/"), "./"))
+			if subject.Path == "" || strings.HasPrefix(p, "../") || p == ".." || path.IsAbs(p) {
 				continue
 			}
 			if ok, _ := doublestar.Match(r.Path, p); !ok {

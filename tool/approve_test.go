@@ -1,14 +1,42 @@
 package tool
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ptkit/ptk"
 )
+
+// subjectTools are tools that declare their calls' subject the way the
+// built-in ones do: bash its command, the file tools their path.
+func subjectTools() map[string]ptk.Tool {
+	type cmdArgs struct {
+		Command string `json:"command"`
+	}
+	type pathArgs struct {
+		Path string `json:"path"`
+	}
+	bash := New("bash", "runs a command", func(context.Context, cmdArgs) (string, error) { return "", nil },
+		WithSubject(func(a cmdArgs) Subject { return Subject{Command: a.Command} }))
+	tools := map[string]ptk.Tool{"bash": Wrap(bash, Timeout(time.Minute))}
+	for _, name := range []string{"write_file", "edit_file", "read_file"} {
+		tools[name] = New(name, "a file tool", func(context.Context, pathArgs) (string, error) { return "", nil },
+			WithSubject(func(a pathArgs) Subject { return Subject{Path: a.Path} }))
+	}
+	return tools
+}
+
+// decide asks p about a call of tool with args, the tool being one of
+// subjectTools.
+func decide(p *Policy, tool, args string) string {
+	action, _ := p.Decide(subjectTools()[tool], ptk.Call{Tool: tool, Args: json.RawMessage(args)})
+	return action
+}
 
 func TestPolicyDecide(t *testing.T) {
 	p := &Policy{Rules: []Rule{
@@ -41,13 +69,51 @@ func TestPolicyDecide(t *testing.T) {
 		{"read_file", `{"path": "x"}`, Ask},
 	}
 	for _, c := range cases {
-		got, _ := p.Decide(ptk.Call{Tool: c.tool, Args: json.RawMessage(c.args)})
-		if got != c.want {
+		if got := decide(p, c.tool, c.args); got != c.want {
 			t.Errorf("%s %s: %q, want %q", c.tool, c.args, got, c.want)
 		}
 	}
-	if a, n := (&Policy{}).Decide(ptk.Call{Tool: "bash"}); a != "" || n != 0 {
+	if a, n := (&Policy{}).Decide(subjectTools()["bash"], ptk.Call{Tool: "bash"}); a != "" || n != 0 {
 		t.Errorf("empty policy: %q %d", a, n)
+	}
+}
+
+// A policy matches what a tool declares, through wrappers, never what an
+// argument happens to be called.
+func TestPolicyUsesTheDeclaredSubject(t *testing.T) {
+	p := &Policy{Rules: []Rule{
+		{Tool: "*", Command: "make", Action: Allow},
+		{Tool: "*", Path: "docs/**", Action: Allow},
+	}}
+	type args struct {
+		Script string `json:"script"`
+		Target string `json:"target"`
+	}
+	run := func(context.Context, args) (string, error) { return "", nil }
+	declares := Wrap(New("runner", "runs a script", run,
+		WithSubject(func(a args) Subject { return Subject{Command: a.Script, Path: a.Target} })), Limit(100, 0))
+	silent := New("runner", "runs a script", run)
+	type named struct {
+		Command string `json:"command"`
+		Path    string `json:"path"`
+	}
+	guessable := New("runner", "has arguments named like bash's", func(context.Context, named) (string, error) { return "", nil })
+	for _, c := range []struct {
+		t    ptk.Tool
+		args string
+		want string
+	}{
+		{declares, `{"script": "make test", "target": "x"}`, Allow},
+		{declares, `{"script": "rm x", "target": "docs/a.md"}`, Allow},
+		{declares, `{"script": "rm x", "target": "src/a.go"}`, ""},
+		{silent, `{"script": "make test", "target": "docs/a.md"}`, ""},
+		{guessable, `{"command": "make test", "path": "docs/a.md"}`, ""},
+		{nil, `{"command": "make test", "path": "docs/a.md"}`, ""},
+	} {
+		got, _ := p.Decide(c.t, ptk.Call{Tool: "runner", Args: json.RawMessage(c.args)})
+		if got != c.want {
+			t.Errorf("%s: %q, want %q", c.args, got, c.want)
+		}
 	}
 }
 
