@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +30,11 @@ func subjectTools() map[string]ptk.Tool {
 			WithSubject(func(a pathArgs) Subject { return Subject{Path: a.Path} }))
 	}
 	return tools
+}
+
+// decideCommand asks p about a bash call that runs command.
+func decideCommand(p *Policy, command string) string {
+	return decide(p, "bash", `{"command": `+strconv.Quote(command)+`}`)
 }
 
 // decide asks p about a call of tool with args, the tool being one of
@@ -117,6 +123,134 @@ func TestPolicyUsesTheDeclaredSubject(t *testing.T) {
 	}
 }
 
+// An allow rule matches only a command whose every word is plain: none of
+// these may run under a rule that allows "go test".
+func TestAllowRuleOnlyPlainWords(t *testing.T) {
+	p := &Policy{Rules: []Rule{
+		{Tool: "bash", Command: "go test", RefuseFlags: []string{"-exec", "-toolexec", "-o"}, Action: Allow},
+	}}
+	for _, command := range []string{
+		// found by the adversarial pass (issue 13)
+		`go test -exec 'sh -c "touch PWNED"' .`,
+		`go test -toolexec 'sh -c "touch PWNED"' .`,
+		`go test ${x:='$'"(touch PWNED)"} ${x@P}`,
+		`go test ${x:='a[$'"(touch PWNED)]"} $[x]`,
+		`go test -c -o ../../../tmp/x .`,
+		// refused flags, however spelt
+		`go test --exec=./x .`, `go test -exec=./x .`, `go test -toolexec=./x .`, `go test --toolexec ./x .`,
+		`go test -c -o x .`, `go test -c -o=x .`, `go test -c --o x .`, `go test -c -ox .`,
+		`go test -v -exec ./x`, `go test ./... -- -exec ./x`,
+		`go test -outputdir out .`, // the price of refusing -ofile with "-o"
+		// expansions of every kind
+		`go test $HOME`, `go test ${HOME}`, `go test $(touch PWNED)`, "go test `touch PWNED`",
+		`go test $((1+1))`, `go test $[1+1]`, `go test *`, `go test ./?`, `go test ./[ab]`,
+		`go test {a,b}`, `go test ~`, `go test ~/x`, `go test "$HOME"`, "go test \"`id`\"",
+		`go test "\$x"`, `go test "!x"`, `go test $'\x41'`, `go test <(touch PWNED)`,
+		// quoting tricks, comments and unbalanced quotes
+		`go test \$x`, `go test 'a`, `go test "a`, `go test # comment`, "go test 'a\nb'",
+		// lists, pipes, redirections, line breaks, other whitespace
+		`go test; touch PWNED`, `go test && touch PWNED`, `go test || touch PWNED`, `go test & touch PWNED`,
+		`go test | sh`, `go test > x`, `go test 2>/tmp/x`, `go test < x`, `go test >| x`, "go test\ntouch PWNED",
+		"go test\rtouch PWNED", "go test\vx", "go test\fx", `(go test)`, `{ go test; }`,
+		// paths outside the workspace
+		`go test /etc`, `go test ../other/...`, `go test -coverprofile=/tmp/x .`, `go test -coverprofile ../x .`,
+		`go test -cpuprofile=../../x .`, `go test -outputdir /tmp .`,
+		// not the allowed prefix
+		`GOFLAGS=-exec=./x go test`, `env go test`, `gotest`, `go testify`, `go`, `go vet`,
+	} {
+		if got := decideCommand(p, command); got == Allow {
+			b, _ := json.Marshal(command)
+			t.Errorf("allowed %s", b)
+		}
+	}
+	for _, command := range []string{
+		`go test`, `go test ./...`, `go  test	-v ./...`, `go test -run 'TestA|TestB' ./pkg/...`,
+		`go test -run "Test(A|B)" ./...`, `go test -count=1 -race ./tool/...`,
+		`go test -coverprofile=cover.out ./...`, `go test -cpu 1,2,4 -bench . -benchtime=100x`,
+		`'go' test`, `go test -run=TestÜber`, `go test -json -timeout 10m ./...`,
+		`go test -vet=off`, `go test -short`,
+	} {
+		if got := decideCommand(p, command); got != Allow {
+			t.Errorf("%q: %q, want allow", command, got)
+		}
+	}
+}
+
+func TestRefused(t *testing.T) {
+	for _, c := range []struct {
+		word, flag string
+		want       bool
+	}{
+		{"-exec", "-exec", true}, {"--exec", "-exec", true}, {"-exec=x", "-exec", true}, {"--exec=x", "--exec", true},
+		{"-executable", "-exec", false}, {"--ex", "-exec", false}, {"--ex", "--exec", true}, {"--e", "--exec", true},
+		{"--", "--exec", false}, {"-", "-o", false}, {"x-o", "-o", false}, {"-o", "-o", true}, {"-ofile", "-o", true},
+		{"-o=x", "-o", true}, {"--o", "-o", true}, {"--output", "-o", false}, {"-c", "-o", false}, {"--force", "--force", true},
+		{"--forc", "--force", true}, {"--f", "--force", true}, {"-f", "--force", false}, {"--force-with-lease", "--force", false},
+	} {
+		if got := refused(c.word, c.flag); got != c.want {
+			t.Errorf("refused(%q, %q) = %v, want %v", c.word, c.flag, got, c.want)
+		}
+	}
+}
+
+// Deny rules are best effort. Of these 26 spellings of git push, the ones
+// marked Ask evade a deny rule for "git push"; none may be allowed by
+// narrower allow rules. The README's security section quotes this table.
+func TestDenyRuleSpellings(t *testing.T) {
+	p := &Policy{Rules: []Rule{
+		{Tool: "*", Action: Ask},
+		{Tool: "bash", Command: "git status", Action: Allow},
+		{Tool: "bash", Command: "git log", Action: Allow},
+		{Tool: "bash", Command: "git push", Action: Deny},
+	}}
+	cases := []struct{ command, want string }{
+		{`git push`, Deny},
+		{`git push origin main`, Deny},
+		{`git  push`, Deny},
+		{`\git push`, Deny},
+		{`g''it push`, Deny},
+		{`"git" "push"`, Deny},
+		{`$'git' push`, Deny},
+		{`command git push`, Deny},
+		{`/usr/bin/git push`, Deny},
+		{`env git push`, Deny},
+		{`env -i GIT_TRACE=1 /usr/bin/env git push`, Deny},
+		{`GIT_SSH_COMMAND=ssh git push`, Deny},
+		{`exec git push`, Deny},
+		{`timeout 10 nohup git push`, Deny},
+		{`git -C . push`, Deny},
+		{`git --no-pager push --force`, Deny},
+		{`sh -c 'git push'`, Deny},
+		{`bash -lc "git status && git push"`, Deny},
+		{`eval git push`, Deny},
+		{`git status; git push`, Deny},
+		{`echo $(git push)`, Deny},
+		{`if true; then git push; fi`, Deny},
+		// the ones a deny rule does not see
+		{`x=git; $x push`, Ask},
+		{`git -c alias.p=push p`, Ask},
+		{`echo 'git push' | sh`, Ask},
+		{`find . -maxdepth 0 -exec git push ';'`, Ask},
+	}
+	if len(cases) != 26 {
+		t.Fatalf("%d spellings, want the 26 the README counts", len(cases))
+	}
+	for _, c := range cases {
+		if got := decideCommand(p, c.command); got != c.want {
+			t.Errorf("%s: %q, want %q", c.command, got, c.want)
+		}
+	}
+	// A broad allow rule does not leave room for a narrower deny rule:
+	// what the deny rule misses, the allow rule takes.
+	broad := &Policy{Rules: []Rule{
+		{Tool: "bash", Command: "git", Action: Allow},
+		{Tool: "bash", Command: "git push", Action: Deny},
+	}}
+	if got := decideCommand(broad, "git -c alias.p=push p"); got != Allow {
+		t.Errorf("the known hole of a broad allow rule: %q, want allow (and the README to warn of it)", got)
+	}
+}
+
 func TestLoadPolicy(t *testing.T) {
 	dir := t.TempDir()
 	write := func(s string) string {
@@ -124,8 +258,9 @@ func TestLoadPolicy(t *testing.T) {
 		os.WriteFile(f, []byte(s), 0o644)
 		return f
 	}
-	p, err := LoadPolicy(write(`{"rules": [{"tool": "bash", "command": "go test", "action": "allow"}]}`))
-	if err != nil || len(p.Rules) != 1 {
+	p, err := LoadPolicy(write(`{"rules": [{"tool": "bash", "command": "go test", "action": "allow"},
+		{"tool": "bash", "command": "go test", "refuse_flags": ["-exec", "-toolexec", "-o"], "action": "allow"}]}`))
+	if err != nil || len(p.Rules) != 2 || len(p.Rules[1].RefuseFlags) != 3 {
 		t.Fatalf("%v %v", p, err)
 	}
 	for _, bad := range []string{
@@ -134,6 +269,12 @@ func TestLoadPolicy(t *testing.T) {
 		`{"rules": [{"tool": "[", "action": "allow"}]}`,
 		`{"rules": [{"tool": "x", "path": "a/[", "action": "allow"}]}`,
 		`{"rules": [{"tool": "x", "action": "allow", "commmand": "typo"}]}`,
+		`{"rules": [{"tool": "bash", "action": "allow", "command": "go $x"}]}`,
+		`{"rules": [{"tool": "bash", "action": "allow", "command": " "}]}`,
+		`{"rules": [{"tool": "bash", "action": "allow", "refuse_flags": ["-o"]}]}`,
+		`{"rules": [{"tool": "bash", "action": "allow", "command": "go test", "refuse_flags": ["o"]}]}`,
+		`{"rules": [{"tool": "bash", "action": "allow", "command": "go test", "refuse_flags": ["--"]}]}`,
+		`{"rules": [{"tool": "bash", "action": "allow", "command": "go test", "refuse_flags": ["-o=x"]}]}`,
 	} {
 		if _, err := LoadPolicy(write(bad)); err == nil {
 			t.Errorf("accepted %s", bad)
