@@ -3,6 +3,7 @@ package tool
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -295,4 +296,35 @@ func TestTruncate(t *testing.T) {
 	if !strings.HasPrefix(got, strings.Repeat("é", 25)+"\n[output cut: 1 more line (150 bytes)") {
 		t.Errorf("byte cap: %q", got)
 	}
+}
+
+// A policy decides by what a tool declares its call acts on. An allow rule
+// takes only plain words, and refuses the flags it names.
+func ExamplePolicy_Decide() {
+	type args struct {
+		Command string `json:"command"`
+	}
+	bash := New("bash", "Run a command with bash -c.",
+		func(_ context.Context, a args) (string, error) { return "ran " + a.Command, nil },
+		WithSubject(func(a args) Subject { return Subject{Command: a.Command} }))
+	policy := &Policy{Rules: []Rule{
+		{Tool: "*", Action: Ask},
+		{Tool: "bash", Command: "go test", RefuseFlags: []string{"-exec", "-toolexec", "-o"}, Action: Allow},
+		{Tool: "bash", Command: "git push", Action: Deny},
+	}}
+	for _, command := range []string{
+		"go test ./...",
+		"go test -exec 'sh -c \"touch PWNED\"' .",
+		"go test $(touch PWNED)",
+		"env git -C . push",
+	} {
+		args, _ := json.Marshal(map[string]string{"command": command})
+		action, rule := policy.Decide(bash, ptk.Call{Tool: "bash", Args: args})
+		fmt.Printf("%-40s %s (rule %d)\n", command, action, rule)
+	}
+	// Output:
+	// go test ./...                            allow (rule 2)
+	// go test -exec 'sh -c "touch PWNED"' .    ask (rule 1)
+	// go test $(touch PWNED)                   ask (rule 1)
+	// env git -C . push                        deny (rule 3)
 }
