@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -88,6 +89,44 @@ func TestNothingOutlivesTheCall(t *testing.T) {
 					t.Errorf("%d processes outlived the call: %v", len(pids), pids)
 				}
 			})
+		}
+	}
+}
+
+// When the program dies (SIGKILL, nothing of it runs again), the reaper
+// kills what its command started.
+func TestProgramDies(t *testing.T) {
+	t.Parallel()
+	if mark := os.Getenv("PTK_TEST_PROGRAM_DIES"); mark != "" {
+		sh, err := New(os.TempDir())
+		if err != nil {
+			os.Exit(1)
+		}
+		run(t, sh, command("export "+mark+"\nsetsid sleep 1000 &\nsleep 1000"))
+		return
+	}
+	mark := fmt.Sprintf("PTK_TEST_MARK=%d.dies", os.Getpid())
+	cmd := exec.Command(os.Args[0], "-test.run=^TestProgramDies$")
+	cmd.Env = append(os.Environ(), "PTK_TEST_PROGRAM_DIES="+mark)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); len(marked(mark)) < 2; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("the command did not start: %v", marked(mark))
+		}
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	for deadline := time.Now().Add(2 * time.Second); len(marked(mark)) > 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			pids := marked(mark)
+			for _, pid := range pids {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+			t.Fatalf("%d processes outlived the program: %v", len(pids), pids)
 		}
 	}
 }
