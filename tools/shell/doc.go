@@ -26,7 +26,10 @@
 // reaper before main runs (init functions of packages initialised earlier
 // do run in it). If the program dies, the reaper kills the command. A
 // program started outside the command's tree (through a service manager
-// such as systemd-run, at or a D-Bus activation) is beyond its reach. On
+// such as systemd-run, at or a D-Bus activation) is beyond its reach, and
+// so is what a command starts in another session after it kills the reaper
+// itself (kill -9 $PPID): a process can always kill a supervisor run by the
+// same user; only the sandbox is a wall. On
 // other systems only the command's process group is killed, and a process
 // that leaves it escapes unless sandboxed, where the PID namespace ends
 // with the command. Stdout and stderr are read from one pipe, in the order

@@ -122,8 +122,8 @@ func (p *proc) terminate(graceful bool) {
 
 // wait waits for the reaper, which exits when the command and every
 // process it started are gone, and returns bash's wait status. Should the
-// reaper not exit by itself within limit of a call to terminate, it is
-// killed, and what it left is killed by process group.
+// reaper not exit by itself soon enough after a call to terminate, it is
+// killed; should it fail, what is left in its process group is killed.
 func (p *proc) wait(terminated <-chan struct{}) (syscall.WaitStatus, error) {
 	done := make(chan error, 1)
 	go func() { done <- p.cmd.Wait() }()
@@ -138,7 +138,6 @@ func (p *proc) wait(terminated <-chan struct{}) (syscall.WaitStatus, error) {
 			err = <-done
 		}
 	}
-	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL) // only if the reaper failed
 	p.ctl.Close()
 	defer p.status.Close()
 	msg, _ := io.ReadAll(io.LimitReader(p.status, 4096))
@@ -151,6 +150,7 @@ func (p *proc) wait(terminated <-chan struct{}) (syscall.WaitStatus, error) {
 	case bytes.HasPrefix(msg, []byte("E ")):
 		return 0, &startError{msg: string(bytes.TrimSpace(msg[2:]))}
 	}
+	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 	if err == nil {
 		err = errors.New("no status")
 	}

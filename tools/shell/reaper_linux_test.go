@@ -130,3 +130,21 @@ func TestProgramDies(t *testing.T) {
 		}
 	}
 }
+
+// A command that kills the reaper gets an error result, and what is left in
+// the reaper's process group is killed. (What it started in another session
+// is then beyond reach: a process of the user can always kill a
+// supervisor of the same user; only the sandbox is a wall.)
+func TestReaperKilled(t *testing.T) {
+	t.Parallel()
+	sh, ws := newShell(t)
+	start := time.Now()
+	res := run(t, sh, command("sleep 300 & echo $! > pid; kill -9 $PPID; sleep 300"))
+	if d := time.Since(start); d > drainDelay+time.Second {
+		t.Errorf("returned after %v", d)
+	}
+	if !res.IsError || !strings.Contains(res.Content, "the process reaper failed") {
+		t.Errorf("got %q (error %v)", res.Content, res.IsError)
+	}
+	waitGone(t, filepath.Join(ws, "pid"))
+}
