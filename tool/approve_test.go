@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ptkit/ptk"
 )
@@ -327,4 +330,44 @@ func ExamplePolicy_Decide() {
 	// go test -exec 'sh -c "touch PWNED"' .    ask (rule 1)
 	// go test $(touch PWNED)                   ask (rule 1)
 	// env git -C . push                        deny (rule 3)
+}
+
+// FuzzPlainWords checks that the words plainWords accepts are the words
+// bash reads, and that bash runs nothing in reading them.
+func FuzzPlainWords(f *testing.F) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		f.Skip("no bash")
+	}
+	for _, s := range []string{
+		`go test ./...`, `go test -run 'TestA|TestB' ./pkg/...`, `go test -run "Test(A|B)" ./...`,
+		`'go' test`, `go test -run=TestÜber`, `a=b c`, `x "" ''`, `-o=x,y:z+1@2%3`, `a'b'"c"d`,
+		`go test ${x@P}`, `go test $[x]`, `a\ b`, `"a\"b"`, `'a'\''b'`, `a#b`, `#a`, `a=~`, `!x`,
+	} {
+		f.Add(s)
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, command string) {
+		words, ok := plainWords(command)
+		if !ok || len(words) == 0 || strings.ContainsRune(command, 0) || !utf8.ValidString(command) {
+			return // (printf prints once even with no words)
+		}
+		// "set --" gives bash's words of the command as arguments.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, bash, "--norc", "--noprofile", "-c", "set -- "+command+"\nprintf '%s\\0' \"$@\"")
+		cmd.Dir, cmd.Env = dir, []string{"PATH=/nonexistent", "HOME=/nonexistent"}
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%q: bash failed: %v", command, err)
+		}
+		got := strings.Split(string(out), "\x00")
+		got = got[:len(got)-1]
+		if !slices.Equal(got, words) {
+			t.Fatalf("%q: bash reads %q, plainWords %q", command, got, words)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) > 0 {
+			t.Fatalf("%q: reading the words wrote %s", command, entries[0].Name())
+		}
+	})
 }
