@@ -4,10 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path"
+	"slices"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
 
@@ -51,25 +56,60 @@ type Rule struct {
 	Tool string `json:"tool"`
 	// Action is "allow", "deny" or "ask".
 	Action string `json:"action"`
-	// Command, for bash, is a command prefix, matched on whole words:
-	// "go test" matches "go test ./..." but not "go testify". An allow rule
-	// matches only a single simple command: "go test; rm -rf ~" is not
-	// allowed by it (no ; & | ` $( < > or line breaks). A deny rule
-	// matches when any command of a list or pipeline starts with the prefix.
+	// Command is a command prefix, matched on whole words against the
+	// command the tool declares its call will run ([Subject].Command, as
+	// bash does): "go test" matches "go test ./..." but not "go testify".
+	//
+	// An allow rule matches only one simple command whose every word is
+	// plain: letters, digits, "-_./=:,+@%" and text in single quotes, or in
+	// double quotes without "$", "`", "\" or "!". So no list, pipe or
+	// redirection (; & | < >), no line break, no expansion of any kind
+	// (parameters, commands, arithmetic, globs, braces, "~"), no
+	// backslash; and no word that names a path outside the workspace (one
+	// that starts with "/", or holds a ".." element, itself or after its
+	// first "="). Anything else is left to the next rule, or to asking.
+	//
+	// A deny or ask rule matches, best effort, when any command of a list,
+	// pipeline, subshell, $(…) or `…` runs the program the prefix names
+	// (after quotes and backslashes are removed, a directory is dropped,
+	// and wrappers such as env, command, exec, nohup, timeout, xargs, eval,
+	// sudo and "sh -c" are looked through) with the prefix's other words
+	// among its arguments in order ("git -C . push" for "git push").
 	Command string `json:"command,omitempty"`
-	// Path is a glob ("src/**", "*.md") on the call's "path" argument, as
-	// a clean path relative to the workspace.
+	// RefuseFlags, on a rule with a Command, lists flags that keep an
+	// allow rule from matching a command that uses them, wherever they
+	// appear after the prefix: "-exec" refuses -exec, --exec, -exec=…
+	// and --exec=…; a word of two dashes refuses every abbreviation a
+	// getopt_long program would take ("--ex"); a one-letter flag such as
+	// "-o" refuses every word that begins with it ("-o", "-ofile",
+	// "-out"). Short flags combined into one word ("-co" for -c -o) are not
+	// taken apart: a program that reads them so needs its combinations
+	// listed too. On deny and ask rules the field is not used.
+	RefuseFlags []string `json:"refuse_flags,omitempty"`
+	// Path is a glob ("src/**", "*.md") on the path the tool declares its
+	// call acts on ([Subject].Path), as a clean path relative to the
+	// workspace.
 	Path string `json:"path,omitempty"`
 }
 
-// Policy allows or denies calls by tool and arguments. The last rule that
+// Policy allows or denies calls by tool and by what the call acts on: the
+// command or path its tool declares ([Subjecter]). The last rule that
 // matches a call decides.
+//
+// A policy bounds the command line, not what the program does: "go test"
+// runs the tests, and a model that can write a test file can make it run
+// anything. Deny rules are best effort: a shell has too many ways to spell
+// a command ("x=git; $x push", "find -exec", a Makefile) for a deny list to
+// be a wall. A spelling a deny rule misses still matches no allow rule but
+// a broad one, so it falls to asking; do not allow a broad prefix ("git")
+// in the hope that a deny rule ("git push") carves out of it.
 type Policy struct {
 	Rules []Rule `json:"rules"`
 }
 
 // LoadPolicy reads a policy file: {"rules": [{"tool": "bash", "command":
-// "go test", "action": "allow"}, ...]}.
+// "go test", "refuse_flags": ["-exec", "-toolexec", "-o"], "action":
+// "allow"}, ...]}.
 func LoadPolicy(file string) (*Policy, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
@@ -82,43 +122,73 @@ func LoadPolicy(file string) (*Policy, error) {
 		return nil, fmt.Errorf("policy %s: %w", file, err)
 	}
 	for i, r := range p.Rules {
-		if r.Action != Allow && r.Action != Deny && r.Action != Ask {
-			return nil, fmt.Errorf("policy %s: rule %d: action must be allow, deny or ask, not %q", file, i+1, r.Action)
-		}
-		if r.Tool == "" {
-			return nil, fmt.Errorf("policy %s: rule %d: no tool (use \"*\" for every tool)", file, i+1)
-		}
-		if _, err := path.Match(r.Tool, ""); err != nil {
-			return nil, fmt.Errorf("policy %s: rule %d: bad tool pattern %q", file, i+1, r.Tool)
-		}
-		if r.Path != "" && !doublestar.ValidatePattern(r.Path) {
-			return nil, fmt.Errorf("policy %s: rule %d: bad path pattern %q", file, i+1, r.Path)
+		if err := r.check(); err != nil {
+			return nil, fmt.Errorf("policy %s: rule %d: %w", file, i+1, err)
 		}
 	}
 	return &p, nil
 }
 
-// Decide returns the action of the last rule that matches call, and that
-// rule's number from 1; "" and 0 when none does.
-func (p *Policy) Decide(call ptk.Call) (action string, rule int) {
+// check reports what is wrong with a rule.
+func (r Rule) check() error {
+	if r.Action != Allow && r.Action != Deny && r.Action != Ask {
+		return fmt.Errorf("action must be allow, deny or ask, not %q", r.Action)
+	}
+	if r.Tool == "" {
+		return errors.New(`no tool (use "*" for every tool)`)
+	}
+	if _, err := path.Match(r.Tool, ""); err != nil {
+		return fmt.Errorf("bad tool pattern %q", r.Tool)
+	}
+	if r.Path != "" && !doublestar.ValidatePattern(r.Path) {
+		return fmt.Errorf("bad path pattern %q", r.Path)
+	}
+	if r.Command != "" {
+		if words, ok := plainWords(r.Command); !ok || len(words) == 0 {
+			return fmt.Errorf("command %q is not plain words", r.Command)
+		}
+	}
+	if len(r.RefuseFlags) > 0 && r.Command == "" {
+		return errors.New("refuse_flags without a command")
+	}
+	for _, f := range r.RefuseFlags {
+		if !strings.HasPrefix(f, "-") || strings.Trim(f, "-") == "" || strings.ContainsAny(f, "= \t") {
+			return fmt.Errorf("refuse_flags: %q is not a flag such as \"-o\" or \"--exec\"", f)
+		}
+	}
+	return nil
+}
+
+// Decide returns the action of the last rule that matches a call to t, and
+// that rule's number from 1; "" and 0 when none does. Command and path
+// conditions match what t declares the call acts on ([SubjectOf], through
+// wrappers); a tool that declares nothing matches only rules without them.
+func (p *Policy) Decide(t ptk.Tool, call ptk.Call) (action string, rule int) {
 	if p == nil {
 		return "", 0
 	}
-	var args struct {
-		Command string `json:"command"`
-		Path    string `json:"path"`
+	var subject Subject
+	if t != nil {
+		subject = SubjectOf(t, call.Args)
 	}
-	json.Unmarshal(call.Args, &args)
 	for i, r := range p.Rules {
 		if ok, _ := path.Match(r.Tool, call.Tool); !ok {
 			continue
 		}
-		if r.Command != "" && !commandMatches(r.Command, args.Command, r.Action != Allow) {
-			continue
+		if r.Command != "" {
+			if subject.Command == "" {
+				continue
+			}
+			if r.Action == Allow && !allowMatches(r.Command, r.RefuseFlags, subject.Command) {
+				continue
+			}
+			if r.Action != Allow && !runsAnywhere(r.Command, subject.Command) {
+				continue
+			}
 		}
 		if r.Path != "" {
-			p := path.Clean(strings.TrimPrefix(strings.ReplaceAll(args.Path, "\\", "/"), "./"))
-			if args.Path == "" || strings.HasPrefix(p, "../") || p == ".." || path.IsAbs(p) {
+			p := path.Clean(strings.TrimPrefix(strings.ReplaceAll(subject.Path, "\\", "/"), "./"))
+			if subject.Path == "" || strings.HasPrefix(p, "../") || p == ".." || path.IsAbs(p) {
 				continue
 			}
 			if ok, _ := doublestar.Match(r.Path, p); !ok {
@@ -130,25 +200,191 @@ func (p *Policy) Decide(call ptk.Call) (action string, rule int) {
 	return action, rule
 }
 
-// commandMatches reports whether a shell command starts with prefix, on a
-// word boundary. With anyPart (deny and ask rules) any command of a list or
-// pipeline counts; without it (allow rules) the command must be one simple
-// command, so that an allowed prefix cannot carry another command along.
-func commandMatches(prefix, command string, anyPart bool) bool {
-	prefix = strings.Join(strings.Fields(prefix), " ")
-	starts := func(c string) bool {
-		c = strings.Join(strings.Fields(c), " ")
-		return c == prefix || strings.HasPrefix(c, prefix+" ")
+// allowMatches reports whether command is one simple command of plain
+// words (see [Rule].Command) that starts with the words of prefix, names
+// no path outside the workspace, and uses none of the refused flags.
+func allowMatches(prefix string, refuse []string, command string) bool {
+	want, _ := plainWords(prefix)
+	words, ok := plainWords(command)
+	if !ok || len(want) == 0 || len(words) < len(want) || !slices.Equal(words[:len(want)], want) {
+		return false
 	}
-	if !anyPart {
-		return !strings.ContainsAny(command, ";&|`<>\n\r") && !strings.Contains(command, "$(") && starts(command)
+	for _, w := range words {
+		if outside(w) {
+			return false
+		}
 	}
-	for _, part := range strings.FieldsFunc(command, func(r rune) bool {
-		return strings.ContainsRune(";&|\n\r()`", r)
-	}) {
-		if starts(part) {
+	for _, w := range words[len(want):] {
+		for _, f := range refuse {
+			if refused(w, f) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// plainWords splits a command into words, with their quotes removed, if
+// every word is plain (see [Rule].Command); ok is false otherwise.
+func plainWords(command string) (words []string, ok bool) {
+	var w strings.Builder
+	inWord := false
+	for i := 0; i < len(command); {
+		c := command[i]
+		switch {
+		case c == ' ' || c == '\t':
+			if inWord {
+				words = append(words, w.String())
+				w.Reset()
+				inWord = false
+			}
+			i++
+			continue
+		case c == '\'' || c == '"':
+			end := strings.IndexByte(command[i+1:], c)
+			if end < 0 {
+				return nil, false
+			}
+			quoted := command[i+1 : i+1+end]
+			if strings.ContainsFunc(quoted, unicode.IsControl) || c == '"' && strings.ContainsAny(quoted, "$`\\!") {
+				return nil, false
+			}
+			w.WriteString(quoted)
+			i += end + 2
+		default:
+			r, size := utf8.DecodeRuneInString(command[i:])
+			if !plainRune(r) {
+				return nil, false
+			}
+			w.WriteRune(r)
+			i += size
+		}
+		inWord = true
+	}
+	if inWord {
+		words = append(words, w.String())
+	}
+	return words, true
+}
+
+// plainRune reports whether r means only itself in an unquoted shell word.
+func plainRune(r rune) bool {
+	if r < utf8.RuneSelf {
+		return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || strings.ContainsRune("-_./=:,+@%", r)
+	}
+	return r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsDigit(r))
+}
+
+// outside reports whether a word names a path outside the workspace: it
+// starts with "/" or has a ".." element, itself or after its first "=".
+func outside(word string) bool {
+	for _, p := range []string{word, afterEqual(word)} {
+		if strings.HasPrefix(p, "/") || slices.Contains(strings.Split(p, "/"), "..") {
 			return true
 		}
 	}
 	return false
+}
+
+func afterEqual(word string) string {
+	_, v, _ := strings.Cut(word, "=")
+	return v
+}
+
+// refused reports whether word uses flag (see [Rule].RefuseFlags).
+func refused(word, flag string) bool {
+	if !strings.HasPrefix(word, "-") || word == "-" || word == "--" {
+		return false
+	}
+	name := strings.TrimLeft(flag, "-")
+	got, _, _ := strings.Cut(strings.TrimLeft(word, "-"), "=")
+	switch {
+	case got == name:
+		return true
+	case len([]rune(name)) == 1 && !strings.HasPrefix(word, "--"):
+		return strings.HasPrefix(got, name) // -ofile
+	case strings.HasPrefix(flag, "--") && strings.HasPrefix(word, "--"):
+		return got != "" && strings.HasPrefix(name, got) // --ex for --exec
+	}
+	return false
+}
+
+// wrappers are commands that run the command their arguments name.
+var wrappers = map[string]bool{
+	"command": true, "builtin": true, "exec": true, "env": true, "nohup": true, "time": true,
+	"nice": true, "ionice": true, "timeout": true, "setsid": true, "stdbuf": true, "xargs": true,
+	"sudo": true, "doas": true, "eval": true, "watch": true, "chrt": true, "taskset": true,
+	// shell keywords that come before a command
+	"if": true, "then": true, "else": true, "elif": true, "while": true, "until": true, "do": true, "!": true,
+}
+
+// shells run the script that follows their -c option.
+var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "mksh": true, "ash": true, "busybox": true}
+
+// runsAnywhere reports, best effort, whether any command in a shell
+// command line runs the program prefix names with prefix's other words
+// among its arguments, in order (see [Rule].Command).
+func runsAnywhere(prefix, command string) bool {
+	want, _ := plainWords(prefix)
+	if len(want) == 0 {
+		return false
+	}
+	for _, part := range strings.FieldsFunc(command, func(r rune) bool {
+		return strings.ContainsRune(";&|\n\r(){}`", r)
+	}) {
+		if runs(want, unquote(part)) {
+			return true
+		}
+	}
+	return false
+}
+
+// unquote splits a part of a command line into words, with quotes and
+// backslashes removed ("g”it", "\git", $'git' all read "git").
+func unquote(part string) []string {
+	part = strings.ReplaceAll(part, "$'", "'")
+	part = strings.ReplaceAll(part, `$"`, `"`)
+	part = strings.NewReplacer(`\`, "", "'", "", `"`, "").Replace(part)
+	return strings.Fields(part)
+}
+
+// runs reports whether words, one simple command, runs want[0] with the
+// rest of want among its arguments in order, looking through wrappers.
+func runs(want, words []string) bool {
+	for len(words) > 0 {
+		name := path.Base(words[0])
+		switch {
+		case strings.Contains(words[0], "=") && !strings.HasPrefix(words[0], "-"):
+			words = words[1:] // an assignment before the command
+			continue
+		case wrappers[name]:
+			words = words[1:]
+			for len(words) > 0 && (strings.HasPrefix(words[0], "-") || strings.Contains(words[0], "=") || isNumber(words[0])) {
+				words = words[1:] // its options, assignments and durations
+			}
+			continue
+		case shells[name]:
+			for i, w := range words[1:] {
+				if strings.HasPrefix(w, "-") && !strings.HasPrefix(w, "--") && strings.Contains(w, "c") {
+					return runs(want, words[i+2:])
+				}
+			}
+		}
+		if name != want[0] {
+			return false
+		}
+		rest := want[1:]
+		for _, w := range words[1:] {
+			if len(rest) > 0 && w == rest[0] {
+				rest = rest[1:]
+			}
+		}
+		return len(rest) == 0
+	}
+	return false
+}
+
+func isNumber(s string) bool {
+	_, err := strconv.ParseFloat(strings.TrimRight(s, "smhd"), 64)
+	return err == nil
 }

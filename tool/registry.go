@@ -3,7 +3,8 @@
 // [Registry] that names tools; [Middleware] that wraps them ([Timeout],
 // [Limit]); and approval: the [Approver] the agent asks before a tool that
 // is not read-only runs, and the [Policy] that allows or denies calls by
-// tool, command prefix and path. Tools themselves are [ptk.Tool] values; the
+// tool and by the command or path a tool declares its call acts on
+// ([WithSubject], [SubjectOf]). Tools themselves are [ptk.Tool] values; the
 // built-in ones live in tools/fs and tools/shell.
 package tool
 

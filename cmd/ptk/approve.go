@@ -20,7 +20,9 @@ import (
 type cliApprover struct {
 	policy     *tool.Policy
 	policyFile string
-	yes        bool
+	// tools are the run's tools by name, which say what a call acts on.
+	tools map[string]ptk.Tool
+	yes   bool
 	// ask is set when there is a terminal to ask on.
 	ask    bool
 	in     *bufio.Reader
@@ -32,7 +34,7 @@ type cliApprover struct {
 var _ tool.Approver = (*cliApprover)(nil)
 
 func (a *cliApprover) Approve(ctx context.Context, call ptk.Call, info ptk.ToolInfo) (tool.Verdict, error) {
-	action, rule := a.policy.Decide(call)
+	action, rule := a.policy.Decide(a.tools[call.Tool], call)
 	switch {
 	case action == tool.Allow:
 		return tool.Verdict{Allow: true}, nil
@@ -45,6 +47,38 @@ func (a *cliApprover) Approve(ctx context.Context, call ptk.Call, info ptk.ToolI
 			"Tell the user what you wanted to do; they can allow it by running ptk with --yes, or with an allow rule in a policy file (--policy FILE)."}, nil
 	}
 	return a.question(ctx, call)
+}
+
+// approvalTools returns tools by name, for a policy to find what a call
+// acts on.
+//
+// Until the file tools declare their path (tool.WithSubject, being done in
+// tools/fs), one that declares no subject is given one here from its
+// "path" argument, which only ptk's own commands may know; a tool that
+// declares its subject is left as it is, so this does nothing once
+// tools/fs does. TODO: remove declaresPath when tools/fs declares it.
+func approvalTools(tools []ptk.Tool) map[string]ptk.Tool {
+	byName := make(map[string]ptk.Tool, len(tools))
+	for _, t := range tools {
+		if _, ok := tool.As[tool.Subjecter](t); !ok {
+			t = declaresPath{t}
+		}
+		byName[t.Info().Name] = t
+	}
+	return byName
+}
+
+// declaresPath is a tool whose calls act on their "path" argument.
+type declaresPath struct{ ptk.Tool }
+
+func (d declaresPath) Unwrap() ptk.Tool { return d.Tool }
+
+func (d declaresPath) Subject(args json.RawMessage) tool.Subject {
+	var a struct {
+		Path string `json:"path"`
+	}
+	json.Unmarshal(args, &a)
+	return tool.Subject{Path: a.Path}
 }
 
 // question asks the user on the terminal.

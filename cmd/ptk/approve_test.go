@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/tool"
+	"github.com/ptkit/ptk/tools/shell"
 )
 
 // A model that edits a file, writes one, runs a command, then tries to
@@ -144,5 +146,48 @@ func TestRunSandboxNeedsBwrap(t *testing.T) {
 	code, _, errOut := runPTK(t, "", "run", "--model", "m", "--workspace", workspace(t), "--sandbox", "hi")
 	if code != 2 || !strings.Contains(errOut, "apt install bubblewrap") {
 		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+// The approvers ask the policy about what a tool declares a call acts on:
+// bash its command; a tool that declares nothing (the file tools until they
+// do) its "path" argument, read by approvalTools.
+func TestApproversDecideByTheToolsSubject(t *testing.T) {
+	sh, err := shell.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	type pathArgs struct {
+		Path    string `json:"path"`
+		Content string `json:"content"`
+	}
+	write := tool.New("write_file", "writes a file", func(context.Context, pathArgs) (string, error) { return "", nil })
+	policy := &tool.Policy{Rules: []tool.Rule{
+		{Tool: "bash", Command: "go test", Action: tool.Allow},
+		{Tool: "write_file", Path: "docs/**", Action: tool.Allow},
+	}}
+	tools := approvalTools([]ptk.Tool{sh.Tool(), write})
+	if _, ok := tools["bash"].(declaresPath); ok {
+		t.Error("bash, which declares its subject, was given a path")
+	}
+	cli := &cliApprover{policy: policy, policyFile: "p.json", tools: tools}
+	srv := &serveApprover{policy: policy, file: "p.json", tools: tools}
+	for _, c := range []struct {
+		tool, args string
+		allow      bool
+	}{
+		{"bash", `{"command": "go test ./..."}`, true},
+		{"bash", `{"command": "go vet ./..."}`, false},
+		{"write_file", `{"path": "docs/a.md", "content": ""}`, true},
+		{"write_file", `{"path": "main.go", "content": ""}`, false},
+		{"edit_file", `{"path": "docs/a.md"}`, false}, // not one of the tools
+	} {
+		call := ptk.Call{Tool: c.tool, Args: json.RawMessage(c.args)}
+		for name, a := range map[string]tool.Approver{"run": cli, "serve": srv} {
+			v, err := a.Approve(context.Background(), call, ptk.ToolInfo{Name: c.tool})
+			if err != nil || v.Allow != c.allow {
+				t.Errorf("%s: %s %s: %+v %v, want allow=%v", name, c.tool, c.args, v, err, c.allow)
+			}
+		}
 	}
 }

@@ -200,7 +200,7 @@ func runRun(cmd *cobra.Command, f runFlags, prompt string) error {
 		defer pr.stopSpinner()
 	}
 	stdin := cmd.InOrStdin()
-	opts.Approver = &cliApprover{policy: policy, policyFile: policyFile, yes: f.yes,
+	opts.Approver = &cliApprover{policy: policy, policyFile: policyFile, tools: approvalTools(tools), yes: f.yes,
 		ask: isTerminal(stdin) && isTerminal(stderr), in: bufio.NewReader(stdin), out: stderr, pr: pr}
 	var res *agent.Result
 	var runErr error

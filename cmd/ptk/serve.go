@@ -139,7 +139,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		if err != nil {
 			return usageError{err}
 		}
-		cfg.Tools, cfg.Approver = tools, &serveApprover{policy: policy, file: policyFile}
+		cfg.Tools, cfg.Approver = tools, &serveApprover{policy: policy, file: policyFile, tools: approvalTools(tools)}
 	}
 	srv, err := gateway.New(cfg)
 	if err != nil {
@@ -254,10 +254,11 @@ func (r *resolver) list(ctx context.Context, defaultModel string) []string {
 type serveApprover struct {
 	policy *tool.Policy
 	file   string
+	tools  map[string]ptk.Tool // by name, from approvalTools
 }
 
 func (a *serveApprover) Approve(_ context.Context, call ptk.Call, _ ptk.ToolInfo) (tool.Verdict, error) {
-	if action, _ := a.policy.Decide(call); action == tool.Allow {
+	if action, _ := a.policy.Decide(a.tools[call.Tool], call); action == tool.Allow {
 		return tool.Verdict{Allow: true}, nil
 	}
 	where := "no policy file"

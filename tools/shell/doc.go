@@ -14,14 +14,27 @@
 // Sandboxed or not, a command sees the whole environment of the process,
 // API keys included.
 //
-// Each command runs in its own process group, with stdin empty (/dev/null)
-// and PTK=1 added to the environment. When it ends, times out or the run is
-// canceled, the whole group is killed, so background processes do not
-// outlive the call; a process that leaves the group (setsid) escapes this
-// unless sandboxed, where the PID namespace ends with the command. Stdout and
-// stderr are read from one pipe, in the order written, into a buffer that
-// keeps the head and the tail of the output, so memory stays bounded however
-// much a command prints.
+// Each command runs with stdin empty (/dev/null) and PTK=1 added to the
+// environment. Nothing a command starts outlives its call: on Linux the
+// command runs under a reaper, a second copy of the running executable
+// that makes itself a child subreaper, so that processes that leave the
+// command's session (setsid, a double fork, nohup, a daemon) stay its
+// descendants; when the command ends every one of them is killed, and on
+// a timeout they get SIGTERM and, termGrace (2s) later, SIGKILL. The
+// reaper is started through /proc/self/exe with PTK_SHELL_REAPER set in its
+// environment; this package's init function turns that process into the
+// reaper before main runs (init functions of packages initialised earlier
+// do run in it). If the program dies, the reaper kills the command. A
+// program started outside the command's tree (through a service manager
+// such as systemd-run, at or a D-Bus activation) is beyond its reach, and
+// so is what a command starts in another session after it kills the reaper
+// itself (kill -9 $PPID): a process can always kill a supervisor run by the
+// same user; only the sandbox is a wall. On
+// other systems only the command's process group is killed, and a process
+// that leaves it escapes unless sandboxed, where the PID namespace ends
+// with the command. Stdout and stderr are read from one pipe, in the order
+// written, into a buffer that keeps the head and the tail of the output, so
+// memory stays bounded however much a command prints.
 //
 // A non-zero exit code is reported in the result, not as an error: the model
 // reads it. A timeout, a bad argument or a command that could not start is a

@@ -12,11 +12,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/tool"
 )
 
 // Defaults of a [Shell].
@@ -111,11 +110,8 @@ func New(workspace string, opts ...Option) (*Shell, error) {
 			return nil, err
 		}
 	}
-	s.tool = ptk.NewTool(ptk.ToolInfo{
-		Name:        "bash",
-		Description: s.description(),
-		Parameters:  parameters,
-	}, s.run)
+	s.tool = tool.New("bash", s.description(), s.run,
+		tool.WithSubject(func(a Args) tool.Subject { return tool.Subject{Command: a.Command} }))
 	return s, nil
 }
 
@@ -160,15 +156,35 @@ func sandbox(dir string) ([]string, error) {
 // Tool returns the bash tool. It is neither read-only nor cacheable.
 func (s *Shell) Tool() ptk.Tool { return s.tool }
 
-var parameters = json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "command": {"type": "string", "description": "The command to run with bash -c."},
-    "timeout": {"type": "number", "exclusiveMinimum": 0, "description": "Seconds before the command is killed."}
-  },
-  "required": ["command"],
-  "additionalProperties": false
-}`)
+// Args are the bash tool's arguments; the tool's JSON Schema is derived
+// from them by [tool.New].
+type Args struct {
+	Command string `json:"command" jsonschema:"The command to run with bash -c."`
+	// Timeout, when positive, is how long the command may run. A timeout
+	// that is given must be positive; it is checked when the call runs, as
+	// the schema derived by tool.New has no exclusiveMinimum.
+	Timeout float64 `json:"timeout,omitempty" jsonschema:"Seconds before the command is killed."`
+
+	// timeoutGiven tells a timeout of 0 from no timeout.
+	timeoutGiven bool
+}
+
+// UnmarshalJSON decodes the arguments, noting whether a timeout was given.
+func (a *Args) UnmarshalJSON(b []byte) error {
+	type plain Args // without this method
+	var v struct {
+		plain
+		Timeout *float64 `json:"timeout"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*a = Args(v.plain)
+	if v.Timeout != nil {
+		a.Timeout, a.timeoutGiven = *v.Timeout, true
+	}
+	return nil
+}
 
 func (s *Shell) description() string {
 	var b strings.Builder
@@ -188,22 +204,13 @@ func (s *Shell) description() string {
 	return b.String()
 }
 
-func (s *Shell) run(ctx context.Context, raw json.RawMessage) (ptk.Result, error) {
-	var a struct {
-		Command *string  `json:"command"`
-		Timeout *float64 `json:"timeout"`
-	}
-	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &a); err != nil {
-			return failf("invalid arguments: %v", err), nil
-		}
-	}
-	if a.Command == nil || strings.TrimSpace(*a.Command) == "" {
+func (s *Shell) run(ctx context.Context, a Args) (ptk.Result, error) {
+	if strings.TrimSpace(a.Command) == "" {
 		return failf("command is required"), nil
 	}
 	timeout, note := s.cfg.timeout, ""
-	if a.Timeout != nil {
-		sec := *a.Timeout
+	if a.timeoutGiven {
+		sec := a.Timeout
 		switch {
 		case sec <= 0:
 			return failf("timeout must be a positive number of seconds, not %s", fmtFloat(sec)), nil
@@ -217,52 +224,29 @@ func (s *Shell) run(ctx context.Context, raw json.RawMessage) (ptk.Result, error
 	if err := ctx.Err(); err != nil {
 		return ptk.Result{}, err
 	}
-	return s.exec(ctx, *a.Command, timeout, note)
+	return s.exec(ctx, a.Command, timeout, note)
 }
 
 // exec runs command and reports its output and exit status.
 func (s *Shell) exec(ctx context.Context, command string, timeout time.Duration, note string) (ptk.Result, error) {
-	tctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	argv := []string{"bash", "-c", command}
 	if s.bwrap != nil {
 		argv = slices.Concat(s.bwrap, []string{"--"}, argv)
 	}
-	cmd := exec.CommandContext(tctx, argv[0], argv[1:]...)
-	cmd.Dir = s.dir
-	cmd.Env = append(cmd.Environ(), "PTK=1") // Environ sets PWD to Dir
-	// Stdin is nil: the command reads /dev/null.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var timedOut atomic.Bool
-	cmd.Cancel = func() error {
-		// On cancellation kill at once; on timeout give the group a
-		// chance to exit: after WaitDelay, Wait kills the leader and the
-		// group is killed below.
-		sig := syscall.SIGKILL
-		if ctx.Err() == nil {
-			timedOut.Store(true)
-			sig = syscall.SIGTERM
-		}
-		syscall.Kill(-cmd.Process.Pid, sig)
-		return nil
-	}
-	cmd.WaitDelay = termGrace
+	env := (&exec.Cmd{Dir: s.dir}).Environ() // with PWD set to the workspace
+	env = append(env, "PTK=1")
 
 	// One pipe for stdout and stderr keeps them in the order written. As
-	// an *os.File it is handed to the command as is, so Wait does not wait
-	// for it to close.
+	// an *os.File it is handed to the command as is.
 	r, w, err := os.Pipe()
 	if err != nil {
 		return failf("could not run bash: %v", err), nil
 	}
 	defer r.Close()
-	cmd.Stdout, cmd.Stderr = w, w
-	err = cmd.Start()
+	// Stdin is /dev/null.
+	p, err := start(argv, s.dir, env, w)
 	w.Close()
 	if err != nil {
-		if ctx.Err() != nil {
-			return ptk.Result{}, ctx.Err()
-		}
 		return failf("could not start bash: %v", err), nil
 	}
 	out := newOutput(s.cfg.maxOutput)
@@ -272,11 +256,23 @@ func (s *Shell) exec(ctx context.Context, command string, timeout time.Duration,
 		io.Copy(out, r)
 	}()
 
-	err = cmd.Wait()
-	// Kill what is left of the group, such as background processes, then
-	// read what they wrote, but not for long from processes that left the
-	// group and still hold the pipe.
-	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	// On cancellation kill at once; on timeout give the command and what
+	// it started termGrace to exit.
+	tctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	terminated := make(chan struct{})
+	var timedOut bool
+	stop := context.AfterFunc(tctx, func() {
+		timedOut = ctx.Err() == nil
+		p.terminate(timedOut)
+		close(terminated)
+	})
+	status, err := p.wait(terminated)
+	if !stop() {
+		<-terminated // timedOut is set
+	}
+	// Read what the command wrote, but not for long from processes that
+	// escaped it and still hold the pipe.
 	select {
 	case <-done:
 	case <-time.After(drainDelay):
@@ -286,6 +282,10 @@ func (s *Shell) exec(ctx context.Context, command string, timeout time.Duration,
 
 	if ctx.Err() != nil {
 		return ptk.Result{}, ctx.Err()
+	}
+	var serr *startError
+	if errors.As(err, &serr) {
+		return failf("could not start bash: %v", serr), nil
 	}
 	var b strings.Builder
 	if text := out.String(); text == "" {
@@ -297,16 +297,14 @@ func (s *Shell) exec(ctx context.Context, command string, timeout time.Duration,
 		}
 	}
 	b.WriteString(note)
-	if timedOut.Load() {
+	if timedOut {
 		fmt.Fprintf(&b, "timed out after %v; the process group was killed", timeout)
 		return ptk.Result{Content: b.String(), IsError: true}, nil
 	}
-	var exitErr *exec.ExitError
-	if err != nil && !errors.As(err, &exitErr) {
+	if err != nil {
 		fmt.Fprintf(&b, "bash failed: %v", err)
 		return ptk.Result{Content: b.String(), IsError: true}, nil
 	}
-	status := cmd.ProcessState.Sys().(syscall.WaitStatus)
 	if status.Signaled() {
 		fmt.Fprintf(&b, "exit code %d (killed by signal %d: %v)", 128+int(status.Signal()), int(status.Signal()), status.Signal())
 	} else {

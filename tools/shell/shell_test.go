@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/tool"
 )
 
 func newShell(t *testing.T, opts ...Option) (*Shell, string) {
@@ -166,6 +167,24 @@ func TestInfo(t *testing.T) {
 	}
 }
 
+// The tool says which command a call runs, for approval policies, through
+// any middleware.
+func TestSubject(t *testing.T) {
+	t.Parallel()
+	sh, _ := newShell(t)
+	bash := tool.Wrap(sh.Tool(), tool.Timeout(time.Minute), tool.Limit(1000, 10))
+	for args, want := range map[string]string{
+		`{"command": "go test ./..."}`:    "go test ./...",
+		`{"command": "ls", "timeout": 3}`: "ls",
+		`{"command": 5}`:                  "",
+		`{}`:                              "",
+	} {
+		if got := tool.SubjectOf(bash, json.RawMessage(args)); got != (tool.Subject{Command: want}) {
+			t.Errorf("%s: subject %+v, want command %q", args, got, want)
+		}
+	}
+}
+
 func TestNewFails(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -275,7 +294,7 @@ func TestBackgroundKilled(t *testing.T) {
 }
 
 // TestEscaped checks that a process that leaves the group and holds the
-// output pipe does not hold the call.
+// output pipe neither holds the call nor outlives it.
 func TestEscaped(t *testing.T) {
 	t.Parallel()
 	sh, ws := newShell(t)
@@ -287,12 +306,31 @@ func TestEscaped(t *testing.T) {
 	if res.Content != "done\nexit code 0" {
 		t.Errorf("got %q", res.Content)
 	}
+	if tracked {
+		waitGone(t, filepath.Join(ws, "pid"))
+		return
+	}
 	b, err := os.ReadFile(filepath.Join(ws, "pid"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
 		syscall.Kill(pid, syscall.SIGKILL) // it escaped: only a sandbox ends it
+	}
+}
+
+// BenchmarkRun measures a call that runs "true": starting bash (under the
+// reaper, on Linux) and making sure nothing is left.
+func BenchmarkRun(b *testing.B) {
+	sh, err := New(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	args := json.RawMessage(command("true"))
+	for b.Loop() {
+		if res, err := sh.Tool().Run(context.Background(), args); err != nil || res.IsError {
+			b.Fatal(res.Content, err)
+		}
 	}
 }
 
