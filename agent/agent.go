@@ -252,8 +252,8 @@ func (r *runner) checkBudget(ahead bool) error {
 
 // price is the model's price, when it is known.
 func (r *runner) price() (llm.Price, bool) {
-	if p, ok := r.opts.Model.(interface{ Price() llm.Price }); ok {
-		return p.Price(), true
+	if p, ok := llm.PriceOf(r.opts.Model); ok {
+		return p, true
 	}
 	if r.opts.Price != nil {
 		return *r.opts.Price, true

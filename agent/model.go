@@ -32,8 +32,8 @@ type modelKey struct {
 // has one, by its identity otherwise; ok is false when it cannot be
 // remembered.
 func keyOf(m llm.Model, name string) (k modelKey, ok bool) {
-	if b, is := m.(interface{ BaseURL() string }); is && b.BaseURL() != "" {
-		return modelKey{b.BaseURL(), name}, true
+	if base := llm.BaseURLOf(m); base != "" {
+		return modelKey{base, name}, true
 	}
 	if t := reflect.TypeOf(m); t == nil || !t.Comparable() {
 		return k, false
@@ -45,7 +45,7 @@ func (r *runner) startMode() Mode {
 	if r.opts.Mode != ModeAuto {
 		return r.opts.Mode
 	}
-	if t, ok := r.opts.Model.(llm.ToolSupporter); ok && !t.SupportsNativeTools() {
+	if t, ok := llm.As[llm.ToolSupporter](r.opts.Model); ok && !t.SupportsNativeTools() {
 		return ModePTK
 	}
 	if k, ok := keyOf(r.opts.Model, r.opts.ModelName); ok {

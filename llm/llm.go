@@ -11,6 +11,12 @@
 // Messages API, llm/gemini Google's generateContent, and llm/completion the
 // text-only endpoints. llm/catalog names models and prices them; llm/replay
 // records and replays calls. Priced and Fallback wrap a model.
+//
+// What a model can do beyond Generate is a small interface of its own
+// (Streamer, ToolSupporter, BaseURLer, Pricer), and a model
+// that wraps another implements Unwrap, so that [As], [PriceOf] and
+// [BaseURLOf] find a capability through any chain of wrappers instead of
+// each wrapper forwarding it by hand.
 package llm
 
 import (

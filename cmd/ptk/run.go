@@ -223,8 +223,8 @@ func runRun(cmd *cobra.Command, f runFlags, prompt string) error {
 	if runErr == nil {
 		return nil
 	}
-	if b, ok := m.(interface{ BaseURL() string }); ok && b.BaseURL() != "" {
-		baseURL = b.BaseURL() // the server the model really is at
+	if b := llm.BaseURLOf(m); b != "" {
+		baseURL = b // the server the model really is at
 	}
 	if hint := configHint(runErr, baseURL, model); hint != "" {
 		return usageError{errors.New(hint)}

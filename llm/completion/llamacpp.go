@@ -18,7 +18,11 @@ type LlamaCppClient struct{ c client }
 var (
 	_ llm.Streamer      = (*LlamaCppClient)(nil)
 	_ llm.ToolSupporter = (*LlamaCppClient)(nil)
+	_ llm.BaseURLer     = (*LlamaCppClient)(nil)
 )
+
+// BaseURL returns the base URL, without a trailing slash.
+func (m *LlamaCppClient) BaseURL() string { return m.c.t.BaseURL }
 
 // LlamaCpp returns a client for the llama.cpp server (llama-server) at
 // baseURL, such as "http://localhost:8080": it posts to baseURL +

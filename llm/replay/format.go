@@ -22,6 +22,8 @@ type line struct {
 	Chunks        []chunk    `json:"chunks,omitempty"`
 	Error         *callError `json:"error,omitempty"`
 	NoNativeTools bool       `json:"no_native_tools,omitempty"`
+	Price         *llm.Price `json:"price,omitempty"`
+	BaseURL       string     `json:"base_url,omitempty"`
 	Time          string     `json:"time"`
 }
 

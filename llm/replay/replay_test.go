@@ -477,10 +477,10 @@ func TestKey(t *testing.T) {
 func TestNoNativeTools(t *testing.T) {
 	var b bytes.Buffer
 	m := replay.Record(textOnly{llmtest.New(llmtest.Text("ok"))}, &b)
-	if m.(llm.ToolSupporter).SupportsNativeTools() {
+	if ts, ok := llm.As[llm.ToolSupporter](m); !ok || ts.SupportsNativeTools() {
 		t.Error("the recorder says it takes native tools")
 	}
-	if u := m.(interface{ BaseURL() string }).BaseURL(); u != "http://localhost:8080/v1" {
+	if u := llm.BaseURLOf(m); u != "http://localhost:8080/v1" {
 		t.Errorf("BaseURL = %q", u)
 	}
 	if _, err := m.Generate(ctx, llm.Request{}); err != nil {
