@@ -19,7 +19,12 @@ var (
 	_ llm.Streamer      = (*LlamaCppClient)(nil)
 	_ llm.ToolSupporter = (*LlamaCppClient)(nil)
 	_ llm.BaseURLer     = (*LlamaCppClient)(nil)
+	_ llm.TextCompleter = (*LlamaCppClient)(nil)
 )
+
+// CompletesText marks m as a model that reads one flattened prompt
+// (llm.Request.Prompt).
+func (*LlamaCppClient) CompletesText() {}
 
 // BaseURL returns the base URL, without a trailing slash.
 func (m *LlamaCppClient) BaseURL() string { return m.c.t.BaseURL }

@@ -42,7 +42,8 @@
 //
 // A call is found by its key: the hex SHA-256 (its first 16 bytes) of the
 // JSON of the request's model, messages (role, content, calls, call_id,
-// tool, is_error; not raw, and of each call only id, tool and args), tools
+// tool, is_error; not raw, and of each call only id, tool and args), the
+// flattened prompt when the caller set one, tools
 // (name, description, parameters), tool_choice, temperature, max_tokens, stop
 // and the extra fields, with the calls' args, the tools' parameters and the
 // extra fields' values re-encoded with sorted keys (numbers as written) when
