@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/internal/sse"
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/llm/internal/httpx"
 	"github.com/ptkit/ptk/llm/internal/retry"
-	"github.com/ptkit/ptk/llm/internal/sse"
 )
 
 // client is what the HTTP models share: where to send, how, and how often

@@ -14,8 +14,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/internal/splitread"
 	"github.com/ptkit/ptk/llm"
-	"github.com/ptkit/ptk/llm/internal/splitread"
 )
 
 // endpoint is one of the HTTP models with its real answers.

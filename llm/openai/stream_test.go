@@ -12,9 +12,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/internal/splitread"
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/llm/internal/providertest"
-	"github.com/ptkit/ptk/llm/internal/splitread"
 )
 
 var streamTests = []struct {
