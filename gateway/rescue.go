@@ -221,7 +221,7 @@ func (s *streamReader) event(e protocol.Event) {
 		s.x.calls++
 		c := a.Call
 		c.ID = "call_" + randomID()
-		s.calls = append(s.calls, callOut(c).streamed(i)...)
+		s.calls = append(s.calls, callOut(c).Streamed(i)...)
 	}
 }
 

@@ -121,7 +121,7 @@ func (r *responder) addCall(c ptk.Call) {
 		return
 	}
 	r.begin()
-	pieces := tc.streamed(len(r.calls) - 1)
+	pieces := tc.Streamed(len(r.calls) - 1)
 	r.chunk(&outDelta{ToolCalls: pieces[:1]}, nil, nil)
 	r.chunk(&outDelta{ToolCalls: pieces[1:]}, nil, nil)
 }
@@ -131,17 +131,6 @@ func callOut(c ptk.Call) outToolCall {
 	tc := outToolCall{ID: c.ID, Type: "function"}
 	tc.Function.Name, tc.Function.Arguments = c.Tool, compactArgs(c.Args)
 	return tc
-}
-
-// streamed is the call as a stream carries it at index, in the two pieces
-// OpenAI sends: its index, id, type and name with empty arguments, then its
-// arguments.
-func (tc outToolCall) streamed(index int) []outToolCall {
-	head := tc
-	head.Index, head.Function.Arguments = &index, ""
-	args := outToolCall{Index: &index}
-	args.Function.Arguments = tc.Function.Arguments
-	return []outToolCall{head, args}
 }
 
 // addCallDelta passes on a piece of a native call in a stream, as it came:
