@@ -48,7 +48,8 @@ type Provider struct {
 	// Split is the Stream case sent in two writes split at every offset.
 	Split int
 	// WholeForStream is the Generate case a server that ignores "stream"
-	// answers with; it must collect into the same answer streamed.
+	// answers with; it must collect into the same answer streamed. -1: the
+	// API streams from another endpoint, and no server does that.
 	WholeForStream int
 	// Head is the start of Stream[0], whose text is HeadText: what a
 	// server sends before it hangs, for cancellation.
@@ -119,6 +120,8 @@ type StreamErrorCase struct {
 	Msg      string
 	Want     *llm.Response
 	Requests int32
+	// Status, when not nil, is the status the error must report.
+	Status *int
 }
 
 // RetryCase is a server's behaviour and how the client's call ends.
@@ -215,13 +218,13 @@ func (s *suite) stream(t *testing.T) {
 	}
 }
 
-// streamArrival reads each stream whole, a byte at a time and 1 to 3 bytes
-// at a time: the answer is the same. (streamSplit and internal/sse's tests
-// split at every offset.)
+// streamArrival reads each stream whole, a byte at a time, 1 to 3 bytes at
+// a time and split in two at every offset: the answer is the same.
 func (s *suite) streamArrival(t *testing.T) {
 	for _, tt := range s.p.Stream {
 		t.Run(tt.File, func(t *testing.T) {
-			for how, r := range splitread.Readers(Testdata(t, "stream/"+tt.File), false) {
+			t.Parallel()
+			for how, r := range splitread.Readers(Testdata(t, "stream/"+tt.File), true) {
 				got, err := s.p.ReadStream(r())
 				if err != nil {
 					t.Fatalf("%s: %v", how, err)
@@ -259,6 +262,9 @@ func (s *suite) streamSplit(t *testing.T) {
 
 // streamJSON: a server that ignores "stream": true answers whole.
 func (s *suite) streamJSON(t *testing.T) {
+	if s.p.WholeForStream < 0 {
+		t.Skip("the API streams from another endpoint")
+	}
 	tt := s.p.Generate[s.p.WholeForStream]
 	c, _ := s.serve(t, Reply(http.StatusOK, string(Testdata(t, "generate/"+tt.File))), Options{})
 	got, err := llm.Collect(c.Stream(t.Context(), s.p.Request))
@@ -315,7 +321,10 @@ func (s *suite) streamErrors(t *testing.T) {
 		t.Run(tt.Name, func(t *testing.T) {
 			c, n := s.serve(t, tt.H, Options{})
 			got, err := llm.Collect(c.Stream(t.Context(), s.p.Request))
-			CheckError(t, err, tt.Kind, tt.Msg)
+			e := CheckError(t, err, tt.Kind, tt.Msg)
+			if tt.Status != nil && e.Status != *tt.Status {
+				t.Errorf("status = %d, want %d", e.Status, *tt.Status)
+			}
 			if diff := cmp.Diff(tt.Want, got); diff != "" {
 				t.Errorf("what arrived (-want +got):\n%s", diff)
 			}
