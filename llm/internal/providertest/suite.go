@@ -493,9 +493,17 @@ func (s *suite) invalidParameters(t *testing.T) {
 	}
 }
 
-// concurrentUse shares one client between goroutines (run with -race).
+// concurrentUse shares one client between goroutines (run with -race),
+// half of them streaming.
 func (s *suite) concurrentUse(t *testing.T) {
-	c, n := s.serve(t, s.ok(t), Options{})
+	whole, stream := s.ok(t), SSE(Testdata(t, "stream/"+s.p.Stream[0].File))
+	c, n := s.serve(t, func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+			stream(w, r)
+		} else {
+			whole(w, r)
+		}
+	}, Options{})
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	errs := make(chan error)
