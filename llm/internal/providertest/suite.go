@@ -1,6 +1,7 @@
 package providertest
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,13 +9,14 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
+	gocmp "github.com/google/go-cmp/cmp"
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/internal/splitread"
@@ -37,13 +39,16 @@ type Provider struct {
 	// BadBaseURL is a base URL without its scheme, as users get it wrong.
 	BadBaseURL string
 
-	// Generate are whole answers (testdata/generate/File): text, reasoning,
-	// native calls, usage. The first is text.
-	Generate []Case
-	// Stream are streams (testdata/stream/File) and the answers they
-	// collect into. The first is text.
-	Stream []Case
-	// ReadStream reads a stream as the client does, without HTTP.
+	// Generate are whole answers (in testdata/GenerateDir, "generate" by
+	// default): text, reasoning, native calls, usage. The first is text.
+	Generate    []Case
+	GenerateDir string
+	// Stream are streams (in testdata/StreamDir, "stream" by default) and
+	// the answers they collect into. The first is text.
+	Stream    []Case
+	StreamDir string
+	// ReadStream, when set, reads a stream as the client does, without
+	// HTTP; otherwise streams split in every way are sent over HTTP.
 	ReadStream func(io.Reader) (*llm.Response, error)
 	// Split is the Stream case sent in two writes split at every offset.
 	Split int
@@ -57,8 +62,11 @@ type Provider struct {
 	HeadText string
 
 	// Errors are failed answers and how they are classified; at least one
-	// must be ErrToolsUnsupported.
+	// must be ErrToolsUnsupported, unless the client RejectsTools.
 	Errors []ErrorCase
+	// RejectsTools: the client takes no tool definitions, and fails a
+	// request that has them with ErrToolsUnsupported before sending it.
+	RejectsTools bool
 	// StreamErrors are streams that fail.
 	StreamErrors []StreamErrorCase
 	// Retries are the provider's failures that are retried or not; the
@@ -177,20 +185,29 @@ func (s *suite) serve(t *testing.T, h http.HandlerFunc, o Options) (llm.Streamer
 	return s.p.New(url+s.p.Path, o), n
 }
 
+// whole and events read the fixture files of whole answers and of streams.
+func (s *suite) whole(t *testing.T, file string) []byte {
+	return Testdata(t, filepath.Join(cmp.Or(s.p.GenerateDir, "generate"), file))
+}
+
+func (s *suite) events(t *testing.T, file string) []byte {
+	return Testdata(t, filepath.Join(cmp.Or(s.p.StreamDir, "stream"), file))
+}
+
 // ok answers with the first whole answer.
 func (s *suite) ok(t *testing.T) http.HandlerFunc {
-	return Reply(http.StatusOK, string(Testdata(t, "generate/"+s.p.Generate[0].File)))
+	return Reply(http.StatusOK, string(s.whole(t, s.p.Generate[0].File)))
 }
 
 func (s *suite) generate(t *testing.T) {
 	for _, tt := range s.p.Generate {
 		t.Run(tt.File, func(t *testing.T) {
-			c, n := s.serve(t, Reply(http.StatusOK, string(Testdata(t, "generate/"+tt.File))), Options{})
+			c, n := s.serve(t, Reply(http.StatusOK, string(s.whole(t, tt.File))), Options{})
 			got, err := c.Generate(t.Context(), s.p.Request)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tt.Want, got); diff != "" {
+			if diff := gocmp.Diff(tt.Want, got); diff != "" {
 				t.Errorf("response (-want +got):\n%s", diff)
 			}
 			if n.Load() != 1 {
@@ -203,12 +220,12 @@ func (s *suite) generate(t *testing.T) {
 func (s *suite) stream(t *testing.T) {
 	for _, tt := range s.p.Stream {
 		t.Run(tt.File, func(t *testing.T) {
-			c, n := s.serve(t, SSE(Testdata(t, "stream/"+tt.File)), Options{})
+			c, n := s.serve(t, SSE(s.events(t, tt.File)), Options{})
 			got, err := llm.Collect(c.Stream(t.Context(), s.p.Request))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tt.Want, got); diff != "" {
+			if diff := gocmp.Diff(tt.Want, got); diff != "" {
 				t.Errorf("response (-want +got):\n%s", diff)
 			}
 			if n.Load() != 1 {
@@ -224,16 +241,43 @@ func (s *suite) streamArrival(t *testing.T) {
 	for _, tt := range s.p.Stream {
 		t.Run(tt.File, func(t *testing.T) {
 			t.Parallel()
-			for how, r := range splitread.Readers(Testdata(t, "stream/"+tt.File), true) {
-				got, err := s.p.ReadStream(r())
+			read := s.p.ReadStream
+			if read == nil {
+				read = s.overHTTP(t)
+			}
+			for how, r := range splitread.Readers(s.events(t, tt.File), true) {
+				got, err := read(r())
 				if err != nil {
 					t.Fatalf("%s: %v", how, err)
 				}
-				if diff := cmp.Diff(tt.Want, got); diff != "" {
+				if diff := gocmp.Diff(tt.Want, got); diff != "" {
 					t.Fatalf("%s: response (-want +got):\n%s", how, diff)
 				}
 			}
 		})
+	}
+}
+
+// overHTTP returns a ReadStream that has a server send what it reads, as
+// it reads it.
+func (s *suite) overHTTP(t *testing.T) func(io.Reader) (*llm.Response, error) {
+	var next atomic.Pointer[io.Reader] // the readers are of several types
+	c, _ := s.serve(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		in := *next.Load()
+		buf := make([]byte, 4096)
+		for {
+			n, err := in.Read(buf)
+			w.Write(buf[:n])
+			w.(http.Flusher).Flush()
+			if err != nil {
+				return
+			}
+		}
+	}, Options{})
+	return func(r io.Reader) (*llm.Response, error) {
+		next.Store(&r)
+		return llm.Collect(c.Stream(t.Context(), s.p.Request))
 	}
 }
 
@@ -242,7 +286,7 @@ func (s *suite) streamArrival(t *testing.T) {
 func (s *suite) streamSplit(t *testing.T) {
 	t.Parallel()
 	tt := s.p.Stream[s.p.Split]
-	in := Testdata(t, "stream/"+tt.File)
+	in := s.events(t, tt.File)
 	var split atomic.Int64
 	c, _ := s.serve(t, func(w http.ResponseWriter, r *http.Request) {
 		i := split.Load()
@@ -254,7 +298,7 @@ func (s *suite) streamSplit(t *testing.T) {
 		if err != nil {
 			t.Fatalf("split at %d: %v", i, err)
 		}
-		if diff := cmp.Diff(tt.Want, got); diff != "" {
+		if diff := gocmp.Diff(tt.Want, got); diff != "" {
 			t.Fatalf("split at %d: response (-want +got):\n%s", i, diff)
 		}
 	}
@@ -266,12 +310,12 @@ func (s *suite) streamJSON(t *testing.T) {
 		t.Skip("the API streams from another endpoint")
 	}
 	tt := s.p.Generate[s.p.WholeForStream]
-	c, _ := s.serve(t, Reply(http.StatusOK, string(Testdata(t, "generate/"+tt.File))), Options{})
+	c, _ := s.serve(t, Reply(http.StatusOK, string(s.whole(t, tt.File))), Options{})
 	got, err := llm.Collect(c.Stream(t.Context(), s.p.Request))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(tt.Want, got); diff != "" {
+	if diff := gocmp.Diff(tt.Want, got); diff != "" {
 		t.Errorf("response (-want +got):\n%s", diff)
 	}
 }
@@ -301,7 +345,7 @@ func (s *suite) errors(t *testing.T) {
 			}
 		})
 	}
-	if !tools {
+	if !tools && !s.p.RejectsTools {
 		t.Error("no case of a server that rejects tools (ErrToolsUnsupported)")
 	}
 }
@@ -325,7 +369,7 @@ func (s *suite) streamErrors(t *testing.T) {
 			if tt.Status != nil && e.Status != *tt.Status {
 				t.Errorf("status = %d, want %d", e.Status, *tt.Status)
 			}
-			if diff := cmp.Diff(tt.Want, got); diff != "" {
+			if diff := gocmp.Diff(tt.Want, got); diff != "" {
 				t.Errorf("what arrived (-want +got):\n%s", diff)
 			}
 			if n.Load() != tt.Requests {
@@ -381,12 +425,12 @@ func (s *suite) streamRetries(t *testing.T) {
 	want := s.p.Stream[0]
 	for name, first := range s.p.RetriedBeforeFirstChunk {
 		t.Run(name, func(t *testing.T) {
-			c, n := s.serve(t, Counting(SSE(Testdata(t, "stream/"+want.File)), first), Options{})
+			c, n := s.serve(t, Counting(SSE(s.events(t, want.File)), first), Options{})
 			got, err := llm.Collect(c.Stream(t.Context(), s.p.Request))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(want.Want, got); diff != "" {
+			if diff := gocmp.Diff(want.Want, got); diff != "" {
 				t.Errorf("response (-want +got):\n%s", diff)
 			}
 			if n.Load() != 2 {
@@ -482,12 +526,20 @@ func (s *suite) badBaseURL(t *testing.T) {
 	CheckError(t, err, llm.ErrBadRequest, "base URL "+strconv.Quote(s.p.BadBaseURL)+" does not start with http:// or https://")
 }
 
+// invalidParameters: a tool whose parameters are not JSON fails the call
+// before it is sent; with a client that takes no tools, any tool does.
 func (s *suite) invalidParameters(t *testing.T) {
 	c, n := s.serve(t, Reply(http.StatusOK, "{}"), Options{})
 	req := s.p.Request
 	req.Tools = []ptk.ToolInfo{{Name: "broken", Parameters: json.RawMessage(`{"type":`)}}
+	kind, msg := llm.ErrBadRequest, "json"
+	if s.p.RejectsTools {
+		kind, msg = llm.ErrToolsUnsupported, "tool"
+	}
 	_, err := c.Generate(t.Context(), req)
-	CheckError(t, err, llm.ErrBadRequest, "json")
+	CheckError(t, err, kind, msg)
+	_, err = llm.Collect(c.Stream(t.Context(), req))
+	CheckError(t, err, kind, msg)
 	if n.Load() != 0 {
 		t.Errorf("%d requests, want 0", n.Load())
 	}
@@ -496,7 +548,7 @@ func (s *suite) invalidParameters(t *testing.T) {
 // concurrentUse shares one client between goroutines (run with -race),
 // half of them streaming.
 func (s *suite) concurrentUse(t *testing.T) {
-	whole, stream := s.ok(t), SSE(Testdata(t, "stream/"+s.p.Stream[0].File))
+	whole, stream := s.ok(t), SSE(s.events(t, s.p.Stream[0].File))
 	c, n := s.serve(t, func(w http.ResponseWriter, r *http.Request) {
 		if strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
 			stream(w, r)
