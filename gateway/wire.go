@@ -24,6 +24,8 @@ type (
 	outMessage   = wire.Reply
 	outDelta     = wire.Delta
 	outToolCall  = wire.ToolCall
+	outText      = wire.Text
+	arguments    = wire.Arguments
 	usage        = wire.Usage
 	tokenDetails = wire.TokenDetails
 

@@ -56,14 +56,38 @@ type Lines struct {
 // Write adds p, the next bytes of the stream. It never fails; the lines
 // Next returned before are no longer valid.
 func (l *Lines) Write(p []byte) (int, error) {
+	l.compact()
+	l.buf = append(l.buf, p...)
+	return len(p), nil
+}
+
+// minRead is the least room ReadOnce reads into.
+const minRead = 4096
+
+// ReadOnce reads from r once, into the buffer itself: Write without a
+// copy. The lines Next returned before are no longer valid.
+func (l *Lines) ReadOnce(r io.Reader) (int, error) {
+	l.compact()
+	if cap(l.buf)-len(l.buf) < minRead {
+		rest := l.buf[l.off:]
+		buf := make([]byte, len(rest), max(2*cap(l.buf), len(rest)+minRead))
+		copy(buf, rest)
+		l.buf, l.off = buf, 0
+	}
+	n, err := r.Read(l.buf[len(l.buf):cap(l.buf)])
+	l.buf = l.buf[:len(l.buf)+n]
+	return n, err
+}
+
+// compact moves what has not been returned to the start of the buffer,
+// when that frees half of it or more.
+func (l *Lines) compact() {
 	if l.off == len(l.buf) {
 		l.buf, l.off = l.buf[:0], 0
 	} else if l.off > 0 && l.off >= len(l.buf)/2 {
 		n := copy(l.buf, l.buf[l.off:])
 		l.buf, l.off = l.buf[:n], 0
 	}
-	l.buf = append(l.buf, p...)
-	return len(p), nil
 }
 
 // Next returns the next complete line, without its terminator; ok is false
@@ -158,7 +182,6 @@ type Event struct {
 type Reader struct {
 	r     io.Reader
 	lines Lines
-	buf   []byte
 
 	typ     string
 	data    []byte
@@ -172,7 +195,7 @@ type Reader struct {
 
 // NewReader returns a Reader of the events in r.
 func NewReader(r io.Reader) *Reader {
-	return &Reader{r: r, buf: make([]byte, 4096)}
+	return &Reader{r: r}
 }
 
 // Next returns the next event that has data, or io.EOF at the end of the
@@ -197,8 +220,7 @@ func (s *Reader) Next() (Event, error) {
 		if s.eof {
 			return s.end()
 		}
-		n, err := s.r.Read(s.buf)
-		s.lines.Write(s.buf[:n])
+		_, err := s.lines.ReadOnce(s.r)
 		switch {
 		case err == io.EOF:
 			s.eof = true

@@ -94,7 +94,7 @@ func (s *streamState) chunks(r *wire.Completion) []llm.Chunk {
 		if c.Delta != nil {
 			d = *c.Delta
 		}
-		ch.Text, ch.Reasoning = d.Content, d.ReasoningText()
+		ch.Text, ch.Reasoning = string(d.Content), d.ReasoningText()
 		for i, tc := range d.ToolCalls {
 			if ch.Call != nil {
 				out = append(out, ch)
@@ -103,7 +103,7 @@ func (s *streamState) chunks(r *wire.Completion) []llm.Chunk {
 			if tc.Index != nil {
 				i = *tc.Index
 			}
-			ch.Call = &llm.CallDelta{Index: s.slot(i, tc.ID), ID: tc.ID, Tool: tc.Function.Name, ArgsDelta: tc.Function.Arguments}
+			ch.Call = &llm.CallDelta{Index: s.slot(i, tc.ID), ID: tc.ID, Tool: tc.Function.Name, ArgsDelta: string(tc.Function.Arguments)}
 		}
 		if f := c.Finish(); f != "" {
 			ch.FinishReason, s.finished = f, true

@@ -19,8 +19,8 @@ func newChatRequest(req llm.Request, stream bool) wire.Request {
 		Messages:    make([]wire.Message, 0, len(req.Messages)),
 		Temperature: req.Temperature,
 	}
-	if req.MaxTokens > 0 {
-		r.MaxTokens = &req.MaxTokens
+	if n := req.MaxTokens; n > 0 {
+		r.MaxTokens = &n
 	}
 	if len(req.Stop) > 0 {
 		r.Stop, _ = json.Marshal(req.Stop)
@@ -57,7 +57,7 @@ func newChatMessage(m ptk.Message) wire.Message {
 		out.Content = wire.TextContent(m.Content)
 	}
 	for _, c := range m.Calls {
-		tc := wire.ToolCall{ID: c.ID, Type: "function", Function: wire.FunctionCall{Name: c.Tool, Arguments: string(c.Args)}}
+		tc := wire.ToolCall{ID: c.ID, Type: "function", Function: wire.FunctionCall{Name: c.Tool, Arguments: wire.Arguments(c.Args)}}
 		if len(c.Args) == 0 {
 			tc.Function.Arguments = "{}"
 		}
@@ -82,7 +82,7 @@ func response(r *wire.Completion) *llm.Response {
 		calls = c.Message.ToolCalls
 	}
 	for i, tc := range calls {
-		id, args := tc.ID, tc.Function.Arguments
+		id, args := tc.ID, string(tc.Function.Arguments)
 		if id == "" {
 			id = "call_" + strconv.Itoa(i+1)
 		}

@@ -91,7 +91,7 @@ type Options struct {
 }
 
 // Pause returns the first pause and its cap: Backoff and 5 × Backoff.
-func (o Options) Pause() (first, cap time.Duration) {
+func (o Options) Pause() (first, limit time.Duration) {
 	b := o.Backoff
 	if b == 0 {
 		b = time.Millisecond

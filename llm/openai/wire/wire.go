@@ -163,37 +163,26 @@ func (tc ToolCall) Streamed(index int) []ToolCall {
 
 // FunctionCall is the function a ToolCall calls.
 type FunctionCall struct {
-	Name string `json:"name,omitempty"`
-	// Arguments are the JSON text of the arguments, written as a string as
-	// the API defines them. They are read from a string, or from the JSON
-	// value itself, as some servers and clients send them.
-	Arguments string `json:"arguments"`
+	Name      string    `json:"name,omitempty"`
+	Arguments Arguments `json:"arguments"`
 }
 
-// UnmarshalJSON reads the arguments as a string or as a JSON value.
-func (f *FunctionCall) UnmarshalJSON(b []byte) error {
-	var in struct {
-		Name      string    `json:"name"`
-		Arguments arguments `json:"arguments"`
-	}
-	err := json.Unmarshal(b, &in)
-	*f = FunctionCall{Name: in.Name, Arguments: string(in.Arguments)}
-	return err
-}
+// Arguments are the JSON text of a call's arguments, written as a string
+// as the API defines them. They are read from a string, or from the JSON
+// value itself, as some servers and clients send them (null as "").
+type Arguments string
 
-// arguments read a JSON string's text, or any other JSON value as it is
-// written (null as "").
-type arguments string
-
-func (a *arguments) UnmarshalJSON(b []byte) error {
+// UnmarshalJSON reads a JSON string's text, or any other JSON value as it
+// is written.
+func (a *Arguments) UnmarshalJSON(b []byte) error {
 	switch {
 	case b[0] == '"':
 		var s string
 		err := json.Unmarshal(b, &s)
-		*a = arguments(s)
+		*a = Arguments(s)
 		return err
 	case string(b) != "null":
-		*a = arguments(b)
+		*a = Arguments(b)
 	}
 	return nil
 }
@@ -281,8 +270,10 @@ type Choice struct {
 	Message *Reply `json:"message,omitempty"`
 	Delta   *Delta `json:"delta,omitempty"`
 	// FinishReason is null in every chunk but the last.
-	FinishReason *string         `json:"finish_reason"`
-	Logprobs     json.RawMessage `json:"logprobs"`
+	FinishReason *string `json:"finish_reason"`
+	// Logprobs are null (nil) unless asked for; a pointer, so that reading
+	// the null every chunk carries costs nothing.
+	Logprobs *json.RawMessage `json:"logprobs"`
 }
 
 // Finish is the choice's finish reason, "" when there is none yet.
@@ -293,39 +284,18 @@ func (c *Choice) Finish() string {
 	return *c.FinishReason
 }
 
-// Reply is the message of a whole answer. Its text fields are read from a
-// string, null, or (as some servers send them) an array of parts, of which
-// the "text" ones are kept; any other JSON value reads as no text.
+// Reply is the message of a whole answer.
 type Reply struct {
 	Role string `json:"role"`
 	// Content is null when the answer only calls tools.
-	Content *string `json:"content"`
+	Content *Text `json:"content"`
 	// ReasoningContent is the reasoning under the name DeepSeek and vLLM
 	// give it; Reasoning under OpenRouter's and Ollama's. Clients that do
 	// not know them ignore them.
-	ReasoningContent string     `json:"reasoning_content,omitempty"`
-	Reasoning        string     `json:"reasoning,omitempty"`
+	ReasoningContent Text       `json:"reasoning_content,omitempty"`
+	Reasoning        Text       `json:"reasoning,omitempty"`
 	ToolCalls        []ToolCall `json:"tool_calls,omitempty"`
 	Refusal          *string    `json:"refusal"`
-}
-
-// UnmarshalJSON reads a reply, its text fields leniently.
-func (r *Reply) UnmarshalJSON(b []byte) error {
-	var in struct {
-		Role             string     `json:"role"`
-		Content          *text      `json:"content"`
-		ReasoningContent text       `json:"reasoning_content"`
-		Reasoning        text       `json:"reasoning"`
-		ToolCalls        []ToolCall `json:"tool_calls"`
-		Refusal          *string    `json:"refusal"`
-	}
-	err := json.Unmarshal(b, &in)
-	*r = Reply{Role: in.Role, ReasoningContent: string(in.ReasoningContent), Reasoning: string(in.Reasoning), ToolCalls: in.ToolCalls, Refusal: in.Refusal}
-	if in.Content != nil {
-		c := string(*in.Content)
-		r.Content = &c
-	}
-	return err
 }
 
 // Text returns the reply's text, "" when it has none.
@@ -333,7 +303,7 @@ func (r *Reply) Text() string {
 	if r == nil || r.Content == nil {
 		return ""
 	}
-	return *r.Content
+	return string(*r.Content)
 }
 
 // ReasoningText returns the reasoning under either name.
@@ -341,31 +311,16 @@ func (r *Reply) ReasoningText() string {
 	if r == nil {
 		return ""
 	}
-	return cmp.Or(r.ReasoningContent, r.Reasoning)
+	return string(cmp.Or(r.ReasoningContent, r.Reasoning))
 }
 
-// Delta is what one chunk of a stream adds to the answer. Its text fields
-// are read as a Reply's are.
+// Delta is what one chunk of a stream adds to the answer.
 type Delta struct {
 	Role             string     `json:"role,omitempty"`
-	Content          string     `json:"content,omitempty"`
-	ReasoningContent string     `json:"reasoning_content,omitempty"`
-	Reasoning        string     `json:"reasoning,omitempty"`
+	Content          Text       `json:"content,omitempty"`
+	ReasoningContent Text       `json:"reasoning_content,omitempty"`
+	Reasoning        Text       `json:"reasoning,omitempty"`
 	ToolCalls        []ToolCall `json:"tool_calls,omitempty"`
-}
-
-// UnmarshalJSON reads a delta, its text fields leniently.
-func (d *Delta) UnmarshalJSON(b []byte) error {
-	var in struct {
-		Role             string     `json:"role"`
-		Content          text       `json:"content"`
-		ReasoningContent text       `json:"reasoning_content"`
-		Reasoning        text       `json:"reasoning"`
-		ToolCalls        []ToolCall `json:"tool_calls"`
-	}
-	err := json.Unmarshal(b, &in)
-	*d = Delta{Role: in.Role, Content: string(in.Content), ReasoningContent: string(in.ReasoningContent), Reasoning: string(in.Reasoning), ToolCalls: in.ToolCalls}
-	return err
 }
 
 // ReasoningText returns the reasoning under either name.
@@ -373,18 +328,21 @@ func (d *Delta) ReasoningText() string {
 	if d == nil {
 		return ""
 	}
-	return cmp.Or(d.ReasoningContent, d.Reasoning)
+	return string(cmp.Or(d.ReasoningContent, d.Reasoning))
 }
 
-// text is an answer's text, read leniently (see Reply).
-type text string
+// Text is an answer's text. It is written as a string, and read from a
+// string, null, or (as some servers send it) an array of parts, of which
+// the "text" ones are kept; any other JSON value reads as no text.
+type Text string
 
-func (t *text) UnmarshalJSON(b []byte) error {
+// UnmarshalJSON reads a string, null or an array of parts.
+func (t *Text) UnmarshalJSON(b []byte) error {
 	switch b[0] {
 	case '"':
 		var s string
 		err := json.Unmarshal(b, &s)
-		*t = text(s)
+		*t = Text(s)
 		return err
 	case '[':
 		var parts []ContentPart
@@ -397,7 +355,7 @@ func (t *text) UnmarshalJSON(b []byte) error {
 				sb.WriteString(p.Text)
 			}
 		}
-		*t = text(sb.String())
+		*t = Text(sb.String())
 	}
 	return nil
 }

@@ -108,7 +108,7 @@ func ExampleToolCall_Streamed() {
 	call := wire.ToolCall{ID: "call_1", Type: "function", Function: wire.FunctionCall{Name: "get_weather", Arguments: `{"city":"Paris"}`}}
 	for _, piece := range call.Streamed(0) {
 		chunk := wire.Completion{ID: "chatcmpl-1", Object: "chat.completion.chunk", Model: "m",
-			Choices: []wire.Choice{{Delta: &wire.Delta{ToolCalls: []wire.ToolCall{piece}}, Logprobs: json.RawMessage("null")}},
+			Choices: []wire.Choice{{Delta: &wire.Delta{ToolCalls: []wire.ToolCall{piece}}}},
 			Usage:   nil}
 		b, _ := json.Marshal(chunk)
 		fmt.Printf("data: %s\n\n", b)
