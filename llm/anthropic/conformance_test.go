@@ -49,6 +49,7 @@ func conformance(t *testing.T) providertest.Provider {
 		Generate:       generateTests,
 		Stream:         streamTests,
 		ReadStream:     collectStream,
+		EverySplit:     true,
 		Split:          0,
 		WholeForStream: 1,
 		Head:           cut(t, "text.sse", 4),

@@ -71,6 +71,7 @@ func llamaCppConformance(t *testing.T) providertest.Provider {
 		GenerateDir: ".",
 		Stream:      []providertest.Case{{File: "llamacpp.sse", Want: want}},
 		StreamDir:   ".",
+		EverySplit:  true,
 		Head:        firstEvent(t, "llamacpp.sse"),
 		HeadText:    "The",
 
@@ -115,6 +116,7 @@ func openAIConformance(t *testing.T) providertest.Provider {
 		GenerateDir: ".",
 		Stream:      []providertest.Case{{File: "openai.sse", Want: want}},
 		StreamDir:   ".",
+		EverySplit:  true,
 		Head:        firstEvent(t, "openai.sse"),
 		HeadText:    "The",
 

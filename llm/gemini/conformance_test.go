@@ -37,6 +37,7 @@ func conformance(t *testing.T) providertest.Provider {
 		Generate:       generateTests,
 		Stream:         streamTests,
 		ReadStream:     collectStream,
+		EverySplit:     true,
 		Split:          2,
 		WholeForStream: -1, // streamGenerateContent is another endpoint
 		Head:           cut(t, "text.sse", 1),
