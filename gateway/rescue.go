@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/ptkit/ptk/internal/sse"
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/protocol"
 )
@@ -75,16 +76,22 @@ func (x *exchange) forward(ctx context.Context, w http.ResponseWriter, read bool
 		sr.ps = parser.NewStream(sr.event)
 	}
 	buf := make([]byte, 32<<10)
-	var line []byte
 	for {
 		n, err := resp.Body.Read(buf)
 		if n > 0 {
-			line = sr.lines(line, buf[:n])
+			sr.lines(buf[:n])
 			rc.Flush() // what came in one read goes out at once
 		}
+		if err == nil {
+			err = sr.split.Err()
+		}
 		if err == io.EOF {
-			if len(line) > 0 {
-				sr.line(line)
+			last, ok, err := sr.split.End()
+			if err != nil {
+				return &llm.Error{Kind: llm.ErrBadResponse, Message: "the upstream stream: " + err.Error(), Err: err}
+			}
+			if ok {
+				sr.line(last) // no line end: none added
 			}
 			sr.finish()
 			sr.release()
@@ -166,13 +173,19 @@ func marshal(v any) json.RawMessage {
 }
 
 // streamReader passes an upstream's event stream on, line by line (flushed
-// after each read from the upstream). With a parser (ps), the content is read by it: the
+// after each read from the upstream), each line ended by LF whichever of
+// LF, CRLF or CR ended it upstream. With a parser (ps), the content is read by it: the
 // text comes out of it as it is read (a possible call held back), calls as
 // tool_calls; without, every line goes on as it came.
 type streamReader struct {
 	x  *exchange
 	w  http.ResponseWriter
 	ps *protocol.Stream
+
+	// split cuts the stream into lines; line is the one being passed on,
+	// with its LF.
+	split sse.Lines
+	cur   []byte
 
 	// What the parser gave since the last event went out.
 	text, reasoning strings.Builder
@@ -208,27 +221,17 @@ func (s *streamReader) event(e protocol.Event) {
 		s.x.calls++
 		c := a.Call
 		c.ID = "call_" + randomID()
-		s.calls = append(s.calls, callOut(c).streamed(i)...)
+		s.calls = append(s.calls, callOut(c).Streamed(i)...)
 	}
 }
 
-// lines handles the complete lines of data and returns the incomplete
-// last one.
-func (s *streamReader) lines(line, data []byte) []byte {
-	for len(data) > 0 {
-		i := bytes.IndexByte(data, '\n')
-		if i < 0 {
-			return append(line, data...)
-		}
-		l := data[:i+1]
-		if len(line) > 0 {
-			line = append(line, l...)
-			l = line
-		}
-		s.line(l)
-		line, data = line[:0], data[i+1:]
+// lines handles the lines that data completes.
+func (s *streamReader) lines(data []byte) {
+	s.split.Write(data)
+	for l, ok := s.split.Next(); ok; l, ok = s.split.Next() {
+		s.cur = append(append(s.cur[:0], l...), '\n')
+		s.line(s.cur)
 	}
-	return line
 }
 
 // line passes one line of the stream on, rewritten when it is a chunk

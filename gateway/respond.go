@@ -60,7 +60,7 @@ func (r *responder) begin() {
 func (r *responder) chunk(d *outDelta, finish *string, u *usage) {
 	c := completion{ID: r.id, Object: "chat.completion.chunk", Created: r.created, Model: r.model, Usage: u}
 	if d != nil {
-		c.Choices = []choice{{Delta: d, FinishReason: finish, Logprobs: jsonNull}}
+		c.Choices = []choice{{Delta: d, FinishReason: finish}}
 	} else {
 		c.Choices = []choice{}
 	}
@@ -89,7 +89,7 @@ func (r *responder) addText(s string) {
 	r.sep, r.hasText = false, true
 	if r.stream {
 		r.begin()
-		r.chunk(&outDelta{Content: s}, nil, nil)
+		r.chunk(&outDelta{Content: outText(s)}, nil, nil)
 		return
 	}
 	r.text.WriteString(s)
@@ -101,7 +101,7 @@ func (r *responder) addReasoning(s string) {
 	}
 	if r.stream {
 		r.begin()
-		r.chunk(&outDelta{ReasoningContent: s}, nil, nil)
+		r.chunk(&outDelta{ReasoningContent: outText(s)}, nil, nil)
 		return
 	}
 	r.reasoning.WriteString(s)
@@ -121,7 +121,7 @@ func (r *responder) addCall(c ptk.Call) {
 		return
 	}
 	r.begin()
-	pieces := tc.streamed(len(r.calls) - 1)
+	pieces := tc.Streamed(len(r.calls) - 1)
 	r.chunk(&outDelta{ToolCalls: pieces[:1]}, nil, nil)
 	r.chunk(&outDelta{ToolCalls: pieces[1:]}, nil, nil)
 }
@@ -129,19 +129,8 @@ func (r *responder) addCall(c ptk.Call) {
 // callOut is a call as the API writes it.
 func callOut(c ptk.Call) outToolCall {
 	tc := outToolCall{ID: c.ID, Type: "function"}
-	tc.Function.Name, tc.Function.Arguments = c.Tool, compactArgs(c.Args)
+	tc.Function.Name, tc.Function.Arguments = c.Tool, arguments(compactArgs(c.Args))
 	return tc
-}
-
-// streamed is the call as a stream carries it at index, in the two pieces
-// OpenAI sends: its index, id, type and name with empty arguments, then its
-// arguments.
-func (tc outToolCall) streamed(index int) []outToolCall {
-	head := tc
-	head.Index, head.Function.Arguments = &index, ""
-	args := outToolCall{Index: &index}
-	args.Function.Arguments = tc.Function.Arguments
-	return []outToolCall{head, args}
 }
 
 // addCallDelta passes on a piece of a native call in a stream, as it came:
@@ -152,7 +141,7 @@ func (r *responder) addCallDelta(index int, id, name, args string) {
 		r.x.calls++
 		tc.Type = "function"
 	}
-	tc.Function.Name, tc.Function.Arguments = name, args
+	tc.Function.Name, tc.Function.Arguments = name, arguments(args)
 	r.begin()
 	r.chunk(&outDelta{ToolCalls: []outToolCall{tc}}, nil, nil)
 }
@@ -163,13 +152,13 @@ func (r *responder) addCallDelta(index int, id, name, args string) {
 func (r *responder) finish(reason string, u ptk.Usage) {
 	out := usageOf(u)
 	if !r.stream {
-		msg := &outMessage{Role: "assistant", ReasoningContent: r.reasoning.String()}
-		if t := r.text.String(); t != "" || len(r.calls) == 0 {
+		msg := &outMessage{Role: "assistant", ReasoningContent: outText(r.reasoning.String())}
+		if t := outText(r.text.String()); t != "" || len(r.calls) == 0 {
 			msg.Content = &t
 		}
 		msg.ToolCalls = r.calls
 		c := completion{ID: r.id, Object: "chat.completion", Created: r.created, Model: r.model, Usage: out,
-			Choices: []choice{{Message: msg, FinishReason: &reason, Logprobs: jsonNull}}}
+			Choices: []choice{{Message: msg, FinishReason: &reason}}}
 		r.x.wrote = true
 		writeJSON(r.w, http.StatusOK, c)
 		return

@@ -2,11 +2,18 @@ package llm
 
 // Optional capabilities of a Model, found through wrappers.
 //
-// A model that wraps another (Priced, Fallback, a recorder, a catalog entry)
+// A model that wraps another (Priced, a recorder, a catalog entry)
 // implements Unwrapper, and the helpers below walk the chain to find the first
 // model that has a capability, the way http.ResponseController finds a
 // Flusher through middleware: a wrapper never forwards a capability by hand,
 // so none is lost.
+//
+// A model that wraps several (Fallback) has an Unwrap method that returns
+// them all, Unwrap() []Model, as an error that wraps several does; As looks
+// through them in order, depth first. Such a model answers itself for the
+// capabilities whose meaning over several models is not the first one's:
+// Fallback reports the price, base URL and native tools of the set (see
+// Fallback).
 
 // Unwrapper is a Model that wraps another.
 type Unwrapper interface {
@@ -27,23 +34,36 @@ type Pricer interface {
 // maxUnwrap bounds the walk down a chain of wrappers, against a cycle.
 const maxUnwrap = 64
 
-// As finds the first model in m's chain of wrappers (m itself first) that
-// has the capability T.
+// As finds the first model in m's chain of wrappers (m itself first, then
+// what it wraps, depth first) that has the capability T.
 func As[T any](m Model) (T, bool) {
-	for range maxUnwrap {
-		if m == nil {
-			break
-		}
+	budget := maxUnwrap
+	return as[T](m, &budget)
+}
+
+// as is As with a budget of models to look at, shared by the branches of a
+// model that wraps several.
+func as[T any](m Model, budget *int) (T, bool) {
+	var zero T
+	for m != nil && *budget > 0 {
+		*budget--
 		if c, ok := m.(T); ok {
 			return c, true
 		}
-		u, ok := m.(Unwrapper)
-		if !ok {
-			break
+		switch u := m.(type) {
+		case Unwrapper:
+			m = u.Unwrap()
+		case interface{ Unwrap() []Model }:
+			for _, inner := range u.Unwrap() {
+				if c, ok := as[T](inner, budget); ok {
+					return c, true
+				}
+			}
+			return zero, false
+		default:
+			return zero, false
 		}
-		m = u.Unwrap()
 	}
-	var zero T
 	return zero, false
 }
 

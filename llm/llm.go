@@ -11,6 +11,12 @@
 // Messages API, llm/gemini Google's generateContent, and llm/completion the
 // text-only endpoints. llm/catalog names models and prices them; llm/replay
 // records and replays calls. Priced and Fallback wrap a model.
+//
+// What a model can do beyond Generate is a small interface of its own
+// (Streamer, ToolSupporter, BaseURLer, Pricer, TextCompleter), and a model
+// that wraps another implements Unwrap, so that [As], [PriceOf] and
+// [BaseURLOf] find a capability through any chain of wrappers instead of
+// each wrapper forwarding it by hand.
 package llm
 
 import (
@@ -43,6 +49,11 @@ type Request struct {
 	// Messages is the conversation so far. The first one may be the system
 	// prompt.
 	Messages []ptk.Message
+	// Prompt is the conversation already flattened into one prompt by the
+	// caller's formatter, for a text-only model (a TextCompleter); chat
+	// models ignore it. A TextCompleter given no Prompt flattens Messages
+	// itself.
+	Prompt string
 	// Tools are sent as the provider's native function definitions. Leave
 	// empty for a model that is taught the text protocol instead.
 	Tools []ptk.ToolInfo
@@ -124,4 +135,14 @@ type CallDelta struct {
 // mode from its first call.
 type ToolSupporter interface {
 	SupportsNativeTools() bool
+}
+
+// TextCompleter is a Model that continues one flattened prompt instead of
+// taking chat messages (llm/completion's models): it reads Request.Prompt,
+// which a caller sets with its own formatter when As finds this capability,
+// and flattens Request.Messages itself when Prompt is empty.
+type TextCompleter interface {
+	Model
+	// CompletesText marks the capability; it does nothing.
+	CompletesText()
 }

@@ -7,19 +7,27 @@ import (
 )
 
 // Priced returns m with its calls priced at p: each Response (and the
-// streamed chunk that carries the usage) has its Cost filled in. It keeps
-// m's other abilities (streaming, ToolSupporter, BaseURL) and adds a Price
-// method that reports p.
+// streamed chunk that carries the usage) has its Cost filled in. It streams
+// (with m's stream when m is a Streamer), reports p as its Price, and
+// unwraps to m, so m's other capabilities are found through it ([As],
+// [BaseURLOf]).
 func Priced(m Model, p Price) Model {
-	return &priced{wrapper: wrapper{m}, price: p}
+	return &priced{inner: m, price: p}
 }
 
 type priced struct {
-	wrapper
+	inner Model
 	price Price
 }
 
-var _ Streamer = (*priced)(nil)
+var (
+	_ Streamer  = (*priced)(nil)
+	_ Pricer    = (*priced)(nil)
+	_ Unwrapper = (*priced)(nil)
+)
+
+// Unwrap returns the priced model.
+func (m *priced) Unwrap() Model { return m.inner }
 
 // Price returns the price the calls are priced at.
 func (m *priced) Price() Price { return m.price }
@@ -43,26 +51,6 @@ func (m *priced) Stream(ctx context.Context, req Request) iter.Seq2[Chunk, error
 			}
 		}
 	}
-}
-
-// wrapper passes on what a wrapped model can do besides Generate.
-type wrapper struct{ inner Model }
-
-// SupportsNativeTools reports the wrapped model's answer; true when it does
-// not say.
-func (w wrapper) SupportsNativeTools() bool {
-	if t, ok := w.inner.(ToolSupporter); ok {
-		return t.SupportsNativeTools()
-	}
-	return true
-}
-
-// BaseURL reports the wrapped model's base URL, "" when it has none.
-func (w wrapper) BaseURL() string {
-	if b, ok := w.inner.(interface{ BaseURL() string }); ok {
-		return b.BaseURL()
-	}
-	return ""
 }
 
 // StreamFrom streams m's answer to req, or, when m cannot stream, gives its
@@ -91,15 +79,95 @@ func StreamFrom(ctx context.Context, m Model, req Request) iter.Seq2[Chunk, erro
 // retries), the next one is asked; the last error is returned when all
 // fail. A request the provider rejects (ErrBadRequest,
 // ErrToolsUnsupported) or a canceled context is not tried elsewhere. A
-// stream moves to the next model only before its first chunk. It supports
-// native tools only when every model does.
+// stream moves to the next model only before its first chunk.
+//
+// What it can do is what the set of models can, found through each with
+// [As]:
+//   - it takes native tools only when every model does (ToolSupporter);
+//   - its price ([PriceOf]) is the lowest of its models' prices, input,
+//     output and cache each at its minimum, so that what it reports is a
+//     lower bound of what the next call costs whichever model answers: a
+//     budget that looks ahead (agent's MaxCost) never stops a call that
+//     could have fitted. A model whose price is unknown may be free (a
+//     local server), so when some models have a price and others do not,
+//     the price is zero; when none has one, neither has the fallback;
+//   - its base URL ([BaseURLOf]) is its models' when they all talk to the
+//     same server, "" otherwise, as it then talks to no one server;
+//   - any other capability (TextCompleter, …) is the first model's that
+//     has it: Unwrap returns the models, in order.
 func Fallback(models ...Model) Model {
-	return &fallback{models: models}
+	f := &fallback{models: models}
+	p, ok := lowestPrice(models)
+	if !ok {
+		return f
+	}
+	return &pricedFallback{f, p}
 }
 
 type fallback struct{ models []Model }
 
-var _ Streamer = (*fallback)(nil)
+// pricedFallback is a fallback of which at least one model has a price.
+// It must not leave the price to As, which would find the first model's.
+type pricedFallback struct {
+	*fallback
+	price Price
+}
+
+var (
+	_ Streamer      = (*fallback)(nil)
+	_ ToolSupporter = (*fallback)(nil)
+	_ BaseURLer     = (*fallback)(nil)
+	_ Pricer        = (*pricedFallback)(nil)
+)
+
+// Unwrap returns the models, in the order they are asked.
+func (f *fallback) Unwrap() []Model { return f.models }
+
+// Price is the lowest of the models' prices: a lower bound of a call's cost.
+func (f *pricedFallback) Price() Price { return f.price }
+
+// BaseURL is the models' base URL when they share one, "" otherwise.
+func (f *fallback) BaseURL() string {
+	base := ""
+	for i, m := range f.models {
+		b := BaseURLOf(m)
+		if i > 0 && b != base {
+			return ""
+		}
+		base = b
+	}
+	return base
+}
+
+// lowestPrice is each part of the models' prices at its minimum, a model
+// with no price counting as free; ok is false when no model has a price.
+func lowestPrice(models []Model) (low Price, ok bool) {
+	priced := 0
+	for i, m := range models {
+		p, known := PriceOf(m)
+		if known {
+			priced++
+		}
+		if i == 0 {
+			low = p
+			continue
+		}
+		// A cache price of zero means "priced as input" (Price.Cost):
+		// make it explicit before taking the minimum.
+		low.CacheRead = min(cacheOr(low.CacheRead, low.Input), cacheOr(p.CacheRead, p.Input))
+		low.CacheWrite = min(cacheOr(low.CacheWrite, low.Input), cacheOr(p.CacheWrite, p.Input))
+		low.Input = min(low.Input, p.Input)
+		low.Output = min(low.Output, p.Output)
+	}
+	return low, priced > 0
+}
+
+func cacheOr(cache, input float64) float64 {
+	if cache == 0 {
+		return input
+	}
+	return cache
+}
 
 // worthTryingElsewhere reports whether another model may succeed where one
 // failed with err.
@@ -155,9 +223,11 @@ func (f *fallback) Stream(ctx context.Context, req Request) iter.Seq2[Chunk, err
 	}
 }
 
+// SupportsNativeTools is true when every model takes native tools (a model
+// that does not say counts as taking them).
 func (f *fallback) SupportsNativeTools() bool {
 	for _, m := range f.models {
-		if t, ok := m.(ToolSupporter); ok && !t.SupportsNativeTools() {
+		if t, ok := As[ToolSupporter](m); ok && !t.SupportsNativeTools() {
 			return false
 		}
 	}

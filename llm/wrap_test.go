@@ -50,13 +50,35 @@ func TestPricedAndCapabilities(t *testing.T) {
 	if err != nil || resp.Cost != 3 || resp.Content != "x" {
 		t.Fatalf("%+v %v", resp, err)
 	}
-	if ts, ok := m.(llm.ToolSupporter); !ok || ts.SupportsNativeTools() {
+	if ts, ok := llm.As[llm.ToolSupporter](m); !ok || ts.SupportsNativeTools() {
 		t.Error("Priced hides the wrapped model's ToolSupporter")
 	}
-	if pr, ok := m.(interface{ Price() llm.Price }); !ok || pr.Price() != p {
+	if pr, ok := llm.PriceOf(m); !ok || pr != p {
 		t.Error("Priced does not report its price")
 	}
 	if ts := llm.Fallback(llmtest.New(), m).(llm.ToolSupporter); ts.SupportsNativeTools() {
 		t.Error("a fallback with a text-only model claims native tools")
+	}
+}
+
+type marked struct{ llm.Model }
+
+func (marked) Marked() {}
+
+func TestFallbackCapabilities(t *testing.T) {
+	a := llm.Priced(llmtest.New(), llm.Price{Input: 1, Output: 9, CacheWrite: 4})
+	b := llm.Priced(marked{llmtest.New()}, llm.Price{Input: 3, Output: 2, CacheRead: 0.5})
+	p, ok := llm.PriceOf(llm.Fallback(a, b))
+	// Each part at its lowest; a cache price of zero is the input price.
+	if want := (llm.Price{Input: 1, Output: 2, CacheRead: 0.5, CacheWrite: 3}); !ok || p != want {
+		t.Errorf("PriceOf(Fallback) = %v, %v; want %v", p, ok, want)
+	}
+	// Any other capability is the first model's that has it, found
+	// through the wrappers of each.
+	if _, ok := llm.As[interface{ Marked() }](llm.Fallback(a, llm.Fallback(llmtest.New(), b))); !ok {
+		t.Error("As does not look through a fallback's models")
+	}
+	if _, ok := llm.As[interface{ Marked() }](llm.Fallback(a, a)); ok {
+		t.Error("As found a capability no model has")
 	}
 }

@@ -1,7 +1,6 @@
 package anthropic
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -24,14 +23,6 @@ func serve(t *testing.T, h http.HandlerFunc, opts ...Option) (*Client, *atomic.I
 	url, n := providertest.Serve(t, "POST /v1/messages", h)
 	opts = append([]Option{WithBackoff(time.Millisecond, 5*time.Millisecond)}, opts...)
 	return New(url+"/", opts...), n
-}
-
-// served is serve for the tests every provider's stream must pass.
-func served(t *testing.T) func(http.HandlerFunc) llm.Streamer {
-	return func(h http.HandlerFunc) llm.Streamer {
-		c, _ := serve(t, h)
-		return c
-	}
 }
 
 // The helpers every provider's tests share.
@@ -263,20 +254,17 @@ func TestBaseURL(t *testing.T) {
 	}
 }
 
-var generateTests = []struct {
-	file string
-	want *llm.Response
-}{{
-	file: "text.json",
-	want: &llm.Response{
+var generateTests = []providertest.Case{{
+	File: "text.json",
+	Want: &llm.Response{
 		Content:      "The capital of France is Paris.",
 		Usage:        ptk.Usage{PromptTokens: 1860, CompletionTokens: 10, CacheReadTokens: 1846},
 		FinishReason: "end_turn",
 		Model:        "claude-sonnet-4-5-20250929",
 	},
 }, {
-	file: "tools.json",
-	want: &llm.Response{
+	File: "tools.json",
+	Want: &llm.Response{
 		Content: "I'll check the weather in both cities.",
 		Calls: []ptk.Call{
 			{ID: "toolu_01A09q90qw90lq917835lq9", Tool: "get_weather", Args: json.RawMessage(`{"location": "San Francisco, CA", "unit": "celsius"}`)},
@@ -287,8 +275,8 @@ var generateTests = []struct {
 		Model:        "claude-sonnet-4-5-20250929",
 	},
 }, {
-	file: "thinking.json",
-	want: &llm.Response{
+	File: "thinking.json",
+	Want: &llm.Response{
 		Content:      "Yes, there are infinitely many prime numbers.",
 		Reasoning:    "To approach this, let's think about what we know about prime numbers. Euclid's proof: assume finitely many, multiply them all and add one.",
 		Usage:        ptk.Usage{PromptTokens: 46, CompletionTokens: 298},
@@ -296,24 +284,6 @@ var generateTests = []struct {
 		Model:        "claude-sonnet-4-5-20250929",
 	},
 }}
-
-func TestGenerate(t *testing.T) {
-	for _, tt := range generateTests {
-		t.Run(tt.file, func(t *testing.T) {
-			c, n := serve(t, reply(http.StatusOK, string(testdata(t, "generate/"+tt.file))))
-			got, err := c.Generate(t.Context(), ask)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("response (-want +got):\n%s", diff)
-			}
-			if n.Load() != 1 {
-				t.Errorf("%d requests, want 1", n.Load())
-			}
-		})
-	}
-}
 
 func TestGenerateToolUseWithoutIDOrInput(t *testing.T) {
 	// What a server that speaks the API loosely may send.
@@ -325,58 +295,5 @@ func TestGenerateToolUseWithoutIDOrInput(t *testing.T) {
 	want := []ptk.Call{{ID: "call_1", Tool: "get_time", Args: json.RawMessage(`{}`)}, {ID: "t2", Tool: "get_time", Args: json.RawMessage(`{}`)}}
 	if diff := cmp.Diff(want, got.Calls); diff != "" {
 		t.Errorf("calls (-want +got):\n%s", diff)
-	}
-}
-
-// TestConcurrentUse shares one Client between goroutines (run with -race).
-func TestConcurrentUse(t *testing.T) {
-	c, n := serve(t, reply(http.StatusOK, string(testdata(t, "generate/text.json"))), WithAPIKey("k"), WithHeader("X-Test", "1"))
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	errs := make(chan error)
-	for range 8 {
-		go func() {
-			_, err := c.Generate(ctx, ask)
-			errs <- err
-		}()
-	}
-	for range 8 {
-		if err := <-errs; err != nil {
-			t.Error(err)
-		}
-	}
-	if n.Load() != 8 {
-		t.Errorf("%d requests, want 8", n.Load())
-	}
-}
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
-
-func TestWithHTTPClient(t *testing.T) {
-	c, _ := serve(t, reply(http.StatusOK, string(testdata(t, "generate/text.json"))))
-	var seen atomic.Int32
-	hc := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		seen.Add(1)
-		return http.DefaultTransport.RoundTrip(r)
-	})}
-	c = New(c.BaseURL(), WithHTTPClient(hc), WithHTTPClient(nil))
-	if _, err := c.Generate(t.Context(), ask); err != nil {
-		t.Fatal(err)
-	}
-	if seen.Load() != 1 {
-		t.Errorf("the given client made %d requests, want 1", seen.Load())
-	}
-}
-
-func TestInvalidParameters(t *testing.T) {
-	c, n := serve(t, reply(http.StatusOK, "{}"))
-	req := ask
-	req.Tools = []ptk.ToolInfo{{Name: "broken", Parameters: json.RawMessage(`{"type":`)}}
-	_, err := c.Generate(t.Context(), req)
-	checkError(t, err, llm.ErrBadRequest, "json")
-	if n.Load() != 0 {
-		t.Errorf("%d requests, want 0", n.Load())
 	}
 }

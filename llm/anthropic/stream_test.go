@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"net/http"
-	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -13,15 +11,11 @@ import (
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/llm/internal/providertest"
-	"github.com/ptkit/ptk/llm/internal/splitread"
 )
 
-var streamTests = []struct {
-	file string
-	want *llm.Response
-}{{
-	file: "text.sse",
-	want: &llm.Response{
+var streamTests = []providertest.Case{{
+	File: "text.sse",
+	Want: &llm.Response{
 		Content:      "The capital of France is Paris — “la Ville Lumière”.",
 		Usage:        ptk.Usage{PromptTokens: 1860, CompletionTokens: 17, CacheReadTokens: 1846},
 		FinishReason: "end_turn",
@@ -30,8 +24,8 @@ var streamTests = []struct {
 }, {
 	// A text block, then two tool_use blocks, the second without any
 	// input_json_delta.
-	file: "tools.sse",
-	want: &llm.Response{
+	File: "tools.sse",
+	Want: &llm.Response{
 		Content: "Okay, let's check the weather and the time in San Francisco, CA:",
 		Calls: []ptk.Call{
 			{ID: "toolu_01T1x1fJ34qAmk2tNTrN7Up6", Tool: "get_weather", Args: json.RawMessage(`{"location": "San Francisco, CA", "unit": "fahrenheit"}`)},
@@ -44,8 +38,8 @@ var streamTests = []struct {
 }, {
 	// Extended thinking with its signature_delta; the message_delta repeats
 	// the input counts, as the API does since 2025.
-	file: "thinking.sse",
-	want: &llm.Response{
+	File: "thinking.sse",
+	Want: &llm.Response{
 		Content:      "27 * 453 = 12,231",
 		Reasoning:    "Let me solve this step by step:\n\n1. First break down 27 * 453\n2. 453 = 400 + 50 + 3",
 		Usage:        ptk.Usage{PromptTokens: 14017, CompletionTokens: 131, CacheReadTokens: 13993, CacheWriteTokens: 22},
@@ -53,24 +47,6 @@ var streamTests = []struct {
 		Model:        "claude-sonnet-4-20250514",
 	},
 }}
-
-func TestStream(t *testing.T) {
-	for _, tt := range streamTests {
-		t.Run(tt.file, func(t *testing.T) {
-			c, n := serve(t, sseHandler(testdata(t, "stream/"+tt.file)))
-			got, err := llm.Collect(c.Stream(t.Context(), ask))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("response (-want +got):\n%s", diff)
-			}
-			if n.Load() != 1 {
-				t.Errorf("%d requests, want 1", n.Load())
-			}
-		})
-	}
-}
 
 // collectStream reads an event stream as Stream does, without HTTP.
 func collectStream(r io.Reader) (*llm.Response, error) {
@@ -80,57 +56,6 @@ func collectStream(r io.Reader) (*llm.Response, error) {
 		return true
 	})
 	return c.Response(), err
-}
-
-// TestStreamArrival reads each stream whole, a byte at a time, 1 to 3
-// bytes at a time and in two parts split at every offset: the answer is
-// always the one the whole stream gives, and the one expected.
-func TestStreamArrival(t *testing.T) {
-	for _, tt := range streamTests {
-		t.Run(tt.file, func(t *testing.T) {
-			t.Parallel()
-			in := testdata(t, "stream/"+tt.file)
-			whole, err := collectStream(bytes.NewReader(in))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tt.want, whole); diff != "" {
-				t.Fatalf("whole: response (-want +got):\n%s", diff)
-			}
-			for how, r := range splitread.Readers(in, true) {
-				got, err := collectStream(r())
-				if err != nil {
-					t.Fatalf("%s: %v", how, err)
-				}
-				if diff := cmp.Diff(whole, got); diff != "" {
-					t.Fatalf("%s: response (-whole +got):\n%s", how, diff)
-				}
-			}
-		})
-	}
-}
-
-// TestStreamSplitOverHTTP has the server send the stream in two flushed
-// writes, split at every offset.
-func TestStreamSplitOverHTTP(t *testing.T) {
-	t.Parallel()
-	tt := streamTests[0]
-	in := testdata(t, "stream/"+tt.file)
-	var split atomic.Int64
-	c, _ := serve(t, func(w http.ResponseWriter, r *http.Request) {
-		i := split.Load()
-		sseHandler(in[:i], in[i:])(w, r)
-	})
-	for i := range len(in) + 1 {
-		split.Store(int64(i))
-		got, err := llm.Collect(c.Stream(t.Context(), ask))
-		if err != nil {
-			t.Fatalf("split at %d: %v", i, err)
-		}
-		if diff := cmp.Diff(tt.want, got); diff != "" {
-			t.Fatalf("split at %d: response (-want +got):\n%s", i, diff)
-		}
-	}
 }
 
 // TestStreamChunks checks the chunks themselves: the model first, one per
@@ -177,112 +102,6 @@ func cut(t *testing.T, file string, n int) []byte {
 
 const overloadedEvent = "event: error\ndata: {\"type\": \"error\", \"error\": {\"type\": \"overloaded_error\", \"message\": \"Overloaded\"}}\n\n"
 
-func TestStreamErrors(t *testing.T) {
-	tests := []struct {
-		name     string
-		h        http.HandlerFunc
-		wantKind error
-		wantMsg  string
-		want     *llm.Response // what arrived before the error
-		requests int32
-	}{{
-		name:     "overloaded after the first chunks, with a ping",
-		h:        sseHandler(testdata(t, "stream/overloaded.sse")),
-		wantKind: llm.ErrServer,
-		wantMsg:  "Overloaded",
-		want:     &llm.Response{Content: "Once upon", Model: "claude-sonnet-4-5-20250929"},
-		requests: 1,
-	}, {
-		name:     "overloaded before the first chunk, retried",
-		h:        sseHandler([]byte(overloadedEvent)),
-		wantKind: llm.ErrServer,
-		wantMsg:  "Overloaded",
-		want:     &llm.Response{},
-		requests: 3,
-	}, {
-		name:     "rate limited before the first chunk, retried",
-		h:        sseHandler([]byte("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"rate_limit_error\",\"message\":\"Number of requests has exceeded your per-minute rate limit\"}}\n\n")),
-		wantKind: llm.ErrRateLimited,
-		wantMsg:  "per-minute rate limit",
-		want:     &llm.Response{},
-		requests: 3,
-	}, {
-		name:     "invalid request event, not retried",
-		h:        sseHandler([]byte("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"prompt is too long: 210443 tokens > 200000 maximum\"}}\n\n")),
-		wantKind: llm.ErrBadRequest,
-		wantMsg:  "prompt is too long",
-		want:     &llm.Response{},
-		requests: 1,
-	}, {
-		name:     "unknown error type",
-		h:        sseHandler(cut(t, "text.sse", 1), []byte("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"brand_new_error\",\"message\":\"Something new\"}}\n\n")),
-		wantKind: llm.ErrServer,
-		wantMsg:  "Something new",
-		want:     &llm.Response{Model: "claude-sonnet-4-5-20250929"},
-		requests: 1,
-	}, {
-		name:     "stream cut before the end",
-		h:        sseHandler(cut(t, "text.sse", 4)),
-		wantKind: llm.ErrConnection,
-		wantMsg:  "ended before the answer was complete",
-		want:     &llm.Response{Content: "The capital", Model: "claude-sonnet-4-5-20250929"},
-		requests: 1,
-	}, {
-		name: "connection broken after the first chunks",
-		h: func(w http.ResponseWriter, r *http.Request) {
-			sseHandler(cut(t, "text.sse", 4))(w, r)
-			panic(http.ErrAbortHandler)
-		},
-		wantKind: llm.ErrConnection,
-		wantMsg:  "unexpected EOF",
-		want:     &llm.Response{Content: "The capital", Model: "claude-sonnet-4-5-20250929"},
-		requests: 1,
-	}, {
-		name:     "empty stream, retried",
-		h:        sseHandler(),
-		wantKind: llm.ErrConnection,
-		want:     &llm.Response{},
-		requests: 3,
-	}, {
-		name:     "undecodable event",
-		h:        sseHandler(cut(t, "text.sse", 1), []byte("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\n\n")),
-		wantKind: llm.ErrBadResponse,
-		wantMsg:  `unexpected end of JSON input: {"type":"content_block_delta","index":0,`,
-		want:     &llm.Response{Model: "claude-sonnet-4-5-20250929"},
-		requests: 1,
-	}, {
-		name:     "arguments for a block that is no tool_use",
-		h:        sseHandler(cut(t, "text.sse", 2), []byte("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{}\"}}\n\n")),
-		wantKind: llm.ErrBadResponse,
-		wantMsg:  "input_json_delta for content block 0",
-		want:     &llm.Response{Model: "claude-sonnet-4-5-20250929"},
-		requests: 1,
-	}, {
-		name:     "HTTP error",
-		h:        reply(http.StatusUnauthorized, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"},"request_id":"req_011CSHoEeqs5C35K2UUqR7Fy"}`),
-		wantKind: llm.ErrAuth,
-		wantMsg:  "invalid x-api-key",
-		want:     &llm.Response{},
-		requests: 1,
-	}}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c, n := serve(t, tt.h)
-			got, err := llm.Collect(c.Stream(t.Context(), ask))
-			e := checkError(t, err, tt.wantKind, tt.wantMsg)
-			if e.Status != 0 && e.Kind != llm.ErrAuth {
-				t.Errorf("status = %d for an error in a 200 answer, want 0", e.Status)
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("what arrived (-want +got):\n%s", diff)
-			}
-			if n.Load() != tt.requests {
-				t.Errorf("%d requests, want %d", n.Load(), tt.requests)
-			}
-		})
-	}
-}
-
 func TestStreamEndsWithoutMessageStop(t *testing.T) {
 	// The answer is whole (it has a stop reason) though message_stop never
 	// came.
@@ -292,54 +111,7 @@ func TestStreamEndsWithoutMessageStop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(streamTests[1].want, got); diff != "" {
+	if diff := cmp.Diff(streamTests[1].Want, got); diff != "" {
 		t.Errorf("response (-want +got):\n%s", diff)
 	}
-}
-
-func TestStreamRetriesBeforeTheFirstChunk(t *testing.T) {
-	stream := sseHandler(testdata(t, "stream/text.sse"))
-	for name, first := range map[string]http.HandlerFunc{
-		"529":         reply(529, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_011CV3q6qYvDLzYeMbKkVQvX"}`),
-		"error event": sseHandler([]byte(overloadedEvent)),
-		"reset":       func(w http.ResponseWriter, r *http.Request) { panic(http.ErrAbortHandler) },
-	} {
-		t.Run(name, func(t *testing.T) {
-			c, n := serve(t, counting(stream, first))
-			got, err := llm.Collect(c.Stream(t.Context(), ask))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(streamTests[0].want, got); diff != "" {
-				t.Errorf("response (-want +got):\n%s", diff)
-			}
-			if n.Load() != 2 {
-				t.Errorf("%d requests, want 2", n.Load())
-			}
-		})
-	}
-}
-
-func TestStreamJSONAnswer(t *testing.T) {
-	// A server that ignores "stream": true answers whole.
-	c, _ := serve(t, reply(http.StatusOK, string(testdata(t, "generate/tools.json"))))
-	got, err := llm.Collect(c.Stream(t.Context(), ask))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(generateTests[1].want, got); diff != "" {
-		t.Errorf("response (-want +got):\n%s", diff)
-	}
-}
-
-func TestStreamCancel(t *testing.T) {
-	providertest.StreamCancel(t, served(t), ask, cut(t, "text.sse", 4), "The capital")
-}
-
-func TestStreamBreak(t *testing.T) {
-	providertest.StreamBreak(t, served(t), ask, cut(t, "text.sse", 4))
-}
-
-func TestStreamDeadline(t *testing.T) {
-	providertest.StreamDeadline(t, served(t), ask, cut(t, "text.sse", 4))
 }

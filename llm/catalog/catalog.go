@@ -205,45 +205,47 @@ func (c *Catalog) Resolve(name string, o Options) (llm.Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("model %q: %w", name, err)
 	}
-	return llm.Priced(&entry{inner: client, id: m.ModelID, native: m.ToolProtocol == "native", base: base}, m.Cost), nil
+	return llm.Priced(&entry{named: named{inner: client, id: m.ModelID}, native: m.ToolProtocol == "native"}, m.Cost), nil
 }
 
 // Named returns m asking for model id in every request, whatever the
-// request names: what a fallback of several models needs.
+// request names: what a fallback of several models needs. It unwraps to m,
+// so m's capabilities are found through it ([llm.As]).
 func Named(m llm.Model, id string) llm.Model {
-	native := true
-	if t, ok := m.(llm.ToolSupporter); ok {
-		native = t.SupportsNativeTools()
-	}
-	base := ""
-	if b, ok := m.(interface{ BaseURL() string }); ok {
-		base = b.BaseURL()
-	}
-	return &entry{inner: m, id: id, native: native, base: base}
+	return &named{inner: m, id: id}
 }
 
-// entry is a provider's client set to one model.
+// named is a provider's client set to one model.
+type named struct {
+	inner llm.Model
+	id    string
+}
+
+// entry is a provider's client set to one of the catalog's models, which
+// says whether it takes native tools.
 type entry struct {
-	inner  llm.Model
-	id     string
+	named
 	native bool
-	base   string
 }
 
 var (
-	_ llm.Streamer      = (*entry)(nil)
+	_ llm.Streamer      = (*named)(nil)
+	_ llm.Unwrapper     = (*named)(nil)
 	_ llm.ToolSupporter = (*entry)(nil)
 )
 
+// SupportsNativeTools is what the catalog says (tool_protocol "native").
 func (e *entry) SupportsNativeTools() bool { return e.native }
-func (e *entry) BaseURL() string           { return e.base }
 
-func (e *entry) Generate(ctx context.Context, req llm.Request) (*llm.Response, error) {
+// Unwrap returns the provider's client.
+func (e *named) Unwrap() llm.Model { return e.inner }
+
+func (e *named) Generate(ctx context.Context, req llm.Request) (*llm.Response, error) {
 	req.Model = e.id
 	return e.inner.Generate(ctx, req)
 }
 
-func (e *entry) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Chunk, error] {
+func (e *named) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Chunk, error] {
 	req.Model = e.id
 	return llm.StreamFrom(ctx, e.inner, req)
 }

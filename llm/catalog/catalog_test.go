@@ -11,7 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/llm/replay"
 )
 
 func TestDefaultCatalog(t *testing.T) {
@@ -89,7 +91,7 @@ func TestMergeAndResolve(t *testing.T) {
 	if got.Model != "local-7b" || auth != "Bearer sk-local" || math.Abs(resp.Cost-3) > 1e-12 {
 		t.Errorf("model %q, auth %q, cost %v; want local-7b, the key from LOCAL_KEY, $3", got.Model, auth, resp.Cost)
 	}
-	if ts, ok := m.(llm.ToolSupporter); !ok || ts.SupportsNativeTools() {
+	if ts, ok := llm.As[llm.ToolSupporter](m); !ok || ts.SupportsNativeTools() {
 		t.Error("a ptk model says it takes native tools")
 	}
 	if _, err := c.Resolve("nope", Options{}); !errors.Is(err, ErrUnknown) || !strings.Contains(err.Error(), `"nope"`) {
@@ -100,5 +102,91 @@ func TestMergeAndResolve(t *testing.T) {
 	m.Generate(context.Background(), llm.Request{})
 	if auth != "Bearer sk-flag" {
 		t.Errorf("auth %q, want the flag's key", auth)
+	}
+}
+
+// TestCapabilitiesSurviveWrappers is `ptk run --max-cost 0.01 --model a,b
+// --record`: a catalog model's price and base URL, which the budget's
+// look-ahead and the native-tools memory need, are found through Fallback
+// and the recorder, and through a replay of the recording.
+func TestCapabilitiesSurviveWrappers(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"choices":[{"text":"hi","finish_reason":"stop"}]}`)
+	}))
+	defer srv.Close()
+	c, err := Parse([]byte(`{
+		"providers": {
+			"local": {"api": "completions", "api_base": "` + srv.URL + `/v1/"},
+			"cloud": {"api": "anthropic", "api_base": "http://127.0.0.1:9/anthropic"}
+		},
+		"models": {
+			"a": {"provider": "local", "model_id": "a-7b", "cost": {"input": 2, "output": 8, "cache_read": 1}, "tool_protocol": "ptk"},
+			"b": {"provider": "local", "model_id": "b-7b", "cost": {"input": 3, "output": 6}, "tool_protocol": "native"},
+			"c": {"provider": "cloud", "model_id": "c", "cost": {"input": 1, "output": 1}, "tool_protocol": "native"}
+		}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resolve := func(name string) llm.Model {
+		m, err := c.Resolve(name, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	a, b := resolve("a"), resolve("b")
+	base := srv.URL + "/v1"
+	if p, ok := llm.PriceOf(a); !ok || p != (llm.Price{Input: 2, Output: 8, CacheRead: 1}) {
+		t.Errorf("PriceOf(catalog entry) = %v, %v", p, ok)
+	}
+	if got := llm.BaseURLOf(a); got != base {
+		t.Errorf("BaseURLOf(catalog entry) = %q, want %q", got, base)
+	}
+
+	var rec strings.Builder
+	f := replay.Record(llm.Fallback(a, b), &rec)
+	// The lowest price of each kind: a lower bound of what a call costs
+	// whichever model answers (a's cache price 1, b's cache priced as
+	// its input, 3).
+	want := llm.Price{Input: 2, Output: 6, CacheRead: 1, CacheWrite: 2}
+	if p, ok := llm.PriceOf(f); !ok || p != want {
+		t.Errorf("PriceOf(Record(Fallback(a, b))) = %v, %v; want %v", p, ok, want)
+	}
+	if got := llm.BaseURLOf(f); got != base {
+		t.Errorf("BaseURLOf(Record(Fallback(a, b))) = %q, want %q", got, base)
+	}
+	if ts, ok := llm.As[llm.ToolSupporter](f); !ok || ts.SupportsNativeTools() {
+		t.Error("a fallback with a ptk model claims native tools")
+	}
+	// Two servers: no one base URL.
+	if got := llm.BaseURLOf(llm.Fallback(a, resolve("c"))); got != "" {
+		t.Errorf("BaseURLOf(Fallback over two servers) = %q, want none", got)
+	}
+	// A model with no known price may be free: the lower bound is zero,
+	// not a's price; with no price at all, there is none.
+	unpriced := Named(resolve("c").(llm.Unwrapper).Unwrap(), "c")
+	if p, ok := llm.PriceOf(llm.Fallback(a, unpriced)); !ok || p != (llm.Price{}) {
+		t.Errorf("PriceOf(Fallback(a, unpriced)) = %v, %v; want a zero price", p, ok)
+	}
+	if p, ok := llm.PriceOf(llm.Fallback(unpriced, unpriced)); ok {
+		t.Errorf("PriceOf(Fallback of unpriced models) = %v, want none", p)
+	}
+
+	// The recording says what the player needs to say the same.
+	if _, err := f.Generate(context.Background(), llm.Request{Messages: []ptk.Message{{Role: ptk.RoleUser, Content: "hi"}}}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := replay.Load(strings.NewReader(rec.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := llm.PriceOf(p); !ok || got != want {
+		t.Errorf("PriceOf(replay) = %v, %v; want %v (recording: %s)", got, ok, want, rec.String())
+	}
+	if got := llm.BaseURLOf(p); got != base {
+		t.Errorf("BaseURLOf(replay) = %q, want %q", got, base)
+	}
+	if ts, ok := llm.As[llm.ToolSupporter](p); !ok || ts.SupportsNativeTools() {
+		t.Error("the replay of a ptk model claims native tools")
 	}
 }

@@ -11,11 +11,10 @@ import (
 	"time"
 
 	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/internal/sse"
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/llm/internal/httpx"
 	"github.com/ptkit/ptk/llm/internal/retry"
-	"github.com/ptkit/ptk/llm/internal/sse"
-	"github.com/ptkit/ptk/protocol"
 )
 
 // client is what the HTTP models share: where to send, how, and how often
@@ -89,8 +88,15 @@ func checkRequest(req llm.Request) error {
 	return nil
 }
 
-// prompt is the text a completion model reads for req.
-func prompt(req llm.Request) string { return protocol.PTK{}.Transcript(req.Messages) }
+// prompt is the text a completion model reads for req: the caller's own
+// flattening of the conversation when it gave one, and otherwise a plain
+// transcript of the messages.
+func prompt(req llm.Request) string {
+	if req.Prompt != "" {
+		return req.Prompt
+	}
+	return transcript(req.Messages)
+}
 
 func (c *client) generate(ctx context.Context, w wire, req llm.Request) (*llm.Response, error) {
 	body, err := c.body(w, req, false)

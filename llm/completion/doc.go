@@ -5,12 +5,18 @@
 // browser-driven chat ([Func], [FuncStream]). Each is an [llm.Model]; those
 // that can stream are [llm.Streamer]s.
 //
-// A completion model reads one prompt. Each call flattens
-// [llm.Request.Messages] with [protocol.PTK.Transcript] — SYSTEM:, USER:,
-// ASSISTANT: and TOOL: turns, ending with the cue "ASSISTANT:\n" — sends it,
-// and returns the text the model wrote. An agent in its text-protocol mode
-// has already written the protocol and the tool definitions into the system
-// message and the results into user messages, so nothing else is needed.
+// A completion model reads one prompt: each is an [llm.TextCompleter]. A
+// caller that flattens the conversation with its own formatter (an agent in
+// its text-protocol mode, with the run's formatter) sends the result as
+// [llm.Request.Prompt], and the model sends it as it is. Without a Prompt,
+// the model flattens [llm.Request.Messages] itself into a plain transcript:
+// SYSTEM:, USER:, ASSISTANT: and TOOL: turns, each header alone on its line
+// and every line of a message that would read as a header escaped with a
+// backslash, ending with the cue "ASSISTANT:\n"; an assistant's native calls
+// are written as one JSON object a line ({"tool": …, "args": …}) and tool
+// results under a line that names their tool and call. The transcript adds
+// nothing else: a conversation in the text protocol already holds the
+// protocol, the tool definitions and the results in its messages.
 //
 // None of them takes native tool definitions: each implements
 // [llm.ToolSupporter] with SupportsNativeTools() false, and a request with

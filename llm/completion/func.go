@@ -20,12 +20,21 @@ type streamFunc struct {
 
 var (
 	_ llm.ToolSupporter = (*funcModel)(nil)
+	_ llm.TextCompleter = (*funcModel)(nil)
 	_ llm.Streamer      = (*streamFunc)(nil)
 	_ llm.ToolSupporter = (*streamFunc)(nil)
+	_ llm.TextCompleter = (*streamFunc)(nil)
 )
 
+// CompletesText marks the model as one that reads one flattened prompt.
+func (*funcModel) CompletesText() {}
+
+// CompletesText marks the model as one that reads one flattened prompt.
+func (*streamFunc) CompletesText() {}
+
 // Func returns a model that answers with fn: fn gets the conversation
-// flattened into one prompt and returns the text the model wrote (the
+// flattened into one prompt (the request's Prompt, or a transcript of its
+// Messages) and returns the text the model wrote (the
 // answer of a browser-driven chat, of a local binary). The text is cut at
 // the first line that starts with a turn header and at the request's stop
 // sequences, which fn need not know. The response has no usage, and

@@ -18,7 +18,16 @@ type LlamaCppClient struct{ c client }
 var (
 	_ llm.Streamer      = (*LlamaCppClient)(nil)
 	_ llm.ToolSupporter = (*LlamaCppClient)(nil)
+	_ llm.BaseURLer     = (*LlamaCppClient)(nil)
+	_ llm.TextCompleter = (*LlamaCppClient)(nil)
 )
+
+// CompletesText marks m as a model that reads one flattened prompt
+// (llm.Request.Prompt).
+func (*LlamaCppClient) CompletesText() {}
+
+// BaseURL returns the base URL, without a trailing slash.
+func (m *LlamaCppClient) BaseURL() string { return m.c.t.BaseURL }
 
 // LlamaCpp returns a client for the llama.cpp server (llama-server) at
 // baseURL, such as "http://localhost:8080": it posts to baseURL +

@@ -19,7 +19,16 @@ type OpenAIClient struct{ c client }
 var (
 	_ llm.Streamer      = (*OpenAIClient)(nil)
 	_ llm.ToolSupporter = (*OpenAIClient)(nil)
+	_ llm.BaseURLer     = (*OpenAIClient)(nil)
+	_ llm.TextCompleter = (*OpenAIClient)(nil)
 )
+
+// CompletesText marks m as a model that reads one flattened prompt
+// (llm.Request.Prompt).
+func (*OpenAIClient) CompletesText() {}
+
+// BaseURL returns the base URL, without a trailing slash.
+func (m *OpenAIClient) BaseURL() string { return m.c.t.BaseURL }
 
 // DefaultMaxTokens is the max_tokens [OpenAIClient] sends when the request
 // sets no MaxTokens: the API's own default is 16.

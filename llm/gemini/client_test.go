@@ -1,7 +1,6 @@
 package gemini
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -24,14 +23,6 @@ func serve(t *testing.T, h http.HandlerFunc, opts ...Option) (*Client, *atomic.I
 	url, n := providertest.Serve(t, "POST /v1beta/models/{call}", h)
 	opts = append([]Option{WithBackoff(time.Millisecond, 5*time.Millisecond)}, opts...)
 	return New(url+"/", opts...), n
-}
-
-// served is serve for the tests every provider's stream must pass.
-func served(t *testing.T) func(http.HandlerFunc) llm.Streamer {
-	return func(h http.HandlerFunc) llm.Streamer {
-		c, _ := serve(t, h)
-		return c
-	}
 }
 
 // The helpers every provider's tests share.
@@ -281,20 +272,17 @@ func TestEndpoint(t *testing.T) {
 	}
 }
 
-var generateTests = []struct {
-	file string
-	want *llm.Response
-}{{
-	file: "text.json",
-	want: &llm.Response{
+var generateTests = []providertest.Case{{
+	File: "text.json",
+	Want: &llm.Response{
 		Content:      "The capital of France is Paris.",
 		Usage:        ptk.Usage{PromptTokens: 8, CompletionTokens: 33},
 		FinishReason: "STOP",
 		Model:        "gemini-2.5-flash",
 	},
 }, {
-	file: "function_calls.json",
-	want: &llm.Response{
+	File: "function_calls.json",
+	Want: &llm.Response{
 		Calls: []ptk.Call{
 			{ID: "call_1", Tool: "get_weather", Args: json.RawMessage(`{"city":"Paris","unit":"celsius"}`)},
 			{ID: "call_2", Tool: "get_time", Args: json.RawMessage(`{"tz":"Europe/Paris"}`)},
@@ -304,8 +292,8 @@ var generateTests = []struct {
 		Model:        "gemini-2.5-flash",
 	},
 }, {
-	file: "thoughts.json",
-	want: &llm.Response{
+	File: "thoughts.json",
+	Want: &llm.Response{
 		Content:      "Paris is the capital of France.",
 		Reasoning:    "**Pinpointing the Answer**\n\nThe user wants the capital of France. That is Paris; no tool is needed.\n",
 		Usage:        ptk.Usage{PromptTokens: 10, CompletionTokens: 198},
@@ -313,8 +301,8 @@ var generateTests = []struct {
 		Model:        "gemini-2.5-pro",
 	},
 }, {
-	file: "call_ids.json",
-	want: &llm.Response{
+	File: "call_ids.json",
+	Want: &llm.Response{
 		Content: "I'll read both files.",
 		Calls: []ptk.Call{
 			{ID: "0k3xq7ga", Tool: "read_file", Args: json.RawMessage(`{"path":"go.mod"}`)},
@@ -325,31 +313,13 @@ var generateTests = []struct {
 		Model:        "gemini-3-flash-preview",
 	},
 }, {
-	file: "max_tokens.json",
-	want: &llm.Response{
+	File: "max_tokens.json",
+	Want: &llm.Response{
 		Usage:        ptk.Usage{PromptTokens: 12, CompletionTokens: 63},
 		FinishReason: "MAX_TOKENS",
 		Model:        "gemini-2.5-flash",
 	},
 }}
-
-func TestGenerate(t *testing.T) {
-	for _, tt := range generateTests {
-		t.Run(tt.file, func(t *testing.T) {
-			c, n := serve(t, reply(http.StatusOK, string(testdata(t, "generate/"+tt.file))))
-			got, err := c.Generate(t.Context(), ask)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("response (-want +got):\n%s", diff)
-			}
-			if n.Load() != 1 {
-				t.Errorf("%d requests, want 1", n.Load())
-			}
-		})
-	}
-}
 
 func TestBlockedPrompt(t *testing.T) {
 	blocked := string(testdata(t, "generate/blocked.json"))
@@ -372,48 +342,6 @@ func compact(t *testing.T, s string) []byte {
 	}
 	b, _ := json.Marshal(v)
 	return b
-}
-
-// TestConcurrentUse shares one Client between goroutines (run with -race).
-func TestConcurrentUse(t *testing.T) {
-	c, n := serve(t, reply(http.StatusOK, string(testdata(t, "generate/text.json"))), WithAPIKey("k"), WithHeader("X-Test", "1"))
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	errs := make(chan error)
-	for range 8 {
-		go func() {
-			_, err := c.Generate(ctx, ask)
-			errs <- err
-		}()
-	}
-	for range 8 {
-		if err := <-errs; err != nil {
-			t.Error(err)
-		}
-	}
-	if n.Load() != 8 {
-		t.Errorf("%d requests, want 8", n.Load())
-	}
-}
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
-
-func TestWithHTTPClient(t *testing.T) {
-	c, _ := serve(t, reply(http.StatusOK, string(testdata(t, "generate/text.json"))))
-	var seen atomic.Int32
-	hc := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		seen.Add(1)
-		return http.DefaultTransport.RoundTrip(r)
-	})}
-	c = New(c.BaseURL(), WithHTTPClient(hc), WithHTTPClient(nil))
-	if _, err := c.Generate(t.Context(), ask); err != nil {
-		t.Fatal(err)
-	}
-	if seen.Load() != 1 {
-		t.Errorf("the given client made %d requests, want 1", seen.Load())
-	}
 }
 
 func TestInvalidRequest(t *testing.T) {

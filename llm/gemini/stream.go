@@ -8,10 +8,10 @@ import (
 	"iter"
 
 	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/internal/sse"
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/llm/internal/httpx"
 	"github.com/ptkit/ptk/llm/internal/retry"
-	"github.com/ptkit/ptk/llm/internal/sse"
 )
 
 // Stream makes one call and returns its answer as it arrives. A call that

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/llm/internal/httpx"
+	"github.com/ptkit/ptk/llm/openai/wire"
 )
 
 // Client is a model served by a Chat Completions endpoint. It does not
@@ -127,15 +128,15 @@ func readResponse(body io.Reader) (*llm.Response, error) {
 	if err != nil {
 		return nil, httpx.ConnectionError(err)
 	}
-	var r chatResponse
+	var r wire.Completion
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, httpx.BadResponse(err, data)
 	}
-	if r.failed() {
+	if r.Failed() {
 		return nil, inBandError(data)
 	}
 	if len(r.Choices) == 0 {
 		return nil, &llm.Error{Kind: llm.ErrBadResponse, Message: "no choices in " + httpx.Excerpt(data)}
 	}
-	return r.response(), nil
+	return response(&r), nil
 }

@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -24,14 +23,6 @@ func serve(t *testing.T, h http.HandlerFunc, opts ...Option) (*Client, *atomic.I
 	url, n := providertest.Serve(t, "POST /v1/chat/completions", h)
 	opts = append([]Option{WithBackoff(time.Millisecond, 5*time.Millisecond)}, opts...)
 	return New(url+"/v1/", opts...), n
-}
-
-// served is serve for the tests every provider's stream must pass.
-func served(t *testing.T) func(http.HandlerFunc) llm.Streamer {
-	return func(h http.HandlerFunc) llm.Streamer {
-		c, _ := serve(t, h)
-		return c
-	}
 }
 
 // The helpers every provider's tests share.
@@ -212,135 +203,5 @@ func TestBaseURL(t *testing.T) {
 		if got := New(in).BaseURL(); got != want {
 			t.Errorf("New(%q).BaseURL() = %q, want %q", in, got, want)
 		}
-	}
-}
-
-func TestGenerate(t *testing.T) {
-	tests := []struct {
-		file string
-		want *llm.Response
-	}{{
-		file: "openai_text.json",
-		want: &llm.Response{
-			Content:      "The capital of France is Paris.",
-			Usage:        ptk.Usage{PromptTokens: 24, CompletionTokens: 8},
-			FinishReason: "stop",
-			Model:        "gpt-4o-mini-2024-07-18",
-		},
-	}, {
-		file: "openai_tools.json",
-		want: &llm.Response{
-			Calls: []ptk.Call{
-				{ID: "call_3PqV8tYk2mHn0aZ1xQwErT5u", Tool: "get_weather", Args: json.RawMessage(`{"city": "Paris", "unit": "celsius"}`)},
-				{ID: "call_Xk9bN2cV7dLq4sWe1rTy6uIo", Tool: "get_time", Args: json.RawMessage(`{"tz": "Europe/Paris"}`)},
-			},
-			Usage:        ptk.Usage{PromptTokens: 312, CompletionTokens: 48, CacheReadTokens: 256},
-			FinishReason: "tool_calls",
-			Model:        "gpt-4o-2024-08-06",
-		},
-	}, {
-		file: "ollama_reasoning.json",
-		want: &llm.Response{
-			Content:      "Paris.",
-			Reasoning:    "The user asks for the capital of France.",
-			Usage:        ptk.Usage{PromptTokens: 18, CompletionTokens: 40},
-			FinishReason: "stop",
-			Model:        "qwen3:8b",
-		},
-	}, {
-		file: "deepseek_reasoning.json",
-		want: &llm.Response{
-			Content:      "9.9 is greater.",
-			Reasoning:    "9.11 < 9.9",
-			Usage:        ptk.Usage{PromptTokens: 80, CompletionTokens: 21, CacheReadTokens: 64},
-			FinishReason: "stop",
-			Model:        "deepseek-reasoner",
-		},
-	}, {
-		file: "content_parts.json",
-		want: &llm.Response{
-			Content:      "Paris.",
-			Usage:        ptk.Usage{PromptTokens: 20, CompletionTokens: 11},
-			FinishReason: "stop",
-			Model:        "magistral-small-2506",
-		},
-	}, {
-		file: "arguments_object.json",
-		want: &llm.Response{
-			Calls: []ptk.Call{
-				{ID: "call_1", Tool: "get_weather", Args: json.RawMessage(`{"city":"Paris","days":3}`)},
-				{ID: "c2", Tool: "get_time", Args: json.RawMessage(`{}`)},
-			},
-			FinishReason: "tool_calls",
-			Model:        "local-model",
-		},
-	}}
-	for _, tt := range tests {
-		t.Run(tt.file, func(t *testing.T) {
-			c, n := serve(t, reply(http.StatusOK, string(testdata(t, "generate/"+tt.file))))
-			got, err := c.Generate(t.Context(), ask)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("response (-want +got):\n%s", diff)
-			}
-			if n.Load() != 1 {
-				t.Errorf("%d requests, want 1", n.Load())
-			}
-		})
-	}
-}
-
-// TestConcurrentUse shares one Client between goroutines (run with -race).
-func TestConcurrentUse(t *testing.T) {
-	c, n := serve(t, reply(http.StatusOK, string(testdata(t, "generate/openai_text.json"))), WithAPIKey("k"), WithHeader("X-Test", "1"))
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	errs := make(chan error)
-	for range 8 {
-		go func() {
-			_, err := c.Generate(ctx, ask)
-			errs <- err
-		}()
-	}
-	for range 8 {
-		if err := <-errs; err != nil {
-			t.Error(err)
-		}
-	}
-	if n.Load() != 8 {
-		t.Errorf("%d requests, want 8", n.Load())
-	}
-}
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
-
-func TestWithHTTPClient(t *testing.T) {
-	c, _ := serve(t, reply(http.StatusOK, string(testdata(t, "generate/openai_text.json"))))
-	var seen atomic.Int32
-	hc := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		seen.Add(1)
-		return http.DefaultTransport.RoundTrip(r)
-	})}
-	c = New(c.BaseURL(), WithHTTPClient(hc), WithHTTPClient(nil))
-	if _, err := c.Generate(t.Context(), ask); err != nil {
-		t.Fatal(err)
-	}
-	if seen.Load() != 1 {
-		t.Errorf("the given client made %d requests, want 1", seen.Load())
-	}
-}
-
-func TestInvalidParameters(t *testing.T) {
-	c, n := serve(t, reply(http.StatusOK, "{}"))
-	req := ask
-	req.Tools = []ptk.ToolInfo{{Name: "broken", Parameters: json.RawMessage(`{"type":`)}}
-	_, err := c.Generate(t.Context(), req)
-	checkError(t, err, llm.ErrBadRequest, "json")
-	if n.Load() != 0 {
-		t.Errorf("%d requests, want 0", n.Load())
 	}
 }

@@ -7,10 +7,11 @@ import (
 	"io"
 	"iter"
 
+	"github.com/ptkit/ptk/internal/sse"
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/llm/internal/httpx"
 	"github.com/ptkit/ptk/llm/internal/retry"
-	"github.com/ptkit/ptk/llm/internal/sse"
+	"github.com/ptkit/ptk/llm/openai/wire"
 )
 
 // Stream makes one call and returns its answer as it arrives. A call that
@@ -55,11 +56,11 @@ func readStream(body io.Reader, yield func(llm.Chunk) bool) error {
 		case ev.Type == "error":
 			return inBandError(data)
 		}
-		var r chatResponse
+		var r wire.Completion
 		if err := json.Unmarshal(data, &r); err != nil {
 			return httpx.BadResponse(err, data)
 		}
-		if r.failed() {
+		if r.Failed() {
 			return inBandError(data)
 		}
 		for _, ch := range s.chunks(&r) {
@@ -81,7 +82,7 @@ type streamState struct {
 // chunks maps one event to chunks: one for its text, reasoning and model,
 // one for each tool-call fragment, the finish reason and the usage on the
 // last. The model is given when it changes.
-func (s *streamState) chunks(r *chatResponse) []llm.Chunk {
+func (s *streamState) chunks(r *wire.Completion) []llm.Chunk {
 	var out []llm.Chunk
 	var ch llm.Chunk
 	if r.Model != s.model {
@@ -89,8 +90,12 @@ func (s *streamState) chunks(r *chatResponse) []llm.Chunk {
 	}
 	if len(r.Choices) > 0 {
 		c := &r.Choices[0]
-		ch.Text, ch.Reasoning = string(c.Delta.Content), c.Delta.reasoning()
-		for i, tc := range c.Delta.ToolCalls {
+		var d wire.Delta
+		if c.Delta != nil {
+			d = *c.Delta
+		}
+		ch.Text, ch.Reasoning = string(d.Content), d.ReasoningText()
+		for i, tc := range d.ToolCalls {
 			if ch.Call != nil {
 				out = append(out, ch)
 				ch = llm.Chunk{}
@@ -100,12 +105,12 @@ func (s *streamState) chunks(r *chatResponse) []llm.Chunk {
 			}
 			ch.Call = &llm.CallDelta{Index: s.slot(i, tc.ID), ID: tc.ID, Tool: tc.Function.Name, ArgsDelta: string(tc.Function.Arguments)}
 		}
-		if c.FinishReason != "" {
-			ch.FinishReason, s.finished = c.FinishReason, true
+		if f := c.Finish(); f != "" {
+			ch.FinishReason, s.finished = f, true
 		}
 	}
 	if r.Usage != nil {
-		u := r.Usage.usage()
+		u := r.Usage.Usage()
 		ch.Usage = &u
 	}
 	if ch != (llm.Chunk{}) {

@@ -32,7 +32,9 @@
 // deadline_exceeded (the context's errors), and other (any other error, which
 // replays as an error with the same message). A line has "no_native_tools":
 // true when the recorded model said it does not take native tools
-// ([llm.ToolSupporter]); a Player then says so too. Tool-call arguments and
+// ([llm.ToolSupporter]), "price" and "base_url" when it had them
+// ([llm.PriceOf], [llm.BaseURLOf]); a Player then says so too, its price and
+// base URL found through its Unwrap as a recorder's are. Tool-call arguments and
 // tool parameters are written as JSON when that reads back byte for byte,
 // as a JSON string otherwise.
 //
@@ -40,7 +42,8 @@
 //
 // A call is found by its key: the hex SHA-256 (its first 16 bytes) of the
 // JSON of the request's model, messages (role, content, calls, call_id,
-// tool, is_error; not raw, and of each call only id, tool and args), tools
+// tool, is_error; not raw, and of each call only id, tool and args), the
+// flattened prompt when the caller set one, tools
 // (name, description, parameters), tool_choice, temperature, max_tokens, stop
 // and the extra fields, with the calls' args, the tools' parameters and the
 // extra fields' values re-encoded with sorted keys (numbers as written) when
@@ -54,13 +57,12 @@
 //
 // # What is not replayed
 //
-// The recording model passes on its model's SupportsNativeTools and BaseURL;
-// a Player has no BaseURL, so an agent in ModeAuto remembers a Player's
-// decisions by its identity, and a recording made after the same process had
-// learned that a model takes no native tools starts differently from its
-// replay. Neither has the Price method of llm.Priced: the recorded Cost
-// replays, and an agent's MaxCost estimates use agent.Options.Price in both.
-// Empty slices come back nil, RetryAfter to the millisecond, invalid UTF-8
+// A Player has the recorded model's base URL, so a caller that remembers
+// which models reject native tools (llm.NativeTools) remembers a Player's
+// decisions and the recorded model's together, and a recording made after
+// the same process had learned that a model takes no native tools starts
+// differently from its replay. The recorded Cost replays, and so does the
+// price an agent's MaxCost look-ahead uses. Empty slices come back nil, RetryAfter to the millisecond, invalid UTF-8
 // in text as U+FFFD, and an *llm.Error that another error wrapped without the
 // wrapping. A stream its caller stopped reading is recorded as far
 // as it was read.

@@ -22,12 +22,15 @@ type line struct {
 	Chunks        []chunk    `json:"chunks,omitempty"`
 	Error         *callError `json:"error,omitempty"`
 	NoNativeTools bool       `json:"no_native_tools,omitempty"`
+	Price         *llm.Price `json:"price,omitempty"`
+	BaseURL       string     `json:"base_url,omitempty"`
 	Time          string     `json:"time"`
 }
 
 type request struct {
 	Model       string              `json:"model,omitempty"`
 	Messages    []message           `json:"messages,omitempty"`
+	Prompt      string              `json:"prompt,omitempty"`
 	Tools       []tool              `json:"tools,omitempty"`
 	ToolChoice  string              `json:"tool_choice,omitempty"`
 	Temperature *float64            `json:"temperature,omitempty"`
@@ -155,7 +158,7 @@ func (r request) canonical() request {
 }
 
 func fromRequest(r llm.Request) request {
-	q := request{Model: r.Model, ToolChoice: r.ToolChoice, Temperature: r.Temperature, MaxTokens: r.MaxTokens, Stop: r.Stop}
+	q := request{Model: r.Model, Prompt: r.Prompt, ToolChoice: r.ToolChoice, Temperature: r.Temperature, MaxTokens: r.MaxTokens, Stop: r.Stop}
 	for k, v := range r.Extra {
 		if q.Extra == nil {
 			q.Extra = make(map[string]jsonText, len(r.Extra))

@@ -3,6 +3,7 @@ package replay
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -32,6 +33,7 @@ type Player struct {
 	name          string
 	calls         int
 	noNativeTools bool
+	recorded      llm.Model // what the recording says of the model: see Unwrap
 	byKey         map[string]*recorded
 	reqs          []*recorded // in the order first recorded
 
@@ -49,6 +51,8 @@ type recorded struct {
 var (
 	_ llm.Streamer      = (*Player)(nil)
 	_ llm.ToolSupporter = (*Player)(nil)
+	_ llm.Unwrapper     = (*Player)(nil)
+	_ llm.BaseURLer     = recordedModel{}
 )
 
 // Open reads the recording at path.
@@ -66,6 +70,10 @@ func Load(r io.Reader) (*Player, error) { return load(r, "the recording") }
 
 func load(r io.Reader, name string) (*Player, error) {
 	p := &Player{name: name, byKey: map[string]*recorded{}}
+	var (
+		price *llm.Price
+		base  string
+	)
 	br := bufio.NewReader(r)
 	for n := 1; ; n++ {
 		b, err := br.ReadBytes('\n')
@@ -90,8 +98,14 @@ func load(r io.Reader, name string) (*Player, error) {
 			rec.lines = append(rec.lines, l)
 			p.calls++
 			p.noNativeTools = p.noNativeTools || l.NoNativeTools
+			price = cmp.Or(l.Price, price)
+			base = cmp.Or(l.BaseURL, base)
 		}
 		if err == io.EOF {
+			p.recorded = recordedModel{p, base}
+			if price != nil {
+				p.recorded = llm.Priced(p.recorded, *price)
+			}
 			return p, nil
 		}
 		if err != nil {
@@ -143,6 +157,29 @@ func (p *Player) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Chun
 // SupportsNativeTools is false when the recorded model said it does not
 // take native tools.
 func (p *Player) SupportsNativeTools() bool { return !p.noNativeTools }
+
+// Unwrap returns the recorded model as the recording describes it: a model
+// that answers as p does, with the price ([llm.PriceOf]) and the base URL
+// ([llm.BaseURLOf]) the recorded model had, when the recording says (the
+// last line that says wins).
+func (p *Player) Unwrap() llm.Model { return p.recorded }
+
+// recordedModel is the model a recording was made with, as far as the
+// recording tells: it answers from the recording.
+type recordedModel struct {
+	p    *Player
+	base string
+}
+
+func (m recordedModel) BaseURL() string { return m.base }
+
+func (m recordedModel) Generate(ctx context.Context, req llm.Request) (*llm.Response, error) {
+	return m.p.Generate(ctx, req)
+}
+
+func (m recordedModel) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Chunk, error] {
+	return m.p.Stream(ctx, req)
+}
 
 // answer finds the next recorded answer to req.
 func (p *Player) answer(ctx context.Context, req llm.Request) (*line, error) {

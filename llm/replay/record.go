@@ -19,9 +19,11 @@ import (
 // safe for concurrent use when m is: lines are written one at a time.
 //
 // The model streams with m when m is an [llm.Streamer], and otherwise as one
-// chunk made from m's whole answer (recorded as a whole answer). It reports
-// m's SupportsNativeTools (true when m does not say) and BaseURL ("" when m
-// has none). A line that cannot be written fails the call.
+// chunk made from m's whole answer (recorded as a whole answer). It unwraps
+// to m, so m's capabilities are found through it ([llm.As], [llm.PriceOf],
+// [llm.BaseURLOf]), and each line records what a [Player] needs to report
+// them too: whether m takes native tools, its price and its base URL. A line
+// that cannot be written fails the call.
 func Record(m llm.Model, w io.Writer) llm.Model {
 	return &recorder{inner: m, w: w}
 }
@@ -43,9 +45,12 @@ type recorder struct {
 }
 
 var (
-	_ llm.Streamer      = (*recorder)(nil)
-	_ llm.ToolSupporter = (*recorder)(nil)
+	_ llm.Streamer  = (*recorder)(nil)
+	_ llm.Unwrapper = (*recorder)(nil)
 )
+
+// Unwrap returns the recorded model.
+func (r *recorder) Unwrap() llm.Model { return r.inner }
 
 func (r *recorder) Generate(ctx context.Context, req llm.Request) (*llm.Response, error) {
 	l := r.start(req)
@@ -96,24 +101,15 @@ func (r *recorder) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Ch
 	}
 }
 
-// SupportsNativeTools reports the wrapped model's answer; true when it does
-// not say.
-func (r *recorder) SupportsNativeTools() bool {
-	t, ok := r.inner.(llm.ToolSupporter)
-	return !ok || t.SupportsNativeTools()
-}
-
-// BaseURL reports the wrapped model's base URL, "" when it has none.
-func (r *recorder) BaseURL() string {
-	if b, ok := r.inner.(interface{ BaseURL() string }); ok {
-		return b.BaseURL()
-	}
-	return ""
-}
-
 // start begins the line of a call to make.
 func (r *recorder) start(req llm.Request) *line {
-	l := &line{Request: fromRequest(req), NoNativeTools: !r.SupportsNativeTools()}
+	l := &line{Request: fromRequest(req), BaseURL: llm.BaseURLOf(r.inner)}
+	if t, ok := llm.As[llm.ToolSupporter](r.inner); ok {
+		l.NoNativeTools = !t.SupportsNativeTools()
+	}
+	if p, ok := llm.PriceOf(r.inner); ok {
+		l.Price = &p
+	}
 	l.Key = l.Request.key()
 	return l
 }

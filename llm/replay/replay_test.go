@@ -409,7 +409,7 @@ func TestKey(t *testing.T) {
 	for _, c := range []struct {
 		v any
 		n int
-	}{{llm.Request{}, 8}, {ptk.Message{}, 7}, {ptk.Call{}, 5}, {ptk.ToolInfo{}, 5}} {
+	}{{llm.Request{}, 9}, {ptk.Message{}, 7}, {ptk.Call{}, 5}, {ptk.ToolInfo{}, 5}} {
 		if got := reflect.TypeOf(c.v).NumField(); got != c.n {
 			t.Errorf("%T has %d fields, not %d: is the new one in the key?", c.v, got, c.n)
 		}
@@ -431,6 +431,7 @@ func TestKey(t *testing.T) {
 		inKey  bool
 	}{
 		{"model", func(r *llm.Request) { r.Model = "n" }, true},
+		{"prompt", func(r *llm.Request) { r.Prompt = "USER:\nhi\n\nASSISTANT:\n" }, true},
 		{"role", func(r *llm.Request) { r.Messages[1].Role = ptk.RoleUser }, true},
 		{"content", func(r *llm.Request) { r.Messages[0].Content = "C" }, true},
 		{"call id", func(r *llm.Request) { r.Messages[0].Calls[0].ID = "2" }, true},
@@ -477,10 +478,10 @@ func TestKey(t *testing.T) {
 func TestNoNativeTools(t *testing.T) {
 	var b bytes.Buffer
 	m := replay.Record(textOnly{llmtest.New(llmtest.Text("ok"))}, &b)
-	if m.(llm.ToolSupporter).SupportsNativeTools() {
+	if ts, ok := llm.As[llm.ToolSupporter](m); !ok || ts.SupportsNativeTools() {
 		t.Error("the recorder says it takes native tools")
 	}
-	if u := m.(interface{ BaseURL() string }).BaseURL(); u != "http://localhost:8080/v1" {
+	if u := llm.BaseURLOf(m); u != "http://localhost:8080/v1" {
 		t.Errorf("BaseURL = %q", u)
 	}
 	if _, err := m.Generate(ctx, llm.Request{}); err != nil {

@@ -1,7 +1,11 @@
-// Package providertest holds what the tests of the provider clients share:
-// a server that counts its requests, handlers that answer as a provider
-// does, and the tests that every client's stream must pass when its caller
-// stops reading.
+// Package providertest is the conformance suite of the provider clients
+// ([Run]): the behaviours every client must show — text, reasoning and
+// native calls, whole and streamed, however the network cuts the stream;
+// usage; errors classified (ErrToolsUnsupported among them); retries and
+// when not to retry; cancellation, deadlines and a caller that stops
+// reading — written once and run by each provider over its own fixtures
+// ([Provider]). It also holds what those tests share: a server that counts
+// its requests and handlers that answer as a provider does.
 package providertest
 
 import (

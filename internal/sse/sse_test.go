@@ -8,9 +8,10 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/ptkit/ptk/llm/internal/splitread"
+	"github.com/ptkit/ptk/internal/splitread"
 )
 
 type event struct{ Type, Data string }
@@ -40,6 +41,97 @@ var sseTests = []struct {
 	{"CRLF at the very end", "data:\r\n", []event{{"", ""}}},
 	{"CR at the very end", "data: a\r", []event{{"", "a"}}},
 	{"UTF-8", "data: la Ville Lumière “é”\n\n", []event{{"", "la Ville Lumière “é”"}}},
+	{"a field without a colon has an empty value", "data\ndata\n\nevent\ndata: a\n\n", []event{{"", "\n"}, {"", "a"}}},
+	{"field names are case-sensitive", "Data: a\nDATA: b\ndata: c\n\n", []event{{"", "c"}}},
+	{"a space before the colon is part of the name", "data : a\ndata: b\n\n", []event{{"", "b"}}},
+	{"only the first colon separates", "data: a: b\n\n", []event{{"", "a: b"}}},
+	{"a tab is not the space dropped", "data:\ta\n\n", []event{{"", "\ta"}}},
+	{"the event type resets after each event", "event: x\ndata: a\n\ndata: b\n\n", []event{{"x", "a"}, {"", "b"}}},
+	{"the last event type wins", "event: x\nevent: y\ndata: a\n\n", []event{{"y", "a"}}},
+	{"only one byte-order mark is dropped", "\uFEFF\uFEFFdata: a\n\ndata: b\n\n", []event{{"", "b"}}},
+	{"a byte-order mark later is data", "data: a\n\n\uFEFFdata: b\n\ndata: \uFEFFc\n\n", []event{{"", "a"}, {"", "\uFEFFc"}}},
+	{"a byte-order mark alone on the first line", "\uFEFF\ndata: a\n\n", []event{{"", "a"}}},
+	{"CR then LF split across events", "data: a\r\r\ndata: b\r\n\r", []event{{"", "a"}, {"", "b"}}},
+	{"NUL in data is kept", "data: a\x00b\n\n", []event{{"", "a\x00b"}}},
+}
+
+// TestSSEFields checks the fields that are not in every event: the last
+// event ID, which carries from one event to the next, and the
+// reconnection time.
+func TestSSEFields(t *testing.T) {
+	type idEvent struct{ Data, ID string }
+	for _, tt := range []struct {
+		name, in string
+		want     []idEvent
+		lastID   string
+		retry    time.Duration
+	}{
+		{"ids carry on", "id: 1\ndata: a\n\ndata: b\n\nid: 2\ndata: c\n\n", []idEvent{{"a", "1"}, {"b", "1"}, {"c", "2"}}, "2", 0},
+		{"an empty id resets it", "id: 1\ndata: a\n\nid\ndata: b\n\n", []idEvent{{"a", "1"}, {"b", ""}}, "", 0},
+		{"an id with NUL is ignored", "id: 1\ndata: a\n\nid: 2\x003\ndata: b\n\n", []idEvent{{"a", "1"}, {"b", "1"}}, "1", 0},
+		{"an event with no data sets the last ID", "id: 7\n\n", nil, "7", 0},
+		{"an id of an event cut off is not taken", "data: a\n\nid: 9\ndata: b", []idEvent{{"a", ""}}, "", 0},
+		{"retry in milliseconds", "retry: 1500\ndata: a\n\n", []idEvent{{"a", ""}}, "", 1500 * time.Millisecond},
+		{"retry that is not all digits is ignored", "retry: 100\nretry: 2s\nretry: -1\nretry:\nretry: 1 \ndata: a\n\n", []idEvent{{"a", ""}}, "", 100 * time.Millisecond},
+		{"retry too large is ignored", "retry: 5\nretry: 99999999999999999999\ndata: a\n\n", []idEvent{{"a", ""}}, "", 5 * time.Millisecond},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			for how, r := range splitread.Readers([]byte(tt.in), true) {
+				s := NewReader(r())
+				var got []idEvent
+				for {
+					ev, err := s.Next()
+					if err == io.EOF {
+						break
+					}
+					if err != nil {
+						t.Fatalf("%s: %v", how, err)
+					}
+					got = append(got, idEvent{string(ev.Data), ev.ID})
+				}
+				if diff := cmp.Diff(tt.want, got); diff != "" {
+					t.Fatalf("%s: events (-want +got):\n%s", how, diff)
+				}
+				if s.LastEventID() != tt.lastID || s.Retry() != tt.retry {
+					t.Fatalf("%s: last event ID %q, retry %v; want %q, %v", how, s.LastEventID(), s.Retry(), tt.lastID, tt.retry)
+				}
+			}
+		})
+	}
+}
+
+// TestLines checks the line layer alone, as the gateway uses it: fed
+// as bytes arrive, every line out as soon as its terminator is in.
+func TestLines(t *testing.T) {
+	in := "\uFEFFa\r\nb\rc\n\r\n\rd"
+	want := []string{"a", "b", "c", "", "", "d"}
+	for i := 0; i <= len(in); i++ {
+		var l Lines
+		var got []string
+		for _, part := range []string{in[:i], in[i:]} {
+			l.Write([]byte(part))
+			for line, ok := l.Next(); ok; line, ok = l.Next() {
+				got = append(got, string(line))
+			}
+		}
+		last, ok, err := l.End()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			got = append(got, string(last))
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("split at %d: lines (-want +got):\n%s", i, diff)
+		}
+	}
+	// A CR is a whole line end at once: the line comes out before the
+	// next byte is known.
+	var l Lines
+	l.Write([]byte("data: a\r"))
+	if line, ok := l.Next(); !ok || string(line) != "data: a" {
+		t.Fatalf("after a CR: %q, %v", line, ok)
+	}
 }
 
 // readEvents reads all the events from r.
@@ -88,7 +180,7 @@ func TestSSEReaderLongLine(t *testing.T) {
 
 func TestSSEReaderTooLong(t *testing.T) {
 	s := NewReader(strings.NewReader("data: " + strings.Repeat("x", 100) + "\n\n"))
-	s.sc.Buffer(nil, 64)
+	s.lines.Max = 64
 	if _, err := s.Next(); !errors.Is(err, bufio.ErrTooLong) {
 		t.Fatalf("err = %v, want bufio.ErrTooLong", err)
 	}
