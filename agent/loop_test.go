@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/llm/completion"
 	"github.com/ptkit/ptk/llm/llmtest"
+	"github.com/ptkit/ptk/protocol"
 	"github.com/ptkit/ptk/tool"
 )
 
@@ -134,5 +136,37 @@ func TestHistoryWithSystemMessagesAndEarlierTurns(t *testing.T) {
 	}
 	if len(res.Messages) != 4 || res.Messages[0].Role != ptk.RoleUser {
 		t.Errorf("the run's messages: %+v", res.Messages)
+	}
+}
+
+// shoutFormatter is a formatter of the caller's own: its transcript is not
+// the PTK one.
+type shoutFormatter struct{ protocol.PTK }
+
+func (shoutFormatter) Transcript(msgs []ptk.Message) string {
+	var b strings.Builder
+	for _, m := range msgs {
+		b.WriteString(strings.ToUpper(string(m.Role)) + ">> " + m.Content + "\n")
+	}
+	return b.String() + "ASSISTANT>> "
+}
+
+// A text-only model gets the conversation flattened by the run's
+// formatter, not by a protocol the model hard-wires.
+func TestTextOnlyModelsGetTheRunsTranscript(t *testing.T) {
+	var prompts []string
+	m := completion.Func(func(_ context.Context, prompt string) (string, error) {
+		prompts = append(prompts, prompt)
+		if len(prompts) == 1 {
+			return ptkCall("get_weather", `{"city": "Paris"}`), nil
+		}
+		return "Sunny.", nil
+	})
+	res, err := Run(context.Background(), Prompt("Weather in Paris?"), Options{Model: m, Formatter: shoutFormatter{}, Tools: []ptk.Tool{weather(nil)}})
+	if err != nil || res.Content != "Sunny." || res.Mode != ModePTK {
+		t.Fatalf("err %v, result %+v", err, res)
+	}
+	if len(prompts) != 2 || !strings.HasPrefix(prompts[0], "SYSTEM>> ") || !strings.Contains(prompts[1], "USER>> <PTK_RESULT") || !strings.HasSuffix(prompts[1], "ASSISTANT>> ") {
+		t.Errorf("prompts sent:\n%s", strings.Join(prompts, "\n----\n"))
 	}
 }

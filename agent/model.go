@@ -70,6 +70,11 @@ func (r *runner) request(final bool) llm.Request {
 			req.ToolChoice = "none"
 		}
 	}
+	if _, ok := llm.As[llm.TextCompleter](o.Model); ok {
+		// A text-only model continues one prompt: the run's formatter
+		// flattens the conversation, not one the model picks.
+		req.Prompt = r.history.Transcript()
+	}
 	return req
 }
 

@@ -129,6 +129,9 @@ func (x *exchange) ask(ctx context.Context, req llm.Request, p *protocol.Parser,
 			out.addCall(c)
 		}
 	}
+	if _, ok := llm.As[llm.TextCompleter](x.up.Model); ok && mode == turn.PTK {
+		req.Prompt = protocol.PTK{}.Transcript(req.Messages) // the protocol's own flattening
+	}
 	t := turn.Turn{Model: x.up.Model, Parser: p, Mode: mode, Stream: out.stream}
 	r, err := t.Ask(ctx, req, func(e turn.Event) {
 		switch e.Kind {
