@@ -55,7 +55,7 @@ func (w *Workspace) glob(ctx context.Context, a globArgs) (string, error) {
 	if fi, err := w.root.Stat(start); err != nil || !fi.IsDir() {
 		return none, nil
 	}
-	wk := walker{ctx: ctx, fsys: w.fsys, ig: newIgnorer(w.fsys, start, true)}
+	wk := walker{ctx: ctx, root: w.root, ig: newIgnorer(w.root, start, true)}
 	if !strings.Contains(rest, "**") {
 		wk.maxDepth = strings.Count(rest, "/") + 1
 	}

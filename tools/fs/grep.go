@@ -65,11 +65,14 @@ func (w *Workspace) grep(ctx context.Context, a grepArgs) (string, error) {
 	switch {
 	case fi.Mode().IsRegular():
 		err = g.file(p)
-		if g.binary > 0 {
+		switch {
+		case g.binary > 0:
 			return "", failf("%s is a binary file", p)
+		case g.special > 0:
+			return "", notRegular(p, nil)
 		}
 	case fi.IsDir():
-		wk := walker{ctx: ctx, fsys: w.fsys, ig: newIgnorer(w.fsys, p, true)}
+		wk := walker{ctx: ctx, root: w.root, ig: newIgnorer(w.root, p, true)}
 		err = wk.walk(p, 0, func(q string, d iofs.DirEntry) error {
 			if !d.Type().IsRegular() || a.Include != "" && !included(a.Include, relTo(p, q), q) {
 				return nil
@@ -78,7 +81,7 @@ func (w *Workspace) grep(ctx context.Context, a grepArgs) (string, error) {
 		})
 		hidden = wk.hidden
 	default:
-		return "", failf("%s is not a regular file", p)
+		return "", notRegular(p, fi)
 	}
 	if err != nil && err != errStop {
 		return "", err
@@ -120,27 +123,27 @@ type grepper struct {
 	buf bytes.Buffer // the file being searched
 	out strings.Builder
 
-	matches, files, binary, big int
-	more                        bool // stopped at the cap
+	matches, files, binary, big, special int
+	more                                 bool // stopped at the cap
 }
 
-// file searches the file p. It returns errStop when the output is full.
+// file searches the file p. It returns errStop when the output is full. A
+// file that is no longer a regular file when it is opened is skipped.
 func (g *grepper) file(p string) error {
 	if err := g.ctx.Err(); err != nil {
 		return err
 	}
-	f, err := g.w.root.Open(p)
-	if err != nil {
-		if errors.Is(err, os.ErrClosed) {
-			return ErrClosed
-		}
+	f, fi, err := openRegular(g.w.root, p)
+	switch {
+	case errors.Is(err, os.ErrClosed):
+		return ErrClosed
+	case errors.Is(err, errNotRegular):
+		g.special++
+		return nil
+	case err != nil:
 		return nil // gone or unreadable since it was listed
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil
-	}
 	if fi.Size() > maxGrepFile {
 		g.big++
 		return nil

@@ -2,10 +2,12 @@ package fs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	iofs "io/fs"
 	"path"
 	"strings"
+	"syscall"
 
 	"github.com/ptkit/ptk"
 )
@@ -13,7 +15,7 @@ import (
 var listDirInfo = ptk.ToolInfo{
 	Name: "list_dir",
 	Description: `List a directory of the workspace, one entry per line, sorted by name. ` +
-		`Directories end with "/"; symbolic links are shown as "name@ -> target". ` +
+		`Directories end with "/"; symbolic links are shown as "name@ -> target", named pipes as "name|" and sockets as "name=". ` +
 		`Entries ignored by .gitignore or .ptkignore files, and .git and node_modules, are left out and counted at the end; ` +
 		`name an ignored directory in path to list it anyway. At most 1000 entries are shown. ` +
 		`The path is relative to the workspace root, which is the default.`,
@@ -35,14 +37,17 @@ func (w *Workspace) listDir(ctx context.Context, a listArgs) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	entries, err := iofs.ReadDir(w.fsys, p)
+	entries, err := readDir(w.root, p)
 	if err != nil && len(entries) == 0 {
+		if errors.Is(err, syscall.ENOTDIR) {
+			return "", failf("%s is a file, not a directory; use read_file to read it", p)
+		}
 		return "", accessError(p, err)
 	}
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
-	ig := newIgnorer(w.fsys, p, true)
+	ig := newIgnorer(w.root, p, true)
 	var b strings.Builder
 	shown, hidden := 0, 0
 	for _, d := range entries {
@@ -63,6 +68,10 @@ func (w *Workspace) listDir(ctx context.Context, a listArgs) (string, error) {
 			if target, err := w.root.Readlink(q); err == nil {
 				b.WriteString(" -> " + printable(target))
 			}
+		case d.Type()&iofs.ModeNamedPipe != 0:
+			b.WriteString("|")
+		case d.Type()&iofs.ModeSocket != 0:
+			b.WriteString("=")
 		}
 		b.WriteString("\n")
 	}

@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/ptkit/ptk"
@@ -48,7 +50,6 @@ func (w *Workspace) readFile(ctx context.Context, a readArgs) (string, error) {
 	if limit == 0 {
 		limit = maxReadLines
 	}
-	// Stat before opening: opening a FIFO would block.
 	p, fi, err := w.stat(a.Path)
 	if err != nil {
 		return "", err
@@ -56,11 +57,13 @@ func (w *Workspace) readFile(ctx context.Context, a readArgs) (string, error) {
 	if fi.IsDir() {
 		return "", failf("%s is a directory; use list_dir", p)
 	}
-	if !fi.Mode().IsRegular() {
-		return "", failf("%s is not a regular file", p)
-	}
-	f, err := w.root.Open(p)
-	if err != nil {
+	f, _, err := openRegular(w.root, p)
+	switch {
+	case errors.Is(err, errNotRegular):
+		return "", notRegular(p, fi)
+	case errors.Is(err, syscall.EISDIR):
+		return "", failf("%s is a directory; use list_dir", p)
+	case err != nil:
 		return "", accessError(p, err)
 	}
 	defer f.Close()

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"unicode"
@@ -45,11 +44,10 @@ var ErrClosed = errors.New("fs: workspace is closed")
 // Workspace is safe for concurrent use; its writes run one at a time.
 type Workspace struct {
 	root   *os.Root
-	fsys   iofs.FS  // root.FS()
 	dirs   []string // the workspace's absolute path, and its real path if that differs
 	tools  []ptk.Tool
 	edits  []ptk.Tool
-	mu     sync.Mutex // held by a write, and by Close
+	lock   chan struct{} // holds a token while a write or Close runs
 	closed atomic.Bool
 }
 
@@ -64,7 +62,7 @@ func New(workspace string) (*Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fs: open workspace: %w", err)
 	}
-	w := &Workspace{root: root, fsys: root.FS(), dirs: []string{abs}}
+	w := &Workspace{root: root, dirs: []string{abs}, lock: make(chan struct{}, 1)}
 	if real, err := filepath.EvalSymlinks(abs); err == nil && real != abs {
 		w.dirs = append(w.dirs, real)
 	}
@@ -84,8 +82,8 @@ func New(workspace string) (*Workspace, error) {
 // Close closes the workspace, after a write in progress ends; its tools then
 // fail with [ErrClosed].
 func (w *Workspace) Close() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
+	w.lock <- struct{}{}
+	defer func() { <-w.lock }()
 	if w.closed.Swap(true) {
 		return nil
 	}
@@ -127,11 +125,17 @@ func newTool[A any](w *Workspace, info ptk.ToolInfo, run func(context.Context, A
 
 // newEditTool makes a tool that changes files of a function of decoded
 // arguments. Its calls run one at a time, so that two edits of one file do
-// not lose one another, and never while Close runs.
+// not lose one another, and never while Close runs. A call waiting for its
+// turn gives up when its context ends; nothing done while it is held blocks
+// (files are opened without blocking), so the turn always comes.
 func newEditTool[A any](w *Workspace, info ptk.ToolInfo, run func(context.Context, A) (string, error)) ptk.Tool {
 	return makeTool(w, info, func(ctx context.Context, a A) (string, error) {
-		w.mu.Lock()
-		defer w.mu.Unlock()
+		select {
+		case w.lock <- struct{}{}:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+		defer func() { <-w.lock }()
 		if w.closed.Load() {
 			return "", ErrClosed
 		}

@@ -102,7 +102,7 @@ func (w *Workspace) target(name, tool string) (string, iofs.FileInfo, error) {
 	case fi.IsDir():
 		return "", nil, failf("%s is a directory; name a file", short(p))
 	case !fi.Mode().IsRegular():
-		return "", nil, failf("%s is not a regular file", short(p))
+		return "", nil, notRegular(p, fi)
 	}
 	return p, fi, nil
 }
@@ -174,13 +174,16 @@ func (w *Workspace) countLines(p string, fi iofs.FileInfo) (int, error) {
 }
 
 // openSame opens the file p for reading and checks that it is still the file
-// fi describes, not something put in its place since.
+// fi describes, not something put in its place since; it never blocks on a
+// FIFO put there.
 func (w *Workspace) openSame(p string, fi iofs.FileInfo) (*os.File, error) {
-	f, err := w.root.Open(p)
-	if err != nil {
+	f, now, err := openRegular(w.root, p)
+	switch {
+	case errors.Is(err, errNotRegular):
+		return nil, notRegular(p, nil)
+	case err != nil:
 		return nil, accessError(p, err)
-	}
-	if now, err := f.Stat(); err != nil || !os.SameFile(fi, now) {
+	case !os.SameFile(fi, now):
 		f.Close()
 		return nil, failf("%s changed while it was being read; try again", short(p))
 	}
@@ -224,7 +227,7 @@ func (w *Workspace) replace(ctx context.Context, p string, data []byte, perm iof
 		return writeError(p, err)
 	}
 	// Make the rename itself durable; a failure here loses nothing yet.
-	if d, err := w.root.Open(path.Clean(dir)); err == nil {
+	if d, err := w.root.OpenFile(path.Clean(dir), openDirFlags, 0); err == nil {
 		d.Sync()
 		d.Close()
 	}
