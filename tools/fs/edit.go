@@ -49,17 +49,19 @@ func (w *Workspace) editFile(ctx context.Context, a editArgs) (string, error) {
 	if a.OldString == a.NewString {
 		return "", failure("old_string and new_string are the same; there is nothing to change")
 	}
-	p, fi, err := w.target(a.Path, "edit_file")
+	d, err := w.target(a.Path, "edit_file", false)
 	if err != nil {
 		return "", err
 	}
+	defer d.Close()
+	p, fi := d.p, d.fi
 	if fi == nil {
 		return "", failf("no such file: %s; to create a file, use write_file", short(p))
 	}
 	if fi.Size() > maxWrite {
 		return "", failf("%s is %d bytes; edit_file edits files of at most 10 MB", short(p), fi.Size())
 	}
-	f, err := w.openSame(p, fi)
+	f, err := d.open()
 	if err != nil {
 		return "", err
 	}
@@ -89,7 +91,7 @@ func (w *Workspace) editFile(ctx context.Context, a editArgs) (string, error) {
 	case len(text)+n*(len(repl)-len(old)) > maxWrite:
 		return "", failf("the edit would make %s larger than 10 MB", short(p))
 	}
-	if err := w.replace(ctx, p, []byte(strings.ReplaceAll(text, old, repl)), fi.Mode().Perm(), true); err != nil {
+	if err := w.replace(ctx, d, []byte(strings.ReplaceAll(text, old, repl)), fi.Mode().Perm(), true); err != nil {
 		return "", err
 	}
 	head := fmt.Sprintf("Edited %s: %s", printable(p), count(n, "replacement", "replacements"))

@@ -2,6 +2,7 @@ package fs
 
 import (
 	"errors"
+	"fmt"
 	iofs "io/fs"
 	"os"
 	"slices"
@@ -89,4 +90,13 @@ func notRegular(p string, fi iofs.FileInfo) error {
 		what = "not a regular file but " + what
 	}
 	return failf("%s is %s; the file tools read and write regular files only", short(p), what)
+}
+
+// tempFor returns the name of a temporary file for a write of base, with n
+// as its suffix: ".NAME.ptk-tmp-XXXXXXXX", in the target's directory.
+func tempFor(base string, n uint32) string {
+	if len(base) > 100 {
+		base = base[:100] // leave room for the suffix within NAME_MAX
+	}
+	return fmt.Sprintf(".%s.ptk-tmp-%08x", base, n)
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -122,4 +123,68 @@ func TestFIFOSwapRace(t *testing.T) {
 	}
 	swaps := stop()
 	t.Logf("%d calls (%d refused), %d swaps", n, errs, swaps)
+}
+
+// TestGitSwapRace swaps gd between a directory and a symbolic link to
+// .git/hooks, atomically, while write_file and edit_file write files in gd:
+// the check of the path used to see the directory and the write to go
+// through the link (143 hooks created in 66,438 calls). Nothing may be
+// written inside .git.
+func TestGitSwapRace(t *testing.T) {
+	base := t.TempDir()
+	ws, stage := filepath.Join(base, "ws"), filepath.Join(base, "stage")
+	hook := "#!/bin/sh\nexit 0\n"
+	writeFiles(t, ws, map[string]string{".git/hooks/pre-push": hook, "gd/pre-push": hook})
+	if err := os.Mkdir(stage, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	symlink(t, ".git/hooks", filepath.Join(stage, "gd"))
+	gd, other := filepath.Join(ws, "gd"), filepath.Join(stage, "gd")
+	if err := renameExchange(gd, other); err != nil {
+		t.Skipf("renameat2(RENAME_EXCHANGE): %v", err)
+	}
+	hooks := filepath.Join(ws, ".git", "hooks")
+	before, err := os.Stat(filepath.Join(hooks, "pre-push"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := swapper(t, func(int) { renameExchange(gd, other) })
+	w := open(t, ws)
+	calls := []struct {
+		tool string
+		args args
+	}{
+		{"write_file", args{"path": "gd/pre-push", "content": hook}},
+		{"edit_file", args{"path": "gd/pre-push", "old_string": "exit 0", "new_string": "exit 1"}},
+		{"write_file", args{"path": "gd/post-checkout", "content": hook}},
+	}
+	n, wrote, refused := raceCalls(t, 3000), 0, 0
+	for i := range n {
+		c := calls[i%len(calls)]
+		res, ok := raceResult(t, w, c.tool, c.args)
+		switch {
+		case ok:
+			wrote++
+		case strings.Contains(res.Content, "inside a .git directory"):
+			refused++
+		}
+	}
+	swaps := stop()
+	t.Logf("%d calls (%d wrote, %d refused for .git), %d swaps", n, wrote, refused, swaps)
+	entries, err := os.ReadDir(hooks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Name() != "pre-push" {
+			t.Errorf("written inside .git: .git/hooks/%s", e.Name())
+		}
+	}
+	after, err := os.Stat(filepath.Join(hooks, "pre-push"))
+	if err != nil || !os.SameFile(before, after) || !after.ModTime().Equal(before.ModTime()) {
+		t.Errorf(".git/hooks/pre-push was replaced or written")
+	}
+	if wrote == 0 || refused == 0 {
+		t.Error("the loop never saw both a directory and a link")
+	}
 }

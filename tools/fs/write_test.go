@@ -130,11 +130,18 @@ func TestReplaceFails(t *testing.T) {
 	w := open(t, dir)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := w.replace(ctx, "go.mod", []byte("new"), 0o644, true); !errors.Is(err, context.Canceled) {
+	d, err := w.target("go.mod", "write_file", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if err := w.replace(ctx, d, []byte("new"), 0o644, true); !errors.Is(err, context.Canceled) {
 		t.Errorf("replace with a canceled context: %v", err)
 	}
 	var f failure
-	if err := w.replace(context.Background(), "internal", []byte("new"), 0o644, false); !errors.As(err, &f) || !strings.Contains(string(f), "internal") {
+	// target refuses a directory: make the dest by hand to see replace fail.
+	internal := &dest{p: "internal", dir: d.dir, base: "internal"}
+	if err := w.replace(context.Background(), internal, []byte("new"), 0o644, false); !errors.As(err, &f) || !strings.Contains(string(f), "internal") {
 		t.Errorf("replace of a directory: %v", err)
 	}
 	if got := read(t, dir, "go.mod"); got != "module example.com/demo\n\ngo 1.26\n" {
