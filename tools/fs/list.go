@@ -51,6 +51,9 @@ func (w *Workspace) listDir(ctx context.Context, a listArgs) (string, error) {
 	var b strings.Builder
 	shown, hidden := 0, 0
 	for _, d := range entries {
+		if isTemp(d.Name()) {
+			continue // a write in progress, or left by one that died
+		}
 		q := path.Join(p, d.Name())
 		if ig.ignored(q, d.IsDir()) {
 			hidden++

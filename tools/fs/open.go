@@ -5,6 +5,7 @@ import (
 	"fmt"
 	iofs "io/fs"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -92,8 +93,15 @@ func notRegular(p string, fi iofs.FileInfo) error {
 	return failf("%s is %s; the file tools read and write regular files only", short(p), what)
 }
 
-// tempFor returns the name of a temporary file for a write of base, with n
-// as its suffix: ".NAME.ptk-tmp-XXXXXXXX", in the target's directory.
+// Temporary files of an atomic write are named ".NAME.ptk-tmp-XXXXXXXX" in
+// the target's directory. Listings and searches never show them, and a write
+// removes those left in its directory by a process that died mid-write.
+var tempName = regexp.MustCompile(`^\..*\.ptk-tmp-[0-9a-f]{8}$`)
+
+// isTemp reports whether name is the name of a temporary file of a write.
+func isTemp(name string) bool { return tempName.MatchString(name) }
+
+// tempFor returns a temporary name for a write of base, with n as suffix.
 func tempFor(base string, n uint32) string {
 	if len(base) > 100 {
 		base = base[:100] // leave room for the suffix within NAME_MAX

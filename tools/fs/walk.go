@@ -14,7 +14,7 @@ import (
 var errStop = errors.New("stop")
 
 // A walker visits a directory tree of the workspace in path order, leaving
-// out what the ignore rules hide. It never
+// out what the ignore rules hide and the temporary files of writes. It never
 // follows a symbolic link to a directory, so a walk ends even on a tree with
 // link loops, and never opens a directory that has become something else.
 type walker struct {
@@ -36,6 +36,7 @@ func (w *walker) walk(dir string, depth int, visit func(p string, d iofs.DirEntr
 	if errors.Is(err, os.ErrClosed) {
 		return ErrClosed
 	}
+	entries = slices.DeleteFunc(entries, func(d iofs.DirEntry) bool { return isTemp(d.Name()) })
 	slices.SortFunc(entries, func(a, b iofs.DirEntry) int { return strings.Compare(pathKey(a), pathKey(b)) })
 	for _, d := range entries {
 		if w.seen++; w.seen%64 == 0 {

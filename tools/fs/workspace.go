@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -49,6 +50,8 @@ type Workspace struct {
 	edits  []ptk.Tool
 	lock   chan struct{} // holds a token while a write or Close runs
 	closed atomic.Bool
+
+	cleaned map[dirID]time.Time // when a write last removed stale temporary files in a directory; under lock
 }
 
 // New opens the directory workspace for the tools, as an [os.Root]. Close
@@ -62,7 +65,7 @@ func New(workspace string) (*Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fs: open workspace: %w", err)
 	}
-	w := &Workspace{root: root, dirs: []string{abs}, lock: make(chan struct{}, 1)}
+	w := &Workspace{root: root, dirs: []string{abs}, lock: make(chan struct{}, 1), cleaned: map[dirID]time.Time{}}
 	if real, err := filepath.EvalSymlinks(abs); err == nil && real != abs {
 		w.dirs = append(w.dirs, real)
 	}

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/ptkit/ptk"
 )
@@ -297,13 +298,19 @@ func (d *dest) open() (*os.File, error) {
 	return f, nil
 }
 
+// staleTemp is the age after which a temporary file of a write is taken for
+// one left by a process that died mid-write: a write of 10 MB takes seconds,
+// and the agent's tool timeouts are minutes.
+const staleTemp = 15 * time.Minute
+
 // replace writes data to the file d names, atomically: to a new temporary
 // file in the same directory, which is then renamed over it, so that the
 // file is never seen half-written and a symbolic link put in its place is
 // replaced, not followed. On a failure the temporary file is removed. The
 // new file has the permission bits perm, exactly if exact is set, else less
-// the umask.
+// the umask. Stale temporary files in the directory are removed first.
 func (w *Workspace) replace(ctx context.Context, d *dest, data []byte, perm iofs.FileMode, exact bool) (err error) {
+	w.removeStale(d.dir)
 	var f *os.File
 	var tmp string
 	for range 10 {
@@ -336,6 +343,43 @@ func (w *Workspace) replace(ctx context.Context, d *dest, data []byte, perm iofs
 		f.Close()
 	}
 	return nil
+}
+
+// A dirID identifies a directory.
+type dirID struct{ dev, ino uint64 }
+
+// removeStale removes, at most once a minute for each directory, the
+// temporary files older than staleTemp from the directory dir. It runs under
+// the write lock.
+func (w *Workspace) removeStale(dir *os.Root) {
+	fi, err := dir.Stat(".")
+	if err != nil {
+		return
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		id := dirID{uint64(st.Dev), uint64(st.Ino)}
+		if t, ok := w.cleaned[id]; ok && time.Since(t) < time.Minute {
+			return
+		}
+		if len(w.cleaned) > 1000 {
+			clear(w.cleaned)
+		}
+		w.cleaned[id] = time.Now()
+	}
+	f, err := dir.OpenFile(".", openDirFlags, 0)
+	if err != nil {
+		return
+	}
+	names, _ := f.Readdirnames(-1)
+	f.Close()
+	for _, name := range names {
+		if !isTemp(name) {
+			continue
+		}
+		if fi, err := dir.Lstat(name); err == nil && fi.Mode().IsRegular() && time.Since(fi.ModTime()) > staleTemp {
+			dir.Remove(name)
+		}
+	}
 }
 
 // writeSync writes data to f, sets its permission bits if exact, flushes it
