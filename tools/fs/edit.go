@@ -70,7 +70,7 @@ func (w *Workspace) editFile(ctx context.Context, a editArgs) (string, error) {
 	if err != nil {
 		return "", failf("reading %s: %v", short(p), err)
 	}
-	if bytes.IndexByte(data[:min(len(data), binarySniff)], 0) >= 0 {
+	if bytes.IndexByte(data, 0) >= 0 {
 		return "", failf("%s is a binary file; edit_file edits text files only", short(p))
 	}
 

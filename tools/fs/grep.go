@@ -128,7 +128,8 @@ type grepper struct {
 }
 
 // file searches the file p. It returns errStop when the output is full. A
-// file that is no longer a regular file when it is opened is skipped.
+// file with a NUL byte anywhere is binary, and is skipped; so is anything
+// that is no longer a regular file when it is opened.
 func (g *grepper) file(p string) error {
 	if err := g.ctx.Err(); err != nil {
 		return err
@@ -154,11 +155,17 @@ func (g *grepper) file(p string) error {
 	}
 	data := g.buf.Bytes()
 	g.files++
-	if bytes.IndexByte(data[:min(len(data), binarySniff)], 0) >= 0 {
+	if bytes.IndexByte(data, 0) >= 0 {
 		g.binary++
 		return nil
 	}
-	for n := 1; len(data) > 0; n++ {
+	for n, next := 1, len(data)-checkEvery; len(data) > 0; n++ {
+		if len(data) < next {
+			next = len(data) - checkEvery
+			if err := g.ctx.Err(); err != nil {
+				return err
+			}
+		}
 		if len(g.lit) > 0 {
 			// Only lines that hold the literal can match: skip to the next.
 			i := bytes.Index(data, g.lit)

@@ -30,7 +30,6 @@ const (
 	maxGrepMatches = 200      // lines grep shows
 	maxGrepLine    = 500      // grep cuts longer lines around the match
 	maxGrepFile    = 64 << 20 // grep skips larger files
-	binarySniff    = 8 << 10  // a NUL in this many leading bytes means binary
 	maxIgnoreFile  = 1 << 20  // bytes read of an ignore file
 	maxWrite       = 10 << 20 // bytes write_file writes and edit_file edits
 	maxPath        = 4096     // bytes in a path to write (PATH_MAX on Linux)
