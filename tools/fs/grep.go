@@ -15,34 +15,25 @@ import (
 	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
-	"github.com/ptkit/ptk"
 )
 
-var grepInfo = ptk.ToolInfo{
-	Name: "grep",
-	Description: `Search the contents of files for a regular expression, line by line. ` +
+// The grep tool's name and description; its parameters are grepArgs's
+// fields.
+const (
+	grepName        = "grep"
+	grepDescription = `Search the contents of files for a regular expression, line by line. ` +
 		`The syntax is Go's RE2: no backreferences or lookaround; (?i) makes it case-insensitive; escape literal characters like \. \( \[. ` +
 		`Each matching line is printed as "file:line: text", file relative to the workspace root, sorted by file and then line; long lines are cut around the match. ` +
 		`path is a file or a directory to search (default: the workspace root). ` +
 		`include keeps only files whose name or relative path matches a glob, e.g. "*.go", "**/*.ts" or "src/**/*.go". ` +
 		`Binary files, and files ignored by .gitignore or .ptkignore, .git and node_modules, are skipped unless path names them. ` +
-		`At most 200 matching lines are shown; if there are more, narrow the pattern or the path.`,
-	Parameters: []byte(`{
-  "type": "object",
-  "properties": {
-    "pattern": {"type": "string", "description": "The regular expression (Go RE2 syntax)."},
-    "path": {"type": "string", "description": "A file or directory to search, relative to the workspace root. Default \".\", the root."},
-    "include": {"type": "string", "description": "Only search files whose name or relative path matches this glob, e.g. \"*.go\"."}
-  },
-  "required": ["pattern"],
-  "additionalProperties": false
-}`),
-}
+		`At most 200 matching lines are shown; if there are more, narrow the pattern or the path.`
+)
 
 type grepArgs struct {
-	Pattern string `json:"pattern"`
-	Path    string `json:"path"`
-	Include string `json:"include"`
+	Pattern string `json:"pattern" jsonschema:"The regular expression (Go RE2 syntax)."`
+	Path    string `json:"path,omitempty" jsonschema:"A file or directory to search, relative to the workspace root. Default \".\", the root."`
+	Include string `json:"include,omitempty" jsonschema:"Only search files whose name or relative path matches this glob, e.g. \"*.go\"."`
 }
 
 func (w *Workspace) grep(ctx context.Context, a grepArgs) (string, error) {

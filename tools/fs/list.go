@@ -8,28 +8,21 @@ import (
 	"path"
 	"strings"
 	"syscall"
-
-	"github.com/ptkit/ptk"
 )
 
-var listDirInfo = ptk.ToolInfo{
-	Name: "list_dir",
-	Description: `List a directory of the workspace, one entry per line, sorted by name. ` +
+// The list_dir tool's name and description; its parameters are listArgs's
+// fields.
+const (
+	listDirName        = "list_dir"
+	listDirDescription = `List a directory of the workspace, one entry per line, sorted by name. ` +
 		`Directories end with "/"; symbolic links are shown as "name@ -> target", named pipes as "name|" and sockets as "name=". ` +
 		`Entries ignored by .gitignore or .ptkignore files, and .git and node_modules, are left out and counted at the end; ` +
 		`name an ignored directory in path to list it anyway. At most 1000 entries are shown. ` +
-		`The path is relative to the workspace root, which is the default.`,
-	Parameters: []byte(`{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "description": "The directory, relative to the workspace root. Default \".\", the root."}
-  },
-  "additionalProperties": false
-}`),
-}
+		`The path is relative to the workspace root, which is the default.`
+)
 
 type listArgs struct {
-	Path string `json:"path"`
+	Path string `json:"path,omitempty" jsonschema:"The directory, relative to the workspace root. Default \".\", the root."`
 }
 
 func (w *Workspace) listDir(ctx context.Context, a listArgs) (string, error) {

@@ -10,33 +10,23 @@ import (
 	"strings"
 	"syscall"
 	"unicode/utf8"
-
-	"github.com/ptkit/ptk"
 )
 
-var readFileInfo = ptk.ToolInfo{
-	Name: "read_file",
-	Description: `Read a text file in the workspace. Each line is shown with its line number, a tab, then the line, like "cat -n". ` +
+// The read_file tool's name and description; its parameters are readArgs's
+// fields.
+const (
+	readFileName        = "read_file"
+	readFileDescription = `Read a text file in the workspace. Each line is shown with its line number, a tab, then the line, like "cat -n". ` +
 		`Shows up to 2000 lines from offset (the 1-based first line, default 1); limit sets how many lines. ` +
 		`When the file has more, the output ends with a note giving the offset to read on from. ` +
 		`Lines longer than 2000 characters are cut, and output stops at about 50 KB. Binary files are refused. ` +
-		`The path is relative to the workspace root. Use list_dir, glob or grep to find files.`,
-	Parameters: []byte(`{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "description": "The file, relative to the workspace root."},
-    "offset": {"type": "integer", "minimum": 1, "description": "The line to start at, counting from 1. Default 1."},
-    "limit": {"type": "integer", "minimum": 1, "description": "How many lines to show. Default 2000."}
-  },
-  "required": ["path"],
-  "additionalProperties": false
-}`),
-}
+		`The path is relative to the workspace root. Use list_dir, glob or grep to find files.`
+)
 
 type readArgs struct {
-	Path   string `json:"path"`
-	Offset int    `json:"offset"`
-	Limit  int    `json:"limit"`
+	Path   string `json:"path" jsonschema:"The file, relative to the workspace root."`
+	Offset int    `json:"offset,omitempty" jsonschema:"The line to start at, counting from 1. Default 1."`
+	Limit  int    `json:"limit,omitempty" jsonschema:"How many lines to show. Default 2000."`
 }
 
 func (w *Workspace) readFile(ctx context.Context, a readArgs) (string, error) {

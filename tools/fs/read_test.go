@@ -68,7 +68,8 @@ func TestReadFile(t *testing.T) {
 			want: "no such file or directory: nope.txt"},
 		{name: "under a file", args: args{"path": "go.mod/x"}, wantErr: true,
 			want: "no such file or directory: go.mod/x"},
-		{name: "no path", args: args{}, wantErr: true, want: "path is required"},
+		{name: "no path", args: args{"path": ""}, wantErr: true, want: "path is required"},
+		{name: "missing path", args: args{}, wantErr: true, want: `invalid arguments: required: missing properties: ["path"]`},
 		{name: "negative offset", args: args{"path": "go.mod", "offset": -1}, wantErr: true,
 			want: "offset and limit must be positive"},
 	})

@@ -14,32 +14,23 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/ptkit/ptk"
 )
 
-var writeFileInfo = ptk.ToolInfo{
-	Name: "write_file",
-	Description: `Create a file in the workspace, or replace all of an existing file's content. ` +
+// The write_file tool's name and description; its parameters are writeArgs's
+// fields.
+const (
+	writeFileName        = "write_file"
+	writeFileDescription = `Create a file in the workspace, or replace all of an existing file's content. ` +
 		`Missing parent directories are created. The file is written whole or not at all (to a temporary file, then renamed over the old one), ` +
 		`and an existing file keeps its permissions. To change part of a file, use edit_file instead: it needs only the part that changes. ` +
 		`content is written exactly as given, at most 10 MB; end a text file with a newline. ` +
 		`A symbolic link is not replaced (write its target instead), and nothing is written inside a .git directory. ` +
-		`The path is relative to the workspace root.`,
-	Parameters: []byte(`{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "description": "The file to write, relative to the workspace root."},
-    "content": {"type": "string", "description": "The file's whole new content."}
-  },
-  "required": ["path", "content"],
-  "additionalProperties": false
-}`),
-}
+		`The path is relative to the workspace root.`
+)
 
 type writeArgs struct {
-	Path    string `json:"path"`
-	Content string `json:"content"`
+	Path    string `json:"path" jsonschema:"The file to write, relative to the workspace root."`
+	Content string `json:"content" jsonschema:"The file's whole new content."`
 }
 
 func (w *Workspace) writeFile(ctx context.Context, a writeArgs) (string, error) {
