@@ -189,3 +189,26 @@ func TestWriteWaitsWithContext(t *testing.T) {
 		t.Errorf("write_file after the lock is free: %q, %v", res.Content, err)
 	}
 }
+
+// TestNewOnFIFO opens a FIFO as the workspace: New must fail at once, not
+// block in open(2).
+func TestNewOnFIFO(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "ws")
+	mkfifo(t, p)
+	done := make(chan error, 1)
+	go func() {
+		w, err := New(p)
+		if err == nil {
+			w.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("New(a FIFO) succeeded")
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("New(a FIFO) hung")
+	}
+}

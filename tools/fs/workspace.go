@@ -61,7 +61,9 @@ func New(workspace string) (*Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fs: %w", err)
 	}
-	root, err := os.OpenRoot(abs)
+	// "abs/." fails on anything but a directory without opening it: the
+	// open of a FIFO would block.
+	root, err := os.OpenRoot(abs + string(filepath.Separator) + ".")
 	if err != nil {
 		return nil, fmt.Errorf("fs: open workspace: %w", err)
 	}
