@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ptkit/ptk"
 )
@@ -148,7 +149,12 @@ func TestGitSwapRace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stop := swapper(t, func(int) { renameExchange(gd, other) })
+	stop := swapper(t, func(i int) {
+		renameExchange(gd, other)
+		// Hold each state for 0, 20 or 40 µs: every call lands on a swap
+		// at a different point of its path walk, and some see no swap.
+		time.Sleep(time.Duration(i%3) * 20 * time.Microsecond)
+	})
 	w := open(t, ws)
 	calls := []struct {
 		tool string
