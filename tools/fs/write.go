@@ -102,7 +102,7 @@ func (w *Workspace) target(name, tool string, create bool) (*dest, error) {
 	parent, base := path.Split(p)
 	dir, err := w.openDir(p, parent, create)
 	switch {
-	case !create && errors.Is(err, iofs.ErrNotExist):
+	case errors.Is(err, errNoDir):
 		return &dest{p: p, base: base}, nil
 	case err != nil:
 		return nil, err
@@ -138,6 +138,10 @@ func isGit(c string) bool { return strings.EqualFold(c, ".git") }
 func gitRefusal(p string) error {
 	return failf("refusing to write %s: it is inside a .git directory, where hooks and config run code outside any control; use git to change the repository", short(p))
 }
+
+// errNoDir is the error of openDir, without create, for a directory on the
+// way that does not exist.
+var errNoDir = errors.New("a directory on the way does not exist")
 
 // maxLinks bounds the symbolic links followed on one path, as Linux does.
 const maxLinks = 40
@@ -208,7 +212,10 @@ func (w *Workspace) openDir(p, dir string, create bool) (_ *os.Root, err error) 
 func (w *Workspace) step(p string, top *os.Root, c string, create bool) (*os.Root, string, error) {
 	for range 3 {
 		fi, err := top.Lstat(c)
-		if errors.Is(err, iofs.ErrNotExist) && create {
+		if errors.Is(err, iofs.ErrNotExist) {
+			if !create {
+				return nil, "", errNoDir
+			}
 			if err := top.Mkdir(c, 0o755); err != nil && !errors.Is(err, iofs.ErrExist) {
 				return nil, "", writeError(p, err)
 			}
