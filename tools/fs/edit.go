@@ -10,36 +10,26 @@ import (
 	"strings"
 
 	"github.com/aymanbagabas/go-udiff"
-	"github.com/ptkit/ptk"
 )
 
-var editFileInfo = ptk.ToolInfo{
-	Name: "edit_file",
-	Description: `Edit a text file in the workspace by replacing an exact string with another. ` +
+// The edit_file tool's name and description; its parameters are editArgs's
+// fields.
+const (
+	editFileName        = "edit_file"
+	editFileDescription = `Edit a text file in the workspace by replacing an exact string with another. ` +
 		`old_string must match the file's content exactly, including indentation, whitespace and line breaks, and must occur exactly once, ` +
 		`unless replace_all is true: include enough lines around the change to make it unique. ` +
 		`Read the file first, and copy old_string from read_file's output without the line numbers and the tab before each line. ` +
 		`Files with CRLF line endings keep them; write old_string and new_string with plain newlines. ` +
 		`Returns a unified diff of the change. To create a file, or to replace all of its content, use write_file. ` +
-		`The path is relative to the workspace root.`,
-	Parameters: []byte(`{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "description": "The file to edit, relative to the workspace root."},
-    "old_string": {"type": "string", "description": "The exact text to replace."},
-    "new_string": {"type": "string", "description": "The text to put in its place; it must differ from old_string."},
-    "replace_all": {"type": "boolean", "description": "Replace every occurrence of old_string, not just one. Default false."}
-  },
-  "required": ["path", "old_string", "new_string"],
-  "additionalProperties": false
-}`),
-}
+		`The path is relative to the workspace root.`
+)
 
 type editArgs struct {
-	Path       string `json:"path"`
-	OldString  string `json:"old_string"`
-	NewString  string `json:"new_string"`
-	ReplaceAll bool   `json:"replace_all"`
+	Path       string `json:"path" jsonschema:"The file to edit, relative to the workspace root."`
+	OldString  string `json:"old_string" jsonschema:"The exact text to replace."`
+	NewString  string `json:"new_string" jsonschema:"The text to put in its place; it must differ from old_string."`
+	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"Replace every occurrence of old_string, not just one. Default false."`
 }
 
 func (w *Workspace) editFile(ctx context.Context, a editArgs) (string, error) {
@@ -49,17 +39,19 @@ func (w *Workspace) editFile(ctx context.Context, a editArgs) (string, error) {
 	if a.OldString == a.NewString {
 		return "", failure("old_string and new_string are the same; there is nothing to change")
 	}
-	p, fi, err := w.target(a.Path, "edit_file")
+	d, err := w.target(a.Path, "edit_file", false)
 	if err != nil {
 		return "", err
 	}
+	defer d.Close()
+	p, fi := d.p, d.fi
 	if fi == nil {
 		return "", failf("no such file: %s; to create a file, use write_file", short(p))
 	}
 	if fi.Size() > maxWrite {
 		return "", failf("%s is %d bytes; edit_file edits files of at most 10 MB", short(p), fi.Size())
 	}
-	f, err := w.openSame(p, fi)
+	f, err := d.open()
 	if err != nil {
 		return "", err
 	}
@@ -68,7 +60,7 @@ func (w *Workspace) editFile(ctx context.Context, a editArgs) (string, error) {
 	if err != nil {
 		return "", failf("reading %s: %v", short(p), err)
 	}
-	if bytes.IndexByte(data[:min(len(data), binarySniff)], 0) >= 0 {
+	if bytes.IndexByte(data, 0) >= 0 {
 		return "", failf("%s is a binary file; edit_file edits text files only", short(p))
 	}
 
@@ -89,7 +81,7 @@ func (w *Workspace) editFile(ctx context.Context, a editArgs) (string, error) {
 	case len(text)+n*(len(repl)-len(old)) > maxWrite:
 		return "", failf("the edit would make %s larger than 10 MB", short(p))
 	}
-	if err := w.replace(ctx, p, []byte(strings.ReplaceAll(text, old, repl)), fi.Mode().Perm(), true); err != nil {
+	if err := w.replace(ctx, d, []byte(strings.ReplaceAll(text, old, repl)), fi.Mode().Perm(), true); err != nil {
 		return "", err
 	}
 	head := fmt.Sprintf("Edited %s: %s", printable(p), count(n, "replacement", "replacements"))

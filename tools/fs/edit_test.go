@@ -59,6 +59,8 @@ func TestEditFile(t *testing.T) {
 			want: "old_string was not found in indent.go; it must match the file's current content exactly (read_file shows it)"},
 		{name: "missing", args: args{"path": "nope.go", "old_string": "a", "new_string": "b"}, wantErr: true,
 			want: "no such file: nope.go; to create a file, use write_file"},
+		{name: "missing folder", args: args{"path": "nope/x.go", "old_string": "a", "new_string": "b"}, wantErr: true,
+			want: "no such file: nope/x.go; to create a file, use write_file"},
 		{name: "empty old_string", args: args{"path": "main.go", "old_string": "", "new_string": "b"}, wantErr: true,
 			want: "old_string is empty; to create a file, or to replace all of its content, use write_file"},
 		{name: "same", args: args{"path": "main.go", "old_string": "main", "new_string": "main"}, wantErr: true,

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/tool"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -276,4 +277,20 @@ func TestConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestSubject checks that the writing tools declare the path they change,
+// found through the workspace's wrapper, and the read-only tools nothing.
+func TestSubject(t *testing.T) {
+	w := open(t, t.TempDir())
+	raw := json.RawMessage(`{"path": "a/b.go", "content": "x", "old_string": "x", "new_string": "y"}`)
+	for _, tl := range slices.Concat(w.Tools(), w.EditTools()) {
+		want := tool.Subject{}
+		if !tl.Info().ReadOnly {
+			want.Path = "a/b.go"
+		}
+		if got := tool.SubjectOf(tl, raw); got != want {
+			t.Errorf("SubjectOf(%s) = %+v, want %+v", tl.Info().Name, got, want)
+		}
+	}
 }

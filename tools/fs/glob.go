@@ -9,30 +9,22 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
-	"github.com/ptkit/ptk"
 )
 
-var globInfo = ptk.ToolInfo{
-	Name: "glob",
-	Description: `Find files by a glob pattern on their paths, e.g. "**/*.go", "src/**/*_test.go" or "*.{json,yaml}". ` +
+// The glob tool's name and description; its parameters are globArgs's
+// fields.
+const (
+	globName        = "glob"
+	globDescription = `Find files by a glob pattern on their paths, e.g. "**/*.go", "src/**/*_test.go" or "*.{json,yaml}". ` +
 		`"*" matches within one path segment, "**" any number of directories, "?" one character, "[abc]" a class, "{a,b}" alternatives. ` +
 		`The pattern is matched against paths relative to path (default: the workspace root). ` +
 		`Returns file paths relative to the workspace root, one per line, sorted by path; at most 500. Directories are not listed (use list_dir). ` +
-		`Files ignored by .gitignore or .ptkignore, and .git and node_modules, are skipped unless path or the pattern names them.`,
-	Parameters: []byte(`{
-  "type": "object",
-  "properties": {
-    "pattern": {"type": "string", "description": "The glob pattern, relative to path, e.g. \"**/*.go\"."},
-    "path": {"type": "string", "description": "The directory to search, relative to the workspace root. Default \".\", the root."}
-  },
-  "required": ["pattern"],
-  "additionalProperties": false
-}`),
-}
+		`Files ignored by .gitignore or .ptkignore, and .git and node_modules, are skipped unless path or the pattern names them.`
+)
 
 type globArgs struct {
-	Pattern string `json:"pattern"`
-	Path    string `json:"path"`
+	Pattern string `json:"pattern" jsonschema:"The glob pattern, relative to path, e.g. \"**/*.go\"."`
+	Path    string `json:"path,omitempty" jsonschema:"The directory to search, relative to the workspace root. Default \".\", the root."`
 }
 
 func (w *Workspace) glob(ctx context.Context, a globArgs) (string, error) {
@@ -55,7 +47,7 @@ func (w *Workspace) glob(ctx context.Context, a globArgs) (string, error) {
 	if fi, err := w.root.Stat(start); err != nil || !fi.IsDir() {
 		return none, nil
 	}
-	wk := walker{ctx: ctx, fsys: w.fsys, ig: newIgnorer(w.fsys, start, true)}
+	wk := walker{ctx: ctx, root: w.root, ig: newIgnorer(w.root, start, true)}
 	if !strings.Contains(rest, "**") {
 		wk.maxDepth = strings.Count(rest, "/") + 1
 	}

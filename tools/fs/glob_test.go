@@ -66,6 +66,7 @@ web/src/index.ts`},
 			want: `the pattern must be relative and may not contain ".."; set path to search elsewhere`},
 		{name: "path is a file", args: args{"pattern": "*", "path": "go.mod"}, wantErr: true,
 			want: "go.mod is a file, not a directory; use read_file to read it"},
-		{name: "no pattern", args: args{}, wantErr: true, want: "pattern is required"},
+		{name: "no pattern", args: args{"pattern": ""}, wantErr: true, want: "pattern is required"},
+		{name: "missing pattern", args: args{}, wantErr: true, want: `invalid arguments: required: missing properties: ["pattern"]`},
 	})
 }

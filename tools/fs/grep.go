@@ -15,34 +15,25 @@ import (
 	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
-	"github.com/ptkit/ptk"
 )
 
-var grepInfo = ptk.ToolInfo{
-	Name: "grep",
-	Description: `Search the contents of files for a regular expression, line by line. ` +
+// The grep tool's name and description; its parameters are grepArgs's
+// fields.
+const (
+	grepName        = "grep"
+	grepDescription = `Search the contents of files for a regular expression, line by line. ` +
 		`The syntax is Go's RE2: no backreferences or lookaround; (?i) makes it case-insensitive; escape literal characters like \. \( \[. ` +
 		`Each matching line is printed as "file:line: text", file relative to the workspace root, sorted by file and then line; long lines are cut around the match. ` +
 		`path is a file or a directory to search (default: the workspace root). ` +
 		`include keeps only files whose name or relative path matches a glob, e.g. "*.go", "**/*.ts" or "src/**/*.go". ` +
 		`Binary files, and files ignored by .gitignore or .ptkignore, .git and node_modules, are skipped unless path names them. ` +
-		`At most 200 matching lines are shown; if there are more, narrow the pattern or the path.`,
-	Parameters: []byte(`{
-  "type": "object",
-  "properties": {
-    "pattern": {"type": "string", "description": "The regular expression (Go RE2 syntax)."},
-    "path": {"type": "string", "description": "A file or directory to search, relative to the workspace root. Default \".\", the root."},
-    "include": {"type": "string", "description": "Only search files whose name or relative path matches this glob, e.g. \"*.go\"."}
-  },
-  "required": ["pattern"],
-  "additionalProperties": false
-}`),
-}
+		`At most 200 matching lines are shown; if there are more, narrow the pattern or the path.`
+)
 
 type grepArgs struct {
-	Pattern string `json:"pattern"`
-	Path    string `json:"path"`
-	Include string `json:"include"`
+	Pattern string `json:"pattern" jsonschema:"The regular expression (Go RE2 syntax)."`
+	Path    string `json:"path,omitempty" jsonschema:"A file or directory to search, relative to the workspace root. Default \".\", the root."`
+	Include string `json:"include,omitempty" jsonschema:"Only search files whose name or relative path matches this glob, e.g. \"*.go\"."`
 }
 
 func (w *Workspace) grep(ctx context.Context, a grepArgs) (string, error) {
@@ -65,11 +56,14 @@ func (w *Workspace) grep(ctx context.Context, a grepArgs) (string, error) {
 	switch {
 	case fi.Mode().IsRegular():
 		err = g.file(p)
-		if g.binary > 0 {
+		switch {
+		case g.binary > 0:
 			return "", failf("%s is a binary file", p)
+		case g.special > 0:
+			return "", notRegular(p, nil)
 		}
 	case fi.IsDir():
-		wk := walker{ctx: ctx, fsys: w.fsys, ig: newIgnorer(w.fsys, p, true)}
+		wk := walker{ctx: ctx, root: w.root, ig: newIgnorer(w.root, p, true)}
 		err = wk.walk(p, 0, func(q string, d iofs.DirEntry) error {
 			if !d.Type().IsRegular() || a.Include != "" && !included(a.Include, relTo(p, q), q) {
 				return nil
@@ -78,7 +72,7 @@ func (w *Workspace) grep(ctx context.Context, a grepArgs) (string, error) {
 		})
 		hidden = wk.hidden
 	default:
-		return "", failf("%s is not a regular file", p)
+		return "", notRegular(p, fi)
 	}
 	if err != nil && err != errStop {
 		return "", err
@@ -120,27 +114,28 @@ type grepper struct {
 	buf bytes.Buffer // the file being searched
 	out strings.Builder
 
-	matches, files, binary, big int
-	more                        bool // stopped at the cap
+	matches, files, binary, big, special int
+	more                                 bool // stopped at the cap
 }
 
-// file searches the file p. It returns errStop when the output is full.
+// file searches the file p. It returns errStop when the output is full. A
+// file with a NUL byte anywhere is binary, and is skipped; so is anything
+// that is no longer a regular file when it is opened.
 func (g *grepper) file(p string) error {
 	if err := g.ctx.Err(); err != nil {
 		return err
 	}
-	f, err := g.w.root.Open(p)
-	if err != nil {
-		if errors.Is(err, os.ErrClosed) {
-			return ErrClosed
-		}
+	f, fi, err := openRegular(g.w.root, p)
+	switch {
+	case errors.Is(err, os.ErrClosed):
+		return ErrClosed
+	case errors.Is(err, errNotRegular):
+		g.special++
+		return nil
+	case err != nil:
 		return nil // gone or unreadable since it was listed
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil
-	}
 	if fi.Size() > maxGrepFile {
 		g.big++
 		return nil
@@ -151,11 +146,17 @@ func (g *grepper) file(p string) error {
 	}
 	data := g.buf.Bytes()
 	g.files++
-	if bytes.IndexByte(data[:min(len(data), binarySniff)], 0) >= 0 {
+	if bytes.IndexByte(data, 0) >= 0 {
 		g.binary++
 		return nil
 	}
-	for n := 1; len(data) > 0; n++ {
+	for n, next := 1, len(data)-checkEvery; len(data) > 0; n++ {
+		if len(data) < next {
+			next = len(data) - checkEvery
+			if err := g.ctx.Err(); err != nil {
+				return err
+			}
+		}
 		if len(g.lit) > 0 {
 			// Only lines that hold the literal can match: skip to the next.
 			i := bytes.Index(data, g.lit)

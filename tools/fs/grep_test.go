@@ -63,7 +63,8 @@ web/src/index.ts:1: export function index() {}`},
 			want: "invalid include glob: [a-"},
 		{name: "missing path", args: args{"pattern": "x", "path": "nope"}, wantErr: true,
 			want: "no such file or directory: nope"},
-		{name: "no pattern", args: args{}, wantErr: true, want: "pattern is required"},
+		{name: "no pattern", args: args{"pattern": ""}, wantErr: true, want: "pattern is required"},
+		{name: "missing pattern", args: args{}, wantErr: true, want: `invalid arguments: required: missing properties: ["pattern"]`},
 	})
 }
 

@@ -3,7 +3,7 @@ package fs
 import (
 	"bufio"
 	"io"
-	iofs "io/fs"
+	"os"
 	"path"
 	"regexp"
 	"slices"
@@ -209,7 +209,7 @@ func quoteClassRune(r rune) string {
 // the ignore files of a directory the first time it needs them; one ignorer
 // serves one tool call.
 type ignorer struct {
-	fsys  iofs.FS
+	root  *os.Root
 	rules map[string][]rule // by directory, lowest precedence first
 	off   bool              // the call starts inside an ignored directory: hide nothing
 }
@@ -217,8 +217,8 @@ type ignorer struct {
 // newIgnorer returns the ignorer for a call that lists or searches start. A
 // path named explicitly is never hidden: if start lies in an ignored
 // directory (or is one), nothing below it is hidden either.
-func newIgnorer(fsys iofs.FS, start string, isDir bool) *ignorer {
-	ig := &ignorer{fsys: fsys, rules: map[string][]rule{}}
+func newIgnorer(root *os.Root, start string, isDir bool) *ignorer {
+	ig := &ignorer{root: root, rules: map[string][]rule{}}
 	for p := start; p != "."; p = path.Dir(p) {
 		if ig.ignored(p, isDir || p != start) {
 			ig.off = true
@@ -265,8 +265,11 @@ func (ig *ignorer) rulesFor(dir string) []rule {
 	return rs
 }
 
+// load reads the rules of the ignore file name, if it is a regular file:
+// one that is something else (a FIFO, a socket, a device) counts as absent,
+// and is never opened in a way that could block.
 func (ig *ignorer) load(base, name string) []rule {
-	f, err := ig.fsys.Open(name)
+	f, _, err := openRegular(ig.root, name)
 	if err != nil {
 		return nil
 	}

@@ -2,32 +2,27 @@ package fs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	iofs "io/fs"
 	"path"
 	"strings"
-
-	"github.com/ptkit/ptk"
+	"syscall"
 )
 
-var listDirInfo = ptk.ToolInfo{
-	Name: "list_dir",
-	Description: `List a directory of the workspace, one entry per line, sorted by name. ` +
-		`Directories end with "/"; symbolic links are shown as "name@ -> target". ` +
+// The list_dir tool's name and description; its parameters are listArgs's
+// fields.
+const (
+	listDirName        = "list_dir"
+	listDirDescription = `List a directory of the workspace, one entry per line, sorted by name. ` +
+		`Directories end with "/"; symbolic links are shown as "name@ -> target", named pipes as "name|" and sockets as "name=". ` +
 		`Entries ignored by .gitignore or .ptkignore files, and .git and node_modules, are left out and counted at the end; ` +
 		`name an ignored directory in path to list it anyway. At most 1000 entries are shown. ` +
-		`The path is relative to the workspace root, which is the default.`,
-	Parameters: []byte(`{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "description": "The directory, relative to the workspace root. Default \".\", the root."}
-  },
-  "additionalProperties": false
-}`),
-}
+		`The path is relative to the workspace root, which is the default.`
+)
 
 type listArgs struct {
-	Path string `json:"path"`
+	Path string `json:"path,omitempty" jsonschema:"The directory, relative to the workspace root. Default \".\", the root."`
 }
 
 func (w *Workspace) listDir(ctx context.Context, a listArgs) (string, error) {
@@ -35,17 +30,23 @@ func (w *Workspace) listDir(ctx context.Context, a listArgs) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	entries, err := iofs.ReadDir(w.fsys, p)
+	entries, err := readDir(w.root, p)
 	if err != nil && len(entries) == 0 {
+		if errors.Is(err, syscall.ENOTDIR) {
+			return "", failf("%s is a file, not a directory; use read_file to read it", p)
+		}
 		return "", accessError(p, err)
 	}
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
-	ig := newIgnorer(w.fsys, p, true)
+	ig := newIgnorer(w.root, p, true)
 	var b strings.Builder
 	shown, hidden := 0, 0
 	for _, d := range entries {
+		if isTemp(d.Name()) {
+			continue // a write in progress, or left by one that died
+		}
 		q := path.Join(p, d.Name())
 		if ig.ignored(q, d.IsDir()) {
 			hidden++
@@ -63,6 +64,10 @@ func (w *Workspace) listDir(ctx context.Context, a listArgs) (string, error) {
 			if target, err := w.root.Readlink(q); err == nil {
 				b.WriteString(" -> " + printable(target))
 			}
+		case d.Type()&iofs.ModeNamedPipe != 0:
+			b.WriteString("|")
+		case d.Type()&iofs.ModeSocket != 0:
+			b.WriteString("=")
 		}
 		b.WriteString("\n")
 	}

@@ -4,37 +4,29 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"syscall"
 	"unicode/utf8"
-
-	"github.com/ptkit/ptk"
 )
 
-var readFileInfo = ptk.ToolInfo{
-	Name: "read_file",
-	Description: `Read a text file in the workspace. Each line is shown with its line number, a tab, then the line, like "cat -n". ` +
+// The read_file tool's name and description; its parameters are readArgs's
+// fields.
+const (
+	readFileName        = "read_file"
+	readFileDescription = `Read a text file in the workspace. Each line is shown with its line number, a tab, then the line, like "cat -n". ` +
 		`Shows up to 2000 lines from offset (the 1-based first line, default 1); limit sets how many lines. ` +
 		`When the file has more, the output ends with a note giving the offset to read on from. ` +
 		`Lines longer than 2000 characters are cut, and output stops at about 50 KB. Binary files are refused. ` +
-		`The path is relative to the workspace root. Use list_dir, glob or grep to find files.`,
-	Parameters: []byte(`{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "description": "The file, relative to the workspace root."},
-    "offset": {"type": "integer", "minimum": 1, "description": "The line to start at, counting from 1. Default 1."},
-    "limit": {"type": "integer", "minimum": 1, "description": "How many lines to show. Default 2000."}
-  },
-  "required": ["path"],
-  "additionalProperties": false
-}`),
-}
+		`The path is relative to the workspace root. Use list_dir, glob or grep to find files.`
+)
 
 type readArgs struct {
-	Path   string `json:"path"`
-	Offset int    `json:"offset"`
-	Limit  int    `json:"limit"`
+	Path   string `json:"path" jsonschema:"The file, relative to the workspace root."`
+	Offset int    `json:"offset,omitempty" jsonschema:"The line to start at, counting from 1. Default 1."`
+	Limit  int    `json:"limit,omitempty" jsonschema:"How many lines to show. Default 2000."`
 }
 
 func (w *Workspace) readFile(ctx context.Context, a readArgs) (string, error) {
@@ -48,7 +40,6 @@ func (w *Workspace) readFile(ctx context.Context, a readArgs) (string, error) {
 	if limit == 0 {
 		limit = maxReadLines
 	}
-	// Stat before opening: opening a FIFO would block.
 	p, fi, err := w.stat(a.Path)
 	if err != nil {
 		return "", err
@@ -56,22 +47,23 @@ func (w *Workspace) readFile(ctx context.Context, a readArgs) (string, error) {
 	if fi.IsDir() {
 		return "", failf("%s is a directory; use list_dir", p)
 	}
-	if !fi.Mode().IsRegular() {
-		return "", failf("%s is not a regular file", p)
-	}
-	f, err := w.root.Open(p)
-	if err != nil {
+	f, _, err := openRegular(w.root, p)
+	switch {
+	case errors.Is(err, errNotRegular):
+		return "", notRegular(p, fi)
+	case errors.Is(err, syscall.EISDIR):
+		return "", failf("%s is a directory; use list_dir", p)
+	case err != nil:
 		return "", accessError(p, err)
 	}
 	defer f.Close()
 
-	lr := lineReader{br: bufio.NewReaderSize(f, 64<<10), max: maxLineBytes}
-	head, _ := lr.br.Peek(binarySniff)
-	if len(head) == 0 {
-		return fmt.Sprintf("(%s is empty)", p), nil
+	if err := ctx.Err(); err != nil {
+		return "", err
 	}
-	if bytes.IndexByte(head, 0) >= 0 {
-		return "", failf("%s is a binary file; read_file shows text files only", p)
+	lr := lineReader{ctx: ctx, br: bufio.NewReaderSize(f, 64<<10), max: maxLineBytes}
+	if head, _ := lr.br.Peek(1); len(head) == 0 {
+		return fmt.Sprintf("(%s is empty)", p), nil
 	}
 
 	var b strings.Builder
@@ -81,15 +73,16 @@ func (w *Workspace) readFile(ctx context.Context, a readArgs) (string, error) {
 		if err == io.EOF {
 			break
 		}
-		if err != nil {
+		switch {
+		case err == nil:
+		case err == errBinary:
+			return "", failf("%s is a binary file; read_file shows text files only", p)
+		case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+			return "", err
+		default:
 			return "", failf("reading %s: %v", p, err)
 		}
-		if n++; n%4096 == 0 {
-			if err := ctx.Err(); err != nil {
-				return "", err
-			}
-		}
-		if n < first || n >= first+limit || full {
+		if n++; n < first || n >= first+limit || full {
 			continue
 		}
 		text := strings.ToValidUTF8(string(line), "\uFFFD")
@@ -116,22 +109,43 @@ func (w *Workspace) readFile(ctx context.Context, a readArgs) (string, error) {
 	return strings.TrimSuffix(b.String(), "\n"), nil
 }
 
+// errBinary is the error of a lineReader that met a NUL byte.
+var errBinary = errors.New("binary")
+
+// checkEvery is how many bytes a lineReader reads between two looks at its
+// context: a few milliseconds of work, whatever the lines' length.
+const checkEvery = 1 << 20
+
 // A lineReader reads lines of any length, keeping at most max bytes of each.
+// It looks at its context every checkEvery bytes, and fails with errBinary
+// at the first NUL byte: a file with a NUL anywhere is binary, and is never
+// shown as text, even in part.
 type lineReader struct {
-	br  *bufio.Reader
-	max int
-	buf []byte
+	ctx     context.Context
+	br      *bufio.Reader
+	max     int
+	buf     []byte
+	unsized int // bytes read since the context was last looked at
 }
 
 // next returns the next line without its line ending ("\n" or "\r\n"), cut
 // to at most max bytes at a character boundary, and the line's full size. At
-// the end of the input it returns io.EOF.
+// the end of the input it returns io.EOF; when the context ends, its error.
 func (r *lineReader) next() (line []byte, size int, err error) {
 	r.buf = r.buf[:0]
 	var tail [2]byte // the line's last two bytes
 	for {
 		frag, err := r.br.ReadSlice('\n')
 		size += len(frag)
+		if bytes.IndexByte(frag, 0) >= 0 {
+			return nil, 0, errBinary
+		}
+		if r.unsized += len(frag); r.unsized >= checkEvery {
+			r.unsized = 0
+			if err := r.ctx.Err(); err != nil {
+				return nil, 0, err
+			}
+		}
 		if keep := r.max + 2 - len(r.buf); keep > 0 {
 			r.buf = append(r.buf, frag[:min(keep, len(frag))]...)
 		}

@@ -1,6 +1,9 @@
 package fs
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -65,7 +68,8 @@ func TestReadFile(t *testing.T) {
 			want: "no such file or directory: nope.txt"},
 		{name: "under a file", args: args{"path": "go.mod/x"}, wantErr: true,
 			want: "no such file or directory: go.mod/x"},
-		{name: "no path", args: args{}, wantErr: true, want: "path is required"},
+		{name: "no path", args: args{"path": ""}, wantErr: true, want: "path is required"},
+		{name: "missing path", args: args{}, wantErr: true, want: `invalid arguments: required: missing properties: ["path"]`},
 		{name: "negative offset", args: args{"path": "go.mod", "offset": -1}, wantErr: true,
 			want: "offset and limit must be positive"},
 	})
@@ -83,5 +87,61 @@ func TestReadFileCutsAtCharacter(t *testing.T) {
 	want := fmt.Sprintf("%6d\t%s … [line cut: %d bytes]", 1, strings.Repeat("a", 1999), len(line))
 	if res.Content != want {
 		t.Errorf("got %q\nwant %q", res.Content[len(res.Content)-40:], want[len(want)-40:])
+	}
+}
+
+// countdown is a context that ends after its Err has been asked n times:
+// it shows how often a tool looks at its context.
+type countdown struct {
+	context.Context
+	n int
+}
+
+func (c *countdown) Err() error {
+	if c.n--; c.n < 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestReadFileLooksAtContext reads a file of one 8 MiB line with a context
+// that ends after the first look: the read must stop, not read on to the
+// end of the line. read_file used to look every 4,096 lines, so a 2 GiB
+// one-line file ignored a 100 ms deadline for 4.45 s.
+func TestReadFileLooksAtContext(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"one-line.txt": strings.Repeat("a", 8<<20)})
+	tl, _ := open(t, dir).Tool("read_file")
+	ctx := &countdown{Context: context.Background(), n: 1}
+	res, err := tl.Run(ctx, json.RawMessage(`{"path": "one-line.txt"}`))
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("read_file = %.80q, %v; want context.Canceled", res.Content, err)
+	}
+}
+
+// TestBinaryAnywhere puts a NUL byte after 100 KB of text: the file is
+// binary, and no tool shows or edits it as text.
+func TestBinaryAnywhere(t *testing.T) {
+	dir := t.TempDir()
+	text := strings.Repeat("needle in a text line\n", 5000)
+	writeFiles(t, dir, map[string]string{"late.bin": text + "\x00" + text, "a.txt": "needle\n"})
+	w := open(t, dir)
+	for _, c := range []struct {
+		tool string
+		args args
+		want string
+	}{
+		{"read_file", args{"path": "late.bin"}, "late.bin is a binary file; read_file shows text files only"},
+		{"read_file", args{"path": "late.bin", "limit": 1}, "late.bin is a binary file; read_file shows text files only"},
+		{"grep", args{"pattern": "needle", "path": "late.bin"}, "late.bin is a binary file"},
+		{"edit_file", args{"path": "late.bin", "old_string": "needle", "new_string": "pin", "replace_all": true}, "late.bin is a binary file; edit_file edits text files only"},
+	} {
+		res := run(t, w, c.tool, c.args)
+		if !res.IsError || res.Content != c.want {
+			t.Errorf("%s(%v) = %.80q; want the error %q", c.tool, c.args, res.Content, c.want)
+		}
+	}
+	if res := run(t, w, "grep", args{"pattern": "needle"}); res.Content != "a.txt:1: needle" {
+		t.Errorf("grep = %.200q; want only a.txt", res.Content)
 	}
 }

@@ -14,11 +14,12 @@ import (
 var errStop = errors.New("stop")
 
 // A walker visits a directory tree of the workspace in path order, leaving
-// out what the ignore rules hide. It never follows a symbolic link to a
-// directory, so a walk ends even on a tree with link loops.
+// out what the ignore rules hide and the temporary files of writes. It never
+// follows a symbolic link to a directory, so a walk ends even on a tree with
+// link loops, and never opens a directory that has become something else.
 type walker struct {
 	ctx      context.Context
-	fsys     iofs.FS
+	root     *os.Root
 	ig       *ignorer
 	maxDepth int // levels below the start to visit; 0 for no limit
 	seen     int // entries visited, to check ctx now and then
@@ -31,10 +32,11 @@ type walker struct {
 // "a/b.go"). An error from visit, errStop included, ends the walk.
 // Directories that cannot be read are skipped.
 func (w *walker) walk(dir string, depth int, visit func(p string, d iofs.DirEntry) error) error {
-	entries, err := iofs.ReadDir(w.fsys, dir)
+	entries, err := readDir(w.root, dir)
 	if errors.Is(err, os.ErrClosed) {
 		return ErrClosed
 	}
+	entries = slices.DeleteFunc(entries, func(d iofs.DirEntry) bool { return isTemp(d.Name()) })
 	slices.SortFunc(entries, func(a, b iofs.DirEntry) int { return strings.Compare(pathKey(a), pathKey(b)) })
 	for _, d := range entries {
 		if w.seen++; w.seen%64 == 0 {

@@ -11,13 +11,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/tool"
 )
 
 // Limits on what one call reads and returns.
@@ -30,7 +31,6 @@ const (
 	maxGrepMatches = 200      // lines grep shows
 	maxGrepLine    = 500      // grep cuts longer lines around the match
 	maxGrepFile    = 64 << 20 // grep skips larger files
-	binarySniff    = 8 << 10  // a NUL in this many leading bytes means binary
 	maxIgnoreFile  = 1 << 20  // bytes read of an ignore file
 	maxWrite       = 10 << 20 // bytes write_file writes and edit_file edits
 	maxPath        = 4096     // bytes in a path to write (PATH_MAX on Linux)
@@ -45,12 +45,13 @@ var ErrClosed = errors.New("fs: workspace is closed")
 // Workspace is safe for concurrent use; its writes run one at a time.
 type Workspace struct {
 	root   *os.Root
-	fsys   iofs.FS  // root.FS()
 	dirs   []string // the workspace's absolute path, and its real path if that differs
 	tools  []ptk.Tool
 	edits  []ptk.Tool
-	mu     sync.Mutex // held by a write, and by Close
+	lock   chan struct{} // holds a token while a write or Close runs
 	closed atomic.Bool
+
+	cleaned map[dirID]time.Time // when a write last removed stale temporary files in a directory; under lock
 }
 
 // New opens the directory workspace for the tools, as an [os.Root]. Close
@@ -60,23 +61,28 @@ func New(workspace string) (*Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fs: %w", err)
 	}
-	root, err := os.OpenRoot(abs)
+	// "abs/." fails on anything but a directory without opening it: the
+	// open of a FIFO would block.
+	root, err := os.OpenRoot(abs + string(filepath.Separator) + ".")
 	if err != nil {
 		return nil, fmt.Errorf("fs: open workspace: %w", err)
 	}
-	w := &Workspace{root: root, fsys: root.FS(), dirs: []string{abs}}
+	w := &Workspace{root: root, dirs: []string{abs}, lock: make(chan struct{}, 1), cleaned: map[dirID]time.Time{}}
 	if real, err := filepath.EvalSymlinks(abs); err == nil && real != abs {
 		w.dirs = append(w.dirs, real)
 	}
+	ro := []tool.Option{tool.ReadOnly(), tool.Cacheable()}
 	w.tools = []ptk.Tool{
-		newTool(w, readFileInfo, w.readFile),
-		newTool(w, listDirInfo, w.listDir),
-		newTool(w, globInfo, w.glob),
-		newTool(w, grepInfo, w.grep),
+		w.guard(tool.New(readFileName, readFileDescription, results(w.readFile), ro...)),
+		w.guard(tool.New(listDirName, listDirDescription, results(w.listDir), ro...)),
+		w.guard(tool.New(globName, globDescription, results(w.glob), ro...)),
+		w.guard(tool.New(grepName, grepDescription, results(w.grep), ro...)),
 	}
 	w.edits = []ptk.Tool{
-		newEditTool(w, writeFileInfo, w.writeFile),
-		newEditTool(w, editFileInfo, w.editFile),
+		w.guard(tool.New(writeFileName, writeFileDescription, results(locked(w, w.writeFile)),
+			tool.WithSubject(func(a writeArgs) tool.Subject { return tool.Subject{Path: a.Path} }))),
+		w.guard(tool.New(editFileName, editFileDescription, results(locked(w, w.editFile)),
+			tool.WithSubject(func(a editArgs) tool.Subject { return tool.Subject{Path: a.Path} }))),
 	}
 	return w, nil
 }
@@ -84,8 +90,8 @@ func New(workspace string) (*Workspace, error) {
 // Close closes the workspace, after a write in progress ends; its tools then
 // fail with [ErrClosed].
 func (w *Workspace) Close() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
+	w.lock <- struct{}{}
+	defer func() { <-w.lock }()
 	if w.closed.Swap(true) {
 		return nil
 	}
@@ -119,43 +125,34 @@ func (f failure) Error() string { return string(f) }
 
 func failf(format string, args ...any) error { return failure(fmt.Sprintf(format, args...)) }
 
-// newTool makes a read-only tool of a function of decoded arguments.
-func newTool[A any](w *Workspace, info ptk.ToolInfo, run func(context.Context, A) (string, error)) ptk.Tool {
-	info.ReadOnly, info.Cacheable = true, true
-	return makeTool(w, info, run)
+// guarded is a tool of a Workspace: a call fails with [ErrClosed] once the
+// workspace is closed, and with the context's error once it has ended,
+// before its arguments are looked at. It wraps the tool made by [tool.New],
+// which [tool.As] and [tool.SubjectOf] find through Unwrap.
+type guarded struct {
+	t ptk.Tool
+	w *Workspace
 }
 
-// newEditTool makes a tool that changes files of a function of decoded
-// arguments. Its calls run one at a time, so that two edits of one file do
-// not lose one another, and never while Close runs.
-func newEditTool[A any](w *Workspace, info ptk.ToolInfo, run func(context.Context, A) (string, error)) ptk.Tool {
-	return makeTool(w, info, func(ctx context.Context, a A) (string, error) {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		if w.closed.Load() {
-			return "", ErrClosed
-		}
-		if err := ctx.Err(); err != nil {
-			return "", err
-		}
-		return run(ctx, a)
-	})
+func (g guarded) Info() ptk.ToolInfo           { return g.t.Info() }
+func (g guarded) Unwrap() ptk.Tool             { return g.t }
+func (w *Workspace) guard(t ptk.Tool) ptk.Tool { return guarded{t, w} }
+
+func (g guarded) Run(ctx context.Context, args json.RawMessage) (ptk.Result, error) {
+	if g.w.closed.Load() {
+		return ptk.Result{}, ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return ptk.Result{}, err
+	}
+	return g.t.Run(ctx, args)
 }
 
-// makeTool makes a tool of a function of decoded arguments. A [failure]
-// becomes an error result; any other error ends the run.
-func makeTool[A any](w *Workspace, info ptk.ToolInfo, run func(context.Context, A) (string, error)) ptk.Tool {
-	return ptk.NewTool(info, func(ctx context.Context, raw json.RawMessage) (ptk.Result, error) {
-		if w.closed.Load() {
-			return ptk.Result{}, ErrClosed
-		}
-		var args A
-		if len(raw) > 0 {
-			if err := json.Unmarshal(raw, &args); err != nil {
-				return ptk.Result{Content: "invalid arguments: " + err.Error(), IsError: true}, nil
-			}
-		}
-		out, err := run(ctx, args)
+// results turns a tool's function into one for [tool.New]: its text is the
+// result, a [failure] an error result, and any other error ends the run.
+func results[A any](run func(context.Context, A) (string, error)) func(context.Context, A) (ptk.Result, error) {
+	return func(ctx context.Context, a A) (ptk.Result, error) {
+		out, err := run(ctx, a)
 		var f failure
 		switch {
 		case err == nil:
@@ -166,7 +163,30 @@ func makeTool[A any](w *Workspace, info ptk.ToolInfo, run func(context.Context, 
 			return ptk.Result{}, ErrClosed
 		}
 		return ptk.Result{}, err
-	})
+	}
+}
+
+// locked makes a function that changes files run one call at a time, so
+// that two edits of one file do not lose one another, and never while Close
+// runs. A call waiting for its turn gives up when its context ends; nothing
+// done while the lock is held blocks (files are opened without blocking), so
+// the turn always comes.
+func locked[A any](w *Workspace, run func(context.Context, A) (string, error)) func(context.Context, A) (string, error) {
+	return func(ctx context.Context, a A) (string, error) {
+		select {
+		case w.lock <- struct{}{}:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+		defer func() { <-w.lock }()
+		if w.closed.Load() {
+			return "", ErrClosed
+		}
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+		return run(ctx, a)
+	}
 }
 
 // resolve turns a path from the model into a clean slash path relative to the

@@ -63,7 +63,8 @@ func TestWriteFile(t *testing.T) {
 		{name: "root", args: args{"path": ".", "content": "x"}, wantErr: true, want: ". names a directory; name a file"},
 		{name: "under a file", args: args{"path": "go.mod/x", "content": "x"}, wantErr: true,
 			want: "cannot write go.mod/x: a part of its path is a file, not a directory"},
-		{name: "no path", args: args{"content": "x"}, wantErr: true, want: "path is required"},
+		{name: "no path", args: args{"path": "", "content": "x"}, wantErr: true, want: "path is required"},
+		{name: "missing path", args: args{"content": "x"}, wantErr: true, want: `invalid arguments: required: missing properties: ["path"]`},
 		{name: "too big", args: args{"path": "big.bin", "content": strings.Repeat("x", maxWrite+1)}, wantErr: true,
 			want: "content is 10485761 bytes; write_file writes at most 10 MB"},
 	})
@@ -106,8 +107,11 @@ func TestWriteGit(t *testing.T) {
 	w := open(t, dir)
 	for _, p := range []string{".git/hooks/pre-commit", ".git/config", ".GIT/config", "sub/.git/hooks/x", ".Git",
 		"gitlink/hooks/pre-commit", "docs/hooks/post-checkout", "docs/../.git/HEAD", filepath.Join(dir, ".git/config")} {
-		for _, tool := range []string{"write_file", "edit_file"} {
-			res := run(t, w, tool, args{"path": p, "content": "#!/bin/sh\n", "old_string": "[core]", "new_string": "[x]"})
+		for tool, a := range map[string]args{
+			"write_file": {"path": p, "content": "#!/bin/sh\n"},
+			"edit_file":  {"path": p, "old_string": "[core]", "new_string": "[x]"},
+		} {
+			res := run(t, w, tool, a)
 			if !res.IsError || !strings.Contains(res.Content, "inside a .git directory") {
 				t.Errorf("%s(%s) = %q, want a refusal", tool, p, res.Content)
 			}
@@ -130,11 +134,18 @@ func TestReplaceFails(t *testing.T) {
 	w := open(t, dir)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := w.replace(ctx, "go.mod", []byte("new"), 0o644, true); !errors.Is(err, context.Canceled) {
+	d, err := w.target("go.mod", "write_file", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if err := w.replace(ctx, d, []byte("new"), 0o644, true); !errors.Is(err, context.Canceled) {
 		t.Errorf("replace with a canceled context: %v", err)
 	}
 	var f failure
-	if err := w.replace(context.Background(), "internal", []byte("new"), 0o644, false); !errors.As(err, &f) || !strings.Contains(string(f), "internal") {
+	// target refuses a directory: make the dest by hand to see replace fail.
+	internal := &dest{p: "internal", dir: d.dir, base: "internal"}
+	if err := w.replace(context.Background(), internal, []byte("new"), 0o644, false); !errors.As(err, &f) || !strings.Contains(string(f), "internal") {
 		t.Errorf("replace of a directory: %v", err)
 	}
 	if got := read(t, dir, "go.mod"); got != "module example.com/demo\n\ngo 1.26\n" {
