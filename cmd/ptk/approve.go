@@ -50,35 +50,13 @@ func (a *cliApprover) Approve(ctx context.Context, call ptk.Call, info ptk.ToolI
 }
 
 // approvalTools returns tools by name, for a policy to find what a call
-// acts on.
-//
-// Until the file tools declare their path (tool.WithSubject, being done in
-// tools/fs), one that declares no subject is given one here from its
-// "path" argument, which only ptk's own commands may know; a tool that
-// declares its subject is left as it is, so this does nothing once
-// tools/fs does. TODO: remove declaresPath when tools/fs declares it.
+// acts on (the subject each tool declares, tool.SubjectOf).
 func approvalTools(tools []ptk.Tool) map[string]ptk.Tool {
 	byName := make(map[string]ptk.Tool, len(tools))
 	for _, t := range tools {
-		if _, ok := tool.As[tool.Subjecter](t); !ok {
-			t = declaresPath{t}
-		}
 		byName[t.Info().Name] = t
 	}
 	return byName
-}
-
-// declaresPath is a tool whose calls act on their "path" argument.
-type declaresPath struct{ ptk.Tool }
-
-func (d declaresPath) Unwrap() ptk.Tool { return d.Tool }
-
-func (d declaresPath) Subject(args json.RawMessage) tool.Subject {
-	var a struct {
-		Path string `json:"path"`
-	}
-	json.Unmarshal(args, &a)
-	return tool.Subject{Path: a.Path}
 }
 
 // question asks the user on the terminal.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/tool"
+	"github.com/ptkit/ptk/tools/fs"
 	"github.com/ptkit/ptk/tools/shell"
 )
 
@@ -150,26 +151,31 @@ func TestRunSandboxNeedsBwrap(t *testing.T) {
 }
 
 // The approvers ask the policy about what a tool declares a call acts on:
-// bash its command; a tool that declares nothing (the file tools until they
-// do) its "path" argument, read by approvalTools.
+// bash its command, write_file its path; a tool that declares nothing is
+// matched by rules without a command or path only, whatever its arguments
+// are called.
 func TestApproversDecideByTheToolsSubject(t *testing.T) {
-	sh, err := shell.New(t.TempDir())
+	dir := t.TempDir()
+	sh, err := shell.New(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	type pathArgs struct {
-		Path    string `json:"path"`
-		Content string `json:"content"`
+	ws, err := fs.New(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
-	write := tool.New("write_file", "writes a file", func(context.Context, pathArgs) (string, error) { return "", nil })
+	defer ws.Close()
+	write, _ := ws.Tool("write_file")
+	type pathArgs struct {
+		Path string `json:"path"`
+	}
+	guess := tool.New("guess", "declares nothing", func(context.Context, pathArgs) (string, error) { return "", nil })
 	policy := &tool.Policy{Rules: []tool.Rule{
 		{Tool: "bash", Command: "go test", Action: tool.Allow},
 		{Tool: "write_file", Path: "docs/**", Action: tool.Allow},
+		{Tool: "guess", Path: "docs/**", Action: tool.Allow},
 	}}
-	tools := approvalTools([]ptk.Tool{sh.Tool(), write})
-	if _, ok := tools["bash"].(declaresPath); ok {
-		t.Error("bash, which declares its subject, was given a path")
-	}
+	tools := approvalTools([]ptk.Tool{sh.Tool(), write, guess})
 	cli := &cliApprover{policy: policy, policyFile: "p.json", tools: tools}
 	srv := &serveApprover{policy: policy, file: "p.json", tools: tools}
 	for _, c := range []struct {
@@ -181,6 +187,7 @@ func TestApproversDecideByTheToolsSubject(t *testing.T) {
 		{"write_file", `{"path": "docs/a.md", "content": ""}`, true},
 		{"write_file", `{"path": "main.go", "content": ""}`, false},
 		{"edit_file", `{"path": "docs/a.md"}`, false}, // not one of the tools
+		{"guess", `{"path": "docs/a.md"}`, false},     // no subject declared: no path to match
 	} {
 		call := ptk.Call{Tool: c.tool, Args: json.RawMessage(c.args)}
 		for name, a := range map[string]tool.Approver{"run": cli, "serve": srv} {
