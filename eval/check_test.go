@@ -212,7 +212,7 @@ var perturbations = []perturbation{
 // and checks that both verdicts say wrong, BFCL's for the reason the change
 // gives.
 func TestPerturbedAnswersScoreWrong(t *testing.T) {
-	qs := questions(t, 4)
+	qs := questions(t, 10)
 	applied := map[string]int{}
 	for _, q := range qs {
 		if q.Answer == nil || Language(q.Category) != "python" {

@@ -1,11 +1,14 @@
 package eval
 
 import (
+	"bytes"
 	"context"
 	"net/http/httptest"
+	"reflect"
 	"testing"
 
 	"github.com/ptkit/ptk/llm/openai"
+	"github.com/ptkit/ptk/llm/replay"
 )
 
 func serve(t *testing.T, s *bfclServer) *openai.Client {
@@ -18,7 +21,7 @@ func serve(t *testing.T, s *bfclServer) *openai.Client {
 // reference answers, over the OpenAI wire format: 100% in every mode and
 // prompt, both verdicts.
 func TestRunPerfectModel(t *testing.T) {
-	qs := answerable(t, questions(t, 10))
+	qs := answerable(t, questions(t, 20))
 	s := &bfclServer{qs: qs}
 	results, err := Run(context.Background(), qs, Options{Model: serve(t, s), ModelName: "perfect",
 		Modes: []Mode{ModePTK, ModeNative, ModeAuto}, Prompts: []string{"ptk", "hermes"}, Concurrency: 4})
@@ -44,7 +47,7 @@ func TestRunPerfectModel(t *testing.T) {
 // TestRunKnownWrongAnswers answers every third question wrongly and checks
 // the accuracy is exactly what that gives, per category and overall.
 func TestRunKnownWrongAnswers(t *testing.T) {
-	qs := answerable(t, questions(t, 10))
+	qs := answerable(t, questions(t, 20))
 	wrongIDs := map[string]bool{}
 	wrongIn := map[string]int{}
 	for i, q := range qs {
@@ -110,5 +113,52 @@ func TestRunResumes(t *testing.T) {
 	}
 	if len(all) != 8 || s.requests.Load() != 5+4 {
 		t.Errorf("%d results, %d requests; want 8 and 9", len(all), s.requests.Load())
+	}
+}
+
+// TestRunStreamed asks the same questions streamed: the same verdicts.
+func TestRunStreamed(t *testing.T) {
+	qs := answerable(t, questions(t, 1000))
+	wrongIDs := map[string]bool{qs[0].ID: true, qs[len(qs)/2].ID: true}
+	s := &bfclServer{qs: qs, wrongIDs: wrongIDs}
+	results, err := Run(context.Background(), qs, Options{Model: serve(t, s), Stream: true, Prompts: []string{"hermes"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range results {
+		if r.Error != "" || r.Correct == wrongIDs[r.ID] || r.Usage.PromptTokens != 100 {
+			t.Errorf("%s (%s): error %q, correct %v, usage %+v\n%s", r.ID, r.Mode, r.Error, r.Correct, r.Usage, r.Text)
+		}
+	}
+}
+
+// TestRunRecordReplay records a run and replays it without the server:
+// the same results, answer for answer.
+func TestRunRecordReplay(t *testing.T) {
+	qs := answerable(t, questions(t, 1000))
+	s := &bfclServer{qs: qs, wrongIDs: map[string]bool{qs[1].ID: true}}
+	var rec bytes.Buffer
+	opts := Options{Modes: []Mode{ModePTK, ModeNative}, Prompts: []string{"ptk", "hermes"}, Concurrency: 4}
+	opts.Model = replay.Record(serve(t, s), &rec)
+	first, err := Run(context.Background(), qs, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := s.requests.Load()
+	if opts.Model, err = replay.Load(&rec); err != nil {
+		t.Fatal(err)
+	}
+	again, err := Run(context.Background(), qs, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.requests.Load() != asked {
+		t.Errorf("the replay asked the server %d more times", s.requests.Load()-asked)
+	}
+	for i := range first {
+		first[i].LatencyMS, again[i].LatencyMS = 0, 0
+		if !reflect.DeepEqual(first[i], again[i]) {
+			t.Errorf("%s: replayed\n%+v\nrecorded\n%+v", first[i].ID, again[i], first[i])
+		}
 	}
 }

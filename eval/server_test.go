@@ -31,6 +31,7 @@ type wireMessage struct {
 
 type wireRequest struct {
 	Model    string        `json:"model"`
+	Stream   bool          `json:"stream"`
 	Messages []wireMessage `json:"messages"`
 	Tools    []struct {
 		Function struct {
@@ -84,11 +85,35 @@ func (s *bfclServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else if len(calls) > 0 {
 		msg["content"] = dialects[dialectFor(q)](calls)
 	}
+	usage := map[string]any{"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
+	if req.Stream {
+		// Server-sent events: the text in two pieces, each call whole, then
+		// the finish and the usage.
+		w.Header().Set("Content-Type", "text/event-stream")
+		event := func(delta map[string]any, finish any, usage any) {
+			b, _ := json.Marshal(map[string]any{"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": req.Model,
+				"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}, "usage": usage})
+			fmt.Fprintf(w, "data: %s\n\n", b)
+		}
+		if text, _ := msg["content"].(string); text != "" {
+			event(map[string]any{"role": "assistant", "content": text[:len(text)/2]}, nil, nil)
+			event(map[string]any{"content": text[len(text)/2:]}, nil, nil)
+		}
+		if tcs, ok := msg["tool_calls"].([]map[string]any); ok {
+			for i, tc := range tcs {
+				tc["index"] = i
+				event(map[string]any{"tool_calls": []any{tc}}, nil, nil)
+			}
+		}
+		event(map[string]any{}, "stop", usage)
+		fmt.Fprint(w, "data: [DONE]\n\n")
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(map[string]any{
 		"id": "chatcmpl-1", "object": "chat.completion", "model": req.Model,
 		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": "stop"}},
-		"usage":   map[string]any{"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
+		"usage":   usage,
 	})
 }
 
@@ -119,6 +144,9 @@ func (s *bfclServer) find(req wireRequest) *Question {
 	for _, t := range req.Tools {
 		tools = append(tools, t.Function.Name)
 	}
+	// Questions may share a user message: the one whose functions are all
+	// in the request, and the most of them, is the one asked.
+	var best *Question
 	for _, q := range s.qs {
 		last := ""
 		for _, m := range q.Messages {
@@ -137,11 +165,11 @@ func (s *bfclServer) find(req wireRequest) *Question {
 				fits = fits && strings.Contains(system, f.Name)
 			}
 		}
-		if fits {
-			return q
+		if fits && (best == nil || len(q.Functions) > len(best.Functions)) {
+			best = q
 		}
 	}
-	return nil
+	return best
 }
 
 // answerable are the questions whose reference answer both verdicts score
