@@ -32,11 +32,13 @@ const (
 )
 
 // Prompts are the text protocol's prompt variants, by name: "ptk" (ptk's
-// own protocol, <PTK_CALL>) and "hermes" (Hermes/Qwen-style <tool_call>).
-// The parser reads either, whichever the model writes.
+// own protocol, <PTK_CALL>), "hermes" (Hermes/Qwen-style <tool_call>) and
+// "pythonic" (a Python list of calls, as BFCL asks in its prompting mode).
+// The parser reads any of them, whichever the model writes.
 var Prompts = map[string]protocol.Formatter{
-	"ptk":    protocol.PTK{},
-	"hermes": Hermes{},
+	"ptk":      protocol.PTK{},
+	"hermes":   Hermes{},
+	"pythonic": Pythonic{},
 }
 
 // Options configure a Run.
@@ -408,11 +410,7 @@ func strictVerdict(q *Question, rep *turn.Reply, tools []ptk.ToolInfo, original 
 		}
 		return Check(q, calls)
 	}
-	bare := make([]ptk.ToolInfo, len(tools))
-	for i, t := range tools {
-		bare[i] = ptk.ToolInfo{Name: t.Name}
-	}
-	p, err := protocol.NewParser(bare)
+	p, err := protocol.NewParser(bareTools(tools))
 	if err != nil {
 		return decoderFailed(q)
 	}
@@ -455,4 +453,14 @@ func writtenName(repair string) (string, bool) {
 	}
 	s, err := strconv.Unquote(name)
 	return s, err == nil
+}
+
+// bareTools are tools with their names only: a parser of them reads calls
+// without checking or coercing their arguments.
+func bareTools(tools []ptk.ToolInfo) []ptk.ToolInfo {
+	out := make([]ptk.ToolInfo, len(tools))
+	for i, t := range tools {
+		out[i] = ptk.ToolInfo{Name: t.Name}
+	}
+	return out
 }

@@ -24,11 +24,11 @@ func TestRunPerfectModel(t *testing.T) {
 	qs := answerable(t, questions(t, 20))
 	s := &bfclServer{qs: qs}
 	results, err := Run(context.Background(), qs, Options{Model: serve(t, s), ModelName: "perfect",
-		Modes: []Mode{ModePTK, ModeNative, ModeAuto}, Prompts: []string{"ptk", "hermes"}, Concurrency: 4})
+		Modes: []Mode{ModePTK, ModeNative, ModeAuto}, Prompts: []string{"ptk", "hermes", "pythonic"}, Concurrency: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := len(qs) * 5; len(results) != want {
+	if want := len(qs) * 7; len(results) != want { // native, and ptk and auto with each prompt
 		t.Fatalf("%d results, want %d", len(results), want)
 	}
 	for _, r := range results {

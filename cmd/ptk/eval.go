@@ -33,8 +33,8 @@ func newEvalCmd() *cobra.Command {
 		Long: `eval asks a model the questions of the Berkeley Function Calling Leaderboard
 (BFCL v4 single-turn data: simple, multiple, parallel, parallel_multiple,
 irrelevance, live_*, java, javascript), each once, with its functions as
-tools, in each --mode: ptk (the text protocol, with each --prompt: ptk or
-hermes), native (the provider's function calling) or auto (native, and the
+tools, in each --mode: ptk (the text protocol, with each --prompt: ptk,
+hermes or pythonic), native (the provider's function calling) or auto (native, and the
 text protocol when the provider rejects tools). It scores the calls with a
 port of BFCL's AST checker and prints a Markdown table per category and mode:
 accuracy as ptk reads the calls, and BFCL's strict accuracy (no coercion, no
@@ -62,7 +62,7 @@ goes; running again with the same --out asks only what is not answered yet.
 	fl.StringVar(&f.categories, "categories", "non_live", "comma-separated categories or groups (simple, python, non_live, live, ast, relevance, all)")
 	fl.IntVar(&f.limit, "limit", 0, "at most N questions of each category (0: all)")
 	fl.StringVar(&f.modes, "mode", "ptk,native", "comma-separated modes: ptk, native, auto")
-	fl.StringVar(&f.prompts, "prompt", "ptk", "comma-separated prompts of the text protocol: ptk, hermes")
+	fl.StringVar(&f.prompts, "prompt", "ptk", "comma-separated prompts of the text protocol: ptk, hermes, pythonic")
 	fl.StringVar(&f.baseURL, "base-url", "", "the model's OpenAI-compatible API (env PTK_BASE_URL; default "+defaultBaseURL+")")
 	fl.StringVar(&f.apiKey, "api-key", "", "API key (env PTK_API_KEY, then OPENAI_API_KEY)")
 	fl.StringVar(&f.model, "model", "", "model name: from the catalog ('ptk models'), else a model of the server at --base-url (env PTK_MODEL)")
@@ -100,7 +100,7 @@ func runEval(cmd *cobra.Command, f evalFlags) error {
 	prompts := splitList(f.prompts)
 	for _, p := range prompts {
 		if _, ok := eval.Prompts[p]; !ok {
-			return usagef("--prompt must list ptk or hermes, not %q", p)
+			return usagef("--prompt must list ptk, hermes or pythonic, not %q", p)
 		}
 	}
 	if f.limit < 0 || f.concurrency < 1 || f.maxTokens < 0 || f.timeout < 0 {

@@ -1,0 +1,106 @@
+package eval
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/protocol"
+)
+
+// Pythonic is a [protocol.Formatter] that asks for calls as a Python list
+// of function calls with keyword arguments, [get_weather(city="Paris"),
+// math.factorial(number=5)], and nothing else: the format BFCL asks of
+// models it evaluates without native function calling (its "prompting"
+// mode), and the one Llama 3.2 and later write. The functions are listed as
+// JSON. ptk's parser reads these calls as it reads its own. Results and a
+// flattened conversation are written as PTK writes them.
+type Pythonic struct{ protocol.PTK }
+
+var _ protocol.Formatter = Pythonic{}
+
+// SystemPrompt returns instructions, then how to call the functions, then
+// the functions.
+func (p Pythonic) SystemPrompt(instructions string, tools []ptk.ToolInfo) string {
+	var b strings.Builder
+	if s := strings.TrimSpace(instructions); s != "" {
+		b.WriteString(s)
+		b.WriteString("\n\n")
+	}
+	b.WriteString("You can call the functions listed below. When one or more of them answer the question, ")
+	b.WriteString("reply with the calls only, written as a Python list of calls with keyword arguments:\n")
+	b.WriteString("[func_name1(param1=value1, param2=value2), func_name2(param=value)]\n")
+	b.WriteString("Write nothing else in a reply that makes calls. If none of the functions can be used, say so in plain text.\n\n")
+	b.WriteString("The functions, as JSON:\n")
+	b.WriteString(p.Tools(tools))
+	return b.String()
+}
+
+// Tools writes the functions as one JSON document per line.
+func (Pythonic) Tools(tools []ptk.ToolInfo) string {
+	var lines []string
+	for _, t := range tools {
+		params := t.Parameters
+		if len(bytes.TrimSpace(params)) == 0 || !json.Valid(params) {
+			params = json.RawMessage(`{"type":"object","properties":{}}`)
+		}
+		line, _ := json.Marshal(struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description,omitempty"`
+			Parameters  json.RawMessage `json:"parameters"`
+		}{t.Name, t.Description, params})
+		lines = append(lines, string(line))
+	}
+	return protocol.Neutralize(strings.Join(lines, "\n"))
+}
+
+// Calls writes calls as a Python list of calls.
+func (Pythonic) Calls(calls []ptk.Call) string {
+	if len(calls) == 0 {
+		return ""
+	}
+	parts := make([]string, len(calls))
+	for i, c := range calls {
+		var args []string
+		if v, err := Decode(c.Args); err == nil {
+			if d, ok := v.(*Dict); ok {
+				for j, k := range d.Keys {
+					args = append(args, k+"="+pythonLiteral(d.Vals[j]))
+				}
+			}
+		}
+		parts[i] = c.Tool + "(" + strings.Join(args, ", ") + ")"
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// pythonLiteral writes a decoded JSON value as a Python literal.
+func pythonLiteral(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "None"
+	case bool:
+		if x {
+			return "True"
+		}
+		return "False"
+	case string:
+		return strconv.Quote(x)
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = pythonLiteral(e)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case *Dict:
+		parts := make([]string, len(x.Keys))
+		for i, k := range x.Keys {
+			parts[i] = strconv.Quote(k) + ": " + pythonLiteral(x.Vals[i])
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	}
+	b, _ := EncodeJSON(v)
+	return string(b)
+}
