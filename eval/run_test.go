@@ -5,8 +5,12 @@ import (
 	"context"
 	"net/http/httptest"
 	"reflect"
+	"strings"
 	"testing"
 
+	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/llm/llmtest"
 	"github.com/ptkit/ptk/llm/openai"
 	"github.com/ptkit/ptk/llm/replay"
 )
@@ -160,5 +164,67 @@ func TestRunRecordReplay(t *testing.T) {
 		if !reflect.DeepEqual(first[i], again[i]) {
 			t.Errorf("%s: replayed\n%+v\nrecorded\n%+v", first[i].ID, again[i], first[i])
 		}
+	}
+}
+
+// TestRunCountsWhatWentWrong scripts four answers, each wrong or odd in
+// its own way, and checks each result and the summary count them.
+func TestRunCountsWhatWentWrong(t *testing.T) {
+	qs, err := Load("testdata/bfcl", []string{"simple_python"}, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := ptk.Usage{PromptTokens: 1000, CompletionTokens: 100}
+	script := llmtest.New(
+		llmtest.Reply{Content: `<PTK_CALL>{"tool": "calculate_triangle_area", "args": {"base": 10, "height": "5"}}</PTK_CALL>`, Usage: u},
+		llmtest.Reply{Content: `<PTK_CALL>{"tool": "math.factorial", "args": {}}</PTK_CALL>`, Usage: u},
+		llmtest.Reply{Content: `<PTK_CALL>{"tool": "math.hypot", "args": {"x": 4, "y": `, Usage: u},
+		llmtest.Reply{Content: "I cannot solve equations.", Usage: u},
+	)
+	model := llm.Priced(script, llm.Price{Input: 1, Output: 10})
+	results, err := Run(context.Background(), qs, Options{Model: model, Modes: []Mode{ModePTK}, Concurrency: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type want struct {
+		correct, strict bool
+		strictType      string
+		notParsed       int
+		invalid         string
+		refusal         bool
+	}
+	for i, w := range []want{
+		{correct: true, strictType: "type_error:simple"}, // "5" coerced to 5: right for ptk, not for BFCL
+		{strictType: "simple_function_checker:missing_required", invalid: "missing_argument"},
+		{strictType: "simple_function_checker:wrong_count", notParsed: 1},
+		{strictType: "simple_function_checker:wrong_count", refusal: true},
+	} {
+		r := results[i]
+		got := want{r.Correct, r.Strict.Correct, r.Strict.ErrorType, r.NotParsed, strings.Join(r.Invalid, ","), r.Refusal}
+		if got != w {
+			t.Errorf("%s: %+v, want %+v\n%s", r.ID, got, w, r.Text)
+		}
+		if r.Cost != 0.002 {
+			t.Errorf("%s: cost %v, want 0.002", r.ID, r.Cost)
+		}
+	}
+	if len(results[0].Calls) != 1 || len(results[0].Calls[0].Repairs) == 0 {
+		t.Errorf("the coerced call records no repair: %+v", results[0].Calls)
+	}
+	sums := Summarize(results)
+	s := sums[0]
+	if s.Category != "simple_python" || s.Questions != 4 || s.Correct != 1 || s.StrictCorrect != 0 || s.NotParsed != 1 ||
+		s.Invalid != 1 || s.InvalidRules["missing_argument"] != 1 || s.Refusals != 1 || s.PromptTokens != 4000 || s.Cost != 0.008 {
+		t.Errorf("summary %+v", s)
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	lat := []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 100}
+	if p50, p95 := percentile(lat, 50), percentile(lat, 95); p50 != 10 || p95 != 19 {
+		t.Errorf("p50 %d, p95 %d; want 10 and 19", p50, p95)
+	}
+	if percentile(nil, 50) != 0 || percentile([]int64{7}, 95) != 7 {
+		t.Error("edge cases")
 	}
 }
