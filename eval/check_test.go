@@ -268,8 +268,8 @@ func TestRelevance(t *testing.T) {
 				t.Errorf("%s: a call scored %+v", q.ID, called.Strict)
 			}
 		} else {
-			if prose.Correct || prose.Strict.ErrorType != "relevance:no_call" {
-				t.Errorf("%s: prose scored %+v", q.ID, prose.Strict)
+			if prose.Correct || prose.Strict.ErrorType != "relevance:no_call" || !prose.Refusal {
+				t.Errorf("%s: prose scored %+v, refusal %v", q.ID, prose.Strict, prose.Refusal)
 			}
 			if !called.Strict.Correct {
 				t.Errorf("%s: a call scored %+v", q.ID, called.Strict)

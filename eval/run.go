@@ -267,9 +267,6 @@ func ask(ctx context.Context, j job, o *Options) Result {
 func askIn(ctx context.Context, j job, used Mode, o *Options) (Result, error) {
 	q := j.q
 	r := Result{ID: q.ID, Category: q.Category, Mode: j.mode, Prompt: j.prompt, Used: used, Calls: []CallRecord{}}
-	if j.mode == ModeAuto && used == ModeNative {
-		r.Prompt = j.prompt // the prompt it would have been asked with
-	}
 	native := used == ModeNative
 	tools, names := Tools(q, native)
 	parser, err := protocol.NewParser(tools)
@@ -365,7 +362,7 @@ func score(r *Result, q *Question, rep *turn.Reply, parser *protocol.Parser, too
 		r.Verdict = Check(q, calls)
 	}
 	r.Correct = r.Verdict.Correct
-	r.Refusal = len(calls) == 0 && r.NotParsed == 0 && q.Answer != nil && strings.TrimSpace(rep.Text) != ""
+	r.Refusal = len(calls) == 0 && r.NotParsed == 0 && !strings.Contains(q.Category, "irrelevance") && strings.TrimSpace(rep.Text) != ""
 	r.Strict = strictVerdict(q, rep, tools, original, native)
 }
 
