@@ -2,8 +2,10 @@ package eval
 
 import (
 	"bytes"
+	_ "embed"
 	"encoding/json"
 	"strings"
+	"text/template"
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/protocol"
@@ -19,20 +21,24 @@ type Hermes struct{ protocol.PTK }
 
 var _ protocol.Formatter = Hermes{}
 
-// SystemPrompt returns instructions, then the tools and how to call them.
+//go:embed hermes.tmpl
+var hermesPrompt string
+
+var hermesTmpl = template.Must(template.New("hermes.tmpl").Parse(hermesPrompt))
+
+// SystemPrompt returns instructions, then the tools and how to call them
+// (hermes.tmpl).
 func (h Hermes) SystemPrompt(instructions string, tools []ptk.ToolInfo) string {
+	return render(hermesTmpl, instructions, h.Tools(tools))
+}
+
+// render executes a prompt template with the caller's instructions and the
+// tools' definitions.
+func render(t *template.Template, instructions, tools string) string {
 	var b strings.Builder
-	if s := strings.TrimSpace(instructions); s != "" {
-		b.WriteString(s)
-		b.WriteString("\n\n")
-	}
-	b.WriteString("# Tools\n\nYou may call one or more functions to assist with the user query.\n\n")
-	b.WriteString("You are provided with function signatures within <tools></tools> XML tags:\n<tools>\n")
-	b.WriteString(h.Tools(tools))
-	b.WriteString("\n</tools>\n\nFor each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n")
-	b.WriteString("<tool_call>\n{\"name\": <function-name>, \"arguments\": <args-json-object>}\n</tool_call>\n\n")
-	b.WriteString("If none of the functions can be used, answer in plain text without a tool call.")
-	return b.String()
+	// The templates are fixed and their data are strings: they cannot fail.
+	_ = t.Execute(&b, struct{ Instructions, Tools string }{strings.TrimSpace(instructions), tools})
+	return strings.TrimRight(b.String(), "\n")
 }
 
 // Tools writes one line of JSON per tool, in OpenAI's function shape.
@@ -48,8 +54,10 @@ func (Hermes) Tools(tools []ptk.ToolInfo) string {
 			Description string          `json:"description,omitempty"`
 			Parameters  json.RawMessage `json:"parameters"`
 		}{t.Name, t.Description, params}
-		line, _ := json.Marshal(map[string]any{"type": "function", "function": fn})
-		lines = append(lines, string(line))
+		lines = append(lines, marshalText(struct {
+			Type     string `json:"type"`
+			Function any    `json:"function"`
+		}{"function", fn}))
 	}
 	return protocol.Neutralize(strings.Join(lines, "\n"))
 }
@@ -65,12 +73,11 @@ func (Hermes) Calls(calls []ptk.Call) string {
 		if len(bytes.TrimSpace(args)) == 0 || !json.Valid(args) {
 			args = json.RawMessage("{}")
 		}
-		line, _ := json.Marshal(struct {
+		b.WriteString("<tool_call>\n")
+		b.WriteString(marshalText(struct {
 			Name      string          `json:"name"`
 			Arguments json.RawMessage `json:"arguments"`
-		}{c.Tool, args})
-		b.WriteString("<tool_call>\n")
-		b.Write(line)
+		}{c.Tool, args}))
 		b.WriteString("\n</tool_call>")
 	}
 	return b.String()
@@ -91,4 +98,13 @@ func (Hermes) Results(results []ptk.Result) string {
 		b.WriteString("\n</tool_response>")
 	}
 	return b.String()
+}
+
+// marshalText is v as one line of JSON, with <, > and & written as they are.
+func marshalText(v any) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v) // the values are strings and valid JSON: it cannot fail
+	return strings.TrimRight(b.String(), "\n")
 }

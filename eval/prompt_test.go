@@ -2,6 +2,10 @@ package eval
 
 import (
 	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -53,5 +57,44 @@ func TestPromptsRoundTrip(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatal("nothing checked")
+	}
+}
+
+var updateGolden = flag.Bool("update-golden", false, "rewrite the prompt variants' golden files in testdata/golden")
+
+// TestPromptsGolden shows exactly what a model reads with each prompt
+// variant for a BFCL question, and how its calls are replayed to it.
+func TestPromptsGolden(t *testing.T) {
+	qs, err := Load("testdata/bfcl", []string{"simple_python", "parallel_multiple"}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"hermes", "pythonic"} {
+		f := Prompts[name]
+		var b strings.Builder
+		for _, q := range qs {
+			tools, _ := Tools(q, false)
+			var calls []ptk.Call
+			for _, c := range reference(q) {
+				calls = append(calls, ptk.Call{Tool: c.Name, Args: json.RawMessage(argsJSON(c.Args))})
+			}
+			fmt.Fprintf(&b, "==== %s: system prompt\n%s\n==== %s: calls\n%s\n", q.ID, f.SystemPrompt("You are a helpful assistant.", tools), q.ID, f.Calls(calls))
+		}
+		path := filepath.Join("testdata", "golden", name+".txt")
+		if *updateGolden {
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (run go test -run Golden -update-golden to create it)", err)
+		}
+		if got := b.String(); got != string(want) {
+			t.Errorf("the %s prompt differs from %s (run with -update-golden if the change is intended):\n%s", name, path, got)
+		}
 	}
 }

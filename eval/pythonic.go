@@ -2,9 +2,11 @@ package eval
 
 import (
 	"bytes"
+	_ "embed"
 	"encoding/json"
 	"strconv"
 	"strings"
+	"text/template"
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/protocol"
@@ -21,21 +23,15 @@ type Pythonic struct{ protocol.PTK }
 
 var _ protocol.Formatter = Pythonic{}
 
+//go:embed pythonic.tmpl
+var pythonicPrompt string
+
+var pythonicTmpl = template.Must(template.New("pythonic.tmpl").Parse(pythonicPrompt))
+
 // SystemPrompt returns instructions, then how to call the functions, then
-// the functions.
+// the functions (pythonic.tmpl).
 func (p Pythonic) SystemPrompt(instructions string, tools []ptk.ToolInfo) string {
-	var b strings.Builder
-	if s := strings.TrimSpace(instructions); s != "" {
-		b.WriteString(s)
-		b.WriteString("\n\n")
-	}
-	b.WriteString("You can call the functions listed below. When one or more of them answer the question, ")
-	b.WriteString("reply with the calls only, written as a Python list of calls with keyword arguments:\n")
-	b.WriteString("[func_name1(param1=value1, param2=value2), func_name2(param=value)]\n")
-	b.WriteString("Write nothing else in a reply that makes calls. If none of the functions can be used, say so in plain text.\n\n")
-	b.WriteString("The functions, as JSON:\n")
-	b.WriteString(p.Tools(tools))
-	return b.String()
+	return render(pythonicTmpl, instructions, p.Tools(tools))
 }
 
 // Tools writes the functions as one JSON document per line.
@@ -46,12 +42,11 @@ func (Pythonic) Tools(tools []ptk.ToolInfo) string {
 		if len(bytes.TrimSpace(params)) == 0 || !json.Valid(params) {
 			params = json.RawMessage(`{"type":"object","properties":{}}`)
 		}
-		line, _ := json.Marshal(struct {
+		lines = append(lines, marshalText(struct {
 			Name        string          `json:"name"`
 			Description string          `json:"description,omitempty"`
 			Parameters  json.RawMessage `json:"parameters"`
-		}{t.Name, t.Description, params})
-		lines = append(lines, string(line))
+		}{t.Name, t.Description, params}))
 	}
 	return protocol.Neutralize(strings.Join(lines, "\n"))
 }
