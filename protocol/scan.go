@@ -296,12 +296,22 @@ func (m *machine) byteBefore(k int) int {
 
 const maxStealWord = 64
 
+// maxWalkBack is the furthest a construct looks back for the word it claims
+// (a tool name before '(' may be up to 2*maxStealWord bytes).
+const maxWalkBack = 2 * maxStealWord
+
 // isWordChar covers every byte a construct may claim from the prose before
 // it (see stealableStart).
 func isWordChar(c byte) bool { return isPyIdentByte(c) || c == '.' || c == '-' }
 
 // stealableStart returns where the part of seg that a construct might still
 // claim begins: a trailing word, or a trailing line made of one word.
+//
+// A trailing word too long to be claimed keeps its last maxWalkBack bytes
+// back all the same: the constructs that look back for a word before them
+// (name<arg_key>, name(...)) give up after that many bytes, and they must
+// give up in a stream as they do in the whole text, not find a short word
+// where the prose already moved to the text cut a long one.
 func stealableStart(seg []byte, before int) int {
 	n := len(seg)
 	w := n
@@ -312,14 +322,17 @@ func stealableStart(seg []byte, before int) int {
 		return n
 	}
 	k := w
-	for k > 0 && w-k <= maxStealWord && isWordChar(seg[k-1]) {
+	for k > 0 && w-k <= maxWalkBack && isWordChar(seg[k-1]) {
 		k--
 	}
-	if k == w || w-k > maxStealWord {
+	if k == w {
 		return n
 	}
 	if w == n {
-		return k
+		return max(k, n-maxWalkBack)
+	}
+	if w-k > maxStealWord {
+		return n
 	}
 	lineStart := k == 0 && (before == -1 || before == '\n') || k > 0 && seg[k-1] == '\n'
 	for j := w; j < n && lineStart; j++ {
