@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/ptkit/ptk/lenient"
 	"math"
 	"os"
 	"path/filepath"
@@ -598,7 +599,7 @@ func TestQuickValidityAgreesWithValidator(t *testing.T) {
 				}
 			}
 			for _, v := range variants {
-				n, _, err := parseLenient([]byte(v))
+				n, _, err := lenient.Parse([]byte(v))
 				if err != nil {
 					t.Fatalf("%s: %q: %v", e.ID, v, err)
 				}

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"bytes"
+	"github.com/ptkit/ptk/lenient"
 	"io"
 	"strconv"
 	"unicode/utf8"
@@ -312,11 +313,11 @@ func validUTF8Prefix(b []byte) int {
 func (p *Parser) Check(c ptk.Call) (Attempt, []Diagnostic) {
 	rc := rawCall{name: c.Tool, reasoning: c.Reasoning, src: c.Args}
 	if len(bytes.TrimSpace(c.Args)) > 0 {
-		n, rep, err := parseLenient(c.Args)
+		n, rep, err := lenient.Parse(c.Args)
 		if err != nil {
 			rc.err, rc.errMsg = DiagMalformed, "the arguments cannot be read as JSON: "+err.Error()
 		} else {
-			rc.args, rc.repairs = n, rep.strings()
+			rc.args, rc.repairs = n, rep.Strings()
 		}
 	}
 	if rc.name == "" && rc.err == "" {
@@ -324,3 +325,7 @@ func (p *Parser) Check(c ptk.Call) (Attempt, []Diagnostic) {
 	}
 	return p.finish(rc, c.ID)
 }
+
+// RepairJSON reads s as lenient JSON and returns it as valid JSON, with the
+// repairs made; see [lenient.RepairJSON].
+func RepairJSON(s []byte) (out []byte, repairs []string, err error) { return lenient.RepairJSON(s) }

@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"github.com/ptkit/ptk/lenient"
 	"math/big"
 	"strconv"
 	"strings"
@@ -38,7 +39,7 @@ func closerOf(c byte) byte {
 	return '}'
 }
 
-func (s *pyScan) feed(buf []byte, eof bool) jstatus {
+func (s *pyScan) feed(buf []byte, eof bool) lenient.Status {
 	i := s.pos
 	for i < len(buf) {
 		c := buf[i]
@@ -50,7 +51,7 @@ func (s *pyScan) feed(buf []byte, eof bool) jstatus {
 					if eof {
 						return s.fail(i, "the input ends inside a string")
 					}
-					return jNeed
+					return lenient.Need
 				}
 				i += 2
 				continue
@@ -63,7 +64,7 @@ func (s *pyScan) feed(buf []byte, eof bool) jstatus {
 				if i+2 >= len(buf) {
 					if !eof {
 						s.pos = i
-						return jNeed
+						return lenient.Need
 					}
 					i++
 					continue
@@ -81,7 +82,7 @@ func (s *pyScan) feed(buf []byte, eof bool) jstatus {
 		}
 		switch c {
 		case '(', '[', '{':
-			if len(s.stack) >= maxDepth {
+			if len(s.stack) >= lenient.MaxDepth {
 				return s.fail(i, "nested too deeply")
 			}
 			s.stack = append(s.stack, closerOf(c))
@@ -93,12 +94,12 @@ func (s *pyScan) feed(buf []byte, eof bool) jstatus {
 			if len(s.stack) == 0 {
 				s.end = i + 1
 				s.pos = i + 1
-				return jDone
+				return lenient.Done
 			}
 		case '"', '\'':
 			if i+2 >= len(buf) && !eof {
 				s.pos = i
-				return jNeed
+				return lenient.Need
 			}
 			s.inStr, s.quote, s.triple = true, c, i+2 < len(buf) && buf[i+1] == c && buf[i+2] == c
 			if s.triple {
@@ -112,19 +113,19 @@ func (s *pyScan) feed(buf []byte, eof bool) jstatus {
 	if eof {
 		return s.fail(i, "the input ends before the brackets close")
 	}
-	return jNeed
+	return lenient.Need
 }
 
-func (s *pyScan) fail(i int, msg string) jstatus {
+func (s *pyScan) fail(i int, msg string) lenient.Status {
 	s.failPos, s.failMsg = i, msg
-	return jFail
+	return lenient.Fail
 }
 
 // pyCall is one call read from pythonic text.
 type pyCall struct {
 	name       string
-	args       *jnode   // object of keyword arguments
-	positional []*jnode // positional arguments, in order
+	args       *lenient.Node   // object of keyword arguments
+	positional []*lenient.Node // positional arguments, in order
 	start, end int
 }
 
@@ -171,7 +172,7 @@ func (p *pyParser) dottedName() string {
 	start := p.i
 	for {
 		s := p.i
-		if p.i < p.end && (isIdentStart(p.src[p.i]) || p.src[p.i] >= utf8.RuneSelf) {
+		if p.i < p.end && (lenient.IsIdentStart(p.src[p.i]) || p.src[p.i] >= utf8.RuneSelf) {
 			p.i++
 			for p.i < p.end && isPyIdentByte(p.src[p.i]) {
 				p.i++
@@ -181,7 +182,7 @@ func (p *pyParser) dottedName() string {
 			p.i = start
 			return ""
 		}
-		if p.i+1 < p.end && p.src[p.i] == '.' && (isIdentStart(p.src[p.i+1]) || p.src[p.i+1] >= utf8.RuneSelf) {
+		if p.i+1 < p.end && p.src[p.i] == '.' && (lenient.IsIdentStart(p.src[p.i+1]) || p.src[p.i+1] >= utf8.RuneSelf) {
 			p.i++
 			continue
 		}
@@ -221,7 +222,7 @@ func (p *pyParser) callList(bracket bool) []pyCall {
 			return calls
 		case !bracket && p.i >= p.end:
 			return calls
-		case !bracket && isIdentStart(p.peek()):
+		case !bracket && lenient.IsIdentStart(p.peek()):
 			// calls on lines of their own, as OLMo writes them
 		default:
 			p.fail("expected ',' between calls")
@@ -244,7 +245,7 @@ func (p *pyParser) call() (pyCall, bool) {
 		return pyCall{}, false
 	}
 	p.i++
-	c := pyCall{name: name, args: &jnode{kind: jObject}, start: start}
+	c := pyCall{name: name, args: &lenient.Node{Kind: lenient.Object}, start: start}
 	if !p.arguments(&c) {
 		return pyCall{}, false
 	}
@@ -262,7 +263,7 @@ func (p *pyParser) arguments(c *pyCall) bool {
 		}
 		// keyword argument?
 		save := p.i
-		if p.i < p.end && isIdentStart(p.src[p.i]) {
+		if p.i < p.end && lenient.IsIdentStart(p.src[p.i]) {
 			for p.i < p.end && isPyIdentByte(p.src[p.i]) {
 				p.i++
 			}
@@ -274,8 +275,8 @@ func (p *pyParser) arguments(c *pyCall) bool {
 				if v == nil {
 					return false
 				}
-				c.args.keys = append(c.args.keys, key)
-				c.args.kids = append(c.args.kids, v)
+				c.args.Keys = append(c.args.Keys, key)
+				c.args.Kids = append(c.args.Kids, v)
 				goto next
 			}
 			p.i = save
@@ -303,7 +304,7 @@ func (p *pyParser) arguments(c *pyCall) bool {
 }
 
 // value reads one Python literal as a JSON value; nil on error.
-func (p *pyParser) value() *jnode {
+func (p *pyParser) value() *lenient.Node {
 	p.ws()
 	if p.i >= p.end {
 		p.fail("expected a value")
@@ -311,7 +312,7 @@ func (p *pyParser) value() *jnode {
 	}
 	p.depth++
 	defer func() { p.depth-- }()
-	if p.depth > maxDepth {
+	if p.depth > lenient.MaxDepth {
 		p.fail("nested too deeply")
 		return nil
 	}
@@ -322,7 +323,7 @@ func (p *pyParser) value() *jnode {
 	case c == '[' || c == '(':
 		closer := closerOf(c)
 		p.i++
-		n := &jnode{kind: jArray}
+		n := &lenient.Node{Kind: lenient.Array}
 		for {
 			p.ws()
 			if p.peek() == closer {
@@ -333,7 +334,7 @@ func (p *pyParser) value() *jnode {
 			if v == nil {
 				return nil
 			}
-			n.kids = append(n.kids, v)
+			n.Kids = append(n.Kids, v)
 			p.ws()
 			switch p.peek() {
 			case ',':
@@ -348,14 +349,14 @@ func (p *pyParser) value() *jnode {
 		}
 	case c == '{':
 		p.i++
-		n := &jnode{kind: jObject}
+		n := &lenient.Node{Kind: lenient.Object}
 		set := false
 		for {
 			p.ws()
 			if p.peek() == '}' {
 				p.i++
 				if set {
-					n.kind, n.keys = jArray, nil
+					n.Kind, n.Keys = lenient.Array, nil
 				}
 				return n
 			}
@@ -370,11 +371,11 @@ func (p *pyParser) value() *jnode {
 				if v == nil {
 					return nil
 				}
-				n.keys = append(n.keys, keyText(k))
-				n.kids = append(n.kids, v)
-			} else if len(n.kids) == 0 || set {
+				n.Keys = append(n.Keys, keyText(k))
+				n.Kids = append(n.Kids, v)
+			} else if len(n.Kids) == 0 || set {
 				set = true // a set literal: {1, 2}
-				n.kids = append(n.kids, k)
+				n.Kids = append(n.Kids, k)
 			} else {
 				p.fail("expected ':' in a dict")
 				return nil
@@ -391,7 +392,7 @@ func (p *pyParser) value() *jnode {
 		}
 	case c == '-' || c == '+' || c == '.' || c >= '0' && c <= '9':
 		return p.number()
-	case isIdentStart(c) || c >= utf8.RuneSelf:
+	case lenient.IsIdentStart(c) || c >= utf8.RuneSelf:
 		start := p.i
 		name := p.dottedName()
 		if name == "" {
@@ -406,52 +407,52 @@ func (p *pyParser) value() *jnode {
 		}
 		switch name {
 		case "True", "true":
-			return &jnode{kind: jBool, b: true}
+			return &lenient.Node{Kind: lenient.Bool, Bool: true}
 		case "False", "false":
-			return &jnode{kind: jBool}
+			return &lenient.Node{Kind: lenient.Bool}
 		case "None", "null":
-			return &jnode{kind: jNull}
+			return &lenient.Node{Kind: lenient.Null}
 		}
 		p.ws()
 		if p.peek() == '(' {
 			// A nested call: with keyword arguments it becomes {name: {args}},
 			// without them its source text, as BFCL reads it.
 			p.i++
-			nc := pyCall{name: name, args: &jnode{kind: jObject}}
+			nc := pyCall{name: name, args: &lenient.Node{Kind: lenient.Object}}
 			if !p.arguments(&nc) {
 				return nil
 			}
-			if len(nc.positional) == 0 && len(nc.args.kids) > 0 {
-				return &jnode{kind: jObject, keys: []string{name}, kids: []*jnode{nc.args}}
+			if len(nc.positional) == 0 && len(nc.args.Kids) > 0 {
+				return &lenient.Node{Kind: lenient.Object, Keys: []string{name}, Kids: []*lenient.Node{nc.args}}
 			}
-			return &jnode{kind: jString, s: string(p.src[start:p.i])}
+			return &lenient.Node{Kind: lenient.String, Str: string(p.src[start:p.i])}
 		}
 		// A bare name stands for itself.
-		return &jnode{kind: jString, s: name}
+		return &lenient.Node{Kind: lenient.String, Str: name}
 	}
 	p.fail("unexpected character " + strconv.QuoteRune(rune(c)))
 	return nil
 }
 
-func keyText(k *jnode) string {
-	switch k.kind {
-	case jString, jNumber:
-		return k.s
-	case jBool:
-		if k.b {
+func keyText(k *lenient.Node) string {
+	switch k.Kind {
+	case lenient.String, lenient.Number:
+		return k.Str
+	case lenient.Bool:
+		if k.Bool {
 			return "true"
 		}
 		return "false"
-	case jNull:
+	case lenient.Null:
 		return "null"
 	}
-	return string(appendJSON(nil, k, nil))
+	return string(lenient.AppendJSON(nil, k, nil))
 }
 
 // strings reads one or more adjacent string literals ('a' 'b' is 'ab').
-func (p *pyParser) strings() *jnode { return p.stringsRaw(false) }
+func (p *pyParser) strings() *lenient.Node { return p.stringsRaw(false) }
 
-func (p *pyParser) stringsRaw(raw bool) *jnode {
+func (p *pyParser) stringsRaw(raw bool) *lenient.Node {
 	var sb []byte
 	for {
 		s, ok := p.stringLit(raw, sb)
@@ -472,7 +473,7 @@ func (p *pyParser) stringsRaw(raw bool) *jnode {
 			continue
 		}
 		p.i = save
-		return &jnode{kind: jString, s: string(sb)}
+		return &lenient.Node{Kind: lenient.String, Str: string(sb)}
 	}
 }
 
@@ -543,7 +544,7 @@ func (p *pyParser) stringLit(raw bool, sb []byte) ([]byte, bool) {
 	return nil, false
 }
 
-func (p *pyParser) number() *jnode {
+func (p *pyParser) number() *lenient.Node {
 	start := p.i
 	neg := false
 	for p.i < p.end && (p.src[p.i] == '-' || p.src[p.i] == '+') {
@@ -553,7 +554,7 @@ func (p *pyParser) number() *jnode {
 		p.i++
 		p.ws()
 	}
-	if p.i < p.end && isIdentStart(p.src[p.i]) {
+	if p.i < p.end && lenient.IsIdentStart(p.src[p.i]) {
 		// -inf, -x: not a literal we read
 		p.fail("expected a number")
 		return nil
@@ -581,11 +582,11 @@ func (p *pyParser) number() *jnode {
 		}
 		out = v.String()
 	default:
-		if isJSONNumber(w) {
+		if lenient.IsNumber(w) {
 			out = w
 		} else if f, err := strconv.ParseFloat(w, 64); err == nil && !strings.ContainsAny(lw, "nfi") {
 			out = strconv.FormatFloat(f, 'g', -1, 64)
-			if !isJSONNumber(out) {
+			if !lenient.IsNumber(out) {
 				p.fail("invalid number")
 				return nil
 			}
@@ -598,5 +599,5 @@ func (p *pyParser) number() *jnode {
 	if neg && out != "0" {
 		out = "-" + out
 	}
-	return &jnode{kind: jNumber, s: out}
+	return &lenient.Node{Kind: lenient.Number, Str: out}
 }

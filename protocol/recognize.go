@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"bytes"
+	"github.com/ptkit/ptk/lenient"
 	"strings"
 )
 
@@ -64,7 +65,7 @@ func (m *machine) quoted(i int) bool {
 // bytes on; need is true when the input ends first.
 func (m *machine) skipWS(i, n int) (j int, need, far bool) {
 	j = i
-	for j < len(m.buf) && isWS(m.buf[j]) {
+	for j < len(m.buf) && lenient.IsWS(m.buf[j]) {
 		j++
 		if j-i > n {
 			// far: j is a byte of white space, or the end of the reply
@@ -115,7 +116,7 @@ var strayTokens = map[string]bool{
 
 func (m *machine) recognizeTag(i int) action {
 	buf := m.buf
-	if match, need := hasPrefixFold(buf, i, "<call:", m.eof); need {
+	if match, need := lenient.HasPrefixFold(buf, i, "<call:", m.eof); need {
 		return action{need: true}
 	} else if match {
 		return action{reg: regionOf(&m.regions.dropRegion, dropRegion{start: i, end: i + len("<call:"), text: true,
@@ -221,7 +222,7 @@ func (m *machine) strayCloser(i int, drop action) action {
 		return action{}
 	}
 	for k := m.callEnd; k < i; k++ {
-		if !isWS(m.buf[k]) {
+		if !lenient.IsWS(m.buf[k]) {
 			return action{}
 		}
 	}
@@ -310,7 +311,7 @@ func (m *machine) strayLine(i int) int {
 	buf := m.buf
 	k := i
 	sawNL := false
-	for k > m.textFrom && isWS(buf[k-1]) && i-k < maxStealWord {
+	for k > m.textFrom && lenient.IsWS(buf[k-1]) && i-k < maxStealWord {
 		if buf[k-1] == '\n' {
 			sawNL = true
 		}
@@ -378,7 +379,7 @@ func (m *machine) wrapper(i int, t tagInfo, closers []string, weak, gemma bool) 
 		if need {
 			return action{need: true}
 		}
-		if k < len(buf) && isIdentStart(buf[k]) {
+		if k < len(buf) && lenient.IsIdentStart(buf[k]) {
 			if weak {
 				return action{}
 			}
@@ -427,7 +428,7 @@ func (m *machine) wrapper(i int, t tagInfo, closers []string, weak, gemma bool) 
 			return action{}
 		}
 		return a
-	case isIdentStart(c):
+	case lenient.IsIdentStart(c):
 		if weak {
 			return action{}
 		}
@@ -477,7 +478,7 @@ func (m *machine) pythonTag(i int, t tagInfo) action {
 		return action{reg: regionOf(&m.regions.headerCall, headerCall{start: i, jsonAt: j, multi: true}), call: true}
 	case c == '[':
 		return action{reg: regionOf(&m.regions.pythonic, pythonic{start: j, bracket: true, strong: true}), call: true}
-	case isIdentStart(c):
+	case lenient.IsIdentStart(c):
 		k := j
 		for k < len(buf) && k-j < maxStealWord && (isPyIdentByte(buf[k]) || buf[k] == '.') {
 			k++
@@ -549,12 +550,12 @@ func firstWord(s string) string {
 
 func (m *machine) recognizeBracket(i int) action {
 	buf := m.buf
-	if match, need := hasPrefixFold(buf, i, "[tool_calls]", m.eof); need {
+	if match, need := lenient.HasPrefixFold(buf, i, "[tool_calls]", m.eof); need {
 		return action{need: true}
 	} else if match {
 		return m.mistral(i, i+len("[tool_calls]"))
 	}
-	if match, need := hasPrefixFold(buf, i, "[think]", m.eof); need {
+	if match, need := lenient.HasPrefixFold(buf, i, "[think]", m.eof); need {
 		return action{need: true}
 	} else if match { // Magistral
 		return action{reg: regionOf(&m.regions.thinkRegion, thinkRegion{contentFrom: i + len("[think]"), closers: []string{"[/think]"}})}
@@ -576,7 +577,7 @@ func (m *machine) recognizeBracket(i int) action {
 			return action{}
 		}
 		return action{reg: regionOf(&m.regions.bareJSON, bareJSON{start: i, sepFrom: -1}), call: true}
-	case isIdentStart(c):
+	case lenient.IsIdentStart(c):
 		k := j
 		for k < len(buf) && k-j < 2*maxStealWord && (isPyIdentByte(buf[k]) || buf[k] == '.') {
 			k++
@@ -611,7 +612,7 @@ func (m *machine) mistral(i, e int) action {
 		return action{reg: regionOf(&m.regions.headerCall, headerCall{start: i, jsonAt: j}), call: true}
 	}
 	args := 0
-	if isIdentStart(c) {
+	if lenient.IsIdentStart(c) {
 		if args = m.mistralArgs(j); args < 0 {
 			return action{need: true}
 		}
@@ -626,7 +627,7 @@ func (m *machine) mistral(i, e int) action {
 			return action{reg: regionOf(&m.regions.headerCall, headerCall{start: i, jsonAt: q, textBefore: [2]int{j, q}}), call: true}
 		}
 	}
-	if !isIdentStart(c) {
+	if !lenient.IsIdentStart(c) {
 		return drop
 	}
 	k := j
@@ -642,7 +643,7 @@ func (m *machine) mistral(i, e int) action {
 	}
 	name := string(buf[j:k])
 	n := k
-	if match, need := hasPrefixFold(buf, n, "[call_id]", m.eof); need {
+	if match, need := lenient.HasPrefixFold(buf, n, "[call_id]", m.eof); need {
 		return action{need: true}
 	} else if match {
 		n += len("[call_id]")
@@ -653,7 +654,7 @@ func (m *machine) mistral(i, e int) action {
 			return action{need: true}
 		}
 	}
-	if match, need := hasPrefixFold(buf, n, "[args]", m.eof); need {
+	if match, need := lenient.HasPrefixFold(buf, n, "[args]", m.eof); need {
 		return action{need: true}
 	} else if match {
 		n += len("[args]")
@@ -718,8 +719,8 @@ func (m *machine) mistralArgs(j int) int {
 	if buf[k] == '{' {
 		return 1
 	}
-	a, need1 := hasPrefixFold(buf, k, "[args]", m.eof)
-	c, need2 := hasPrefixFold(buf, k, "[call_id]", m.eof)
+	a, need1 := lenient.HasPrefixFold(buf, k, "[args]", m.eof)
+	c, need2 := lenient.HasPrefixFold(buf, k, "[call_id]", m.eof)
 	switch {
 	case a || c:
 		return 1
@@ -751,7 +752,7 @@ func (m *machine) recognizeBrace(i int) action {
 	if far || j >= len(buf) {
 		return action{}
 	}
-	if c := buf[j]; (c == '"' || c == '\'' || isIdentStart(c)) && m.standsAlone(i) {
+	if c := buf[j]; (c == '"' || c == '\'' || lenient.IsIdentStart(c)) && m.standsAlone(i) {
 		return action{reg: regionOf(&m.regions.bareJSON, bareJSON{start: i, sepFrom: -1}), call: true}
 	}
 	return action{}
@@ -848,7 +849,7 @@ func (m *machine) recognizeTicks(i int) action {
 	switch c := buf[j]; {
 	case c == '{' || c == '[' || c == '<' || c == '>',
 		// a name: name(...) or GLM's name<arg_key>, in a fence that could hold them
-		isIdentStart(c) && (len(info) == 0 || toolCode || bytes.EqualFold(info, []byte("python")) || bytes.EqualFold(info, []byte("py"))):
+		lenient.IsIdentStart(c) && (len(info) == 0 || toolCode || bytes.EqualFold(info, []byte("python")) || bytes.EqualFold(info, []byte("py"))):
 		return action{reg: regionOf(&m.regions.fenceOpen, fenceOpen{start: i, char: ch, ticks: ticks, content: content, atLine: atLine, toolCode: toolCode}), call: true}
 	}
 	return text
@@ -856,7 +857,7 @@ func (m *machine) recognizeTicks(i int) action {
 
 func (m *machine) recognizeArrows(i int) action {
 	buf := m.buf
-	match, need := hasPrefixFold(buf, i, ">>>", m.eof)
+	match, need := lenient.HasPrefixFold(buf, i, ">>>", m.eof)
 	if need {
 		return action{need: true}
 	}
@@ -900,7 +901,7 @@ func (m *machine) recognizeParen(i int) action {
 	for k > m.textFrom && i-k < 2*maxStealWord && (isPyIdentByte(buf[k-1]) || buf[k-1] == '.') {
 		k--
 	}
-	if k == i || !isIdentStart(buf[k]) || i-k >= 2*maxStealWord {
+	if k == i || !lenient.IsIdentStart(buf[k]) || i-k >= 2*maxStealWord {
 		return action{}
 	}
 	if !m.lineStartAt(k) {

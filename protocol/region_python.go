@@ -1,5 +1,7 @@
 package protocol
 
+import "github.com/ptkit/ptk/lenient"
+
 // Calls written in Python syntax outside any marker.
 
 // pythonic is a call list in Python syntax: [f(a=1), g(b='x')], or one
@@ -10,7 +12,7 @@ type pythonic struct {
 	bracket bool // a [ ... ] list
 	strong  bool // inside markers that say it is a call
 	sc      *pyScan
-	st      jstatus
+	st      lenient.Status
 }
 
 // notACall gives the text back: the opening byte (and a name taken from the
@@ -43,14 +45,14 @@ func (r *pythonic) advance(m *machine) bool {
 		}
 	}
 	st := r.st
-	if st == jNeed {
-		if st = r.sc.feed(buf, m.eof); st == jNeed {
+	if st == lenient.Need {
+		if st = r.sc.feed(buf, m.eof); st == lenient.Need {
 			return false
 		}
 		r.st = st // the brackets are settled; only what follows may be awaited
 	}
 	end := r.sc.end
-	if st == jFail {
+	if st == lenient.Fail {
 		end = r.sc.failPos
 		if m.eof && r.sc.failPos >= len(buf) {
 			end = len(buf)
@@ -102,7 +104,7 @@ func (r *pythonic) advance(m *machine) bool {
 	if pp.err != "" {
 		raws = append(raws, rawCall{offset: pp.errAt, err: DiagMalformed, errMsg: "a call in the list cannot be read: " + pp.err})
 	}
-	if st == jFail && pp.err == "" {
+	if st == lenient.Fail && pp.err == "" {
 		end = pp.i
 	}
 	m.addCalls(raws)

@@ -5,6 +5,7 @@ package protocol
 
 import (
 	"bytes"
+	"github.com/ptkit/ptk/lenient"
 	"slices"
 )
 
@@ -42,9 +43,9 @@ type tagCall struct {
 
 	began   bool
 	sent    int
-	jp      *jparser
-	vals    []*jnode
-	repairs repairSet
+	jp      *lenient.Reader
+	vals    []*lenient.Node
+	repairs lenient.Repairs
 	extra   []string
 	phase   int
 	after   int
@@ -65,7 +66,7 @@ func (r *tagCall) advance(m *machine) bool {
 		}
 		if r.json {
 			r.jp = m.newJParser(r.jsonAt, false)
-			r.jp.closers = r.closers
+			r.jp.Closers = r.closers
 		} else {
 			r.xs = xmlScan{at: r.body, closers: r.closers, gemma: r.gemma}
 		}
@@ -91,9 +92,9 @@ func (r *tagCall) advancePython(m *machine) bool {
 			st := r.sc.feed(buf, m.eof)
 			r.delta(m, r.sc.pos)
 			switch st {
-			case jNeed:
+			case lenient.Need:
 				return false
-			case jFail:
+			case lenient.Fail:
 				// Unbalanced: fall back to finding the closer.
 				r.py = false
 				r.xs = xmlScan{at: r.sc.failPos, closers: r.closers}
@@ -107,7 +108,7 @@ func (r *tagCall) advancePython(m *machine) bool {
 		}
 		if i < len(buf) && buf[i] == '<' {
 			for k, cl := range r.closers {
-				match, need := hasPrefixFold(buf, i, cl, m.eof)
+				match, need := lenient.HasPrefixFold(buf, i, cl, m.eof)
 				if need {
 					return false
 				}
@@ -116,7 +117,7 @@ func (r *tagCall) advancePython(m *machine) bool {
 				}
 			}
 		}
-		if !r.pyBracket && i < len(buf) && isIdentStart(buf[i]) {
+		if !r.pyBracket && i < len(buf) && lenient.IsIdentStart(buf[i]) {
 			// another call: name(...)
 			k := i
 			for k < len(buf) && k-i < 2*maxStealWord && (isPyIdentByte(buf[k]) || buf[k] == '.') {
@@ -166,27 +167,27 @@ func (r *tagCall) advanceJSON(m *machine) bool {
 	for {
 		switch r.phase {
 		case 0: // reading a JSON value
-			st := r.jp.feed(buf, m.eof)
-			r.delta(m, r.jp.pos)
+			st := r.jp.Feed(buf, m.eof)
+			r.delta(m, r.jp.Pos)
 			switch st {
-			case jNeed:
+			case lenient.Need:
 				return false
-			case jFail:
+			case lenient.Fail:
 				r.mergeRepairs()
-				if r.jp.truncated {
-					return r.finishBad(m, len(buf), DiagTruncated, "the call is cut off before its JSON ends: "+r.jp.failMsg)
+				if r.jp.Truncated {
+					return r.finishBad(m, len(buf), DiagTruncated, "the call is cut off before its JSON ends: "+r.jp.FailMsg)
 				}
-				r.cf = finder{pats: r.closers, at: r.jp.failPos}
+				r.cf = finder{pats: r.closers, at: r.jp.FailPos}
 				r.phase = 2
 				continue
 			}
-			r.vals = append(r.vals, r.jp.root)
+			r.vals = append(r.vals, r.jp.Root)
 			r.mergeRepairs()
-			r.after = r.jp.end
+			r.after = r.jp.End
 			r.phase = 1
 		case 1: // after a value: more values, a closing fence, the closer
 			i := r.after
-			for i < len(buf) && isWS(buf[i]) {
+			for i < len(buf) && lenient.IsWS(buf[i]) {
 				i++
 			}
 			if i >= len(buf) {
@@ -194,17 +195,17 @@ func (r *tagCall) advanceJSON(m *machine) bool {
 					return false
 				}
 				r.extra = append(r.extra, repairMissingCloser)
-				return r.finish(m, r.jp.end, r.jp.end)
+				return r.finish(m, r.jp.End, r.jp.End)
 			}
 			c := buf[i]
 			if c == '<' {
 				for _, cl := range r.closers {
-					match, need := hasPrefixFold(buf, i, cl, m.eof)
+					match, need := lenient.HasPrefixFold(buf, i, cl, m.eof)
 					if need {
 						return false
 					}
 					if match {
-						return r.finish(m, r.jp.end, i+len(cl))
+						return r.finish(m, r.jp.End, i+len(cl))
 					}
 				}
 			}
@@ -223,7 +224,7 @@ func (r *tagCall) advanceJSON(m *machine) bool {
 				}
 			case ',', ';':
 				j := i + 1
-				for j < len(buf) && isWS(buf[j]) {
+				for j < len(buf) && lenient.IsWS(buf[j]) {
 					j++
 				}
 				if j >= len(buf) && !m.eof {
@@ -231,13 +232,13 @@ func (r *tagCall) advanceJSON(m *machine) bool {
 				}
 				if j < len(buf) && (buf[j] == '{' || buf[j] == '[') {
 					r.jp = m.newJParser(j, false)
-					r.jp.closers = r.closers
+					r.jp.Closers = r.closers
 					r.phase = 0
 					continue
 				}
 			case '{', '[':
 				r.jp = m.newJParser(i, false)
-				r.jp.closers = r.closers
+				r.jp.Closers = r.closers
 				r.phase = 0
 				continue
 			case '}', ']':
@@ -263,10 +264,10 @@ func (r *tagCall) advanceJSON(m *machine) bool {
 				} else {
 					r.textAfter = [2]int{r.junk, idx}
 				}
-				return r.finish(m, r.jp.end, idx+len(r.closers[k]))
+				return r.finish(m, r.jp.End, idx+len(r.closers[k]))
 			}
 			r.extra = append(r.extra, repairMissingCloser)
-			return r.finish(m, r.jp.end, r.jp.end)
+			return r.finish(m, r.jp.End, r.jp.End)
 		case 2: // malformed JSON: find the closer
 			idx, k := r.cf.find(buf, m.eof)
 			if idx < 0 {
@@ -274,10 +275,10 @@ func (r *tagCall) advanceJSON(m *machine) bool {
 				if !m.eof {
 					return false
 				}
-				return r.finishBad(m, len(buf), DiagMalformed, "the call's JSON cannot be read: "+r.jp.failMsg)
+				return r.finishBad(m, len(buf), DiagMalformed, "the call's JSON cannot be read: "+r.jp.FailMsg)
 			}
 			r.delta(m, idx)
-			return r.finishBad(m, idx+len(r.closers[k]), DiagMalformed, "the call's JSON cannot be read: "+r.jp.failMsg)
+			return r.finishBad(m, idx+len(r.closers[k]), DiagMalformed, "the call's JSON cannot be read: "+r.jp.FailMsg)
 		}
 	}
 }
@@ -290,15 +291,11 @@ func appendOnce(s []string, x string) []string {
 }
 
 func (r *tagCall) mergeRepairs() {
-	for _, k := range r.jp.rep.order {
-		if r.repairs.seen&(1<<k) == 0 {
-			r.repairs.add(k)
-		}
-	}
+	r.repairs.Merge(&r.jp.Rep)
 }
 
 func (r *tagCall) allRepairs() []string {
-	return append(r.repairs.strings(), r.extra...)
+	return append(r.repairs.Strings(), r.extra...)
 }
 
 // finish ends the region at end, the calls read from the values.
@@ -406,7 +403,7 @@ func (x *xmlScan) find(buf []byte, eof bool) (int, int) {
 		}
 		x.at = i
 		if x.gemma {
-			match, need := hasPrefixFold(buf, i, `<|"|>`, eof)
+			match, need := lenient.HasPrefixFold(buf, i, `<|"|>`, eof)
 			if need {
 				return -1, -1
 			}
@@ -420,7 +417,7 @@ func (x *xmlScan) find(buf []byte, eof bool) (int, int) {
 			}
 		}
 		if x.inParam != "" {
-			match, need := hasPrefixFold(buf, i, x.inParam, eof)
+			match, need := lenient.HasPrefixFold(buf, i, x.inParam, eof)
 			if need {
 				return -1, -1
 			}
@@ -431,7 +428,7 @@ func (x *xmlScan) find(buf []byte, eof bool) (int, int) {
 			continue
 		}
 		for _, p := range paramOpen {
-			match, need := hasPrefixFold(buf, i, p.open, eof)
+			match, need := lenient.HasPrefixFold(buf, i, p.open, eof)
 			if need {
 				return -1, -1
 			}
@@ -453,7 +450,7 @@ func (x *xmlScan) find(buf []byte, eof bool) (int, int) {
 			continue
 		}
 		for k, c := range x.closers {
-			match, need := hasPrefixFold(buf, i, c, eof)
+			match, need := lenient.HasPrefixFold(buf, i, c, eof)
 			if need {
 				return -1, -1
 			}
@@ -462,7 +459,7 @@ func (x *xmlScan) find(buf []byte, eof bool) (int, int) {
 			}
 		}
 		for _, c := range []string{"</function>", "</invoke>"} {
-			match, need := hasPrefixFold(buf, i, c, eof)
+			match, need := lenient.HasPrefixFold(buf, i, c, eof)
 			if need {
 				return -1, -1
 			}

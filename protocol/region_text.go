@@ -1,5 +1,7 @@
 package protocol
 
+import "github.com/ptkit/ptk/lenient"
+
 // Regions that hold no calls: dropped tokens, reasoning, code that is text.
 
 // dropRegion skips protocol tokens that are not text (a stray </tool_call>,
@@ -90,7 +92,7 @@ scan:
 			if lower[c] != cl[0] {
 				continue
 			}
-			match, need := hasPrefixFold(buf, i, cl, m.eof)
+			match, need := lenient.HasPrefixFold(buf, i, cl, m.eof)
 			if need {
 				wait = true
 				break scan
@@ -256,7 +258,7 @@ func (r *textFence) advance(m *machine) bool {
 					m.addText(buf[m.textFrom:i])
 					m.pos = i
 					return true
-				case r.markdown && k == i && isIdentStart(buf[k]):
+				case r.markdown && k == i && lenient.IsIdentStart(buf[k]):
 					r.nest++ // ```bash inside ```markdown
 				}
 			}

@@ -4,6 +4,7 @@ package protocol
 
 import (
 	"bytes"
+	"github.com/ptkit/ptk/lenient"
 	"strings"
 )
 
@@ -19,7 +20,7 @@ type tokenCall struct {
 	pos         int
 	name        string
 	f           finder
-	jp          *jparser
+	jp          *lenient.Reader
 	began       bool
 	sent        int
 	repairs     []string
@@ -119,20 +120,20 @@ func (r *tokenCall) advance(m *machine) bool {
 			}
 			r.phase = 4 // not JSON: read to the end token
 		case 3:
-			st := r.jp.feed(buf, m.eof)
-			r.delta(m, r.jp.pos)
+			st := r.jp.Feed(buf, m.eof)
+			r.delta(m, r.jp.Pos)
 			switch st {
-			case jNeed:
+			case lenient.Need:
 				return false
-			case jFail:
-				if r.jp.truncated {
+			case lenient.Fail:
+				if r.jp.Truncated {
 					return r.bad(m, len(buf), DiagTruncated, "the call is cut off before its JSON ends")
 				}
 				r.phase = 4
 				continue
 			}
 			// after the JSON: a closing fence, then the end token
-			i, need, _ := m.skipWS(r.jp.end, maxLook)
+			i, need, _ := m.skipWS(r.jp.End, maxLook)
 			if need {
 				return false
 			}
@@ -143,10 +144,10 @@ func (r *tokenCall) advance(m *machine) bool {
 			} else if i < len(buf) && i+3 > len(buf) && !m.eof && (buf[i] == '`' || buf[i] == '~') {
 				return false
 			}
-			end := r.jp.end
+			end := r.jp.End
 			found := false
 			for k, e := range tokenCallEnds {
-				match, need := hasPrefixFold(buf, i, e, m.eof)
+				match, need := lenient.HasPrefixFold(buf, i, e, m.eof)
 				if need {
 					return false
 				}
@@ -161,7 +162,7 @@ func (r *tokenCall) advance(m *machine) bool {
 			if !found {
 				r.repairs = append(r.repairs, "missing end token: the call ends where its JSON ends")
 			}
-			rc := rawCall{name: r.name, args: r.jp.root, src: buf, offset: r.start, repairs: append(r.jp.rep.strings(), r.repairs...)}
+			rc := rawCall{name: r.name, args: r.jp.Root, src: buf, offset: r.start, repairs: append(r.jp.Rep.Strings(), r.repairs...)}
 			m.addCalls([]rawCall{rc})
 			m.pos = end
 			return true
@@ -245,15 +246,15 @@ func parseTokenCall(b []byte, off int) rawCall {
 	if len(body) == 0 {
 		return rawCall{name: name, offset: off}
 	}
-	n, rep, err := parseLenient(body)
+	n, rep, err := lenient.Parse(body)
 	if err != nil {
 		msg := "the call's JSON cannot be read: " + err.Error()
-		if se, ok := err.(*SyntaxError); ok && se.Truncated {
+		if se, ok := err.(*lenient.SyntaxError); ok && se.Truncated {
 			return rawCall{name: name, offset: off, err: DiagTruncated, errMsg: msg}
 		}
 		return rawCall{name: name, offset: off, err: DiagMalformed, errMsg: msg}
 	}
-	return rawCall{name: name, args: detach(n), offset: off, repairs: rep.strings()}
+	return rawCall{name: name, args: detach(n), offset: off, repairs: rep.Strings()}
 }
 
 func isDigits(s string) bool {

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"bytes"
+	"github.com/ptkit/ptk/lenient"
 	"strconv"
 	"unicode"
 	"unicode/utf8"
@@ -74,8 +75,8 @@ type machine struct {
 		textFence    textFence
 		fusedHarmony fusedHarmony
 	}
-	jp         jparser // reused by the regions that read JSON
-	nodes      nodePool
+	jp         lenient.Reader // reused by the regions that read JSON
+	nodes      lenient.Pool
 	raws       []rawCall // scratch for the calls a region reads
 	fenceStore fenceCtx
 	open       int // index of the call whose CallStart is out, or -1
@@ -94,8 +95,8 @@ func newMachine(p *Parser, emit func(Event)) *machine {
 }
 
 // newJParser returns the machine's JSON reader, ready at start.
-func (m *machine) newJParser(start int, bare bool) *jparser {
-	return m.jp.reset(start, bare, &m.nodes)
+func (m *machine) newJParser(start int, bare bool) *lenient.Reader {
+	return m.jp.Reset(start, bare, &m.nodes)
 }
 
 // regionOf stores v in the machine's slot for its type and returns it.
@@ -315,7 +316,7 @@ func isWordChar(c byte) bool { return isPyIdentByte(c) || c == '.' || c == '-' }
 func stealableStart(seg []byte, before int) int {
 	n := len(seg)
 	w := n
-	for w > 0 && n-w <= maxStealWord && isWS(seg[w-1]) {
+	for w > 0 && n-w <= maxStealWord && lenient.IsWS(seg[w-1]) {
 		w--
 	}
 	if n-w > maxStealWord {
@@ -383,7 +384,7 @@ func (m *machine) start() bool {
 	}
 	// Functionary v3: the reply starts in the "all" channel, or with the
 	// first call's name on a line of its own.
-	if match, need := hasPrefixFold(buf, 0, "all\n", m.eof); need {
+	if match, need := lenient.HasPrefixFold(buf, 0, "all\n", m.eof); need {
 		return false
 	} else if match && buf[0] == 'a' {
 		m.pos, m.textFrom = 4, 4
@@ -400,7 +401,7 @@ func (m *machine) start() bool {
 			}
 			if j+1 < len(buf) && buf[j] == '\n' && m.p.resolveExact(string(buf[:j])) != nil {
 				k := j + 1
-				for k < len(buf) && isWS(buf[k]) {
+				for k < len(buf) && lenient.IsWS(buf[k]) {
 					k++
 				}
 				if k >= len(buf) && !m.eof {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/ptkit/ptk/lenient"
 	"math/big"
 	"slices"
 	"sort"
@@ -22,7 +23,7 @@ import (
 // toolSpec is a declared tool, ready to check calls against.
 type toolSpec struct {
 	info     ptk.ToolInfo
-	schema   *jnode // normalized schema, in source order; nil: no arguments
+	schema   *lenient.Node // normalized schema, in source order; nil: no arguments
 	compiled *jsonschema.Schema
 	norm     string // name normalized for lenient matching
 	sch      *sch   // schema compiled for coercion and quick checks
@@ -38,22 +39,22 @@ func NormalizeSchema(raw json.RawMessage) (json.RawMessage, error) {
 	if err != nil || n == nil {
 		return raw, err
 	}
-	if n.clean {
+	if n.Clean {
 		return raw, nil
 	}
-	return appendJSON(nil, n, raw), nil
+	return lenient.AppendJSON(nil, n, raw), nil
 }
 
-func normalizedSchema(raw json.RawMessage) (*jnode, error) {
+func normalizedSchema(raw json.RawMessage) (*lenient.Node, error) {
 	if len(strings.TrimSpace(string(raw))) == 0 || strings.TrimSpace(string(raw)) == "null" {
 		return nil, nil
 	}
-	n, _, err := parseLenient(raw)
+	n, _, err := lenient.Parse(raw)
 	if err != nil {
 		return nil, err
 	}
-	if n.kind != jObject {
-		return nil, fmt.Errorf("parameters must be a JSON Schema object, not a %s", n.kind)
+	if n.Kind != lenient.Object {
+		return nil, fmt.Errorf("parameters must be a JSON Schema object, not a %s", n.Kind)
 	}
 	normalizeSchemaNode(n, 0)
 	return n, nil
@@ -69,91 +70,91 @@ var typeNames = map[string]string{
 	"null": "null",
 }
 
-func normalizeSchemaNode(n *jnode, depth int) {
-	if n == nil || n.kind != jObject || depth > maxDepth {
+func normalizeSchemaNode(n *lenient.Node, depth int) {
+	if n == nil || n.Kind != lenient.Object || depth > lenient.MaxDepth {
 		return
 	}
-	for i := 0; i < len(n.keys); i++ {
-		k, v := n.keys[i], n.kids[i]
+	for i := 0; i < len(n.Keys); i++ {
+		k, v := n.Keys[i], n.Kids[i]
 		switch k {
 		case "type":
-			switch v.kind {
-			case jString:
-				t, ok := typeNames[strings.ToLower(v.s)]
-				if !ok || v.s == "" || strings.EqualFold(v.s, "any") {
+			switch v.Kind {
+			case lenient.String:
+				t, ok := typeNames[strings.ToLower(v.Str)]
+				if !ok || v.Str == "" || strings.EqualFold(v.Str, "any") {
 					// "any", "", or an unknown name: no constraint
-					n.keys = append(n.keys[:i], n.keys[i+1:]...)
-					n.kids = append(n.kids[:i], n.kids[i+1:]...)
-					n.clean = false
+					n.Keys = append(n.Keys[:i], n.Keys[i+1:]...)
+					n.Kids = append(n.Kids[:i], n.Kids[i+1:]...)
+					n.Clean = false
 					i--
 					continue
 				}
-				if t != v.s {
-					v.s, v.clean, n.clean = t, false, false
+				if t != v.Str {
+					v.Str, v.Clean, n.Clean = t, false, false
 				}
-			case jArray:
-				for _, e := range v.kids {
-					if e.kind == jString {
-						if t, ok := typeNames[strings.ToLower(e.s)]; ok && t != e.s {
-							e.s, e.clean, v.clean, n.clean = t, false, false, false
+			case lenient.Array:
+				for _, e := range v.Kids {
+					if e.Kind == lenient.String {
+						if t, ok := typeNames[strings.ToLower(e.Str)]; ok && t != e.Str {
+							e.Str, e.Clean, v.Clean, n.Clean = t, false, false, false
 						}
 					}
 				}
 			}
 		case "optional":
-			if v.kind == jBool {
-				n.keys = append(n.keys[:i], n.keys[i+1:]...)
-				n.kids = append(n.kids[:i], n.kids[i+1:]...)
-				n.clean = false
+			if v.Kind == lenient.Bool {
+				n.Keys = append(n.Keys[:i], n.Keys[i+1:]...)
+				n.Kids = append(n.Kids[:i], n.Kids[i+1:]...)
+				n.Clean = false
 				i--
 				continue
 			}
 		case "properties", "$defs", "definitions", "patternProperties":
-			if v.kind == jObject {
-				for _, p := range v.kids {
+			if v.Kind == lenient.Object {
+				for _, p := range v.Kids {
 					normalizeSchemaNode(p, depth+1)
-					if !p.clean {
-						v.clean, n.clean = false, false
+					if !p.Clean {
+						v.Clean, n.Clean = false, false
 					}
 				}
 			}
 		case "items", "additionalProperties", "not", "contains", "propertyNames", "additionalItems":
 			normalizeSchemaNode(v, depth+1)
-			if v.kind == jArray { // draft-4 tuple items
-				for _, p := range v.kids {
+			if v.Kind == lenient.Array { // draft-4 tuple items
+				for _, p := range v.Kids {
 					normalizeSchemaNode(p, depth+1)
-					if !p.clean {
-						v.clean = false
+					if !p.Clean {
+						v.Clean = false
 					}
 				}
 			}
-			if !v.clean {
-				n.clean = false
+			if !v.Clean {
+				n.Clean = false
 			}
 		case "anyOf", "oneOf", "allOf", "prefixItems":
-			if v.kind == jArray {
-				for _, p := range v.kids {
+			if v.Kind == lenient.Array {
+				for _, p := range v.Kids {
 					normalizeSchemaNode(p, depth+1)
-					if !p.clean {
-						v.clean, n.clean = false, false
+					if !p.Clean {
+						v.Clean, n.Clean = false, false
 					}
 				}
 			}
 		case "required":
-			if v.kind != jArray {
+			if v.Kind != lenient.Array {
 				// "required": true on a property (an old draft-3 habit) means nothing here
-				n.keys = append(n.keys[:i], n.keys[i+1:]...)
-				n.kids = append(n.kids[:i], n.kids[i+1:]...)
-				n.clean = false
+				n.Keys = append(n.Keys[:i], n.Keys[i+1:]...)
+				n.Kids = append(n.Kids[:i], n.Kids[i+1:]...)
+				n.Clean = false
 				i--
 				continue
 			}
 		}
 	}
-	if n.get("type") == nil && n.get("properties") != nil {
-		n.keys = append([]string{"type"}, n.keys...)
-		n.kids = append([]*jnode{{kind: jString, s: "object"}}, n.kids...)
-		n.clean = false
+	if n.Get("type") == nil && n.Get("properties") != nil {
+		n.Keys = append([]string{"type"}, n.Keys...)
+		n.Kids = append([]*lenient.Node{{Kind: lenient.String, Str: "object"}}, n.Kids...)
+		n.Clean = false
 	}
 }
 
@@ -207,7 +208,7 @@ func compileToolUncached(t ptk.ToolInfo) (*toolSpec, error) {
 	}
 	ts.schema = n
 	ts.sch = compileSch(n)
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(appendJSON(nil, n, t.Parameters)))
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(lenient.AppendJSON(nil, n, t.Parameters)))
 	if err != nil {
 		return nil, &ToolError{Tool: t.Name, Msg: "parameters: " + err.Error()}
 	}
@@ -365,7 +366,7 @@ func (p *Parser) finish(rc rawCall, id string) (a Attempt, diags []Diagnostic) {
 		a.Err.Tool = rc.name
 		d(rc.err, "", rc.errMsg)
 		if rc.args != nil {
-			a.Call.Args = appendJSON(nil, rc.args, rc.src)
+			a.Call.Args = lenient.AppendJSON(nil, rc.args, rc.src)
 		}
 		return a, diags
 	}
@@ -388,7 +389,7 @@ func (p *Parser) finish(rc rawCall, id string) (a Attempt, diags []Diagnostic) {
 			a.Err.Tool = rc.name
 			d(DiagUnknownTool, "", msg)
 			if rc.args != nil {
-				a.Call.Args = appendJSON(nil, rc.args, rc.src)
+				a.Call.Args = lenient.AppendJSON(nil, rc.args, rc.src)
 			}
 			return a, diags
 		}
@@ -403,18 +404,18 @@ func (p *Parser) finish(rc rawCall, id string) (a Attempt, diags []Diagnostic) {
 
 	args := rc.args
 	src := rc.src
-	var schema *jnode
+	var schema *lenient.Node
 	if spec != nil {
 		schema = spec.schema
 	}
 	switch {
 	case args == nil && len(rc.positional) == 0:
-		args = &jnode{kind: jObject}
+		args = &lenient.Node{Kind: lenient.Object}
 	case args == nil || len(rc.positional) > 0:
 		if args == nil {
-			args = &jnode{kind: jObject}
+			args = &lenient.Node{Kind: lenient.Object}
 		}
-		if len(rc.positional) == 1 && len(args.kids) == 0 && rc.positional[0].kind == jObject {
+		if len(rc.positional) == 1 && len(args.Kids) == 0 && rc.positional[0].Kind == lenient.Object {
 			args = rc.positional[0]
 			break
 		}
@@ -424,30 +425,30 @@ func (p *Parser) finish(rc rawCall, id string) (a Attempt, diags []Diagnostic) {
 			a.Err = ptk.NewError(ptk.InvalidToolCall, msg, nil)
 			a.Err.Tool = a.Call.Tool
 			d(DiagInvalidArgument, "", msg)
-			a.Call.Args = appendJSON(nil, args, nil)
+			a.Call.Args = lenient.AppendJSON(nil, args, nil)
 			return a, diags
 		}
-		merged := &jnode{kind: jObject}
+		merged := &lenient.Node{Kind: lenient.Object}
 		for i, v := range rc.positional {
-			merged.keys = append(merged.keys, props[i])
-			merged.kids = append(merged.kids, v)
+			merged.Keys = append(merged.Keys, props[i])
+			merged.Kids = append(merged.Kids, v)
 		}
-		merged.keys = append(merged.keys, args.keys...)
-		merged.kids = append(merged.kids, args.kids...)
+		merged.Keys = append(merged.Keys, args.Keys...)
+		merged.Kids = append(merged.Kids, args.Kids...)
 		args = merged
 		repairs = append(repairs, "positional arguments matched to parameters in schema order")
 	}
-	if args.kind == jString {
-		if n, s, ok := unwrapArgs(args.s); ok && n.kind == jObject {
+	if args.Kind == lenient.String {
+		if n, s, ok := unwrapArgs(args.Str); ok && n.Kind == lenient.Object {
 			args, src = n, s
 			repairs = append(repairs, "arguments given as a JSON string were decoded")
 		}
 	}
-	if args.kind == jArray && len(args.kids) == 0 {
-		args = &jnode{kind: jObject}
+	if args.Kind == lenient.Array && len(args.Kids) == 0 {
+		args = &lenient.Node{Kind: lenient.Object}
 	}
-	if args.kind == jNull {
-		args = &jnode{kind: jObject}
+	if args.Kind == lenient.Null {
+		args = &lenient.Node{Kind: lenient.Object}
 		repairs = append(repairs, "null arguments read as {}")
 	}
 
@@ -462,7 +463,7 @@ func (p *Parser) finish(rc rawCall, id string) (a Attempt, diags []Diagnostic) {
 		repairs = append(repairs, r.msg)
 		d(r.kind, r.ptr, r.msg)
 	}
-	a.Call.Args = appendJSON(nil, args, src)
+	a.Call.Args = lenient.AppendJSON(nil, args, src)
 
 	if spec != nil && spec.compiled != nil && !validSimple(args, spec.sch, 0) {
 		{
@@ -486,29 +487,29 @@ func (p *Parser) finish(rc rawCall, id string) (a Attempt, diags []Diagnostic) {
 
 // toAny turns a value into what the validator reads: maps, slices,
 // json.Number (numbers exactly as written), strings, booleans and nil.
-func toAny(n *jnode, depth int) any {
-	if depth > maxDepth+1 {
+func toAny(n *lenient.Node, depth int) any {
+	if depth > lenient.MaxDepth+1 {
 		return nil
 	}
-	switch n.kind {
-	case jNull:
+	switch n.Kind {
+	case lenient.Null:
 		return nil
-	case jBool:
-		return n.b
-	case jNumber:
-		return json.Number(n.s)
-	case jString:
-		return n.s
-	case jArray:
-		out := make([]any, len(n.kids))
-		for i, k := range n.kids {
+	case lenient.Bool:
+		return n.Bool
+	case lenient.Number:
+		return json.Number(n.Str)
+	case lenient.String:
+		return n.Str
+	case lenient.Array:
+		out := make([]any, len(n.Kids))
+		for i, k := range n.Kids {
 			out[i] = toAny(k, depth+1)
 		}
 		return out
 	}
-	out := make(map[string]any, len(n.keys))
-	for i, k := range n.kids {
-		out[n.keys[i]] = toAny(k, depth+1)
+	out := make(map[string]any, len(n.Keys))
+	for i, k := range n.Kids {
+		out[n.Keys[i]] = toAny(k, depth+1)
 	}
 	return out
 }
@@ -595,7 +596,7 @@ func describe(e *jsonschema.ValidationError) (DiagKind, string, string) {
 			vals = append(vals, string(b))
 		}
 		got, _ := json.Marshal(k.Got)
-		return DiagInvalidArgument, ptr, at + ": " + clip(string(got), 60) + " is not one of " + strings.Join(vals, ", ")
+		return DiagInvalidArgument, ptr, at + ": " + lenient.Clip(string(got), 60) + " is not one of " + strings.Join(vals, ", ")
 	case *kind.Minimum:
 		return DiagInvalidArgument, ptr, at + ": " + ratText(k.Got) + " is below the minimum " + ratText(k.Want)
 	case *kind.Maximum:
@@ -613,7 +614,7 @@ func describe(e *jsonschema.ValidationError) (DiagKind, string, string) {
 	case *kind.MaxItems:
 		return DiagInvalidArgument, ptr, at + ": " + strconv.Itoa(k.Got) + " items, at most " + strconv.Itoa(k.Want) + " allowed"
 	case *kind.Pattern:
-		return DiagInvalidArgument, ptr, at + ": " + strconv.Quote(clip(k.Got, 60)) + " does not match the pattern " + k.Want
+		return DiagInvalidArgument, ptr, at + ": " + strconv.Quote(lenient.Clip(k.Got, 60)) + " does not match the pattern " + k.Want
 	}
 	return DiagInvalidArgument, ptr, at + ": " + e.ErrorKind.LocalizedString(printer)
 }
@@ -632,25 +633,25 @@ func ratText(r *big.Rat) string {
 
 // ---- schema helpers ----
 
-func schemaProps(s *jnode) []string {
-	if p := s.get("properties"); p != nil && p.kind == jObject {
-		return p.keys
+func schemaProps(s *lenient.Node) []string {
+	if p := s.Get("properties"); p != nil && p.Kind == lenient.Object {
+		return p.Keys
 	}
 	return nil
 }
 
-func schemaTypes(s *jnode) []string {
-	t := s.get("type")
+func schemaTypes(s *lenient.Node) []string {
+	t := s.Get("type")
 	if t == nil {
 		return nil
 	}
-	if t.kind == jString {
-		return []string{t.s}
+	if t.Kind == lenient.String {
+		return []string{t.Str}
 	}
 	var out []string
-	for _, e := range t.kids {
-		if e.kind == jString {
-			out = append(out, e.s)
+	for _, e := range t.Kids {
+		if e.Kind == lenient.String {
+			out = append(out, e.Str)
 		}
 	}
 	return out
@@ -691,7 +692,7 @@ func paramSummary(s *sch) string {
 	return strings.Join(parts, ", ")
 }
 
-func matchesAny(v *jnode, types []string) bool {
+func matchesAny(v *lenient.Node, types []string) bool {
 	for _, t := range types {
 		if matches(v, t) {
 			return true
@@ -700,22 +701,22 @@ func matchesAny(v *jnode, types []string) bool {
 	return false
 }
 
-func matches(v *jnode, t string) bool {
+func matches(v *lenient.Node, t string) bool {
 	switch t {
 	case "object":
-		return v.kind == jObject
+		return v.Kind == lenient.Object
 	case "array":
-		return v.kind == jArray
+		return v.Kind == lenient.Array
 	case "string":
-		return v.kind == jString
+		return v.Kind == lenient.String
 	case "boolean":
-		return v.kind == jBool
+		return v.Kind == lenient.Bool
 	case "null":
-		return v.kind == jNull
+		return v.Kind == lenient.Null
 	case "number":
-		return v.kind == jNumber
+		return v.Kind == lenient.Number
 	case "integer":
-		return v.kind == jNumber && isIntegral(v.s)
+		return v.Kind == lenient.Number && lenient.IsIntegral(v.Str)
 	}
 	return true
 }
@@ -730,43 +731,17 @@ func smallExp(num string) bool {
 	return err == nil && v < 30 && v > -30
 }
 
-// isIntegral reports whether a JSON number is a whole number, without
-// expanding it: "1e100000" is whole, and costs nothing to say so.
-func isIntegral(num string) bool {
-	if !strings.ContainsAny(num, ".eE") {
-		return true
-	}
-	mant, exp, _ := strings.Cut(strings.ToLower(num), "e")
-	e := 0
-	if exp != "" {
-		v, err := strconv.Atoi(exp)
-		if err != nil {
-			if len(strings.TrimLeft(exp, "+-0")) > 18 {
-				return !strings.HasPrefix(exp, "-") // too big to count: whole if positive
-			}
-			return false
-		}
-		e = v
-	}
-	ip, frac, _ := strings.Cut(mant, ".")
-	frac = strings.TrimRight(frac, "0")
-	if strings.Trim(ip, "+-0") == "" && frac == "" {
-		return true // zero
-	}
-	return len(frac) <= e
-}
-
 // convert tries to turn v into one of types; it returns the new value and
 // what was done, or nil.
-func convert(v *jnode, types []string) (*jnode, string) {
+func convert(v *lenient.Node, types []string) (*lenient.Node, string) {
 	for _, t := range types {
-		switch v.kind {
-		case jString:
-			s := strings.TrimSpace(v.s)
+		switch v.Kind {
+		case lenient.String:
+			s := strings.TrimSpace(v.Str)
 			switch t {
 			case "integer", "number":
-				if num, ok, _ := parseNumberWord(s); ok && (t == "number" || isIntegral(num)) {
-					if t == "integer" && !isJSONNumber(num) {
+				if num, ok, _ := lenient.ParseNumberWord(s); ok && (t == "number" || lenient.IsIntegral(num)) {
+					if t == "integer" && !lenient.IsNumber(num) {
 						continue
 					}
 					if t == "integer" && strings.ContainsAny(num, ".eE") {
@@ -776,39 +751,39 @@ func convert(v *jnode, types []string) (*jnode, string) {
 						r, _ := new(big.Rat).SetString(num)
 						num = r.Num().String()
 					}
-					return &jnode{kind: jNumber, s: num}, strconv.Quote(clip(v.s, 40)) + " read as " + t + " " + num
+					return &lenient.Node{Kind: lenient.Number, Str: num}, strconv.Quote(lenient.Clip(v.Str, 40)) + " read as " + t + " " + num
 				}
 			case "boolean":
 				switch strings.ToLower(s) {
 				case "true":
-					return &jnode{kind: jBool, b: true}, strconv.Quote(v.s) + " read as boolean true"
+					return &lenient.Node{Kind: lenient.Bool, Bool: true}, strconv.Quote(v.Str) + " read as boolean true"
 				case "false":
-					return &jnode{kind: jBool}, strconv.Quote(v.s) + " read as boolean false"
+					return &lenient.Node{Kind: lenient.Bool}, strconv.Quote(v.Str) + " read as boolean false"
 				}
 			case "null":
 				if s == "null" || s == "None" || s == "" {
-					return &jnode{kind: jNull}, strconv.Quote(v.s) + " read as null"
+					return &lenient.Node{Kind: lenient.Null}, strconv.Quote(v.Str) + " read as null"
 				}
 			case "array", "object":
-				if n := parseLiteral(s); n != nil && (t == "array" && n.kind == jArray || t == "object" && n.kind == jObject) {
+				if n := parseLiteral(s); n != nil && (t == "array" && n.Kind == lenient.Array || t == "object" && n.Kind == lenient.Object) {
 					return n, "text read as " + t
 				}
 			}
-		case jNumber:
+		case lenient.Number:
 			if t == "string" {
-				return &jnode{kind: jString, s: v.s}, "number " + v.s + " read as string"
+				return &lenient.Node{Kind: lenient.String, Str: v.Str}, "number " + v.Str + " read as string"
 			}
-			if t == "integer" && isIntegral(v.s) && len(v.s) <= 32 && smallExp(v.s) {
-				r, _ := new(big.Rat).SetString(v.s)
-				return &jnode{kind: jNumber, s: r.Num().String()}, "number " + v.s + " read as integer"
+			if t == "integer" && lenient.IsIntegral(v.Str) && len(v.Str) <= 32 && smallExp(v.Str) {
+				r, _ := new(big.Rat).SetString(v.Str)
+				return &lenient.Node{Kind: lenient.Number, Str: r.Num().String()}, "number " + v.Str + " read as integer"
 			}
-		case jBool:
+		case lenient.Bool:
 			if t == "string" {
 				s := "false"
-				if v.b {
+				if v.Bool {
 					s = "true"
 				}
-				return &jnode{kind: jString, s: s}, "boolean read as string " + strconv.Quote(s)
+				return &lenient.Node{Kind: lenient.String, Str: s}, "boolean read as string " + strconv.Quote(s)
 			}
 		}
 	}
@@ -817,11 +792,11 @@ func convert(v *jnode, types []string) (*jnode, string) {
 
 // parseLiteral reads text as a JSON or Python literal (a list or dict), or
 // returns nil.
-func parseLiteral(s string) *jnode {
+func parseLiteral(s string) *lenient.Node {
 	if s == "" {
 		return nil
 	}
-	if n, _, err := parseLenient([]byte(s)); err == nil {
+	if n, _, err := lenient.Parse([]byte(s)); err == nil {
 		return detach(n)
 	}
 	pp := &pyParser{src: []byte(s), end: len(s)}

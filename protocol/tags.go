@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"bytes"
+	"github.com/ptkit/ptk/lenient"
 	"strings"
 )
 
@@ -245,27 +246,6 @@ func init() {
 	}
 }
 
-// hasPrefixFold reports whether buf[i:] starts with pat (pat in lower case),
-// and whether more input is needed to tell.
-func hasPrefixFold(buf []byte, i int, pat string, eof bool) (match, need bool) {
-	n := len(pat)
-	avail := len(buf) - i
-	if avail < n {
-		for k := 0; k < avail; k++ {
-			if lower[buf[i+k]] != pat[k] {
-				return false, false
-			}
-		}
-		return false, !eof
-	}
-	for k := 0; k < n; k++ {
-		if lower[buf[i+k]] != pat[k] {
-			return false, false
-		}
-	}
-	return true, false
-}
-
 // finder searches for any of several lower-case patterns, resumably.
 type finder struct {
 	pats []string
@@ -288,7 +268,7 @@ func (f *finder) find(buf []byte, eof bool) (int, int) {
 			if p[0] != c {
 				continue
 			}
-			m, need := hasPrefixFold(buf, i, p, eof)
+			m, need := lenient.HasPrefixFold(buf, i, p, eof)
 			if m {
 				f.at = i
 				return i, k

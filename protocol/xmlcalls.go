@@ -5,6 +5,7 @@ package protocol
 
 import (
 	"bytes"
+	"github.com/ptkit/ptk/lenient"
 	"strings"
 )
 
@@ -40,20 +41,20 @@ func parseXMLCalls(b []byte, off int) ([]rawCall, bool) {
 	}
 	start := func(name string) {
 		flush()
-		cur = &rawCall{name: name, offset: off, textArgs: true, args: &jnode{kind: jObject}}
+		cur = &rawCall{name: name, offset: off, textArgs: true, args: &lenient.Node{Kind: lenient.Object}}
 	}
 	set := func(key string, val []byte, json bool) {
 		if cur == nil {
 			start("")
 		}
-		v := &jnode{kind: jString, s: string(val)}
+		v := &lenient.Node{Kind: lenient.String, Str: string(val)}
 		if json { // DSML's string="false": the value is JSON
-			if n := parseLiteral(strings.TrimSpace(v.s)); n != nil {
+			if n := parseLiteral(strings.TrimSpace(v.Str)); n != nil {
 				v = n
 			}
 		}
-		cur.args.keys = append(cur.args.keys, key)
-		cur.args.kids = append(cur.args.kids, v)
+		cur.args.Keys = append(cur.args.Keys, key)
+		cur.args.Kids = append(cur.args.Kids, v)
 	}
 	isEnd := func(t tagInfo) bool {
 		return t.closing && (t.name == "function" || t.name == "invoke" || t.name == "tool_call" || t.name == "function_calls")
@@ -86,12 +87,12 @@ func parseXMLCalls(b []byte, off int) ([]rawCall, bool) {
 			start(name)
 			// a JSON body: <function=name>{"a": 1}</function>
 			k := i
-			for k < len(b) && isWS(b[k]) {
+			for k < len(b) && lenient.IsWS(b[k]) {
 				k++
 			}
 			if k < len(b) && (b[k] == '{' || b[k] == '[') {
 				_, end, after, found := nextTag(b, k, isEnd)
-				if n, _, err := parseLenient(b[k:end]); err == nil {
+				if n, _, err := lenient.Parse(b[k:end]); err == nil {
 					cur.args, cur.textArgs = detach(n), false
 				} else {
 					cur.err, cur.errMsg = DiagMalformed, "the call's JSON cannot be read: "+err.Error()
@@ -149,7 +150,7 @@ func parseXMLCalls(b []byte, off int) ([]rawCall, bool) {
 			}
 			key := string(bytes.TrimSpace(b[i:kEnd]))
 			vk := kAfter
-			for vk < len(b) && isWS(b[vk]) {
+			for vk < len(b) && lenient.IsWS(b[vk]) {
 				vk++
 			}
 			i = kAfter
@@ -185,7 +186,7 @@ func parseXMLCalls(b []byte, off int) ([]rawCall, bool) {
 			if cur == nil {
 				start("")
 			}
-			if n := parseLiteral(string(bytes.TrimSpace(b[i:end]))); n != nil && n.kind == jObject {
+			if n := parseLiteral(string(bytes.TrimSpace(b[i:end]))); n != nil && n.Kind == lenient.Object {
 				cur.args, cur.textArgs = detach(n), false
 			}
 			i = after
@@ -221,9 +222,9 @@ func nextTag(b []byte, i int, match func(tagInfo) bool) (t tagInfo, at, after in
 }
 
 // detach marks a value read from another text, so it is written out anew.
-func detach(n *jnode) *jnode {
-	n.clean = false
-	for _, k := range n.kids {
+func detach(n *lenient.Node) *lenient.Node {
+	n.Clean = false
+	for _, k := range n.Kids {
 		detach(k)
 	}
 	return n
@@ -234,9 +235,9 @@ func parseGLM(b []byte, off int) ([]rawCall, bool) {
 	_, k, _, found := nextTag(b, 0, func(t tagInfo) bool { return t.name == "arg_key" && !t.closing })
 	name := bytes.TrimSpace(b[:k])
 	if len(name) == 0 || bytes.ContainsAny(name, " \t\n<>{}") {
-		return []rawCall{{offset: off, err: DiagMalformed, errMsg: "the call cannot be read: " + clip(string(b), 40)}}, false
+		return []rawCall{{offset: off, err: DiagMalformed, errMsg: "the call cannot be read: " + lenient.Clip(string(b), 40)}}, false
 	}
-	rc := rawCall{name: string(name), offset: off, textArgs: true, args: &jnode{kind: jObject}}
+	rc := rawCall{name: string(name), offset: off, textArgs: true, args: &lenient.Node{Kind: lenient.Object}}
 	complete := true
 	if found {
 		calls, c := parseXMLCalls(b[k:], off)
@@ -262,7 +263,7 @@ func parseGemma(b []byte, off int) ([]rawCall, bool) {
 		}
 		g.i += len("call:")
 		s := g.i
-		for g.i < len(b) && b[g.i] != '{' && b[g.i] != '<' && !isWS(b[g.i]) {
+		for g.i < len(b) && b[g.i] != '{' && b[g.i] != '<' && !lenient.IsWS(b[g.i]) {
 			g.i++
 		}
 		name := string(b[s:g.i])
@@ -292,14 +293,14 @@ type gemmaParser struct {
 const gemmaQuote = `<|"|>`
 
 func (g *gemmaParser) ws() {
-	for g.i < len(g.b) && isWS(g.b[g.i]) {
+	for g.i < len(g.b) && lenient.IsWS(g.b[g.i]) {
 		g.i++
 	}
 }
 
-func (g *gemmaParser) value(depth int) *jnode {
+func (g *gemmaParser) value(depth int) *lenient.Node {
 	g.ws()
-	if g.i >= len(g.b) || depth > maxDepth {
+	if g.i >= len(g.b) || depth > lenient.MaxDepth {
 		return nil
 	}
 	b := g.b
@@ -312,10 +313,10 @@ func (g *gemmaParser) value(depth int) *jnode {
 		}
 		s := string(b[g.i : g.i+end])
 		g.i += end + len(gemmaQuote)
-		return &jnode{kind: jString, s: s}
+		return &lenient.Node{Kind: lenient.String, Str: s}
 	case b[g.i] == '{':
 		g.i++
-		n := &jnode{kind: jObject}
+		n := &lenient.Node{Kind: lenient.Object}
 		for {
 			g.ws()
 			if g.i < len(b) && b[g.i] == '}' {
@@ -336,8 +337,8 @@ func (g *gemmaParser) value(depth int) *jnode {
 			if v == nil {
 				return nil
 			}
-			n.keys = append(n.keys, key)
-			n.kids = append(n.kids, v)
+			n.Keys = append(n.Keys, key)
+			n.Kids = append(n.Kids, v)
 			g.ws()
 			if g.i < len(b) && b[g.i] == ',' {
 				g.i++
@@ -345,7 +346,7 @@ func (g *gemmaParser) value(depth int) *jnode {
 		}
 	case b[g.i] == '[':
 		g.i++
-		n := &jnode{kind: jArray}
+		n := &lenient.Node{Kind: lenient.Array}
 		for {
 			g.ws()
 			if g.i < len(b) && b[g.i] == ']' {
@@ -356,7 +357,7 @@ func (g *gemmaParser) value(depth int) *jnode {
 			if v == nil {
 				return nil
 			}
-			n.kids = append(n.kids, v)
+			n.Kids = append(n.Kids, v)
 			g.ws()
 			if g.i < len(b) && b[g.i] == ',' {
 				g.i++
@@ -374,16 +375,16 @@ func (g *gemmaParser) value(depth int) *jnode {
 	w := strings.TrimSpace(string(b[s:g.i]))
 	switch w {
 	case "true", "True":
-		return &jnode{kind: jBool, b: true}
+		return &lenient.Node{Kind: lenient.Bool, Bool: true}
 	case "false", "False":
-		return &jnode{kind: jBool}
+		return &lenient.Node{Kind: lenient.Bool}
 	case "null", "None":
-		return &jnode{kind: jNull}
+		return &lenient.Node{Kind: lenient.Null}
 	}
-	if num, ok, _ := parseNumberWord(w); ok {
-		return &jnode{kind: jNumber, s: num}
+	if num, ok, _ := lenient.ParseNumberWord(w); ok {
+		return &lenient.Node{Kind: lenient.Number, Str: num}
 	}
-	return &jnode{kind: jString, s: w}
+	return &lenient.Node{Kind: lenient.String, Str: w}
 }
 
 // xmlCall is a call in XML written without a wrapper:
@@ -470,10 +471,10 @@ func (r *glmInline) advance(m *machine) bool {
 			r.phase++
 		case 1: // after a key: its value
 			i := r.pos
-			for i < len(buf) && isWS(buf[i]) && i-r.pos <= maxRunGap {
+			for i < len(buf) && lenient.IsWS(buf[i]) && i-r.pos <= maxRunGap {
 				i++
 			}
-			match, need := hasPrefixFold(buf, i, "<arg_value>", m.eof)
+			match, need := lenient.HasPrefixFold(buf, i, "<arg_value>", m.eof)
 			if need {
 				return r.wait(m)
 			}
@@ -484,10 +485,10 @@ func (r *glmInline) advance(m *machine) bool {
 			r.phase = 2
 		case 3: // after a value: another key, or the end
 			i := r.pos
-			for i < len(buf) && isWS(buf[i]) && i-r.pos <= maxRunGap {
+			for i < len(buf) && lenient.IsWS(buf[i]) && i-r.pos <= maxRunGap {
 				i++
 			}
-			match, need := hasPrefixFold(buf, i, "<arg_key>", m.eof)
+			match, need := lenient.HasPrefixFold(buf, i, "<arg_key>", m.eof)
 			if need {
 				return r.wait(m)
 			}
