@@ -3,7 +3,9 @@
 // literals, comments, trailing or missing commas, bare keys, raw newlines and
 // stray quotes in strings, missing closing brackets). Its [Reader] is
 // incremental, so a streamed reply is read once and decides exactly as the
-// whole text would; [RepairJSON] is the one-call form.
+// whole text would; [RepairJSON] is the one-call form. [Python] reads Python
+// literals and pythonic call lists ([f(a=1)]) into the same [Node] tree, and
+// [ParseLiteral] takes either.
 //
 // It imports only the standard library: the dialect and schema layers and
 // the protocol package build on it.

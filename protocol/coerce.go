@@ -315,7 +315,7 @@ func refreshClean(n *lenient.Node, depth int) bool {
 func (c *coercer) textAsJSON(v *lenient.Node, ptr string) *lenient.Node {
 	if n, _, ok := unwrapArgs(v.Str); ok {
 		c.note(DiagCoerced, ptr, ptrName(ptr)+": text read as JSON "+n.Kind.String())
-		return detach(n)
+		return lenient.Detach(n)
 	}
 	return v
 }

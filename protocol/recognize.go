@@ -194,7 +194,7 @@ func (m *machine) recognizeTag(i int) action {
 		return action{}
 	case name == "arg_key" && !t.closing:
 		k := i
-		for k > m.textFrom && i-k < maxStealWord && (isPyIdentByte(buf[k-1]) || buf[k-1] == '.' || buf[k-1] == '-') {
+		for k > m.textFrom && i-k < maxStealWord && (lenient.IsPyIdentByte(buf[k-1]) || buf[k-1] == '.' || buf[k-1] == '-') {
 			k--
 		}
 		if k == i || i-k >= maxStealWord {
@@ -433,7 +433,7 @@ func (m *machine) wrapper(i int, t tagInfo, closers []string, weak, gemma bool) 
 			return action{}
 		}
 		k := j
-		for k < len(buf) && k-j < maxStealWord && (isPyIdentByte(buf[k]) || buf[k] == '.' || buf[k] == '-' || buf[k] == ':') {
+		for k < len(buf) && k-j < maxStealWord && (lenient.IsPyIdentByte(buf[k]) || buf[k] == '.' || buf[k] == '-' || buf[k] == ':') {
 			k++
 		}
 		if k >= len(buf) && !m.eof {
@@ -480,7 +480,7 @@ func (m *machine) pythonTag(i int, t tagInfo) action {
 		return action{reg: regionOf(&m.regions.pythonic, pythonic{start: j, bracket: true, strong: true}), call: true}
 	case lenient.IsIdentStart(c):
 		k := j
-		for k < len(buf) && k-j < maxStealWord && (isPyIdentByte(buf[k]) || buf[k] == '.') {
+		for k < len(buf) && k-j < maxStealWord && (lenient.IsPyIdentByte(buf[k]) || buf[k] == '.') {
 			k++
 		}
 		if k >= len(buf) && !m.eof {
@@ -579,7 +579,7 @@ func (m *machine) recognizeBracket(i int) action {
 		return action{reg: regionOf(&m.regions.bareJSON, bareJSON{start: i, sepFrom: -1}), call: true}
 	case lenient.IsIdentStart(c):
 		k := j
-		for k < len(buf) && k-j < 2*maxStealWord && (isPyIdentByte(buf[k]) || buf[k] == '.') {
+		for k < len(buf) && k-j < 2*maxStealWord && (lenient.IsPyIdentByte(buf[k]) || buf[k] == '.') {
 			k++
 		}
 		if k >= len(buf) && !m.eof {
@@ -631,7 +631,7 @@ func (m *machine) mistral(i, e int) action {
 		return drop
 	}
 	k := j
-	for k < len(buf) && k-j < 2*maxStealWord && (isPyIdentByte(buf[k]) || buf[k] == '.' || buf[k] == '-') {
+	for k < len(buf) && k-j < 2*maxStealWord && (lenient.IsPyIdentByte(buf[k]) || buf[k] == '.' || buf[k] == '-') {
 		k++
 	}
 	if k >= len(buf) {
@@ -707,7 +707,7 @@ func (m *machine) jsonOnLine(j int) int {
 func (m *machine) mistralArgs(j int) int {
 	buf := m.buf
 	k := j
-	for k < len(buf) && k-j < 2*maxStealWord && (isPyIdentByte(buf[k]) || buf[k] == '.' || buf[k] == '-') {
+	for k < len(buf) && k-j < 2*maxStealWord && (lenient.IsPyIdentByte(buf[k]) || buf[k] == '.' || buf[k] == '-') {
 		k++
 	}
 	if k >= len(buf) {
@@ -822,7 +822,7 @@ func (m *machine) recognizeTicks(i int) action {
 	atLine := m.atLineStart(i)
 	// info string: ```json, ```tool_code
 	k := n
-	for k < len(buf) && k-n < 32 && (isPyIdentByte(buf[k]) || buf[k] == '+' || buf[k] == '-' || buf[k] == '.') {
+	for k < len(buf) && k-n < 32 && (lenient.IsPyIdentByte(buf[k]) || buf[k] == '+' || buf[k] == '-' || buf[k] == '.') {
 		k++
 	}
 	if k >= len(buf) && !m.eof {
@@ -866,7 +866,7 @@ func (m *machine) recognizeArrows(i int) action {
 	}
 	j := i + 3
 	k := j
-	for k < len(buf) && k-j < maxStealWord && (isPyIdentByte(buf[k]) || buf[k] == '.' || buf[k] == '-') {
+	for k < len(buf) && k-j < maxStealWord && (lenient.IsPyIdentByte(buf[k]) || buf[k] == '.' || buf[k] == '-') {
 		k++
 	}
 	if k >= len(buf) && !m.eof {
@@ -898,7 +898,7 @@ func (m *machine) recognizeParen(i int) action {
 	}
 	buf := m.buf
 	k := i
-	for k > m.textFrom && i-k < 2*maxStealWord && (isPyIdentByte(buf[k-1]) || buf[k-1] == '.') {
+	for k > m.textFrom && i-k < 2*maxStealWord && (lenient.IsPyIdentByte(buf[k-1]) || buf[k-1] == '.') {
 		k--
 	}
 	if k == i || !lenient.IsIdentStart(buf[k]) || i-k >= 2*maxStealWord {

@@ -11,7 +11,7 @@ type pythonic struct {
 	paren   int  // for a bare call: its '('
 	bracket bool // a [ ... ] list
 	strong  bool // inside markers that say it is a call
-	sc      *pyScan
+	sc      *lenient.PyScan
 	st      lenient.Status
 }
 
@@ -39,35 +39,35 @@ func (r *pythonic) advance(m *machine) bool {
 		if !r.bracket {
 			open = r.paren
 		}
-		r.sc = newPyScan(open)
+		r.sc = lenient.NewPyScan(open)
 		if r.strong {
 			m.beginCall("")
 		}
 	}
 	st := r.st
 	if st == lenient.Need {
-		if st = r.sc.feed(buf, m.eof); st == lenient.Need {
+		if st = r.sc.Feed(buf, m.eof); st == lenient.Need {
 			return false
 		}
 		r.st = st // the brackets are settled; only what follows may be awaited
 	}
-	end := r.sc.end
+	end := r.sc.End
 	if st == lenient.Fail {
-		end = r.sc.failPos
-		if m.eof && r.sc.failPos >= len(buf) {
+		end = r.sc.FailPos
+		if m.eof && r.sc.FailPos >= len(buf) {
 			end = len(buf)
 		}
 	}
-	pp := &pyParser{src: buf, i: r.start, end: end}
-	calls := pp.callList(r.bracket)
+	pp := &lenient.Python{Src: buf, Pos: r.start, End: end}
+	calls := pp.CallList(r.bracket)
 	accept := len(calls) > 0
 	if accept && !r.strong {
 		if len(m.p.tools) > 0 {
-			t, _ := m.p.resolve(calls[0].name)
+			t, _ := m.p.resolve(calls[0].Name)
 			accept = t != nil
 		} else {
 			for _, c := range calls {
-				if len(c.positional) > 0 {
+				if len(c.Positional) > 0 {
 					accept = false
 				}
 			}
@@ -76,8 +76,8 @@ func (r *pythonic) advance(m *machine) bool {
 	}
 	if !accept && r.strong {
 		msg := "the call cannot be read"
-		if pp.err != "" {
-			msg += ": " + pp.err
+		if pp.Err != "" {
+			msg += ": " + pp.Err
 		}
 		m.addCalls([]rawCall{{offset: r.start, err: DiagMalformed, errMsg: msg}})
 		m.pos = max(end, r.start+1)
@@ -101,11 +101,11 @@ func (r *pythonic) advance(m *machine) bool {
 		}
 	}
 	raws := pyRaws(calls, buf, 0)
-	if pp.err != "" {
-		raws = append(raws, rawCall{offset: pp.errAt, err: DiagMalformed, errMsg: "a call in the list cannot be read: " + pp.err})
+	if pp.Err != "" {
+		raws = append(raws, rawCall{offset: pp.ErrAt, err: DiagMalformed, errMsg: "a call in the list cannot be read: " + pp.Err})
 	}
-	if st == lenient.Fail && pp.err == "" {
-		end = pp.i
+	if st == lenient.Fail && pp.Err == "" {
+		end = pp.Pos
 	}
 	m.addCalls(raws)
 	m.pos = end

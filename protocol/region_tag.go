@@ -39,7 +39,7 @@ type tagCall struct {
 	py        bool
 	pyBracket bool
 	pyOpen    int
-	sc        *pyScan
+	sc        *lenient.PyScan
 
 	began   bool
 	sent    int
@@ -87,20 +87,20 @@ func (r *tagCall) advancePython(m *machine) bool {
 	for {
 		if r.phase == 0 {
 			if r.sc == nil {
-				r.sc = newPyScan(r.pyOpen)
+				r.sc = lenient.NewPyScan(r.pyOpen)
 			}
-			st := r.sc.feed(buf, m.eof)
-			r.delta(m, r.sc.pos)
+			st := r.sc.Feed(buf, m.eof)
+			r.delta(m, r.sc.Pos)
 			switch st {
 			case lenient.Need:
 				return false
 			case lenient.Fail:
 				// Unbalanced: fall back to finding the closer.
 				r.py = false
-				r.xs = xmlScan{at: r.sc.failPos, closers: r.closers}
+				r.xs = xmlScan{at: r.sc.FailPos, closers: r.closers}
 				return r.advanceText(m)
 			}
-			r.after, r.phase = r.sc.end, 1
+			r.after, r.phase = r.sc.End, 1
 		}
 		i, need, _ := m.skipWS(r.after, maxLook)
 		if need {
@@ -120,7 +120,7 @@ func (r *tagCall) advancePython(m *machine) bool {
 		if !r.pyBracket && i < len(buf) && lenient.IsIdentStart(buf[i]) {
 			// another call: name(...)
 			k := i
-			for k < len(buf) && k-i < 2*maxStealWord && (isPyIdentByte(buf[k]) || buf[k] == '.') {
+			for k < len(buf) && k-i < 2*maxStealWord && (lenient.IsPyIdentByte(buf[k]) || buf[k] == '.') {
 				k++
 			}
 			if k >= len(buf) && !m.eof {
@@ -138,8 +138,8 @@ func (r *tagCall) advancePython(m *machine) bool {
 func (r *tagCall) finishPython(m *machine, end int, repair string) bool {
 	r.delta(m, r.after)
 	start := r.body
-	pp := &pyParser{src: m.buf, i: start, end: r.after}
-	calls := pp.callList(r.pyBracket)
+	pp := &lenient.Python{Src: m.buf, Pos: start, End: r.after}
+	calls := pp.CallList(r.pyBracket)
 	raws := pyRaws(calls, m.buf, 0)
 	for i := range raws {
 		raws[i].offset = r.start
@@ -147,8 +147,8 @@ func (r *tagCall) finishPython(m *machine, end int, repair string) bool {
 			raws[i].repairs = append(raws[i].repairs, repair)
 		}
 	}
-	if pp.err != "" {
-		raws = append(raws, rawCall{offset: r.start, err: DiagMalformed, errMsg: "the call cannot be read: " + pp.err})
+	if pp.Err != "" {
+		raws = append(raws, rawCall{offset: r.start, err: DiagMalformed, errMsg: "the call cannot be read: " + pp.Err})
 	}
 	m.addCalls(raws)
 	m.pos = end
@@ -484,28 +484,28 @@ func parseTextBody(b []byte, off int, gemma bool) ([]rawCall, bool) {
 	case t[0] == '<':
 		return parseXMLCalls(t, off)
 	case t[0] == '[':
-		pp := &pyParser{src: t, end: len(t)}
-		calls := pp.callList(true)
+		pp := &lenient.Python{Src: t, End: len(t)}
+		calls := pp.CallList(true)
 		out := pyRaws(calls, t, off)
-		if pp.err != "" {
-			out = append(out, rawCall{offset: off, err: DiagMalformed, errMsg: "the call cannot be read: " + pp.err})
+		if pp.Err != "" {
+			out = append(out, rawCall{offset: off, err: DiagMalformed, errMsg: "the call cannot be read: " + pp.Err})
 			return out, len(calls) > 0
 		}
 		return out, true
 	}
 	// name<arg_key>..., name(...), or a bare name
 	k := 0
-	for k < len(t) && (isPyIdentByte(t[k]) || t[k] == '.' || t[k] == '-') {
+	for k < len(t) && (lenient.IsPyIdentByte(t[k]) || t[k] == '.' || t[k] == '-') {
 		k++
 	}
 	rest := bytes.TrimSpace(t[k:])
 	switch {
 	case len(rest) > 0 && rest[0] == '(':
-		pp := &pyParser{src: t, end: len(t)}
-		calls := pp.callList(false)
+		pp := &lenient.Python{Src: t, End: len(t)}
+		calls := pp.CallList(false)
 		out := pyRaws(calls, t, off)
-		if pp.err != "" {
-			out = append(out, rawCall{offset: off, err: DiagMalformed, errMsg: "the call cannot be read: " + pp.err})
+		if pp.Err != "" {
+			out = append(out, rawCall{offset: off, err: DiagMalformed, errMsg: "the call cannot be read: " + pp.Err})
 			return out, len(calls) > 0
 		}
 		return out, true
@@ -514,10 +514,10 @@ func parseTextBody(b []byte, off int, gemma bool) ([]rawCall, bool) {
 	}
 }
 
-func pyRaws(calls []pyCall, src []byte, off int) []rawCall {
+func pyRaws(calls []lenient.PyCall, src []byte, off int) []rawCall {
 	out := make([]rawCall, 0, len(calls))
 	for _, c := range calls {
-		out = append(out, rawCall{name: c.name, args: c.args, positional: c.positional, offset: off + c.start, raw: src[c.start:c.end]})
+		out = append(out, rawCall{name: c.Name, args: c.Args, positional: c.Positional, offset: off + c.Start, raw: src[c.Start:c.End]})
 	}
 	return out
 }

@@ -254,7 +254,7 @@ func parseTokenCall(b []byte, off int) rawCall {
 		}
 		return rawCall{name: name, offset: off, err: DiagMalformed, errMsg: msg}
 	}
-	return rawCall{name: name, args: detach(n), offset: off, repairs: rep.Strings()}
+	return rawCall{name: name, args: lenient.Detach(n), offset: off, repairs: rep.Strings()}
 }
 
 func isDigits(s string) bool {

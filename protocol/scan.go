@@ -303,7 +303,7 @@ const maxWalkBack = 2 * maxStealWord
 
 // isWordChar covers every byte a construct may claim from the prose before
 // it (see stealableStart).
-func isWordChar(c byte) bool { return isPyIdentByte(c) || c == '.' || c == '-' }
+func isWordChar(c byte) bool { return lenient.IsPyIdentByte(c) || c == '.' || c == '-' }
 
 // stealableStart returns where the part of seg that a construct might still
 // claim begins: a trailing word, or a trailing line made of one word.
@@ -392,7 +392,7 @@ func (m *machine) start() bool {
 	}
 	if len(m.p.tools) > 0 {
 		j := 0
-		for j < len(buf) && j < maxStealWord && isPyIdentByte(buf[j]) {
+		for j < len(buf) && j < maxStealWord && lenient.IsPyIdentByte(buf[j]) {
 			j++
 		}
 		if j > 0 && j < maxStealWord {

@@ -765,7 +765,7 @@ func convert(v *lenient.Node, types []string) (*lenient.Node, string) {
 					return &lenient.Node{Kind: lenient.Null}, strconv.Quote(v.Str) + " read as null"
 				}
 			case "array", "object":
-				if n := parseLiteral(s); n != nil && (t == "array" && n.Kind == lenient.Array || t == "object" && n.Kind == lenient.Object) {
+				if n := lenient.ParseLiteral(s); n != nil && (t == "array" && n.Kind == lenient.Array || t == "object" && n.Kind == lenient.Object) {
 					return n, "text read as " + t
 				}
 			}
@@ -788,22 +788,4 @@ func convert(v *lenient.Node, types []string) (*lenient.Node, string) {
 		}
 	}
 	return nil, ""
-}
-
-// parseLiteral reads text as a JSON or Python literal (a list or dict), or
-// returns nil.
-func parseLiteral(s string) *lenient.Node {
-	if s == "" {
-		return nil
-	}
-	if n, _, err := lenient.Parse([]byte(s)); err == nil {
-		return detach(n)
-	}
-	pp := &pyParser{src: []byte(s), end: len(s)}
-	n := pp.value()
-	pp.ws()
-	if n == nil || pp.err != "" || pp.i != pp.end {
-		return nil
-	}
-	return n
 }

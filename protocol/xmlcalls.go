@@ -49,7 +49,7 @@ func parseXMLCalls(b []byte, off int) ([]rawCall, bool) {
 		}
 		v := &lenient.Node{Kind: lenient.String, Str: string(val)}
 		if json { // DSML's string="false": the value is JSON
-			if n := parseLiteral(strings.TrimSpace(v.Str)); n != nil {
+			if n := lenient.ParseLiteral(strings.TrimSpace(v.Str)); n != nil {
 				v = n
 			}
 		}
@@ -93,7 +93,7 @@ func parseXMLCalls(b []byte, off int) ([]rawCall, bool) {
 			if k < len(b) && (b[k] == '{' || b[k] == '[') {
 				_, end, after, found := nextTag(b, k, isEnd)
 				if n, _, err := lenient.Parse(b[k:end]); err == nil {
-					cur.args, cur.textArgs = detach(n), false
+					cur.args, cur.textArgs = lenient.Detach(n), false
 				} else {
 					cur.err, cur.errMsg = DiagMalformed, "the call's JSON cannot be read: "+err.Error()
 				}
@@ -186,8 +186,8 @@ func parseXMLCalls(b []byte, off int) ([]rawCall, bool) {
 			if cur == nil {
 				start("")
 			}
-			if n := parseLiteral(string(bytes.TrimSpace(b[i:end]))); n != nil && n.Kind == lenient.Object {
-				cur.args, cur.textArgs = detach(n), false
+			if n := lenient.ParseLiteral(string(bytes.TrimSpace(b[i:end]))); n != nil && n.Kind == lenient.Object {
+				cur.args, cur.textArgs = lenient.Detach(n), false
 			}
 			i = after
 		}
@@ -219,15 +219,6 @@ func nextTag(b []byte, i int, match func(tagInfo) bool) (t tagInfo, at, after in
 		i = j + 1
 	}
 	return tagInfo{}, len(b), len(b), false
-}
-
-// detach marks a value read from another text, so it is written out anew.
-func detach(n *lenient.Node) *lenient.Node {
-	n.Clean = false
-	for _, k := range n.Kids {
-		detach(k)
-	}
-	return n
 }
 
 // parseGLM reads GLM's name<arg_key>k</arg_key><arg_value>v</arg_value>...
