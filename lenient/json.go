@@ -1295,3 +1295,20 @@ func IsIntegral(num string) bool {
 	}
 	return len(frac) <= e
 }
+
+// Unwrap reads a JSON object or array that a model wrote inside a string
+// (arguments encoded as a JSON string). Only a string
+// that is, whole, a JSON object (or array) is unwrapped: "{hello world}" and
+// "{...} and more" stay strings.
+func Unwrap(s string) (n *Node, src []byte, ok bool) {
+	t := strings.TrimSpace(s)
+	if t == "" || t[0] != '{' && t[0] != '[' {
+		return nil, nil, false
+	}
+	src = []byte(s)
+	n, _, err := Parse(src)
+	if err != nil || n.Kind != Object && n.Kind != Array {
+		return nil, nil, false
+	}
+	return n, src, true
+}

@@ -3,7 +3,6 @@ package protocol
 import (
 	"github.com/ptkit/ptk/lenient"
 	"slices"
-	"strings"
 )
 
 // rawCall is a call as read from the reply, before it is checked against the
@@ -157,24 +156,8 @@ func looksLikeSchema(n *lenient.Node) bool {
 
 // unwrapsToObject reports whether s is, whole, a JSON object.
 func unwrapsToObject(s string) bool {
-	n, _, ok := unwrapArgs(s)
+	n, _, ok := lenient.Unwrap(s)
 	return ok && n.Kind == lenient.Object
-}
-
-// unwrapArgs reads arguments a model wrote as a JSON string. Only a string
-// that is, whole, a JSON object (or array) is unwrapped: "{hello world}" and
-// "{...} and more" stay strings.
-func unwrapArgs(s string) (n *lenient.Node, src []byte, ok bool) {
-	t := strings.TrimSpace(s)
-	if t == "" || t[0] != '{' && t[0] != '[' {
-		return nil, nil, false
-	}
-	src = []byte(s)
-	n, _, err := lenient.Parse(src)
-	if err != nil || n.Kind != lenient.Object && n.Kind != lenient.Array {
-		return nil, nil, false
-	}
-	return n, src, true
 }
 
 // appendCallsFromJSON appends the calls in a JSON value found inside call

@@ -1,6 +1,9 @@
 package protocol
 
-import "github.com/ptkit/ptk/lenient"
+import (
+	"github.com/ptkit/ptk/lenient"
+	"strconv"
+)
 
 // Calls written as JSON after a header that names the tool, and JSON found
 // in prose.
@@ -293,11 +296,11 @@ func (m *machine) bareCall(v *lenient.Node, src []byte) (rawCall, bool) {
 	if t == nil {
 		if shape == nameArgs {
 			m.diag(Diagnostic{Kind: DiagNotACall, Offset: v.Start, Tool: rc.name,
-				Message: "JSON naming " + quoteList([]string{rc.name}) + " read as text: no such tool is declared"})
+				Message: "JSON naming " + strconv.Quote(rc.name) + " read as text: no such tool is declared"})
 		}
 		return rc, false
 	}
-	if shape == nameOnly && t.schema != nil && t.schema.Get("required") != nil && len(t.schema.Get("required").Kids) > 0 {
+	if shape == nameOnly && t.schema.RequiresArguments() {
 		return rc, false
 	}
 	return rc, true

@@ -1,4 +1,4 @@
-package protocol
+package schema
 
 import (
 	"github.com/ptkit/ptk/lenient"
@@ -268,20 +268,22 @@ func validSimple(v *lenient.Node, s *sch, depth int) bool {
 	return true
 }
 
-type note struct {
-	kind DiagKind
-	ptr  string
-	msg  string
+// Note is one thing coercion did, or one problem a check found, with the
+// JSON Pointer of the argument it concerns.
+type Note struct {
+	Issue   Issue
+	Pointer string
+	Message string
 }
 
 // coercer converts argument values to the types their schema asks for, and
 // drops arguments the schema does not declare.
 type coercer struct {
 	text  bool // values were written as text
-	notes []note
+	notes []Note
 }
 
-func (c *coercer) note(k DiagKind, ptr, msg string) { c.notes = append(c.notes, note{k, ptr, msg}) }
+func (c *coercer) note(k Issue, ptr, msg string) { c.notes = append(c.notes, Note{k, ptr, msg}) }
 
 func ptrName(p string) string {
 	if p == "" {
@@ -313,8 +315,8 @@ func refreshClean(n *lenient.Node, depth int) bool {
 // textAsJSON reads text that is, whole, a JSON object or array, when there
 // is no schema to go by.
 func (c *coercer) textAsJSON(v *lenient.Node, ptr string) *lenient.Node {
-	if n, _, ok := unwrapArgs(v.Str); ok {
-		c.note(DiagCoerced, ptr, ptrName(ptr)+": text read as JSON "+n.Kind.String())
+	if n, _, ok := lenient.Unwrap(v.Str); ok {
+		c.note(Coerced, ptr, ptrName(ptr)+": text read as JSON "+n.Kind.String())
 		return lenient.Detach(n)
 	}
 	return v
@@ -342,7 +344,7 @@ func (c *coercer) coerceIn(v *lenient.Node, s *sch, ptr string, depth int) *leni
 	}
 	if len(s.types) > 0 && !matchesAny(v, s.types) {
 		if nv, how := convert(v, s.types); nv != nil {
-			c.note(DiagCoerced, ptr, ptrName(ptr)+": "+how)
+			c.note(Coerced, ptr, ptrName(ptr)+": "+how)
 			v = nv
 		}
 	} else if len(s.types) == 0 && c.text && v.Kind == lenient.String {
@@ -380,7 +382,7 @@ func (c *coercer) coerceAlternatives(v *lenient.Node, s *sch, ptr string) (*leni
 	for _, a := range s.altSch {
 		if len(a.types) > 0 && !matchesAny(v, a.types) {
 			if nv, how := convert(v, a.types); nv != nil && (len(a.enum) == 0 || nv.Kind == lenient.String && slices.Contains(a.enum, nv.Str)) {
-				c.note(DiagCoerced, ptr, ptrName(ptr)+": "+how)
+				c.note(Coerced, ptr, ptrName(ptr)+": "+how)
 				return nv, true
 			}
 			continue
@@ -408,7 +410,7 @@ func (c *coercer) coerceObject(v *lenient.Node, s *sch, ptr string, depth int) {
 			}
 		}
 		if ps == nil && !s.extraOK {
-			c.note(DiagUnexpectedArgument, kp, "dropped unexpected argument "+kp+" (not in the schema)")
+			c.note(UnexpectedArgument, kp, "dropped unexpected argument "+kp+" (not in the schema)")
 			v.Keys = append(v.Keys[:i], v.Keys[i+1:]...)
 			v.Kids = append(v.Kids[:i], v.Kids[i+1:]...)
 			v.Clean = false
@@ -429,7 +431,7 @@ func (c *coercer) coerceObject(v *lenient.Node, s *sch, ptr string, depth int) {
 			}
 		}
 		if v.Kids[i].Kind == lenient.Null && !s.isRequired(k) && !ps.nullOK {
-			c.note(DiagCoerced, kp, "dropped null for optional argument "+kp)
+			c.note(Coerced, kp, "dropped null for optional argument "+kp)
 			v.Keys = append(v.Keys[:i], v.Keys[i+1:]...)
 			v.Kids = append(v.Kids[:i], v.Kids[i+1:]...)
 			v.Clean = false
@@ -457,6 +459,6 @@ func (c *coercer) fixEnum(v *lenient.Node, enum []string, ptr string) *lenient.N
 	if !found {
 		return v
 	}
-	c.note(DiagCoerced, ptr, ptrName(ptr)+": "+strconv.Quote(v.Str)+" read as "+strconv.Quote(match))
+	c.note(Coerced, ptr, ptrName(ptr)+": "+strconv.Quote(v.Str)+" read as "+strconv.Quote(match))
 	return &lenient.Node{Kind: lenient.String, Str: match}
 }
