@@ -1312,3 +1312,45 @@ func Unwrap(s string) (n *Node, src []byte, ok bool) {
 	}
 	return n, src, true
 }
+
+// AppendQuoted appends s as a JSON string for a prompt. It leaves "<", ">" and "&" as they
+// are and escapes the line separators U+2028 and U+2029; invalid UTF-8 becomes
+// U+FFFD.
+func AppendQuoted(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				dst = append(dst, '\\', c)
+			case c == '\n':
+				dst = append(dst, `\n`...)
+			case c == '\r':
+				dst = append(dst, `\r`...)
+			case c == '\t':
+				dst = append(dst, `\t`...)
+			case c < 0x20 || c == 0x7f:
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			default:
+				dst = append(dst, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			dst = append(dst, `\ufffd`...)
+		case r == '\u2028':
+			dst = append(dst, `\u2028`...)
+		case r == '\u2029':
+			dst = append(dst, `\u2029`...)
+		default:
+			dst = append(dst, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(dst, '"')
+}
