@@ -93,16 +93,19 @@ func (p PTK) SystemPrompt(instructions string, tools []ptk.ToolInfo) string {
 //	  - status (string, required)
 //	  - tags (array of string, optional)
 //
-// Parameters follow the order of the schema's properties. Types are shown as
-// written, except the non-standard names dict (object), float (number) and
-// tuple (array); an enum or const shows its values, anyOf/oneOf and a list of
-// types show "a | b", an array "array of <item type>", a map
-// "object of <value type>". A property is required when its object lists it
-// in "required" (or it says "required": true) and it does not say
-// "optional": true. $ref is followed inside the schema (a cycle shows the
-// referenced name), allOf is merged. Nesting deeper than six levels is shown
-// as "- …". A tool whose schema is not valid JSON is shown with "(parameters
-// schema unreadable)". The text is [Neutralize]d.
+// Parameters follow the order of the schema's properties. The schema shown
+// is the one the parser checks calls against (see [schema.Normalize]): type
+// names in any case or alias (dict, float, tuple, String, HashMap, long, set,
+// ...) are shown as their JSON Schema type, an unknown type name as "any";
+// an enum or const shows its values, anyOf/oneOf and a list of types show
+// "a | b", an array "array of <item type>", a map "object of <value type>". A
+// property is required when its object lists it in "required" (or it says
+// "required": true) and it does not say "optional": true. $ref is followed
+// inside the schema (a cycle shows the referenced name), allOf is merged.
+// Nesting deeper than six levels is shown as "- …". A tool whose schema is
+// not JSON, or nests deeper than the JSON reader's limit (which the parser
+// refuses too), is shown with "(parameters schema unreadable)". The text is
+// [Neutralize]d.
 func (PTK) Tools(tools []ptk.ToolInfo) string {
 	var b strings.Builder
 	for i, t := range tools {

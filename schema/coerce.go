@@ -81,27 +81,6 @@ func compileSch(root *lenient.Node) *sch {
 	return c.build(root, 0)
 }
 
-// deref follows a local $ref ("#/$defs/x", "#/definitions/x").
-func (c *schCompiler) deref(n *lenient.Node) *lenient.Node {
-	for hops := 0; n != nil && hops < 32; hops++ {
-		r := n.Get("$ref")
-		if r == nil || r.Kind != lenient.String || !strings.HasPrefix(r.Str, "#") {
-			return n
-		}
-		cur := c.root
-		if r.Str != "#" {
-			for _, part := range strings.Split(strings.TrimPrefix(r.Str, "#/"), "/") {
-				part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
-				if cur = cur.Get(part); cur == nil {
-					return n
-				}
-			}
-		}
-		n = cur
-	}
-	return n
-}
-
 func (c *schCompiler) build(n *lenient.Node, depth int) *sch {
 	if n == nil || n.Kind != lenient.Object || depth > lenient.MaxDepth || c.n > 10000 {
 		return &sch{extraOK: true, nullOK: true}
@@ -117,10 +96,9 @@ func (c *schCompiler) build(n *lenient.Node, depth int) *sch {
 			s.simple = false
 		}
 	}
-	t := c.deref(n)
-	if t != n {
+	if t := deref(c.root, n); t != n {
 		s.simple = false
-		*s = *c.build(t, depth+1)
+		*s = *c.build(t, depth+1) // an unresolvable reference (t nil) allows anything
 		s.simple = false
 		return s
 	}

@@ -1,10 +1,7 @@
 package schema
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,194 +13,93 @@ import (
 // Tool definitions.
 
 // defMaxDepth bounds the nesting of the parameter lists and of the type
-// expressions written for a schema; defMaxDecodeDepth bounds the nesting kept
-// when a schema is decoded.
+// expressions written for a schema.
 const (
-	defMaxDepth       = 6
-	defMaxTypeDepth   = 4
-	defMaxDecodeDepth = 64
-	defMaxRefHops     = 8
-	defMaxExample     = 4 // top-level arguments in the example call
+	defMaxDepth     = 6
+	defMaxTypeDepth = 4
+	defMaxExample   = 4 // top-level arguments in the example call
 	// defMaxSteps bounds the work spent on one tool's schema (parameter lines
 	// and type expressions), which $ref could otherwise make exponential.
 	defMaxSteps = 5000
 )
 
-type defKind uint8
-
-const (
-	defNull defKind = iota
-	defBool
-	defNumber
-	defString
-	defArray
-	defObject
-	defElided // a value nested deeper than defMaxDecodeDepth
-)
-
-// defNode is a decoded JSON value that keeps the order of object members,
-// which encoding/json's maps lose.
-type defNode struct {
-	kind    defKind
-	text    string // string value, or number literal
-	bool    bool
-	members []defMember // object members, in order
-	elems   []*defNode  // array elements
+// list returns the elements of n's array member key, or nil.
+func list(n *lenient.Node, key string) []*lenient.Node {
+	if v := n.Get(key); v != nil && v.Kind == lenient.Array {
+		return v.Kids
+	}
+	return nil
 }
 
-type defMember struct {
+// member is one member of an object.
+type member struct {
 	key string
-	val *defNode
+	val *lenient.Node
 }
 
-// get returns the value of the last member named key of an object, or nil.
-func (n *defNode) get(key string) *defNode {
-	if n == nil || n.kind != defObject {
+// members returns the members of object n, in order.
+func members(n *lenient.Node) []member {
+	if n == nil || n.Kind != lenient.Object {
 		return nil
 	}
-	for i := len(n.members) - 1; i >= 0; i-- {
-		if n.members[i].key == key {
-			return n.members[i].val
-		}
+	out := make([]member, len(n.Keys))
+	for i, k := range n.Keys {
+		out[i] = member{k, n.Kids[i]}
 	}
-	return nil
+	return out
 }
 
-func (n *defNode) list(key string) []*defNode {
-	if v := n.get(key); v != nil && v.kind == defArray {
-		return v.elems
-	}
-	return nil
-}
-
-var errDefTrailing = errors.New("data after the schema")
-
-// decodeDef decodes one JSON value, keeping the order of object members. Empty
-// input decodes as null.
-func decodeDef(data []byte) (*defNode, error) {
-	if len(bytes.TrimSpace(data)) == 0 {
-		return &defNode{kind: defNull}, nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	n, err := decodeDefValue(dec, 0)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errDefTrailing
-	}
-	return n, nil
-}
-
-func decodeDefValue(dec *json.Decoder, depth int) (*defNode, error) {
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	switch t := tok.(type) {
-	case nil:
-		return &defNode{kind: defNull}, nil
-	case bool:
-		return &defNode{kind: defBool, bool: t}, nil
-	case json.Number:
-		return &defNode{kind: defNumber, text: string(t)}, nil
-	case string:
-		return &defNode{kind: defString, text: t}, nil
-	}
-	open := tok.(json.Delim)
-	if depth >= defMaxDecodeDepth {
-		// Skip the value without recursing.
-		for level := 1; level > 0; {
-			tok, err := dec.Token()
-			if err != nil {
-				return nil, err
-			}
-			switch tok {
-			case json.Delim('{'), json.Delim('['):
-				level++
-			case json.Delim('}'), json.Delim(']'):
-				level--
-			}
-		}
-		return &defNode{kind: defElided}, nil
-	}
-	if open == '[' {
-		n := &defNode{kind: defArray}
-		for dec.More() {
-			e, err := decodeDefValue(dec, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			n.elems = append(n.elems, e)
-		}
-		_, err := dec.Token() // ]
-		return n, err
-	}
-	n := &defNode{kind: defObject}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		key, _ := tok.(string)
-		v, err := decodeDefValue(dec, depth+1)
-		if err != nil {
-			return nil, err
-		}
-		n.members = append(n.members, defMember{key: key, val: v})
-	}
-	_, err = dec.Token() // }
-	return n, err
+// addMember appends a member to object n.
+func addMember(n *lenient.Node, key string, val *lenient.Node) {
+	n.Keys = append(n.Keys, key)
+	n.Kids = append(n.Kids, val)
 }
 
 // appendDefJSON appends n as compact JSON with a space after each comma and
 // colon.
-func appendDefJSON(dst []byte, n *defNode) []byte {
-	switch n.kind {
-	case defNull:
+func appendDefJSON(dst []byte, n *lenient.Node) []byte {
+	switch n.Kind {
+	case lenient.Null:
 		return append(dst, "null"...)
-	case defBool:
-		if n.bool {
+	case lenient.Bool:
+		if n.Bool {
 			return append(dst, "true"...)
 		}
 		return append(dst, "false"...)
-	case defNumber:
-		return append(dst, n.text...)
-	case defString:
-		return lenient.AppendQuoted(dst, n.text)
-	case defArray:
+	case lenient.Number:
+		return append(dst, n.Str...)
+	case lenient.String:
+		return lenient.AppendQuoted(dst, n.Str)
+	case lenient.Array:
 		dst = append(dst, '[')
-		for i, e := range n.elems {
+		for i, e := range n.Kids {
 			if i > 0 {
 				dst = append(dst, ", "...)
 			}
 			dst = appendDefJSON(dst, e)
 		}
 		return append(dst, ']')
-	case defObject:
-		dst = append(dst, '{')
-		for i, m := range n.members {
-			if i > 0 {
-				dst = append(dst, ", "...)
-			}
-			dst = lenient.AppendQuoted(dst, m.key)
-			dst = append(dst, ": "...)
-			dst = appendDefJSON(dst, m.val)
-		}
-		return append(dst, '}')
 	}
-	return append(dst, "…"...)
+	dst = append(dst, '{')
+	for i, k := range n.Keys {
+		if i > 0 {
+			dst = append(dst, ", "...)
+		}
+		dst = lenient.AppendQuoted(dst, k)
+		dst = append(dst, ": "...)
+		dst = appendDefJSON(dst, n.Kids[i])
+	}
+	return append(dst, '}')
 }
 
-func defJSON(n *defNode) string { return string(appendDefJSON(nil, n)) }
+func defJSON(n *lenient.Node) string { return string(appendDefJSON(nil, n)) }
 
 // defRenderer writes the parameters of one tool's schema.
 type defRenderer struct {
 	b     *strings.Builder
-	root  *defNode
-	path  []*defNode // the schemas whose fields are being listed, outermost first
-	steps int        // parameter lines and type expressions written so far
+	root  *lenient.Node
+	path  []*lenient.Node // the schemas whose fields are being listed, outermost first
+	steps int             // parameter lines and type expressions written so far
 }
 
 // WriteToolDef writes t as the model reads it: a heading with its name, its
@@ -217,8 +113,8 @@ func WriteToolDef(b *strings.Builder, t ptk.ToolInfo) {
 		b.WriteString(d)
 		b.WriteByte('\n')
 	}
-	root, err := decodeDef(t.Parameters)
-	if err != nil || root.kind != defObject && root.kind != defNull {
+	root, err := schemaTree(t.Parameters)
+	if err != nil {
 		b.WriteString("(parameters schema unreadable)\n")
 		return
 	}
@@ -228,7 +124,7 @@ func WriteToolDef(b *strings.Builder, t ptk.ToolInfo) {
 	}
 	if r.view(root) != nil {
 		// A schema that is not an object's.
-		if typ := r.typeOf(root, 0); typ != "any" && !defIsObjectType(strings.ToLower(typ)) {
+		if typ := r.typeOf(root, 0); typ != "any" && canonicalType(typ) != "object" {
 			b.WriteString("Arguments: " + typ + "\n")
 			return
 		}
@@ -238,79 +134,37 @@ func WriteToolDef(b *strings.Builder, t ptk.ToolInfo) {
 
 // view returns the schema n stands for: $ref followed, allOf merged. It returns
 // nil when n is not a schema object or its reference cannot be followed.
-func (r *defRenderer) view(n *defNode) *defNode {
-	for hops := 0; n != nil && n.kind == defObject; hops++ {
-		ref := n.get("$ref")
-		if ref == nil || ref.kind != defString {
-			break
-		}
-		if hops == defMaxRefHops {
-			return nil
-		}
-		n = r.lookup(ref.text)
-	}
-	if n == nil || n.kind != defObject {
+func (r *defRenderer) view(n *lenient.Node) *lenient.Node {
+	n = deref(r.root, n)
+	if n == nil || n.Kind != lenient.Object {
 		return nil
 	}
-	if all := n.list("allOf"); len(all) > 0 {
+	if all := list(n, "allOf"); len(all) > 0 {
 		return r.mergeAllOf(n, all)
-	}
-	return n
-}
-
-// lookup resolves a local reference ("#", "#/$defs/Name", any JSON Pointer).
-func (r *defRenderer) lookup(ref string) *defNode {
-	ptr, ok := strings.CutPrefix(ref, "#")
-	if !ok {
-		return nil
-	}
-	n := r.root
-	if ptr == "" {
-		return n
-	}
-	if ptr[0] != '/' {
-		return nil
-	}
-	for _, tok := range strings.Split(ptr[1:], "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		switch n.kind {
-		case defObject:
-			n = n.get(tok)
-		case defArray:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(n.elems) {
-				return nil
-			}
-			n = n.elems[i]
-		default:
-			n = nil
-		}
-		if n == nil {
-			return nil
-		}
 	}
 	return n
 }
 
 // mergeAllOf returns n with the members of its allOf schemas: n's own members
 // first, properties and required lists concatenated.
-func (r *defRenderer) mergeAllOf(n *defNode, all []*defNode) *defNode {
-	merged := &defNode{kind: defObject}
-	props := &defNode{kind: defObject}
-	req := &defNode{kind: defArray}
+func (r *defRenderer) mergeAllOf(n *lenient.Node, all []*lenient.Node) *lenient.Node {
+	merged := &lenient.Node{Kind: lenient.Object}
+	props := &lenient.Node{Kind: lenient.Object}
+	req := &lenient.Node{Kind: lenient.Array}
 	seen := map[string]bool{"allOf": true, "properties": true, "required": true}
-	add := func(s *defNode) {
+	add := func(s *lenient.Node) {
 		if s == nil {
 			return
 		}
-		if p := s.get("properties"); p != nil && p.kind == defObject {
-			props.members = append(props.members, p.members...)
+		if p := s.Get("properties"); p != nil && p.Kind == lenient.Object {
+			props.Keys = append(props.Keys, p.Keys...)
+			props.Kids = append(props.Kids, p.Kids...)
 		}
-		req.elems = append(req.elems, s.list("required")...)
-		for _, m := range s.members {
-			if !seen[m.key] {
-				seen[m.key] = true
-				merged.members = append(merged.members, m)
+		req.Kids = append(req.Kids, list(s, "required")...)
+		for i, k := range s.Keys {
+			if !seen[k] {
+				seen[k] = true
+				addMember(merged, k, s.Kids[i])
 			}
 		}
 	}
@@ -320,37 +174,31 @@ func (r *defRenderer) mergeAllOf(n *defNode, all []*defNode) *defNode {
 			add(r.viewNoAllOf(s))
 		}
 	}
-	if len(props.members) > 0 {
-		merged.members = append(merged.members, defMember{"properties", props})
+	if len(props.Keys) > 0 {
+		addMember(merged, "properties", props)
 	}
-	if len(req.elems) > 0 {
-		merged.members = append(merged.members, defMember{"required", req})
+	if len(req.Kids) > 0 {
+		addMember(merged, "required", req)
 	}
 	return merged
 }
 
 // viewNoAllOf follows the $ref of n without merging allOf, which bounds the
 // work of nested allOf.
-func (r *defRenderer) viewNoAllOf(n *defNode) *defNode {
-	for hops := 0; n != nil && n.kind == defObject && hops < defMaxRefHops; hops++ {
-		ref := n.get("$ref")
-		if ref == nil || ref.kind != defString {
-			return n
-		}
-		n = r.lookup(ref.text)
-	}
-	if n == nil || n.kind != defObject {
+func (r *defRenderer) viewNoAllOf(n *lenient.Node) *lenient.Node {
+	n = deref(r.root, n)
+	if n == nil || n.Kind != lenient.Object {
 		return nil
 	}
 	return n
 }
 
-func (r *defRenderer) onPath(n *defNode) bool { return slices.Contains(r.path, n) }
+func (r *defRenderer) onPath(n *lenient.Node) bool { return slices.Contains(r.path, n) }
 
 // fields writes the fields of schema n (an object's properties, an array's
 // item fields, the fields of anyOf/oneOf object variants) as a list at depth,
 // and reports whether it wrote anything.
-func (r *defRenderer) fields(n *defNode, depth int) bool {
+func (r *defRenderer) fields(n *lenient.Node, depth int) bool {
 	v := r.view(n)
 	if v == nil || r.onPath(v) {
 		return false
@@ -366,30 +214,30 @@ func (r *defRenderer) fields(n *defNode, depth int) bool {
 	r.path = append(r.path, v)
 	defer func() { r.path = r.path[:len(r.path)-1] }()
 
-	if props := v.get("properties"); props != nil && props.kind == defObject && len(props.members) > 0 {
-		required := v.list("required")
-		for _, m := range props.members {
+	if props := v.Get("properties"); props != nil && props.Kind == lenient.Object && len(props.Keys) > 0 {
+		required := list(v, "required")
+		for _, m := range members(props) {
 			if r.steps >= defMaxSteps {
 				r.indent(depth)
 				r.b.WriteString("- …\n")
 				break
 			}
-			r.field(m.key, m.val, defRequired(m.key, m.val, required), depth)
+			r.field(m.key, m.val, defRequired(m.key, required), depth)
 		}
 		return true
 	}
-	if items := v.get("items"); items != nil && items.kind == defObject {
+	if items := v.Get("items"); items != nil && items.Kind == lenient.Object {
 		return r.fields(items, depth)
 	}
 	// The variants with fields, each once: "X | array of X" lists X's fields
 	// once.
-	var variants, targets []*defNode
+	var variants, targets []*lenient.Node
 	for _, alt := range defAlternatives(v) {
 		target := r.view(alt)
 		if !r.hasFields(target) {
 			continue
 		}
-		if items := r.view(target.get("items")); target.get("properties") == nil && items != nil {
+		if items := r.view(target.Get("items")); target.Get("properties") == nil && items != nil {
 			target = items
 		}
 		if !slices.Contains(targets, target) {
@@ -415,21 +263,21 @@ func (r *defRenderer) fields(n *defNode, depth int) bool {
 
 // hasFields reports whether fields would write something for schema v,
 // looking one level down.
-func (r *defRenderer) hasFields(v *defNode) bool {
+func (r *defRenderer) hasFields(v *lenient.Node) bool {
 	if v == nil {
 		return false
 	}
-	if props := v.get("properties"); props != nil && props.kind == defObject && len(props.members) > 0 {
+	if props := v.Get("properties"); props != nil && props.Kind == lenient.Object && len(props.Keys) > 0 {
 		return true
 	}
-	if items := r.view(v.get("items")); items != nil {
-		if props := items.get("properties"); props != nil && props.kind == defObject && len(props.members) > 0 {
+	if items := r.view(v.Get("items")); items != nil {
+		if props := items.Get("properties"); props != nil && props.Kind == lenient.Object && len(props.Keys) > 0 {
 			return true
 		}
 	}
 	for _, alt := range defAlternatives(v) {
 		if alt := r.view(alt); alt != nil {
-			if props := alt.get("properties"); props != nil && props.kind == defObject && len(props.members) > 0 {
+			if props := alt.Get("properties"); props != nil && props.Kind == lenient.Object && len(props.Keys) > 0 {
 				return true
 			}
 		}
@@ -437,11 +285,11 @@ func (r *defRenderer) hasFields(v *defNode) bool {
 	return false
 }
 
-func defAlternatives(v *defNode) []*defNode {
-	if alts := v.list("anyOf"); len(alts) > 0 {
+func defAlternatives(v *lenient.Node) []*lenient.Node {
+	if alts := list(v, "anyOf"); len(alts) > 0 {
 		return alts
 	}
-	return v.list("oneOf")
+	return list(v, "oneOf")
 }
 
 func (r *defRenderer) indent(depth int) {
@@ -451,14 +299,14 @@ func (r *defRenderer) indent(depth int) {
 }
 
 // field writes one parameter line and the fields nested in it.
-func (r *defRenderer) field(name string, n *defNode, required bool, depth int) {
+func (r *defRenderer) field(name string, n *lenient.Node, required bool, depth int) {
 	r.steps++
 	v := r.view(n)
-	keyword := func(key string) *defNode {
-		if a := n.get(key); a != nil {
+	keyword := func(key string) *lenient.Node {
+		if a := n.Get(key); a != nil {
 			return a
 		}
-		return v.get(key)
+		return v.Get(key)
 	}
 	r.indent(depth)
 	r.b.WriteString("- ")
@@ -474,25 +322,25 @@ func (r *defRenderer) field(name string, n *defNode, required bool, depth int) {
 		r.b.WriteString(", default ")
 		r.b.WriteString(defJSON(d))
 	}
-	if f := keyword("format"); f != nil && f.kind == defString && f.text != "" {
+	if f := keyword("format"); f != nil && f.Kind == lenient.String && f.Str != "" {
 		r.b.WriteString(", format ")
-		r.b.WriteString(defOneLine(f.text))
+		r.b.WriteString(defOneLine(f.Str))
 	}
 	writeBound := func(key, op, unit string) {
-		if a := keyword(key); a != nil && a.kind == defNumber {
+		if a := keyword(key); a != nil && a.Kind == lenient.Number {
 			r.b.WriteString(", ")
 			r.b.WriteString(op)
-			r.b.WriteString(a.text)
+			r.b.WriteString(a.Str)
 			r.b.WriteString(unit)
 		}
 	}
-	if a := keyword("exclusiveMinimum"); a != nil && a.kind == defBool && a.bool {
+	if a := keyword("exclusiveMinimum"); a != nil && a.Kind == lenient.Bool && a.Bool {
 		writeBound("minimum", "> ", "")
 	} else {
 		writeBound("minimum", ">= ", "")
 		writeBound("exclusiveMinimum", "> ", "")
 	}
-	if a := keyword("exclusiveMaximum"); a != nil && a.kind == defBool && a.bool {
+	if a := keyword("exclusiveMaximum"); a != nil && a.Kind == lenient.Bool && a.Bool {
 		writeBound("maximum", "< ", "")
 	} else {
 		writeBound("maximum", "<= ", "")
@@ -502,17 +350,17 @@ func (r *defRenderer) field(name string, n *defNode, required bool, depth int) {
 	writeBound("maxLength", "<= ", " chars")
 	writeBound("minItems", ">= ", " items")
 	writeBound("maxItems", "<= ", " items")
-	if p := keyword("pattern"); p != nil && p.kind == defString {
+	if p := keyword("pattern"); p != nil && p.Kind == lenient.String {
 		r.b.WriteString(", pattern ")
-		r.b.WriteString(defOneLine(p.text))
+		r.b.WriteString(defOneLine(p.Str))
 	}
 	r.b.WriteByte(')')
 	desc := defDescription(keyword("description"))
 	if desc == "" {
 		desc = defDescription(keyword("title"))
 	}
-	if items := v.get("items"); items != nil && items.kind == defObject {
-		if d := defDescription(items.get("description")); d != "" {
+	if items := v.Get("items"); items != nil && items.Kind == lenient.Object {
+		if d := defDescription(items.Get("description")); d != "" {
 			if desc != "" {
 				desc += " "
 			}
@@ -528,43 +376,19 @@ func (r *defRenderer) field(name string, n *defNode, required bool, depth int) {
 }
 
 // defDescription returns a description as one line.
-func defDescription(d *defNode) string {
-	if d == nil || d.kind != defString {
+func defDescription(d *lenient.Node) string {
+	if d == nil || d.Kind != lenient.String {
 		return ""
 	}
-	return strings.Join(strings.Fields(d.text), " ")
+	return strings.Join(strings.Fields(d.Str), " ")
 }
 
-// defRequired reports whether a property is required: listed in its object's
-// required list or marked "required": true (draft 3), and not marked
-// "optional": true (as some BFCL schemas do).
-func defRequired(name string, prop *defNode, required []*defNode) bool {
-	req := false
+// defRequired reports whether a property is listed in its object's
+// "required" (normalization has already applied the properties' own
+// "required": true and "optional" flags to the list).
+func defRequired(name string, required []*lenient.Node) bool {
 	for _, r := range required {
-		if r.kind == defString && r.text == name {
-			req = true
-			break
-		}
-	}
-	if r := prop.get("required"); r != nil && r.kind == defBool && r.bool {
-		req = true
-	}
-	if defTruthy(prop.get("optional")) {
-		req = false
-	}
-	return req
-}
-
-func defTruthy(n *defNode) bool {
-	if n == nil {
-		return false
-	}
-	switch n.kind {
-	case defBool:
-		return n.bool
-	case defString:
-		switch strings.ToLower(n.text) {
-		case "true", "yes", "1":
+		if r.Kind == lenient.String && r.Str == name {
 			return true
 		}
 	}
@@ -572,34 +396,34 @@ func defTruthy(n *defNode) bool {
 }
 
 // typeOf returns the type expression of schema n.
-func (r *defRenderer) typeOf(n *defNode, depth int) string {
+func (r *defRenderer) typeOf(n *lenient.Node, depth int) string {
 	r.steps++
 	if depth > defMaxTypeDepth || r.steps > defMaxSteps {
 		return "…"
 	}
 	v := r.view(n)
 	if v == nil {
-		if ref := n.get("$ref"); ref != nil && ref.kind == defString {
-			return defRefName(ref.text)
+		if ref := n.Get("$ref"); ref != nil && ref.Kind == lenient.String {
+			return defRefName(ref.Str)
 		}
 		return "any"
 	}
 	if r.onPath(v) {
-		if ref := n.get("$ref"); ref != nil && ref.kind == defString {
-			return defRefName(ref.text)
+		if ref := n.Get("$ref"); ref != nil && ref.Kind == lenient.String {
+			return defRefName(ref.Str)
 		}
 	}
-	nullable := defTruthy(v.get("nullable"))
+	nullable := truthy(v.Get("nullable"))
 	withNull := func(s string) string {
 		if nullable && s != "null" && !strings.HasSuffix(s, " | null") {
 			return s + " | null"
 		}
 		return s
 	}
-	if c := v.get("const"); c != nil {
+	if c := v.Get("const"); c != nil {
 		return withNull(defJSON(c))
 	}
-	if e := v.list("enum"); len(e) > 0 {
+	if e := list(v, "enum"); len(e) > 0 {
 		vals := make([]string, len(e))
 		for i, x := range e {
 			vals[i] = defJSON(x)
@@ -614,22 +438,22 @@ func (r *defRenderer) typeOf(n *defNode, depth int) string {
 		return withNull(strings.Join(parts, " | "))
 	}
 	var names []string
-	switch t := v.get("type"); {
+	switch t := v.Get("type"); {
 	case t == nil:
-	case t.kind == defString:
-		names = []string{t.text}
-	case t.kind == defArray:
-		for _, e := range t.elems {
-			if e.kind == defString {
-				names = append(names, e.text)
+	case t.Kind == lenient.String:
+		names = []string{t.Str}
+	case t.Kind == lenient.Array:
+		for _, e := range t.Kids {
+			if e.Kind == lenient.String {
+				names = append(names, e.Str)
 			}
 		}
 	}
 	if len(names) == 0 {
 		switch {
-		case v.get("properties") != nil:
+		case v.Get("properties") != nil:
 			names = []string{"object"}
-		case v.get("items") != nil:
+		case v.Get("items") != nil:
 			names = []string{"array"}
 		default:
 			names = []string{"any"}
@@ -643,60 +467,37 @@ func (r *defRenderer) typeOf(n *defNode, depth int) string {
 }
 
 // typeName returns the type expression of schema v for one of its type names.
-func (r *defRenderer) typeName(v *defNode, name string, depth int) string {
-	shown := name
-	switch name {
-	case "dict":
-		shown = "object"
-	case "float":
-		shown = "number"
-	case "tuple":
-		shown = "array"
-	case "":
-		shown = "any"
+func (r *defRenderer) typeName(v *lenient.Node, name string, depth int) string {
+	shown := canonicalType(name)
+	if shown == "" {
+		shown = name
 	}
 	shown = defOneLine(shown)
-	switch lower := strings.ToLower(name); {
-	case defIsArrayType(lower):
-		items := v.get("items")
-		if tuple := v.list("prefixItems"); len(tuple) > 0 {
-			items = &defNode{kind: defArray, elems: tuple}
+	switch canonicalType(name) {
+	case "array":
+		items := v.Get("items")
+		if tuple := list(v, "prefixItems"); len(tuple) > 0 {
+			items = &lenient.Node{Kind: lenient.Array, Kids: tuple}
 		}
 		switch {
 		case items == nil:
-		case items.kind == defArray:
-			elems := make([]string, len(items.elems))
-			for i, e := range items.elems {
+		case items.Kind == lenient.Array:
+			elems := make([]string, len(items.Kids))
+			for i, e := range items.Kids {
 				elems[i] = r.typeOf(e, depth+1)
 			}
 			shown += " [" + strings.Join(elems, ", ") + "]"
-		case items.kind == defObject:
+		case items.Kind == lenient.Object:
 			shown += " of " + defParen(r.typeOf(items, depth+1))
 		}
-	case defIsObjectType(lower):
-		if props := v.get("properties"); props == nil || props.kind != defObject || len(props.members) == 0 {
-			if ap := v.get("additionalProperties"); ap != nil && ap.kind == defObject {
+	case "object":
+		if props := v.Get("properties"); props == nil || props.Kind != lenient.Object || len(props.Keys) == 0 {
+			if ap := v.Get("additionalProperties"); ap != nil && ap.Kind == lenient.Object {
 				shown += " of " + defParen(r.typeOf(ap, depth+1))
 			}
 		}
 	}
 	return shown
-}
-
-func defIsArrayType(lower string) bool {
-	switch lower {
-	case "array", "tuple", "list", "arraylist":
-		return true
-	}
-	return false
-}
-
-func defIsObjectType(lower string) bool {
-	switch lower {
-	case "object", "dict", "map", "hashmap":
-		return true
-	}
-	return false
 }
 
 func defParen(t string) string {
@@ -749,10 +550,7 @@ func ExampleCall(t ptk.ToolInfo) string {
 	dst = append(dst, `{"tool": `...)
 	dst = lenient.AppendQuoted(dst, t.Name)
 	dst = append(dst, `, "args": `...)
-	root, err := decodeDef(t.Parameters)
-	if err != nil {
-		root = nil
-	}
+	root, _ := schemaTree(t.Parameters)
 	r := defRenderer{root: root}
 	dst = r.exampleArgs(dst, r.view(root), 0)
 	dst = append(dst, `, "reasoning": "why this call"}`...)
@@ -762,23 +560,23 @@ func ExampleCall(t ptk.ToolInfo) string {
 // exampleArgs appends an example object for object schema v: its required
 // properties (at most defMaxExample, 2 in nested objects), or else its first
 // one.
-func (r *defRenderer) exampleArgs(dst []byte, v *defNode, depth int) []byte {
+func (r *defRenderer) exampleArgs(dst []byte, v *lenient.Node, depth int) []byte {
 	dst = append(dst, '{')
-	if props := v.get("properties"); props != nil && props.kind == defObject && depth < 3 && !r.onPath(v) {
+	if props := v.Get("properties"); props != nil && props.Kind == lenient.Object && depth < 3 && !r.onPath(v) {
 		r.path = append(r.path, v)
-		required := v.list("required")
+		required := list(v, "required")
 		limit := defMaxExample
 		if depth > 0 {
 			limit = 2
 		}
-		var chosen []defMember
-		for _, m := range props.members {
-			if defRequired(m.key, m.val, required) && len(chosen) < limit {
+		var chosen []member
+		for _, m := range members(props) {
+			if defRequired(m.key, required) && len(chosen) < limit {
 				chosen = append(chosen, m)
 			}
 		}
-		if len(chosen) == 0 && len(props.members) > 0 {
-			chosen = props.members[:1]
+		if len(chosen) == 0 && len(props.Keys) > 0 {
+			chosen = members(props)[:1]
 		}
 		for i, m := range chosen {
 			if i > 0 {
@@ -795,63 +593,76 @@ func (r *defRenderer) exampleArgs(dst []byte, v *defNode, depth int) []byte {
 
 // exampleValue appends a plausible value for schema n: its first example,
 // const, first enum value or default, else a placeholder of its type.
-func (r *defRenderer) exampleValue(dst []byte, n *defNode, depth int) []byte {
+func (r *defRenderer) exampleValue(dst []byte, n *lenient.Node, depth int) []byte {
 	v := r.view(n)
 	if v == nil {
 		return append(dst, `"..."`...)
 	}
-	if ex := v.list("examples"); len(ex) > 0 {
+	if ex := list(v, "examples"); len(ex) > 0 {
 		return appendDefJSON(dst, ex[0])
 	}
-	if c := v.get("const"); c != nil {
+	if c := v.Get("const"); c != nil {
 		return appendDefJSON(dst, c)
 	}
-	if e := v.list("enum"); len(e) > 0 {
+	if e := list(v, "enum"); len(e) > 0 {
 		return appendDefJSON(dst, e[0])
 	}
-	if d := v.get("default"); d != nil {
+	if d := v.Get("default"); d != nil {
 		return appendDefJSON(dst, d)
 	}
 	if alts := defAlternatives(v); len(alts) > 0 && depth < 3 {
 		return r.exampleValue(dst, alts[0], depth+1)
 	}
 	name := ""
-	switch t := v.get("type"); {
+	switch t := v.Get("type"); {
 	case t == nil:
-	case t.kind == defString:
-		name = t.text
-	case t.kind == defArray:
-		for _, e := range t.elems {
-			if e.kind == defString && e.text != "null" {
-				name = e.text
+	case t.Kind == lenient.String:
+		name = t.Str
+	case t.Kind == lenient.Array:
+		for _, e := range t.Kids {
+			if e.Kind == lenient.String && e.Str != "null" {
+				name = e.Str
 				break
 			}
 		}
 	}
 	if name == "" {
 		switch {
-		case v.get("properties") != nil:
+		case v.Get("properties") != nil:
 			name = "object"
-		case v.get("items") != nil:
+		case v.Get("items") != nil:
 			name = "array"
 		}
 	}
-	switch lower := strings.ToLower(name); {
-	case defIsObjectType(lower):
+	switch canonicalType(name) {
+	case "object":
 		return r.exampleArgs(dst, v, depth)
-	case defIsArrayType(lower):
-		if items := v.get("items"); items != nil && items.kind == defObject && depth < 3 {
+	case "array":
+		if items := v.Get("items"); items != nil && items.Kind == lenient.Object && depth < 3 {
 			dst = append(dst, '[')
 			dst = r.exampleValue(dst, items, depth+1)
 			return append(dst, ']')
 		}
 		return append(dst, "[]"...)
-	case lower == "integer" || lower == "int" || lower == "long" || lower == "short":
+	case "integer":
 		return append(dst, '1')
-	case lower == "number" || lower == "float" || lower == "double":
+	case "number":
 		return append(dst, "1.5"...)
-	case lower == "boolean" || lower == "bool":
+	case "boolean":
 		return append(dst, "true"...)
 	}
 	return append(dst, `"..."`...)
+}
+
+// schemaTree is the tree a schema is rendered from: the one the checker
+// compiled, so the model is shown what its calls are checked against, or
+// for a schema the validator refuses, the same normalization of it.
+func schemaTree(raw json.RawMessage) (*lenient.Node, error) {
+	if s, err := Compile(raw); err == nil {
+		if s == nil {
+			return nil, nil
+		}
+		return s.root, nil
+	}
+	return normalizedSchema(raw)
 }

@@ -56,6 +56,139 @@ var typeNames = map[string]string{
 	"null": "null",
 }
 
+// propertyFlags applies the flags properties carry themselves to the
+// "required" list of the object n that holds them: "required": true (an old
+// draft-3 habit) adds a property, "optional": true (BFCL's) removes it. The
+// flags themselves are then dropped from the properties, so the checker and
+// the prompt read one list.
+func propertyFlags(n, props *lenient.Node) {
+	var add, drop []string
+	for i, p := range props.Kids {
+		if lenient.Shadowed(props.Keys, i) {
+			continue
+		}
+		if r := p.Get("required"); r != nil && r.Kind == lenient.Bool && r.Bool {
+			add = append(add, props.Keys[i])
+		}
+		if truthy(p.Get("optional")) {
+			drop = append(drop, props.Keys[i])
+		}
+	}
+	if len(add) == 0 && len(drop) == 0 {
+		return
+	}
+	var names []string
+	if r := n.Get("required"); r != nil && r.Kind == lenient.Array {
+		for _, e := range r.Kids {
+			if e.Kind == lenient.String {
+				names = append(names, e.Str)
+			}
+		}
+	}
+	for _, a := range add {
+		if !slices.Contains(names, a) {
+			names = append(names, a)
+		}
+	}
+	names = slices.DeleteFunc(names, func(x string) bool { return slices.Contains(drop, x) })
+	req := &lenient.Node{Kind: lenient.Array}
+	for _, x := range names {
+		req.Kids = append(req.Kids, &lenient.Node{Kind: lenient.String, Str: x})
+	}
+	n.Clean = false
+	for i := len(n.Keys) - 1; i >= 0; i-- {
+		if n.Keys[i] == "required" {
+			n.Keys = append(n.Keys[:i], n.Keys[i+1:]...)
+			n.Kids = append(n.Kids[:i], n.Kids[i+1:]...)
+		}
+	}
+	if len(names) > 0 {
+		n.Keys = append(n.Keys, "required")
+		n.Kids = append(n.Kids, req)
+	}
+}
+
+// truthy reports whether a flag is set: true, or a string such as "true",
+// "yes" or "1".
+func truthy(n *lenient.Node) bool {
+	if n == nil {
+		return false
+	}
+	switch n.Kind {
+	case lenient.Bool:
+		return n.Bool
+	case lenient.String:
+		switch strings.ToLower(n.Str) {
+		case "true", "yes", "1":
+			return true
+		}
+	}
+	return false
+}
+
+// canonicalType returns the JSON Schema type a type name stands for (any
+// case, any alias in typeNames), or "" for a name it does not know. The
+// checker and the prompt both go by it.
+func canonicalType(name string) string { return typeNames[strings.ToLower(name)] }
+
+// maxRefHops bounds a chain of references (a $ref to a $ref ...): a longer
+// chain, or a cycle, cannot be followed.
+const maxRefHops = 32
+
+// deref follows the $ref chain of schema n inside root: it returns n when n
+// has no $ref, the schema the chain ends at, or nil when a reference cannot
+// be followed (not local, not found, a cycle, a chain over maxRefHops). It is
+// the one resolver: the checker's compiler and the prompt's renderer both
+// use it, so they always agree on what a reference means.
+func deref(root, n *lenient.Node) *lenient.Node {
+	for hops := 0; n != nil && n.Kind == lenient.Object; hops++ {
+		ref := n.Get("$ref")
+		if ref == nil || ref.Kind != lenient.String {
+			return n
+		}
+		if hops == maxRefHops {
+			return nil
+		}
+		n = lookup(root, ref.Str)
+	}
+	return n
+}
+
+// lookup resolves a local reference ("#", "#/$defs/Name", any JSON Pointer,
+// array indices included) inside root, or returns nil.
+func lookup(root *lenient.Node, ref string) *lenient.Node {
+	ptr, ok := strings.CutPrefix(ref, "#")
+	if !ok {
+		return nil
+	}
+	n := root
+	if ptr == "" {
+		return n
+	}
+	if ptr[0] != '/' {
+		return nil
+	}
+	for _, tok := range strings.Split(ptr[1:], "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch n.Kind {
+		case lenient.Object:
+			n = n.Get(tok)
+		case lenient.Array:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(n.Kids) {
+				return nil
+			}
+			n = n.Kids[i]
+		default:
+			n = nil
+		}
+		if n == nil {
+			return nil
+		}
+	}
+	return n
+}
+
 func normalizeSchemaNode(n *lenient.Node, depth int) {
 	if n == nil || n.Kind != lenient.Object || depth > lenient.MaxDepth {
 		return
@@ -66,7 +199,8 @@ func normalizeSchemaNode(n *lenient.Node, depth int) {
 		case "type":
 			switch v.Kind {
 			case lenient.String:
-				t, ok := typeNames[strings.ToLower(v.Str)]
+				t := canonicalType(v.Str)
+				ok := t != ""
 				if !ok || v.Str == "" || strings.EqualFold(v.Str, "any") {
 					// "any", "", or an unknown name: no constraint
 					n.Keys = append(n.Keys[:i], n.Keys[i+1:]...)
@@ -81,22 +215,24 @@ func normalizeSchemaNode(n *lenient.Node, depth int) {
 			case lenient.Array:
 				for _, e := range v.Kids {
 					if e.Kind == lenient.String {
-						if t, ok := typeNames[strings.ToLower(e.Str)]; ok && t != e.Str {
+						if t := canonicalType(e.Str); t != "" && t != e.Str {
 							e.Str, e.Clean, v.Clean, n.Clean = t, false, false, false
 						}
 					}
 				}
 			}
 		case "optional":
-			if v.Kind == lenient.Bool {
-				n.Keys = append(n.Keys[:i], n.Keys[i+1:]...)
-				n.Kids = append(n.Kids[:i], n.Kids[i+1:]...)
-				n.Clean = false
-				i--
-				continue
-			}
+			// read by the object that holds this property (propertyFlags)
+			n.Keys = append(n.Keys[:i], n.Keys[i+1:]...)
+			n.Kids = append(n.Kids[:i], n.Kids[i+1:]...)
+			n.Clean = false
+			i--
+			continue
 		case "properties", "$defs", "definitions", "patternProperties":
 			if v.Kind == lenient.Object {
+				if k == "properties" {
+					propertyFlags(n, v)
+				}
 				for _, p := range v.Kids {
 					normalizeSchemaNode(p, depth+1)
 					if !p.Clean {
@@ -128,7 +264,8 @@ func normalizeSchemaNode(n *lenient.Node, depth int) {
 			}
 		case "required":
 			if v.Kind != lenient.Array {
-				// "required": true on a property (an old draft-3 habit) means nothing here
+				// "required": true on a property (an old draft-3 habit) was read
+				// by the object that holds it (propertyFlags)
 				n.Keys = append(n.Keys[:i], n.Keys[i+1:]...)
 				n.Kids = append(n.Kids[:i], n.Kids[i+1:]...)
 				n.Clean = false
