@@ -202,7 +202,7 @@ func (r *runner) call(ctx context.Context, req llm.Request, final bool) (*reply,
 			if ptkCalls {
 				r.event(Event{Kind: EventCallStart, Iteration: r.res.Iterations, Index: e.Index, Call: &ptk.Call{ID: r.callID(e.Index), Tool: e.Tool}})
 			}
-		case protocol.EventArgsDelta:
+		case protocol.EventCallDelta:
 			if ptkCalls {
 				r.event(Event{Kind: EventCallDelta, Iteration: r.res.Iterations, Index: e.Index, Text: e.Text})
 			}

@@ -95,7 +95,7 @@ func jsonEqual(a, b []byte) bool {
 	return cmp.Equal(x, y)
 }
 
-func checkCase(t *testing.T, c corpusCase, r Result) {
+func checkCase(t *testing.T, c corpusCase, r Parsed) {
 	t.Helper()
 	if len(r.Calls) != len(c.Expect.Calls) {
 		t.Errorf("%s: %d calls, want %d\nraw: %q\ngot: %+v\ndiags: %+v", c.ID, len(r.Calls), len(c.Expect.Calls), c.Raw, r.Calls, r.Diagnostics)
@@ -130,7 +130,7 @@ func TestCorpusDeclaredTools(t *testing.T) {
 
 // streamParse feeds text to a stream in pieces of size bytes (0: one
 // piece) and checks the events against the result (see streamChunks).
-func streamParse(t *testing.T, p *Parser, text string, size int) Result {
+func streamParse(t *testing.T, p *Parser, text string, size int) Parsed {
 	t.Helper()
 	var sizes []int
 	for i := 0; i < len(text); {

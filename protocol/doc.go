@@ -49,7 +49,7 @@
 // depends only on the bytes read, never on where a chunk ended: when a
 // decision needs bytes that have not arrived, the stream waits for them. So
 // [Stream.Finish] returns exactly what [Parser.Parse] returns for the whole
-// text, and the concatenated text events are exactly [Result.Text]. Each byte
+// text, and the concatenated text events are exactly [Parsed.Text]. Each byte
 // is looked at a bounded number of times: whole or streamed, parsing takes
 // time linear in the length of the reply.
 package protocol

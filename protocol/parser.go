@@ -16,7 +16,7 @@ import (
 // any number of goroutines.
 //
 // Parse reads a whole reply; NewStream reads one chunk by chunk and reports
-// what it finds as it goes. Both give exactly the same Result for the same
+// what it finds as it goes. Both give exactly the same Parsed for the same
 // text, however it is split.
 type Parser struct {
 	tools   []*toolSpec
@@ -68,8 +68,8 @@ type ToolError struct {
 
 func (e *ToolError) Error() string { return "tool " + strconv.Quote(e.Tool) + ": " + e.Msg }
 
-// Result is what a model's reply means.
-type Result struct {
+// Parsed is what a model's reply means.
+type Parsed struct {
 	// Text is the prose for the user: the reply without calls, protocol
 	// tokens or reasoning, trimmed of surrounding white space.
 	Text string
@@ -159,10 +159,10 @@ const (
 	// EventCallStart: a call begins (Event.Index; Event.Tool when the
 	// format names the tool before its arguments).
 	EventCallStart
-	// EventArgsDelta: the next piece of the call's raw text as the model
+	// EventCallDelta: the next piece of the call's raw text as the model
 	// writes it (Event.Text), for showing progress. The call's arguments as
 	// ptk reads them are in the EventCallEnd's Attempt.
-	EventArgsDelta
+	EventCallDelta
 	// EventCallEnd: the call is complete (Event.Attempt, valid or not).
 	EventCallEnd
 )
@@ -171,13 +171,13 @@ const (
 type Event struct {
 	Kind    EventKind
 	Text    string
-	Index   int // the call's index in Result.Attempts
+	Index   int // the call's index in Parsed.Attempts
 	Tool    string
 	Attempt *Attempt
 }
 
 // Parse reads a whole reply.
-func (p *Parser) Parse(text string) Result {
+func (p *Parser) Parse(text string) Parsed {
 	m := newMachine(p, nil)
 	// The machine never writes to its input: read the string in place.
 	m.buf = unsafe.Slice(unsafe.StringData(text), len(text))
@@ -205,7 +205,7 @@ var (
 
 // NewStream starts reading a streamed reply. emit, if not nil, receives the
 // events as they happen, from inside Write and Finish. The concatenated
-// EventText texts are exactly the final Result.Text.
+// EventText texts are exactly the final Parsed.Text.
 func (p *Parser) NewStream(emit func(Event)) *Stream {
 	return &Stream{m: newMachine(p, emit)}
 }
@@ -255,9 +255,9 @@ const maxDeferred = 32
 // byte. Events are delayed by at most maxDeferred bytes; a chunk of several
 // bytes is read at once.
 
-// Finish ends the reply and returns the Result, the same as Parse would
+// Finish ends the reply and returns the Parsed reply, the same as Parse would
 // give on the whole text.
-func (s *Stream) Finish() Result {
+func (s *Stream) Finish() Parsed {
 	if !s.finished {
 		s.m.buf = append(s.m.buf, s.pend[:s.np]...)
 		s.finished = true

@@ -299,7 +299,7 @@ func TestStreamEvents(t *testing.T) {
 		if len(kinds) == 0 || kinds[len(kinds)-1] != e.Kind {
 			kinds = append(kinds, e.Kind)
 		}
-		if e.Kind == EventArgsDelta {
+		if e.Kind == EventCallDelta {
 			deltas.WriteString(e.Text)
 		}
 	})
@@ -308,7 +308,7 @@ func TestStreamEvents(t *testing.T) {
 		s.WriteString(in[i : i+1])
 	}
 	r := s.Finish()
-	want := []EventKind{EventText, EventCallStart, EventArgsDelta, EventCallEnd, EventText}
+	want := []EventKind{EventText, EventCallStart, EventCallDelta, EventCallEnd, EventText}
 	if diff := cmp.Diff(want, kinds); diff != "" {
 		t.Errorf("event kinds (-want +got):\n%s", diff)
 	}
@@ -336,7 +336,7 @@ func TestParserIsSafeToShare(t *testing.T) {
 		`[get_weather(city='Paris'), math.factorial(number=5)]`,
 		`<PTK_CALL>{"tool": "read_file", "args": {"offset": "x"}}</PTK_CALL>`,
 	}
-	want := make([]Result, len(inputs))
+	want := make([]Parsed, len(inputs))
 	for i, in := range inputs {
 		want[i] = p.Parse(in)
 	}

@@ -439,7 +439,7 @@ func (m *machine) callDelta(b []byte) {
 	if m.emit == nil || m.open < 0 || len(b) == 0 {
 		return
 	}
-	m.event(Event{Kind: EventArgsDelta, Index: m.open, Text: frozen(b)})
+	m.event(Event{Kind: EventCallDelta, Index: m.open, Text: frozen(b)})
 }
 
 func (m *machine) nextIndex() int {
@@ -459,7 +459,7 @@ func (m *machine) addCalls(raws []rawCall) {
 			if m.open < 0 {
 				m.event(Event{Kind: EventCallStart, Index: idx, Tool: a.Call.Tool})
 				if len(rc.raw) > 0 {
-					m.event(Event{Kind: EventArgsDelta, Index: idx, Text: frozen(rc.raw)})
+					m.event(Event{Kind: EventCallDelta, Index: idx, Text: frozen(rc.raw)})
 				}
 			}
 			m.open = -1
@@ -504,7 +504,7 @@ func (m *machine) flushEvents() {
 }
 
 // emitText sends the text decided so far, holding back trailing white space
-// (the Result is trimmed) and an incomplete UTF-8 sequence.
+// (the Parsed text is trimmed) and an incomplete UTF-8 sequence.
 func (m *machine) emitText(final bool) {
 	if !final && len(m.text) == m.em.checked && len(m.reasoning) == m.em.rsent {
 		return
@@ -593,8 +593,8 @@ func frozen(b []byte) string {
 	return unsafe.String(&b[0], len(b))
 }
 
-func (m *machine) result() Result {
-	r := Result{
+func (m *machine) result() Parsed {
+	r := Parsed{
 		Text:        frozen(bytes.TrimSpace(m.text)),
 		Reasoning:   string(m.reasoning),
 		Attempts:    m.attempts,
