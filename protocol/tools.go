@@ -3,6 +3,7 @@ package protocol
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/ptkit/ptk/dialect"
 	"sort"
 	"strconv"
 	"strings"
@@ -155,52 +156,52 @@ func (p *Parser) toolNames() string {
 }
 
 // finish checks a raw call against the declared tools and makes it an Attempt.
-func (p *Parser) finish(rc rawCall, id string) (a Attempt, diags []Diagnostic) {
-	a = Attempt{Call: ptk.Call{ID: id, Tool: rc.name, Reasoning: rc.reasoning}, Offset: rc.offset}
+func (p *Parser) finish(rc dialect.RawCall, id string) (a Attempt, diags []Diagnostic) {
+	a = Attempt{Call: ptk.Call{ID: id, Tool: rc.Name, Reasoning: rc.Reasoning}, Offset: rc.Offset}
 	d := func(k DiagKind, ptr, msg string) {
-		diags = append(diags, Diagnostic{Kind: k, Message: msg, Offset: rc.offset, CallID: id, Tool: a.Call.Tool, Pointer: ptr})
+		diags = append(diags, Diagnostic{Kind: k, Message: msg, Offset: rc.Offset, CallID: id, Tool: a.Call.Tool, Pointer: ptr})
 	}
-	repairs := append([]string(nil), rc.repairs...)
+	repairs := append([]string(nil), rc.Repairs...)
 	defer func() {
 		a.Call.Repairs = repairs
 		if a.Call.Args == nil {
 			a.Call.Args = json.RawMessage("{}")
 		}
 	}()
-	if rc.err != "" {
-		a.Err = ptk.NewError(ptk.ParseError, rc.errMsg, nil)
-		a.Err.Tool = rc.name
-		d(rc.err, "", rc.errMsg)
-		if rc.args != nil {
-			a.Call.Args = lenient.AppendJSON(nil, rc.args, rc.src)
+	if rc.Err != "" {
+		a.Err = ptk.NewError(ptk.ParseError, rc.ErrMsg, nil)
+		a.Err.Tool = rc.Name
+		d(rc.Err, "", rc.ErrMsg)
+		if rc.Args != nil {
+			a.Call.Args = lenient.AppendJSON(nil, rc.Args, rc.Src)
 		}
 		return a, diags
 	}
-	for _, r := range rc.repairs {
+	for _, r := range rc.Repairs {
 		d(DiagRepaired, "", r)
 	}
 
 	var spec *toolSpec
 	if len(p.tools) > 0 {
-		t, corrected := p.resolve(rc.name)
+		t, corrected := p.resolve(rc.Name)
 		if t == nil {
-			msg := "unknown tool " + strconv.Quote(rc.name)
-			if s := p.suggest(rc.name); len(s) > 0 {
+			msg := "unknown tool " + strconv.Quote(rc.Name)
+			if s := p.suggest(rc.Name); len(s) > 0 {
 				msg += "; did you mean " + schema.QuoteList(s) + "?"
 			} else {
 				msg += "."
 			}
 			msg += " Available tools: " + p.toolNames() + "."
 			a.Err = ptk.NewError(ptk.ToolNotFound, msg, nil)
-			a.Err.Tool = rc.name
+			a.Err.Tool = rc.Name
 			d(DiagUnknownTool, "", msg)
-			if rc.args != nil {
-				a.Call.Args = lenient.AppendJSON(nil, rc.args, rc.src)
+			if rc.Args != nil {
+				a.Call.Args = lenient.AppendJSON(nil, rc.Args, rc.Src)
 			}
 			return a, diags
 		}
 		if corrected {
-			msg := "tool name " + strconv.Quote(rc.name) + " read as " + strconv.Quote(t.info.Name)
+			msg := "tool name " + strconv.Quote(rc.Name) + " read as " + strconv.Quote(t.info.Name)
 			repairs = append(repairs, msg)
 			d(DiagNameCorrected, "", msg)
 			a.Call.Tool = t.info.Name
@@ -208,25 +209,25 @@ func (p *Parser) finish(rc rawCall, id string) (a Attempt, diags []Diagnostic) {
 		spec = t
 	}
 
-	args := rc.args
-	src := rc.src
+	args := rc.Args
+	src := rc.Src
 	var sc *schema.Schema
 	if spec != nil {
 		sc = spec.schema
 	}
 	switch {
-	case args == nil && len(rc.positional) == 0:
+	case args == nil && len(rc.Positional) == 0:
 		args = &lenient.Node{Kind: lenient.Object}
-	case args == nil || len(rc.positional) > 0:
+	case args == nil || len(rc.Positional) > 0:
 		if args == nil {
 			args = &lenient.Node{Kind: lenient.Object}
 		}
-		if len(rc.positional) == 1 && len(args.Kids) == 0 && rc.positional[0].Kind == lenient.Object {
-			args = rc.positional[0]
+		if len(rc.Positional) == 1 && len(args.Kids) == 0 && rc.Positional[0].Kind == lenient.Object {
+			args = rc.Positional[0]
 			break
 		}
 		props := sc.Params()
-		if len(rc.positional) > len(props) {
+		if len(rc.Positional) > len(props) {
 			msg := "positional arguments need parameter names: write name(param=value, ...)"
 			a.Err = ptk.NewError(ptk.InvalidToolCall, msg, nil)
 			a.Err.Tool = a.Call.Tool
@@ -235,7 +236,7 @@ func (p *Parser) finish(rc rawCall, id string) (a Attempt, diags []Diagnostic) {
 			return a, diags
 		}
 		merged := &lenient.Node{Kind: lenient.Object}
-		for i, v := range rc.positional {
+		for i, v := range rc.Positional {
 			merged.Keys = append(merged.Keys, props[i])
 			merged.Kids = append(merged.Kids, v)
 		}
@@ -258,7 +259,7 @@ func (p *Parser) finish(rc rawCall, id string) (a Attempt, diags []Diagnostic) {
 		repairs = append(repairs, "null arguments read as {}")
 	}
 
-	args, notes := sc.Coerce(args, rc.textArgs)
+	args, notes := sc.Coerce(args, rc.TextArgs)
 	for _, n := range notes {
 		repairs = append(repairs, n.Message)
 		d(DiagKind(n.Issue), n.Pointer, n.Message)

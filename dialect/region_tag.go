@@ -1,4 +1,4 @@
-package protocol
+package dialect
 
 // Calls between tags: <PTK_CALL>, <tool_call>, <function_call>,
 // <|tool_call|> and the rest, with JSON, XML, pythonic or Gemma bodies.
@@ -142,13 +142,13 @@ func (r *tagCall) finishPython(m *machine, end int, repair string) bool {
 	calls := pp.CallList(r.pyBracket)
 	raws := pyRaws(calls, m.buf, 0)
 	for i := range raws {
-		raws[i].offset = r.start
+		raws[i].Offset = r.start
 		if repair != "" {
-			raws[i].repairs = append(raws[i].repairs, repair)
+			raws[i].Repairs = append(raws[i].Repairs, repair)
 		}
 	}
 	if pp.Err != "" {
-		raws = append(raws, rawCall{offset: r.start, err: DiagMalformed, errMsg: "the call cannot be read: " + pp.Err})
+		raws = append(raws, RawCall{Offset: r.start, Err: DiagMalformed, ErrMsg: "the call cannot be read: " + pp.Err})
 	}
 	m.addCalls(raws)
 	m.pos = end
@@ -314,14 +314,14 @@ func (r *tagCall) finish(m *machine, bodyEnd, end int) bool {
 			}
 			raws = append(raws, calls...)
 		case r.name != "" && i == 0:
-			raws = append(raws, rawCall{name: r.name, args: v, src: m.buf, offset: r.start})
+			raws = append(raws, RawCall{Name: r.name, Args: v, Src: m.buf, Offset: r.start})
 		default:
 			raws = appendCallsFromJSON(raws, v, m.buf, r.start)
 		}
 	}
 	rep := r.allRepairs()
 	for i := range raws {
-		raws[i].repairs = append(raws[i].repairs, rep...)
+		raws[i].Repairs = append(raws[i].Repairs, rep...)
 		if r.weak {
 			raws[i].raw = m.buf[r.start:end]
 		}
@@ -342,7 +342,7 @@ func (r *tagCall) finishBad(m *machine, end int, k DiagKind, msg string) bool {
 		m.regionText(r.start, end)
 		return true
 	}
-	m.addCalls([]rawCall{{name: r.name, offset: r.start, err: k, errMsg: msg, repairs: r.allRepairs()}})
+	m.addCalls([]RawCall{{Name: r.name, Offset: r.start, Err: k, ErrMsg: msg, Repairs: r.allRepairs()}})
 	m.pos = end
 	return true
 }
@@ -368,7 +368,7 @@ func (r *tagCall) advanceText(m *machine) bool {
 			return r.finishBad(m, len(buf), DiagTruncated, "the call is cut off before it ends")
 		}
 		for i := range raws {
-			raws[i].repairs = append(raws[i].repairs, "missing closing tag: the call ends where its last element ends")
+			raws[i].Repairs = append(raws[i].Repairs, "missing closing tag: the call ends where its last element ends")
 		}
 		m.addCalls(raws)
 		m.pos = end
@@ -474,11 +474,11 @@ func (x *xmlScan) find(buf []byte, eof bool) (int, int) {
 
 // parseTextBody reads the calls in a non-JSON call body. complete reports
 // that the body reads as whole calls.
-func parseTextBody(b []byte, off int, gemma bool) ([]rawCall, bool) {
+func parseTextBody(b []byte, off int, gemma bool) ([]RawCall, bool) {
 	t := bytes.TrimSpace(b)
 	switch {
 	case len(t) == 0:
-		return []rawCall{{offset: off, err: DiagMalformed, errMsg: "the call is empty"}}, true
+		return []RawCall{{Offset: off, Err: DiagMalformed, ErrMsg: "the call is empty"}}, true
 	case gemma || bytes.HasPrefix(t, []byte("call:")):
 		return parseGemma(t, off)
 	case t[0] == '<':
@@ -488,7 +488,7 @@ func parseTextBody(b []byte, off int, gemma bool) ([]rawCall, bool) {
 		calls := pp.CallList(true)
 		out := pyRaws(calls, t, off)
 		if pp.Err != "" {
-			out = append(out, rawCall{offset: off, err: DiagMalformed, errMsg: "the call cannot be read: " + pp.Err})
+			out = append(out, RawCall{Offset: off, Err: DiagMalformed, ErrMsg: "the call cannot be read: " + pp.Err})
 			return out, len(calls) > 0
 		}
 		return out, true
@@ -505,7 +505,7 @@ func parseTextBody(b []byte, off int, gemma bool) ([]rawCall, bool) {
 		calls := pp.CallList(false)
 		out := pyRaws(calls, t, off)
 		if pp.Err != "" {
-			out = append(out, rawCall{offset: off, err: DiagMalformed, errMsg: "the call cannot be read: " + pp.Err})
+			out = append(out, RawCall{Offset: off, Err: DiagMalformed, ErrMsg: "the call cannot be read: " + pp.Err})
 			return out, len(calls) > 0
 		}
 		return out, true
@@ -514,10 +514,10 @@ func parseTextBody(b []byte, off int, gemma bool) ([]rawCall, bool) {
 	}
 }
 
-func pyRaws(calls []lenient.PyCall, src []byte, off int) []rawCall {
-	out := make([]rawCall, 0, len(calls))
+func pyRaws(calls []lenient.PyCall, src []byte, off int) []RawCall {
+	out := make([]RawCall, 0, len(calls))
 	for _, c := range calls {
-		out = append(out, rawCall{name: c.Name, args: c.Args, positional: c.Positional, offset: off + c.Start, raw: src[c.Start:c.End]})
+		out = append(out, RawCall{Name: c.Name, Args: c.Args, Positional: c.Positional, Offset: off + c.Start, raw: src[c.Start:c.End]})
 	}
 	return out
 }

@@ -1,4 +1,4 @@
-package protocol
+package dialect
 
 // Calls between special tokens: Kimi K2 and DeepSeek.
 
@@ -162,8 +162,8 @@ func (r *tokenCall) advance(m *machine) bool {
 			if !found {
 				r.repairs = append(r.repairs, "missing end token: the call ends where its JSON ends")
 			}
-			rc := rawCall{name: r.name, args: r.jp.Root, src: buf, offset: r.start, repairs: append(r.jp.Rep.Strings(), r.repairs...)}
-			m.addCalls([]rawCall{rc})
+			rc := RawCall{Name: r.name, Args: r.jp.Root, Src: buf, Offset: r.start, Repairs: append(r.jp.Rep.Strings(), r.repairs...)}
+			m.addCalls([]RawCall{rc})
 			m.pos = end
 			return true
 		case 4: // read to the end token, then parse what is there
@@ -180,10 +180,10 @@ func (r *tokenCall) advance(m *machine) bool {
 			}
 			r.delta(m, idx)
 			rc := parseTokenCall(buf[r.body:idx], r.start)
-			if k < 0 && rc.err == "" {
-				rc.err, rc.errMsg = DiagTruncated, "the call is cut off before its end token"
+			if k < 0 && rc.Err == "" {
+				rc.Err, rc.ErrMsg = DiagTruncated, "the call is cut off before its end token"
 			}
-			m.addCalls([]rawCall{rc})
+			m.addCalls([]RawCall{rc})
 			m.pos = idx
 			if k >= 0 && consumedEnd(k) {
 				m.pos = idx + len(tokenCallEnds[k])
@@ -202,7 +202,7 @@ func (r *tokenCall) delta(m *machine, upto int) {
 
 func (r *tokenCall) bad(m *machine, end int, k DiagKind, msg string) bool {
 	r.delta(m, end)
-	m.addCalls([]rawCall{{name: r.name, offset: r.start, err: k, errMsg: msg}})
+	m.addCalls([]RawCall{{Name: r.name, Offset: r.start, Err: k, ErrMsg: msg}})
 	m.pos = end
 	return true
 }
@@ -219,11 +219,11 @@ func tokenName(h string) string {
 
 var tokenSeps = tokens("tool_sep", "tool_call_argument_begin")
 
-func parseTokenCall(b []byte, off int) rawCall {
+func parseTokenCall(b []byte, off int) RawCall {
 	f := finder{pats: tokenSeps}
 	k, p := f.find(b, true)
 	if k < 0 {
-		return rawCall{name: tokenName(string(b)), offset: off, err: DiagMalformed, errMsg: "the call has no arguments"}
+		return RawCall{Name: tokenName(string(b)), Offset: off, Err: DiagMalformed, ErrMsg: "the call has no arguments"}
 	}
 	header := strings.TrimSpace(string(b[:k]))
 	rest := bytes.TrimSpace(b[k+len(tokenSeps[p]):])
@@ -244,17 +244,17 @@ func parseTokenCall(b []byte, off int) rawCall {
 	name = tokenName(name)
 	body := stripFence(bytes.TrimSpace(rest))
 	if len(body) == 0 {
-		return rawCall{name: name, offset: off}
+		return RawCall{Name: name, Offset: off}
 	}
 	n, rep, err := lenient.Parse(body)
 	if err != nil {
 		msg := "the call's JSON cannot be read: " + err.Error()
 		if se, ok := err.(*lenient.SyntaxError); ok && se.Truncated {
-			return rawCall{name: name, offset: off, err: DiagTruncated, errMsg: msg}
+			return RawCall{Name: name, Offset: off, Err: DiagTruncated, ErrMsg: msg}
 		}
-		return rawCall{name: name, offset: off, err: DiagMalformed, errMsg: msg}
+		return RawCall{Name: name, Offset: off, Err: DiagMalformed, ErrMsg: msg}
 	}
-	return rawCall{name: name, args: lenient.Detach(n), offset: off, repairs: rep.Strings()}
+	return RawCall{Name: name, Args: lenient.Detach(n), Offset: off, Repairs: rep.Strings()}
 }
 
 func isDigits(s string) bool {

@@ -1,4 +1,4 @@
-package protocol
+package dialect
 
 // Calls written in XML: Qwen3-Coder, Claude and MiniMax invoke, DeepSeek
 // DSML, Step-3, GLM and LongCat arguments, and Gemma 4's call:name{...}.
@@ -29,9 +29,9 @@ func trimNewline(b []byte) []byte {
 // <function>name</function><parameter>k</parameter>v, GLM's
 // <arg_key>k</arg_key><arg_value>v</arg_value>, and the same with a
 // namespace (<steptml:parameter>, <｜DSML｜invoke>, <longcat_arg_key>).
-func parseXMLCalls(b []byte, off int) ([]rawCall, bool) {
-	var calls []rawCall
-	var cur *rawCall
+func parseXMLCalls(b []byte, off int) ([]RawCall, bool) {
+	var calls []RawCall
+	var cur *RawCall
 	complete := true
 	flush := func() {
 		if cur != nil {
@@ -41,7 +41,7 @@ func parseXMLCalls(b []byte, off int) ([]rawCall, bool) {
 	}
 	start := func(name string) {
 		flush()
-		cur = &rawCall{name: name, offset: off, textArgs: true, args: &lenient.Node{Kind: lenient.Object}}
+		cur = &RawCall{Name: name, Offset: off, TextArgs: true, Args: &lenient.Node{Kind: lenient.Object}}
 	}
 	set := func(key string, val []byte, json bool) {
 		if cur == nil {
@@ -53,8 +53,8 @@ func parseXMLCalls(b []byte, off int) ([]rawCall, bool) {
 				v = n
 			}
 		}
-		cur.args.Keys = append(cur.args.Keys, key)
-		cur.args.Kids = append(cur.args.Kids, v)
+		cur.Args.Keys = append(cur.Args.Keys, key)
+		cur.Args.Kids = append(cur.Args.Kids, v)
 	}
 	isEnd := func(t tagInfo) bool {
 		return t.closing && (t.name == "function" || t.name == "invoke" || t.name == "tool_call" || t.name == "function_calls")
@@ -93,9 +93,9 @@ func parseXMLCalls(b []byte, off int) ([]rawCall, bool) {
 			if k < len(b) && (b[k] == '{' || b[k] == '[') {
 				_, end, after, found := nextTag(b, k, isEnd)
 				if n, _, err := lenient.Parse(b[k:end]); err == nil {
-					cur.args, cur.textArgs = lenient.Detach(n), false
+					cur.Args, cur.TextArgs = lenient.Detach(n), false
 				} else {
-					cur.err, cur.errMsg = DiagMalformed, "the call's JSON cannot be read: "+err.Error()
+					cur.Err, cur.ErrMsg = DiagMalformed, "the call's JSON cannot be read: "+err.Error()
 				}
 				i = after
 				if found {
@@ -172,10 +172,10 @@ func parseXMLCalls(b []byte, off int) ([]rawCall, bool) {
 			if !u.closing {
 				after = end
 			}
-			if cur == nil || cur.name != "" {
+			if cur == nil || cur.Name != "" {
 				start(string(bytes.TrimSpace(b[i:end])))
 			} else {
-				cur.name = string(bytes.TrimSpace(b[i:end]))
+				cur.Name = string(bytes.TrimSpace(b[i:end]))
 			}
 			i = after
 		case (t.name == "arguments" || t.name == "args" || t.name == "parameters" || t.name == "input") && !t.closing:
@@ -187,19 +187,19 @@ func parseXMLCalls(b []byte, off int) ([]rawCall, bool) {
 				start("")
 			}
 			if n := lenient.ParseLiteral(string(bytes.TrimSpace(b[i:end]))); n != nil && n.Kind == lenient.Object {
-				cur.args, cur.textArgs = lenient.Detach(n), false
+				cur.Args, cur.TextArgs = lenient.Detach(n), false
 			}
 			i = after
 		}
 	}
 	flush()
 	for k := range calls {
-		if calls[k].name == "" && calls[k].err == "" {
-			calls[k].err, calls[k].errMsg = DiagMalformed, "the call has no tool name"
+		if calls[k].Name == "" && calls[k].Err == "" {
+			calls[k].Err, calls[k].ErrMsg = DiagMalformed, "the call has no tool name"
 		}
 	}
 	if len(calls) == 0 {
-		return []rawCall{{offset: off, err: DiagMalformed, errMsg: "no call found in the XML"}}, false
+		return []RawCall{{Offset: off, Err: DiagMalformed, ErrMsg: "no call found in the XML"}}, false
 	}
 	return calls, complete
 }
@@ -222,28 +222,28 @@ func nextTag(b []byte, i int, match func(tagInfo) bool) (t tagInfo, at, after in
 }
 
 // parseGLM reads GLM's name<arg_key>k</arg_key><arg_value>v</arg_value>...
-func parseGLM(b []byte, off int) ([]rawCall, bool) {
+func parseGLM(b []byte, off int) ([]RawCall, bool) {
 	_, k, _, found := nextTag(b, 0, func(t tagInfo) bool { return t.name == "arg_key" && !t.closing })
 	name := bytes.TrimSpace(b[:k])
 	if len(name) == 0 || bytes.ContainsAny(name, " \t\n<>{}") {
-		return []rawCall{{offset: off, err: DiagMalformed, errMsg: "the call cannot be read: " + lenient.Clip(string(b), 40)}}, false
+		return []RawCall{{Offset: off, Err: DiagMalformed, ErrMsg: "the call cannot be read: " + lenient.Clip(string(b), 40)}}, false
 	}
-	rc := rawCall{name: string(name), offset: off, textArgs: true, args: &lenient.Node{Kind: lenient.Object}}
+	rc := RawCall{Name: string(name), Offset: off, TextArgs: true, Args: &lenient.Node{Kind: lenient.Object}}
 	complete := true
 	if found {
 		calls, c := parseXMLCalls(b[k:], off)
 		complete = c
-		if len(calls) > 0 && calls[0].err == DiagMalformed && calls[0].args != nil {
-			rc.args = calls[0].args
+		if len(calls) > 0 && calls[0].Err == DiagMalformed && calls[0].Args != nil {
+			rc.Args = calls[0].Args
 		}
 	}
-	return []rawCall{rc}, complete
+	return []RawCall{rc}, complete
 }
 
 // parseGemma reads Gemma 4's call:name{key:<|"|>text<|"|>,n:1}.
-func parseGemma(b []byte, off int) ([]rawCall, bool) {
+func parseGemma(b []byte, off int) ([]RawCall, bool) {
 	g := gemmaParser{b: b}
-	var out []rawCall
+	var out []RawCall
 	for {
 		g.ws()
 		if g.i >= len(b) {
@@ -260,18 +260,18 @@ func parseGemma(b []byte, off int) ([]rawCall, bool) {
 		name := string(b[s:g.i])
 		g.ws()
 		if g.i >= len(b) || b[g.i] != '{' {
-			out = append(out, rawCall{name: name, offset: off, err: DiagMalformed, errMsg: "expected '{' after call:" + name})
+			out = append(out, RawCall{Name: name, Offset: off, Err: DiagMalformed, ErrMsg: "expected '{' after call:" + name})
 			return out, false
 		}
 		v := g.value(0)
 		if v == nil {
-			out = append(out, rawCall{name: name, offset: off, err: DiagMalformed, errMsg: "the call's arguments cannot be read"})
+			out = append(out, RawCall{Name: name, Offset: off, Err: DiagMalformed, ErrMsg: "the call's arguments cannot be read"})
 			return out, false
 		}
-		out = append(out, rawCall{name: name, args: v, offset: off})
+		out = append(out, RawCall{Name: name, Args: v, Offset: off})
 	}
 	if len(out) == 0 {
-		return []rawCall{{offset: off, err: DiagMalformed, errMsg: "expected call:name{...}"}}, false
+		return []RawCall{{Offset: off, Err: DiagMalformed, ErrMsg: "expected call:name{...}"}}, false
 	}
 	return out, true
 }
@@ -411,7 +411,7 @@ func (r *xmlCall) advance(m *machine) bool {
 		}
 		raws, complete := parseXMLCalls(buf[r.start:], r.start)
 		if !complete {
-			m.addCalls([]rawCall{{name: firstName(raws), offset: r.start, err: DiagTruncated, errMsg: "the call is cut off before it ends"}})
+			m.addCalls([]RawCall{{Name: firstName(raws), Offset: r.start, Err: DiagTruncated, ErrMsg: "the call is cut off before it ends"}})
 		} else {
 			m.addCalls(raws)
 		}
@@ -424,9 +424,9 @@ func (r *xmlCall) advance(m *machine) bool {
 	return true
 }
 
-func firstName(raws []rawCall) string {
+func firstName(raws []RawCall) string {
 	if len(raws) > 0 {
-		return raws[0].name
+		return raws[0].Name
 	}
 	return ""
 }
@@ -496,7 +496,7 @@ func (r *glmInline) wait(m *machine) bool {
 	if !m.eof {
 		return false
 	}
-	m.addCalls([]rawCall{{name: string(m.buf[r.start:r.at]), offset: r.start, err: DiagTruncated, errMsg: "the call is cut off before its arguments end"}})
+	m.addCalls([]RawCall{{Name: string(m.buf[r.start:r.at]), Offset: r.start, Err: DiagTruncated, ErrMsg: "the call is cut off before its arguments end"}})
 	m.pos = len(m.buf)
 	return true
 }
@@ -507,7 +507,7 @@ func (r *glmInline) end(m *machine, end int, ok bool) bool {
 	}
 	raws, _ := parseGLM(m.buf[r.start:end], r.start)
 	if !ok {
-		raws = []rawCall{{name: string(m.buf[r.start:r.at]), offset: r.start, err: DiagMalformed, errMsg: "an <arg_key> without its <arg_value>"}}
+		raws = []RawCall{{Name: string(m.buf[r.start:r.at]), Offset: r.start, Err: DiagMalformed, ErrMsg: "an <arg_key> without its <arg_value>"}}
 	}
 	m.addCalls(raws)
 	m.pos = end

@@ -1,4 +1,4 @@
-package protocol
+package dialect
 
 import (
 	"bytes"
@@ -28,7 +28,7 @@ type region interface {
 }
 
 type machine struct {
-	p   *Parser
+	cfg *Config
 	buf []byte
 	eof bool
 
@@ -77,7 +77,7 @@ type machine struct {
 	}
 	jp         lenient.Reader // reused by the regions that read JSON
 	nodes      lenient.Pool
-	raws       []rawCall // scratch for the calls a region reads
+	raws       []RawCall // scratch for the calls a region reads
 	fenceStore fenceCtx
 	open       int // index of the call whose CallStart is out, or -1
 }
@@ -90,8 +90,8 @@ type emitState struct {
 	rsent   int // reasoning[:rsent] has been emitted
 }
 
-func newMachine(p *Parser, emit func(Event)) *machine {
-	return &machine{p: p, emit: emit, open: -1, callEnd: -1, bareRetry: -1, em: emitState{first: -1, spaceAt: -1}}
+func newMachine(cfg *Config, emit func(Event)) *machine {
+	return &machine{cfg: cfg, emit: emit, open: -1, callEnd: -1, bareRetry: -1, em: emitState{first: -1, spaceAt: -1}}
 }
 
 // newJParser returns the machine's JSON reader, ready at start.
@@ -365,7 +365,7 @@ type action struct {
 
 // start handles what can only appear at the very start of a reply.
 func (m *machine) start() bool {
-	if m.p.inThink {
+	if m.cfg.InThink {
 		m.reg = regionOf(&m.regions.thinkRegion, thinkRegion{contentFrom: 0, closers: thinkClosers})
 		m.pos = 0
 		return true
@@ -390,7 +390,7 @@ func (m *machine) start() bool {
 		m.pos, m.textFrom = 4, 4
 		return true
 	}
-	if len(m.p.tools) > 0 {
+	if m.cfg.Declared {
 		j := 0
 		for j < len(buf) && j < maxStealWord && lenient.IsPyIdentByte(buf[j]) {
 			j++
@@ -399,7 +399,7 @@ func (m *machine) start() bool {
 			if j+1 >= len(buf) && !m.eof {
 				return false
 			}
-			if j+1 < len(buf) && buf[j] == '\n' && m.p.resolveExact(string(buf[:j])) != nil {
+			if j+1 < len(buf) && buf[j] == '\n' && m.cfg.known(string(buf[:j]), true) {
 				k := j + 1
 				for k < len(buf) && lenient.IsWS(buf[k]) {
 					k++
@@ -451,10 +451,10 @@ func (m *machine) nextIndex() int {
 }
 
 // addCalls validates raw calls and records them as attempts.
-func (m *machine) addCalls(raws []rawCall) {
+func (m *machine) addCalls(raws []RawCall) {
 	for _, rc := range raws {
 		idx := m.nextIndex()
-		a, diags := m.p.finish(rc, m.p.prefix+strconv.Itoa(idx+1))
+		a, diags := m.cfg.Finish(rc, m.cfg.IDPrefix+strconv.Itoa(idx+1))
 		if m.emit != nil {
 			if m.open < 0 {
 				m.event(Event{Kind: EventCallStart, Index: idx, Tool: a.Call.Tool})

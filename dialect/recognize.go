@@ -1,4 +1,4 @@
-package protocol
+package dialect
 
 import (
 	"bytes"
@@ -738,7 +738,7 @@ type badCall struct {
 }
 
 func (r *badCall) advance(m *machine) bool {
-	m.addCalls([]rawCall{{name: r.name, offset: r.start, err: r.kind, errMsg: r.msg}})
+	m.addCalls([]RawCall{{Name: r.name, Offset: r.start, Err: r.kind, ErrMsg: r.msg}})
 	m.pos = r.end
 	return true
 }
@@ -893,7 +893,7 @@ func (m *machine) recognizeArrows(i int) action {
 // declared tool (or inside a ```tool_code fence).
 func (m *machine) recognizeParen(i int) action {
 	toolCode := m.fence != nil && m.fence.toolCode
-	if len(m.p.tools) == 0 && !toolCode {
+	if !m.cfg.Declared && !toolCode {
 		return action{}
 	}
 	buf := m.buf
@@ -909,7 +909,7 @@ func (m *machine) recognizeParen(i int) action {
 	}
 	name := string(buf[k:i])
 	if !toolCode {
-		if t, _ := m.p.resolve(name); t == nil {
+		if !m.cfg.known(name, false) {
 			return action{}
 		}
 	}

@@ -1,4 +1,4 @@
-package protocol
+package dialect
 
 import "github.com/ptkit/ptk/lenient"
 
@@ -62,9 +62,8 @@ func (r *pythonic) advance(m *machine) bool {
 	calls := pp.CallList(r.bracket)
 	accept := len(calls) > 0
 	if accept && !r.strong {
-		if len(m.p.tools) > 0 {
-			t, _ := m.p.resolve(calls[0].Name)
-			accept = t != nil
+		if m.cfg.Declared {
+			accept = m.cfg.known(calls[0].Name, false)
 		} else {
 			for _, c := range calls {
 				if len(c.Positional) > 0 {
@@ -79,7 +78,7 @@ func (r *pythonic) advance(m *machine) bool {
 		if pp.Err != "" {
 			msg += ": " + pp.Err
 		}
-		m.addCalls([]rawCall{{offset: r.start, err: DiagMalformed, errMsg: msg}})
+		m.addCalls([]RawCall{{Offset: r.start, Err: DiagMalformed, ErrMsg: msg}})
 		m.pos = max(end, r.start+1)
 		return true
 	}
@@ -102,7 +101,7 @@ func (r *pythonic) advance(m *machine) bool {
 	}
 	raws := pyRaws(calls, buf, 0)
 	if pp.Err != "" {
-		raws = append(raws, rawCall{offset: pp.ErrAt, err: DiagMalformed, errMsg: "a call in the list cannot be read: " + pp.Err})
+		raws = append(raws, RawCall{Offset: pp.ErrAt, Err: DiagMalformed, ErrMsg: "a call in the list cannot be read: " + pp.Err})
 	}
 	if st == lenient.Fail && pp.Err == "" {
 		end = pp.Pos

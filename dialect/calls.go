@@ -1,34 +1,34 @@
-package protocol
+package dialect
 
 import (
 	"github.com/ptkit/ptk/lenient"
 	"slices"
 )
 
-// rawCall is a call as read from the reply, before it is checked against the
+// RawCall is a call as read from the reply, before it is checked against the
 // declared tools.
-type rawCall struct {
-	name string
-	// args is nil when the model gave none.
-	args *lenient.Node
-	// src is the text args' spans point into.
-	src []byte
-	// textArgs marks argument values written as text (XML parameters, GLM
+type RawCall struct {
+	Name string
+	// Args is nil when the model gave none.
+	Args *lenient.Node
+	// Src is the text args' spans point into.
+	Src []byte
+	// TextArgs marks argument values written as text (XML parameters, GLM
 	// arg_value): the schema decides their type.
-	textArgs   bool
-	positional []*lenient.Node
-	reasoning  string
-	repairs    []string
-	offset     int
-	// raw is the call's text, for the one EventArgsDelta of a call that was
+	TextArgs   bool
+	Positional []*lenient.Node
+	Reasoning  string
+	Repairs    []string
+	Offset     int
+	// raw is the call's text, for the one EventCallDelta of a call that was
 	// not streamed as it was read.
 	raw []byte
 	// plain reports that the object the call came from holds nothing but a
 	// name, arguments and metadata (bare JSON must, to be a call).
 	plain bool
-	// err marks a call that cannot run: DiagMalformed or DiagTruncated.
-	err    DiagKind
-	errMsg string
+	// Err marks a call that cannot run: DiagMalformed or DiagTruncated.
+	Err    DiagKind
+	ErrMsg string
 }
 
 var nameKeys = []string{"tool", "name", "function", "tool_name", "function_name", "toolName", "functionName", "action", "recipient_name"}
@@ -50,11 +50,11 @@ const (
 // callOf reads one call from a JSON object. shape says how call-like it is;
 // exact reports that it has nothing but a name, arguments (an object or a
 // JSON string of one) and metadata.
-func callOf(n *lenient.Node, src []byte) (rc rawCall, shape callShape, exact bool) {
+func callOf(n *lenient.Node, src []byte) (rc RawCall, shape callShape, exact bool) {
 	if n == nil || n.Kind != lenient.Object {
 		return rc, notCall, false
 	}
-	rc.src = src
+	rc.Src = src
 	if v := n.Get("function_call"); v != nil && v.Kind == lenient.Object {
 		// OpenAI's legacy {"function_call": {"name", "arguments"}}
 		inner, sh, ex := callOf(v, src)
@@ -70,14 +70,14 @@ func callOf(n *lenient.Node, src []byte) (rc rawCall, shape callShape, exact boo
 			continue
 		}
 		if v.Kind == lenient.String {
-			rc.name, nameKey = v.Str, k
+			rc.Name, nameKey = v.Str, k
 			break
 		}
 		if k == "function" && v.Kind == lenient.Object {
 			// OpenAI's {"type": "function", "function": {"name", "arguments"}}
 			inner, sh, ex := callOf(v, src)
 			if sh == nameArgs || sh == nameOnly {
-				inner.reasoning = firstString(n, reasonKeys)
+				inner.Reasoning = firstString(n, reasonKeys)
 				inner.plain = inner.plain && onlyKeys(n, "function")
 				return inner, sh, ex && onlyKeys(n, "function")
 			}
@@ -85,28 +85,28 @@ func callOf(n *lenient.Node, src []byte) (rc rawCall, shape callShape, exact boo
 	}
 	for _, k := range argsKeys {
 		if v := n.Get(k); v != nil {
-			rc.args, argsKey = v, k
+			rc.Args, argsKey = v, k
 			break
 		}
 	}
-	rc.reasoning = firstString(n, reasonKeys)
+	rc.Reasoning = firstString(n, reasonKeys)
 	rc.plain = callKeysOnly(n)
 	switch {
 	case nameKey != "" && argsKey != "":
-		switch rc.args.Kind {
+		switch rc.Args.Kind {
 		case lenient.Object:
 			exact = onlyKeys(n, nameKey, argsKey)
 		case lenient.String:
-			exact = onlyKeys(n, nameKey, argsKey) && unwrapsToObject(rc.args.Str)
+			exact = onlyKeys(n, nameKey, argsKey) && unwrapsToObject(rc.Args.Str)
 		}
 		return rc, nameArgs, exact
 	case nameKey != "":
 		return rc, nameOnly, false
 	case len(n.Keys) == 1 && n.Kids[0].Kind == lenient.Object:
-		rc.name, rc.args = n.Keys[0], n.Kids[0]
+		rc.Name, rc.Args = n.Keys[0], n.Kids[0]
 		return rc, nameAsKey, false
 	}
-	return rawCall{}, notCall, false
+	return RawCall{}, notCall, false
 }
 
 // callKeysOnly reports whether n has nothing but a name, arguments and
@@ -163,7 +163,7 @@ func unwrapsToObject(s string) bool {
 // appendCallsFromJSON appends the calls in a JSON value found inside call
 // markers: one call object, an array of them, or {"tool_calls": [...]}.
 // Objects that are not calls become malformed calls.
-func appendCallsFromJSON(out []rawCall, n *lenient.Node, src []byte, offset int) []rawCall {
+func appendCallsFromJSON(out []RawCall, n *lenient.Node, src []byte, offset int) []RawCall {
 	switch n.Kind {
 	case lenient.Object:
 		for _, k := range []string{"tool_calls", "calls", "function_calls"} {
@@ -172,9 +172,9 @@ func appendCallsFromJSON(out []rawCall, n *lenient.Node, src []byte, offset int)
 			}
 		}
 		rc, shape, _ := callOf(n, src)
-		rc.offset = offset
+		rc.Offset = offset
 		if shape == notCall {
-			return append(out, rawCall{offset: offset, err: DiagMalformed, errMsg: "the call has no tool name (expected {\"tool\": name, \"args\": {...}})"})
+			return append(out, RawCall{Offset: offset, Err: DiagMalformed, ErrMsg: "the call has no tool name (expected {\"tool\": name, \"args\": {...}})"})
 		}
 		return append(out, rc)
 	case lenient.Array:
@@ -183,9 +183,9 @@ func appendCallsFromJSON(out []rawCall, n *lenient.Node, src []byte, offset int)
 			out = appendCallsFromJSON(out, k, src, offset)
 		}
 		if len(out) == before {
-			return append(out, rawCall{offset: offset, err: DiagMalformed, errMsg: "an empty list of calls"})
+			return append(out, RawCall{Offset: offset, Err: DiagMalformed, ErrMsg: "an empty list of calls"})
 		}
 		return out
 	}
-	return append(out, rawCall{offset: offset, err: DiagMalformed, errMsg: "expected a call object, found a JSON " + n.Kind.String()})
+	return append(out, RawCall{Offset: offset, Err: DiagMalformed, ErrMsg: "expected a call object, found a JSON " + n.Kind.String()})
 }

@@ -1,4 +1,4 @@
-package protocol
+package dialect
 
 import (
 	"github.com/ptkit/ptk/lenient"
@@ -62,7 +62,7 @@ func (r *headerCall) advance(m *machine) bool {
 				if r.jp.Truncated {
 					k, msg, end = DiagTruncated, "the call is cut off before its JSON ends", len(buf)
 				}
-				m.addCalls([]rawCall{{name: r.name, offset: r.start, err: k, errMsg: msg}})
+				m.addCalls([]RawCall{{Name: r.name, Offset: r.start, Err: k, ErrMsg: msg}})
 				m.pos = end
 				return true
 			}
@@ -105,9 +105,9 @@ func (r *headerCall) advance(m *machine) bool {
 		raws := m.raws[:0]
 		for k, v := range r.vals {
 			if r.name != "" && k == 0 {
-				rc := rawCall{name: r.name, args: v, src: buf, offset: r.start}
+				rc := RawCall{Name: r.name, Args: v, Src: buf, Offset: r.start}
 				if v.Kind != lenient.Object {
-					rc.err, rc.errMsg = DiagMalformed, "the arguments must be a JSON object"
+					rc.Err, rc.ErrMsg = DiagMalformed, "the arguments must be a JSON object"
 				}
 				raws = append(raws, rc)
 				continue
@@ -116,7 +116,7 @@ func (r *headerCall) advance(m *machine) bool {
 		}
 		rep := r.rep.Strings()
 		for k := range raws {
-			raws[k].repairs = append(raws[k].repairs, rep...)
+			raws[k].Repairs = append(raws[k].Repairs, rep...)
 		}
 		m.addCalls(raws)
 		m.raws = raws[:0]
@@ -176,7 +176,7 @@ func (r *bareJSON) advance(m *machine) bool {
 			return r.salvage(m)
 		}
 		end := r.jp.End
-		var raws []rawCall
+		var raws []RawCall
 		if !r.textRun {
 			raws = m.bareCalls(r.jp.Root, buf, r.start)
 		}
@@ -189,7 +189,7 @@ func (r *bareJSON) advance(m *machine) bool {
 			m.regionText(r.from(), r.start) // the separator, white space or not
 			rep := r.jp.Rep.Strings()
 			for i := range raws {
-				raws[i].repairs = append(raws[i].repairs, rep...)
+				raws[i].Repairs = append(raws[i].Repairs, rep...)
 				raws[i].raw = buf[r.start:end]
 			}
 			m.addCalls(raws)
@@ -236,7 +236,7 @@ func (r *bareJSON) salvage(m *machine) bool {
 
 // bareCalls returns the calls in a JSON value found outside call markers, or
 // nil when the value is not one.
-func (m *machine) bareCalls(v *lenient.Node, src []byte, off int) []rawCall {
+func (m *machine) bareCalls(v *lenient.Node, src []byte, off int) []RawCall {
 	switch v.Kind {
 	case lenient.Object:
 		// {"tool_calls": [...]}, as an API response writes them
@@ -249,19 +249,19 @@ func (m *machine) bareCalls(v *lenient.Node, src []byte, off int) []rawCall {
 		if !ok {
 			return nil
 		}
-		rc.offset = off
-		return []rawCall{rc}
+		rc.Offset = off
+		return []RawCall{rc}
 	case lenient.Array:
 		if len(v.Kids) == 0 {
 			return nil
 		}
-		out := make([]rawCall, 0, len(v.Kids))
+		out := make([]RawCall, 0, len(v.Kids))
 		for _, k := range v.Kids {
 			rc, ok := m.bareCall(k, src)
 			if !ok {
 				return nil
 			}
-			rc.offset = off
+			rc.Offset = off
 			out = append(out, rc)
 		}
 		return out
@@ -269,17 +269,17 @@ func (m *machine) bareCalls(v *lenient.Node, src []byte, off int) []rawCall {
 	return nil
 }
 
-func (m *machine) bareCall(v *lenient.Node, src []byte) (rawCall, bool) {
+func (m *machine) bareCall(v *lenient.Node, src []byte) (RawCall, bool) {
 	rc, shape, exact := callOf(v, src)
 	if shape == notCall {
 		return rc, false
 	}
-	if looksLikeSchema(rc.args) {
+	if looksLikeSchema(rc.Args) {
 		// {"name": "get_weather", "parameters": {"type": "object", ...}}
 		// is a tool's definition quoted in prose, not a call.
 		return rc, false
 	}
-	if len(m.p.tools) == 0 {
+	if !m.cfg.Declared {
 		return rc, shape == nameArgs && exact
 	}
 	if (shape == nameArgs || shape == nameOnly) && !rc.plain {
@@ -287,20 +287,15 @@ func (m *machine) bareCall(v *lenient.Node, src []byte) (rawCall, bool) {
 		// is a record of a call, not a call.
 		return rc, false
 	}
-	var t *toolSpec
-	if shape == nameAsKey {
-		t = m.p.resolveExact(rc.name)
-	} else {
-		t, _ = m.p.resolve(rc.name)
-	}
-	if t == nil {
+	found, requiresArgs := m.cfg.Lookup(rc.Name, shape == nameAsKey)
+	if !found {
 		if shape == nameArgs {
-			m.diag(Diagnostic{Kind: DiagNotACall, Offset: v.Start, Tool: rc.name,
-				Message: "JSON naming " + strconv.Quote(rc.name) + " read as text: no such tool is declared"})
+			m.diag(Diagnostic{Kind: DiagNotACall, Offset: v.Start, Tool: rc.Name,
+				Message: "JSON naming " + strconv.Quote(rc.Name) + " read as text: no such tool is declared"})
 		}
 		return rc, false
 	}
-	if shape == nameOnly && t.schema.RequiresArguments() {
+	if shape == nameOnly && requiresArgs {
 		return rc, false
 	}
 	return rc, true

@@ -1,4 +1,4 @@
-package protocol
+package dialect
 
 import "github.com/ptkit/ptk/lenient"
 
