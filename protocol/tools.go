@@ -276,6 +276,8 @@ func (p *Parser) finish(rc dialect.RawCall, id string) (a Attempt, diags []Diagn
 			". Parameters: " + sc.Summary() + "."
 		a.Err = ptk.NewError(ptk.InvalidToolCall, msg, nil)
 		a.Err.Tool = spec.info.Name
+	} else {
+		sc.Passed(a.Call.Args) // the tool need not validate these bytes again
 	}
 	return a, diags
 }

@@ -51,6 +51,43 @@ type Schema struct {
 	root     *lenient.Node // normalized, in source order
 	sch      *sch          // for coercion and the quick check
 	compiled *jsonschema.Schema
+	passed   passedArgs
+}
+
+// passedArgs remembers the last few argument texts known to satisfy a
+// schema, so a call checked by the parser is not validated again by the
+// tool it runs (see [Schema.Passed]). Validity depends only on the schema
+// and the bytes, so the memory can never make Validate wrong.
+type passedArgs struct {
+	mu   sync.Mutex
+	args [passedMax]string
+	next int
+}
+
+const (
+	passedMax     = 16
+	passedMaxSize = 256 << 10 // larger arguments are not remembered
+)
+
+func (p *passedArgs) has(args []byte) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, a := range p.args {
+		if len(a) == len(args) && a == string(args) {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *passedArgs) add(args []byte) {
+	if len(args) > passedMaxSize {
+		return
+	}
+	p.mu.Lock()
+	p.args[p.next] = string(args)
+	p.next = (p.next + 1) % passedMax
+	p.mu.Unlock()
 }
 
 // compiled caches schemas by their text: compiling costs far more than a
@@ -156,6 +193,17 @@ func (s *Schema) Check(args *lenient.Node) []Note {
 	return out
 }
 
+// Passed records that the encoded arguments passed [Schema.Check] (as the
+// parser records every call it found valid), so that [Schema.Validate] of
+// the same bytes, by the tool the call is for, is a look-up instead of a
+// second validation. Schemas are shared through Compile's cache, so the
+// parser and a tool declared with the same parameters hold the same Schema.
+func (s *Schema) Passed(args json.RawMessage) {
+	if s != nil && s.compiled != nil {
+		s.passed.add(args)
+	}
+}
+
 // Summary lists the parameters with their types, for an error message:
 // "city (string, required), unit (string)".
 func (s *Schema) Summary() string {
@@ -188,6 +236,9 @@ func (s *Schema) Validate(args json.RawMessage) error {
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}")
 	}
+	if s.compiled != nil && s.passed.has(args) {
+		return nil
+	}
 	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.UseNumber()
 	var v any
@@ -208,6 +259,7 @@ func (s *Schema) Validate(args json.RawMessage) error {
 		}
 		return e
 	}
+	s.passed.add(args)
 	return nil
 }
 

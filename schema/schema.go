@@ -381,7 +381,11 @@ func describe(e *jsonschema.ValidationError) (Issue, string, string) {
 			if len(k.Missing) == 1 {
 				return MissingArgument, p, "missing required argument " + names + " (at " + p + ")"
 			}
-			return MissingArgument, p, "missing required arguments " + strings.ReplaceAll(names, " or ", ", ") + " (at " + ptr + ")"
+			msg := "missing required arguments " + strings.ReplaceAll(names, " or ", ", ")
+			if ptr != "" {
+				msg += " (at " + ptr + ")"
+			}
+			return MissingArgument, p, msg
 		}
 	case *kind.Type:
 		return WrongType, ptr, at + ": expected " + strings.Join(k.Want, " or ") + ", got " + k.Got

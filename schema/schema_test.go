@@ -135,3 +135,35 @@ func TestCompileErrors(t *testing.T) {
 		t.Errorf("no parameters: %v, %v", s, err)
 	}
 }
+
+// TestPassedArgsValidatedOnce: the parser records the bytes of a call it
+// found valid, and the tool's Validate of the same bytes is a look-up. A
+// tool declared with the same parameters holds the same Schema.
+func TestPassedArgsValidatedOnce(t *testing.T) {
+	params := json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`)
+	parser, _ := Compile(params)
+	tool, _ := Compile(append(json.RawMessage(nil), params...))
+	if parser != tool {
+		t.Fatal("the same parameters compiled twice")
+	}
+	args := json.RawMessage(`{"n": 1}`)
+	if tool.passed.has(args) {
+		t.Fatal("remembered before any check")
+	}
+	n, _, _ := lenient.Parse(args)
+	if notes := parser.Check(n); notes != nil {
+		t.Fatal(notes)
+	}
+	parser.Passed(args)
+	if !tool.passed.has(args) || tool.Validate(args) != nil {
+		t.Error("the tool validates again what the parser checked")
+	}
+	if tool.Validate(json.RawMessage(`{"n": 1.5}`)) == nil {
+		t.Error("other bytes are validated")
+	}
+	big := json.RawMessage(`{"n": 1, "pad": "` + strings.Repeat("x", passedMaxSize) + `"}`)
+	tool.Passed(big)
+	if tool.passed.has(big) {
+		t.Error("large arguments are not remembered")
+	}
+}
