@@ -2,6 +2,7 @@ package dialect
 
 import (
 	"bytes"
+	"github.com/ptkit/ptk/dialect/tag"
 	"github.com/ptkit/ptk/lenient"
 	"strings"
 )
@@ -122,69 +123,69 @@ func (m *machine) recognizeTag(i int) action {
 		return action{reg: regionOf(&m.regions.dropRegion, dropRegion{start: i, end: i + len("<call:"), text: true,
 			diag: &Diagnostic{Kind: DiagUnsupported, Offset: i, Message: "<call:...> syntax is not a call ptk runs; read as text"}})}
 	}
-	t, ok, need := readTag(buf, i, m.eof)
+	t, ok, need := tag.Read(buf, i, m.eof)
 	if need {
 		return action{need: true}
 	}
 	if !ok {
 		return action{}
 	}
-	drop := action{reg: regionOf(&m.regions.dropRegion, dropRegion{end: t.end})}
-	name := t.name
-	barred := t.barL && t.barR
+	drop := action{reg: regionOf(&m.regions.dropRegion, dropRegion{end: t.End})}
+	name := t.Name
+	barred := t.BarL && t.BarR
 	switch {
 	case name == "think" || name == "thinking":
-		if t.closing {
-			return action{reg: regionOf(&m.regions.dropRegion, dropRegion{end: t.end,
+		if t.Closing {
+			return action{reg: regionOf(&m.regions.dropRegion, dropRegion{end: t.End,
 				diag: &Diagnostic{Kind: DiagUnopenedThink, Offset: i, Message: "the reply closes a reasoning block it never opened: the model's template opens it; " +
 					"parse with StartInThink (ptk parse --think) so its reasoning is not read as text or calls"}})}
 		}
-		return m.think(t, "</"+t.raw+">", "</"+name+">")
+		return m.think(t, "</"+t.Raw+">", "</"+name+">")
 	case barred && name == "start_thinking": // Command R7B
 		return m.think(t, "<|end_thinking|>")
 	case barred && (name == "tool_calls_begin" || name == "tool_calls" || name == "tool_calls_section_begin"):
 		// A section opener: dropped before a call token, a call itself otherwise.
-		j, need, _ := m.skipWS(t.end, maxLook)
+		j, need, _ := m.skipWS(t.End, maxLook)
 		if need {
 			return action{need: true}
 		}
 		if j < len(buf) && buf[j] == '<' {
-			nt, ok, need := readTag(buf, j, m.eof)
+			nt, ok, need := tag.Read(buf, j, m.eof)
 			if need {
 				return action{need: true}
 			}
-			if ok && nt.name == "tool_call_begin" || ok && nt.name == "tool_calls_section_end" || ok && nt.name == "tool_calls_end" {
+			if ok && nt.Name == "tool_call_begin" || ok && nt.Name == "tool_calls_section_end" || ok && nt.Name == "tool_calls_end" {
 				return drop
 			}
 		}
 		if j >= len(buf) {
 			return drop
 		}
-		return action{reg: regionOf(&m.regions.tokenCall, tokenCall{start: i, body: t.end}), call: true}
-	case wrapperNames[name] && !t.closing && t.barL && !t.barR && name == "tool_call":
+		return action{reg: regionOf(&m.regions.tokenCall, tokenCall{start: i, body: t.End}), call: true}
+	case wrapperNames[name] && !t.Closing && t.BarL && !t.BarR && name == "tool_call":
 		return m.wrapper(i, t, []string{"<tool_call|>"}, false, true) // Gemma 4
-	case wrapperNames[name] && !t.closing && !t.barR:
+	case wrapperNames[name] && !t.Closing && !t.BarR:
 		closers := wrapperClosers
-		if t.raw != name && t.attrs == "" && t.eq == "" {
+		if t.Raw != name && t.Attrs == "" && t.Eq == "" {
 			// <minimax:tool_call> ... </minimax:tool_call>, <｜DSML｜function_calls> ...
-			closers = append([]string{"</" + string(bytes.ToLower(buf[i+1:t.end]))}, wrapperClosers...)
+			closers = append([]string{"</" + string(bytes.ToLower(buf[i+1:t.End]))}, wrapperClosers...)
 		}
 		return m.wrapper(i, t, closers, false, false)
-	case barred && barredWrappers[name] != "" && !t.closing:
+	case barred && barredWrappers[name] != "" && !t.Closing:
 		return m.wrapper(i, t, append([]string{barredWrappers[name]}, wrapperClosers...), false, false)
-	case wrapperNames[name] && (t.closing || t.barR):
+	case wrapperNames[name] && (t.Closing || t.BarR):
 		return m.strayCloser(i, drop)
-	case (name == "json" || name == "xml") && !t.closing && !t.barL:
+	case (name == "json" || name == "xml") && !t.Closing && !t.BarL:
 		return m.wrapper(i, t, []string{"</" + name + ">"}, true, false)
-	case (name == "function" || name == "invoke" || name == "tool") && !t.closing && !t.barL:
+	case (name == "function" || name == "invoke" || name == "tool") && !t.Closing && !t.BarL:
 		return m.xmlCall(i, t)
-	case (name == "function" || name == "invoke" || name == "function_calls") && t.closing:
+	case (name == "function" || name == "invoke" || name == "function_calls") && t.Closing:
 		return m.strayCloser(i, drop)
-	case name == "answer" && t.attrs == "" && !t.barL: // Hunyuan's <answer> ... </answer>
+	case name == "answer" && t.Attrs == "" && !t.BarL: // Hunyuan's <answer> ... </answer>
 		return drop
-	case name == "s" && t.closing && !t.barL:
+	case name == "s" && t.Closing && !t.BarL:
 		// Mistral's end of sequence, when nothing but white space follows
-		j, need, far := m.skipWS(t.end, maxLook)
+		j, need, far := m.skipWS(t.End, maxLook)
 		if need {
 			return action{need: true}
 		}
@@ -192,7 +193,7 @@ func (m *machine) recognizeTag(i int) action {
 			return drop
 		}
 		return action{}
-	case name == "arg_key" && !t.closing:
+	case name == "arg_key" && !t.Closing:
 		k := i
 		for k > m.textFrom && i-k < maxStealWord && (lenient.IsPyIdentByte(buf[k-1]) || buf[k-1] == '.' || buf[k-1] == '-') {
 			k--
@@ -206,10 +207,10 @@ func (m *machine) recognizeTag(i int) action {
 	case barred && (name == "start" || name == "channel"):
 		return m.harmony(i, t)
 	case barred && name == "tool_call_begin":
-		return action{reg: regionOf(&m.regions.tokenCall, tokenCall{start: i, body: t.end}), call: true}
+		return action{reg: regionOf(&m.regions.tokenCall, tokenCall{start: i, body: t.End}), call: true}
 	case barred && strayTokens[name]:
 		return drop
-	case t.barR && !t.barL && name == "tool_call":
+	case t.BarR && !t.BarL && name == "tool_call":
 		return drop
 	}
 	return action{}
@@ -230,22 +231,22 @@ func (m *machine) strayCloser(i int, drop action) action {
 }
 
 // think starts a reasoning block that ends at one of closers.
-func (m *machine) think(t tagInfo, closers ...string) action {
-	return action{reg: regionOf(&m.regions.thinkRegion, thinkRegion{contentFrom: t.end, closers: closers})}
+func (m *machine) think(t tag.Info, closers ...string) action {
+	return action{reg: regionOf(&m.regions.thinkRegion, thinkRegion{contentFrom: t.End, closers: closers})}
 }
 
 // xmlCall starts a call in XML written without a wrapper, when the tag names
 // a tool and what follows it is a call's body: <parameter...>, JSON, or the
 // closing tag. "The <function=...> syntax" in prose is text.
-func (m *machine) xmlCall(i int, t tagInfo) action {
-	name := t.eq
+func (m *machine) xmlCall(i int, t tag.Info) action {
+	name := t.Eq
 	if name == "" {
-		name, _ = attr(t.attrs, "name")
+		name, _ = tag.Attr(t.Attrs, "name")
 	}
 	if !isToolName(name) {
 		return action{}
 	}
-	j, need, far := m.skipWS(t.end, maxLook)
+	j, need, far := m.skipWS(t.End, maxLook)
 	if need {
 		return action{need: true}
 	}
@@ -253,23 +254,23 @@ func (m *machine) xmlCall(i int, t tagInfo) action {
 		return action{}
 	}
 	if m.buf[j] == '<' {
-		nt, ok, need := readTag(m.buf, j, m.eof)
+		nt, ok, need := tag.Read(m.buf, j, m.eof)
 		if need {
 			return action{need: true}
 		}
-		if !ok || !(nt.name == "parameter" || nt.closing && (nt.name == t.name || nt.name == "tool_call")) {
+		if !ok || !(nt.Name == "parameter" || nt.Closing && (nt.Name == t.Name || nt.Name == "tool_call")) {
 			return action{}
 		}
 	}
 	closers := []string{"</function>", "</tool_call>"}
-	if t.name == "invoke" {
+	if t.Name == "invoke" {
 		closers = []string{"</invoke>"}
 	}
-	if t.raw != t.name {
-		closers = append([]string{"</" + string(bytes.ToLower(m.buf[i+1:i+1+tagNameLen(m.buf[i+1:t.end])]))}, closers...)
+	if t.Raw != t.Name {
+		closers = append([]string{"</" + string(bytes.ToLower(m.buf[i+1:i+1+tagNameLen(m.buf[i+1:t.End])]))}, closers...)
 	}
 	a := action{reg: regionOf(&m.regions.xmlCall, xmlCall{start: i, closers: closers}), call: true}
-	if t.name == "invoke" {
+	if t.Name == "invoke" {
 		a.steal = m.strayLine(i)
 	}
 	return a
@@ -335,9 +336,9 @@ func (m *machine) strayLine(i int) int {
 
 // wrapper starts a call between tags, after checking what follows the opener
 // is a call and not a mention of the tag in prose.
-func (m *machine) wrapper(i int, t tagInfo, closers []string, weak, gemma bool) action {
+func (m *machine) wrapper(i int, t tag.Info, closers []string, weak, gemma bool) action {
 	buf := m.buf
-	j, need, far := m.skipWS(t.end, maxLook)
+	j, need, far := m.skipWS(t.End, maxLook)
 	if need {
 		return action{need: true}
 	}
@@ -346,14 +347,14 @@ func (m *machine) wrapper(i int, t tagInfo, closers []string, weak, gemma bool) 
 	}
 	// Special tokens that open the body (InternLM's <|plugin|>) are not part of it.
 	for j < len(buf) && buf[j] == '<' && !weak {
-		nt, ok, need := readTag(buf, j, m.eof)
+		nt, ok, need := tag.Read(buf, j, m.eof)
 		if need {
 			return action{need: true}
 		}
-		if !ok || !(nt.barL && nt.barR && !nt.closing && (nt.name == "plugin" || nt.name == "interpreter")) {
+		if !ok || !(nt.BarL && nt.BarR && !nt.Closing && (nt.Name == "plugin" || nt.Name == "interpreter")) {
 			break
 		}
-		if j, need, far = m.skipWS(nt.end, maxLook); need {
+		if j, need, far = m.skipWS(nt.End, maxLook); need {
 			return action{need: true}
 		} else if far {
 			return action{}
@@ -420,11 +421,11 @@ func (m *machine) wrapper(i int, t tagInfo, closers []string, weak, gemma bool) 
 			return action{}
 		}
 		// <tool_call></tool_call> in prose names the tags; it is not a call
-		nt, ok, need := readTag(buf, j, m.eof)
+		nt, ok, need := tag.Read(buf, j, m.eof)
 		if need {
 			return action{need: true}
 		}
-		if ok && nt.closing && (wrapperNames[nt.name] || nt.name == t.name) {
+		if ok && nt.Closing && (wrapperNames[nt.Name] || nt.Name == t.Name) {
 			return action{}
 		}
 		return a
@@ -463,13 +464,13 @@ func (m *machine) wrapper(i int, t tagInfo, closers []string, weak, gemma bool) 
 	return action{}
 }
 
-func (m *machine) pythonTag(i int, t tagInfo) action {
+func (m *machine) pythonTag(i int, t tag.Info) action {
 	buf := m.buf
-	j, need, far := m.skipWS(t.end, maxLook)
+	j, need, far := m.skipWS(t.End, maxLook)
 	if need {
 		return action{need: true}
 	}
-	drop := action{reg: regionOf(&m.regions.dropRegion, dropRegion{end: t.end})}
+	drop := action{reg: regionOf(&m.regions.dropRegion, dropRegion{end: t.End})}
 	if far || j >= len(buf) {
 		return drop
 	}
@@ -495,21 +496,21 @@ func (m *machine) pythonTag(i int, t tagInfo) action {
 
 // harmony reads a Harmony message header: <|start|>assistant<|channel|>
 // commentary to=functions.name <|constrain|>json<|message|>.
-func (m *machine) harmony(i int, t tagInfo) action {
+func (m *machine) harmony(i int, t tag.Info) action {
 	buf := m.buf
-	f := finder{pats: []string{"<|message|>"}, at: t.end, limit: i + 2*maxLook}
-	idx, _ := f.find(buf, m.eof)
-	drop := action{reg: regionOf(&m.regions.dropRegion, dropRegion{end: t.end})}
+	f := tag.Finder{Pats: []string{"<|message|>"}, At: t.End, Limit: i + 2*maxLook}
+	idx, _ := f.Find(buf, m.eof)
+	drop := action{reg: regionOf(&m.regions.dropRegion, dropRegion{end: t.End})}
 	if idx < 0 {
 		if len(buf) < i+2*maxLook+len("<|message|>") && !m.eof {
 			return action{need: true}
 		}
 		return drop
 	}
-	header := string(buf[t.end:idx])
+	header := string(buf[t.End:idx])
 	msg := idx + len("<|message|>")
 	channel := ""
-	if t.name == "channel" {
+	if t.Name == "channel" {
 		channel = firstWord(header)
 	} else if k := bytes.Index([]byte(header), []byte("<|channel|>")); k >= 0 {
 		channel = firstWord(header[k+len("<|channel|>"):])

@@ -5,6 +5,7 @@ package dialect
 
 import (
 	"bytes"
+	"github.com/ptkit/ptk/dialect/tag"
 	"github.com/ptkit/ptk/lenient"
 	"slices"
 )
@@ -50,7 +51,7 @@ type tagCall struct {
 	phase   int
 	after   int
 	xs      xmlScan
-	cf      finder
+	cf      tag.Finder
 	// junk is where text between the JSON and the closer starts;
 	// textAfter is that text, kept after the call.
 	junk      int
@@ -177,7 +178,7 @@ func (r *tagCall) advanceJSON(m *machine) bool {
 				if r.jp.Truncated {
 					return r.finishBad(m, len(buf), DiagTruncated, "the call is cut off before its JSON ends: "+r.jp.FailMsg)
 				}
-				r.cf = finder{pats: r.closers, at: r.jp.FailPos}
+				r.cf = tag.Finder{Pats: r.closers, At: r.jp.FailPos}
 				r.phase = 2
 				continue
 			}
@@ -248,12 +249,12 @@ func (r *tagCall) advanceJSON(m *machine) bool {
 			}
 			// Something else before the closer: a comment, a line of prose.
 			// Look for the closer nearby, before a blank line or another call.
-			r.cf = finder{pats: append(append([]string{}, r.closers...), junkStops...), at: i, limit: i + maxJunk}
+			r.cf = tag.Finder{Pats: append(append([]string{}, r.closers...), junkStops...), At: i, Limit: i + maxJunk}
 			r.junk = i
 			r.phase = 3
 		case 3:
-			idx, k := r.cf.find(buf, m.eof)
-			if idx < 0 && !m.eof && r.cf.at < r.cf.limit {
+			idx, k := r.cf.Find(buf, m.eof)
+			if idx < 0 && !m.eof && r.cf.At < r.cf.Limit {
 				return false
 			}
 			if idx >= 0 && k < len(r.closers) {
@@ -269,9 +270,9 @@ func (r *tagCall) advanceJSON(m *machine) bool {
 			r.extra = append(r.extra, repairMissingCloser)
 			return r.finish(m, r.jp.End, r.jp.End)
 		case 2: // malformed JSON: find the closer
-			idx, k := r.cf.find(buf, m.eof)
+			idx, k := r.cf.Find(buf, m.eof)
 			if idx < 0 {
-				r.delta(m, r.cf.at)
+				r.delta(m, r.cf.At)
 				if !m.eof {
 					return false
 				}

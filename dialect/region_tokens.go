@@ -4,6 +4,7 @@ package dialect
 
 import (
 	"bytes"
+	"github.com/ptkit/ptk/dialect/tag"
 	"github.com/ptkit/ptk/lenient"
 	"strings"
 )
@@ -19,7 +20,7 @@ type tokenCall struct {
 	phase       int
 	pos         int
 	name        string
-	f           finder
+	f           tag.Finder
 	jp          *lenient.Reader
 	began       bool
 	sent        int
@@ -51,15 +52,15 @@ func (r *tokenCall) advance(m *machine) bool {
 	if !r.began {
 		r.began = true
 		m.beginCall("")
-		r.f = finder{pats: append(append([]string{}, tokenSeps...), tokenCallEnds...), at: r.body}
+		r.f = tag.Finder{Pats: append(append([]string{}, tokenSeps...), tokenCallEnds...), At: r.body}
 		r.sent = r.body
 	}
 	for {
 		switch r.phase {
 		case 0: // the header, up to the separator
-			idx, k := r.f.find(buf, m.eof)
+			idx, k := r.f.Find(buf, m.eof)
 			if idx < 0 {
-				r.delta(m, r.f.at)
+				r.delta(m, r.f.At)
 				if !m.eof {
 					return false
 				}
@@ -167,12 +168,12 @@ func (r *tokenCall) advance(m *machine) bool {
 			m.pos = end
 			return true
 		case 4: // read to the end token, then parse what is there
-			r.f = finder{pats: tokenCallEnds, at: r.pos}
+			r.f = tag.Finder{Pats: tokenCallEnds, At: r.pos}
 			r.phase = 5
 		case 5:
-			idx, k := r.f.find(buf, m.eof)
+			idx, k := r.f.Find(buf, m.eof)
 			if idx < 0 {
-				r.delta(m, r.f.at)
+				r.delta(m, r.f.At)
 				if !m.eof {
 					return false
 				}
@@ -220,8 +221,8 @@ func tokenName(h string) string {
 var tokenSeps = tokens("tool_sep", "tool_call_argument_begin")
 
 func parseTokenCall(b []byte, off int) RawCall {
-	f := finder{pats: tokenSeps}
-	k, p := f.find(b, true)
+	f := tag.Finder{Pats: tokenSeps}
+	k, p := f.Find(b, true)
 	if k < 0 {
 		return RawCall{Name: tokenName(string(b)), Offset: off, Err: DiagMalformed, ErrMsg: "the call has no arguments"}
 	}

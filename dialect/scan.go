@@ -2,6 +2,7 @@ package dialect
 
 import (
 	"bytes"
+	"github.com/ptkit/ptk/dialect/tag"
 	"github.com/ptkit/ptk/lenient"
 	"strconv"
 	"unicode"
@@ -378,7 +379,7 @@ func (m *machine) start() bool {
 	}
 	if len(buf) > len(analysis) && string(buf[:len(analysis)]) == analysis {
 		if c := buf[len(analysis)]; c >= 'A' && c <= 'Z' {
-			m.reg = regionOf(&m.regions.fusedHarmony, fusedHarmony{f: finder{pats: []string{"assistantfinal"}, at: len(analysis)}})
+			m.reg = regionOf(&m.regions.fusedHarmony, fusedHarmony{f: tag.Finder{Pats: []string{"assistantfinal"}, At: len(analysis)}})
 			return true
 		}
 	}

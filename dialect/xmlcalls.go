@@ -5,6 +5,7 @@ package dialect
 
 import (
 	"bytes"
+	"github.com/ptkit/ptk/dialect/tag"
 	"github.com/ptkit/ptk/lenient"
 	"strings"
 )
@@ -56,28 +57,28 @@ func parseXMLCalls(b []byte, off int) ([]RawCall, bool) {
 		cur.Args.Keys = append(cur.Args.Keys, key)
 		cur.Args.Kids = append(cur.Args.Kids, v)
 	}
-	isEnd := func(t tagInfo) bool {
-		return t.closing && (t.name == "function" || t.name == "invoke" || t.name == "tool_call" || t.name == "function_calls")
+	isEnd := func(t tag.Info) bool {
+		return t.Closing && (t.Name == "function" || t.Name == "invoke" || t.Name == "tool_call" || t.Name == "function_calls")
 	}
 	i := 0
 	for {
-		t, at, after, ok := nextTag(b, i, func(tagInfo) bool { return true })
+		t, at, after, ok := nextTag(b, i, func(tag.Info) bool { return true })
 		if !ok {
 			break
 		}
 		_ = at
 		i = after
 		switch {
-		case (t.name == "function" || t.name == "invoke" || t.name == "tool") && !t.closing:
-			name := t.eq
+		case (t.Name == "function" || t.Name == "invoke" || t.Name == "tool") && !t.Closing:
+			name := t.Eq
 			if name == "" {
-				name, _ = attr(t.attrs, "name")
+				name, _ = tag.Attr(t.Attrs, "name")
 			}
-			if name == "" && t.name == "function" {
+			if name == "" && t.Name == "function" {
 				// <function>name</function>, parameters follow
-				u, end, after, _ := nextTag(b, i, func(u tagInfo) bool { return u.name == "function" })
+				u, end, after, _ := nextTag(b, i, func(u tag.Info) bool { return u.Name == "function" })
 				start(string(bytes.TrimSpace(b[i:end])))
-				if u.closing {
+				if u.Closing {
 					i = after
 				} else {
 					i = end
@@ -106,32 +107,32 @@ func parseXMLCalls(b []byte, off int) ([]RawCall, bool) {
 			}
 		case isEnd(t):
 			flush()
-		case t.name == "parameter" && !t.closing:
-			key := t.eq
+		case t.Name == "parameter" && !t.Closing:
+			key := t.Eq
 			if key == "" {
-				key, _ = attr(t.attrs, "name")
+				key, _ = tag.Attr(t.Attrs, "name")
 			}
 			if key == "" {
 				// <parameter>key</parameter>value
-				u, kEnd, kAfter, _ := nextTag(b, i, func(u tagInfo) bool { return u.name == "parameter" || isEnd(u) })
-				if !u.closing || u.name != "parameter" {
+				u, kEnd, kAfter, _ := nextTag(b, i, func(u tag.Info) bool { return u.Name == "parameter" || isEnd(u) })
+				if !u.Closing || u.Name != "parameter" {
 					i = kEnd // not a key: <parameter> without </parameter>
 					continue
 				}
-				_, vEnd, _, _ := nextTag(b, kAfter, func(u tagInfo) bool { return u.name == "parameter" && !u.closing || isEnd(u) })
+				_, vEnd, _, _ := nextTag(b, kAfter, func(u tag.Info) bool { return u.Name == "parameter" && !u.Closing || isEnd(u) })
 				set(string(bytes.TrimSpace(b[i:kEnd])), bytes.TrimSpace(b[kAfter:vEnd]), false)
 				i = vEnd
 				continue
 			}
 			isJSON := false
-			if s, ok := attr(t.attrs, "string"); ok && s == "false" {
+			if s, ok := tag.Attr(t.Attrs, "string"); ok && s == "false" {
 				isJSON = true
 			}
 			// The value runs to </parameter>; a missing one ends it at the
 			// next parameter or the end of the call.
-			pt, pAt, pAfter, found := nextTag(b, i, func(u tagInfo) bool { return u.name == "parameter" })
+			pt, pAt, pAfter, found := nextTag(b, i, func(u tag.Info) bool { return u.Name == "parameter" })
 			switch {
-			case found && pt.closing:
+			case found && pt.Closing:
 				set(key, trimNewline(b[i:pAt]), isJSON)
 				i = pAfter
 			default:
@@ -142,9 +143,9 @@ func parseXMLCalls(b []byte, off int) ([]RawCall, bool) {
 				set(key, trimNewline(b[i:end]), isJSON)
 				i = end
 			}
-		case t.name == "arg_key" && !t.closing:
-			u, kEnd, kAfter, _ := nextTag(b, i, func(u tagInfo) bool { return u.name == "arg_key" || u.name == "arg_value" })
-			if !u.closing || u.name != "arg_key" {
+		case t.Name == "arg_key" && !t.Closing:
+			u, kEnd, kAfter, _ := nextTag(b, i, func(u tag.Info) bool { return u.Name == "arg_key" || u.Name == "arg_value" })
+			if !u.Closing || u.Name != "arg_key" {
 				i = kEnd
 				continue
 			}
@@ -155,21 +156,21 @@ func parseXMLCalls(b []byte, off int) ([]RawCall, bool) {
 			}
 			i = kAfter
 			var val []byte
-			if vt, vOK, _ := readTag(b, vk, true); vOK && vt.name == "arg_value" && !vt.closing {
-				u, vEnd, vAfter, found := nextTag(b, vt.end, func(u tagInfo) bool { return u.name == "arg_value" || u.name == "arg_key" })
+			if vt, vOK, _ := tag.Read(b, vk, true); vOK && vt.Name == "arg_value" && !vt.Closing {
+				u, vEnd, vAfter, found := nextTag(b, vt.End, func(u tag.Info) bool { return u.Name == "arg_value" || u.Name == "arg_key" })
 				if !found {
 					complete = false
 				}
-				val = b[vt.end:vEnd]
+				val = b[vt.End:vEnd]
 				i = vAfter
-				if !u.closing || u.name != "arg_value" {
+				if !u.Closing || u.Name != "arg_value" {
 					i = vEnd
 				}
 			}
 			set(key, val, false)
-		case (t.name == "name" || t.name == "tool_name") && !t.closing:
-			u, end, after, _ := nextTag(b, i, func(u tagInfo) bool { return u.name == t.name })
-			if !u.closing {
+		case (t.Name == "name" || t.Name == "tool_name") && !t.Closing:
+			u, end, after, _ := nextTag(b, i, func(u tag.Info) bool { return u.Name == t.Name })
+			if !u.Closing {
 				after = end
 			}
 			if cur == nil || cur.Name != "" {
@@ -178,9 +179,9 @@ func parseXMLCalls(b []byte, off int) ([]RawCall, bool) {
 				cur.Name = string(bytes.TrimSpace(b[i:end]))
 			}
 			i = after
-		case (t.name == "arguments" || t.name == "args" || t.name == "parameters" || t.name == "input") && !t.closing:
-			u, end, after, _ := nextTag(b, i, func(u tagInfo) bool { return u.name == t.name })
-			if !u.closing {
+		case (t.Name == "arguments" || t.Name == "args" || t.Name == "parameters" || t.Name == "input") && !t.Closing:
+			u, end, after, _ := nextTag(b, i, func(u tag.Info) bool { return u.Name == t.Name })
+			if !u.Closing {
 				after = end
 			}
 			if cur == nil {
@@ -206,24 +207,24 @@ func parseXMLCalls(b []byte, off int) ([]RawCall, bool) {
 
 // nextTag finds the first tag at or after i that match accepts. at and
 // after are where it starts and ends (len(b) when there is none).
-func nextTag(b []byte, i int, match func(tagInfo) bool) (t tagInfo, at, after int, found bool) {
+func nextTag(b []byte, i int, match func(tag.Info) bool) (t tag.Info, at, after int, found bool) {
 	for i < len(b) {
 		j := bytes.IndexByte(b[i:], '<')
 		if j < 0 {
 			break
 		}
 		j += i
-		if t, ok, _ := readTag(b, j, true); ok && match(t) {
-			return t, j, t.end, true
+		if t, ok, _ := tag.Read(b, j, true); ok && match(t) {
+			return t, j, t.End, true
 		}
 		i = j + 1
 	}
-	return tagInfo{}, len(b), len(b), false
+	return tag.Info{}, len(b), len(b), false
 }
 
 // parseGLM reads GLM's name<arg_key>k</arg_key><arg_value>v</arg_value>...
 func parseGLM(b []byte, off int) ([]RawCall, bool) {
-	_, k, _, found := nextTag(b, 0, func(t tagInfo) bool { return t.name == "arg_key" && !t.closing })
+	_, k, _, found := nextTag(b, 0, func(t tag.Info) bool { return t.Name == "arg_key" && !t.Closing })
 	name := bytes.TrimSpace(b[:k])
 	if len(name) == 0 || bytes.ContainsAny(name, " \t\n<>{}") {
 		return []RawCall{{Offset: off, Err: DiagMalformed, ErrMsg: "the call cannot be read: " + lenient.Clip(string(b), 40)}}, false
@@ -242,28 +243,28 @@ func parseGLM(b []byte, off int) ([]RawCall, bool) {
 
 // parseGemma reads Gemma 4's call:name{key:<|"|>text<|"|>,n:1}.
 func parseGemma(b []byte, off int) ([]RawCall, bool) {
-	g := gemmaParser{b: b}
+	g := lenient.Gemma{Src: b}
 	var out []RawCall
 	for {
-		g.ws()
-		if g.i >= len(b) {
+		g.WS()
+		if g.Pos >= len(b) {
 			break
 		}
-		if !bytes.HasPrefix(b[g.i:], []byte("call:")) {
+		if !bytes.HasPrefix(b[g.Pos:], []byte("call:")) {
 			break
 		}
-		g.i += len("call:")
-		s := g.i
-		for g.i < len(b) && b[g.i] != '{' && b[g.i] != '<' && !lenient.IsWS(b[g.i]) {
-			g.i++
+		g.Pos += len("call:")
+		s := g.Pos
+		for g.Pos < len(b) && b[g.Pos] != '{' && b[g.Pos] != '<' && !lenient.IsWS(b[g.Pos]) {
+			g.Pos++
 		}
-		name := string(b[s:g.i])
-		g.ws()
-		if g.i >= len(b) || b[g.i] != '{' {
+		name := string(b[s:g.Pos])
+		g.WS()
+		if g.Pos >= len(b) || b[g.Pos] != '{' {
 			out = append(out, RawCall{Name: name, Offset: off, Err: DiagMalformed, ErrMsg: "expected '{' after call:" + name})
 			return out, false
 		}
-		v := g.value(0)
+		v := g.Value()
 		if v == nil {
 			out = append(out, RawCall{Name: name, Offset: off, Err: DiagMalformed, ErrMsg: "the call's arguments cannot be read"})
 			return out, false
@@ -274,108 +275,6 @@ func parseGemma(b []byte, off int) ([]RawCall, bool) {
 		return []RawCall{{Offset: off, Err: DiagMalformed, ErrMsg: "expected call:name{...}"}}, false
 	}
 	return out, true
-}
-
-type gemmaParser struct {
-	b []byte
-	i int
-}
-
-const gemmaQuote = `<|"|>`
-
-func (g *gemmaParser) ws() {
-	for g.i < len(g.b) && lenient.IsWS(g.b[g.i]) {
-		g.i++
-	}
-}
-
-func (g *gemmaParser) value(depth int) *lenient.Node {
-	g.ws()
-	if g.i >= len(g.b) || depth > lenient.MaxDepth {
-		return nil
-	}
-	b := g.b
-	switch {
-	case bytes.HasPrefix(b[g.i:], []byte(gemmaQuote)):
-		g.i += len(gemmaQuote)
-		end := bytes.Index(b[g.i:], []byte(gemmaQuote))
-		if end < 0 {
-			return nil
-		}
-		s := string(b[g.i : g.i+end])
-		g.i += end + len(gemmaQuote)
-		return &lenient.Node{Kind: lenient.String, Str: s}
-	case b[g.i] == '{':
-		g.i++
-		n := &lenient.Node{Kind: lenient.Object}
-		for {
-			g.ws()
-			if g.i < len(b) && b[g.i] == '}' {
-				g.i++
-				return n
-			}
-			s := g.i
-			for g.i < len(b) && b[g.i] != ':' && b[g.i] != '}' {
-				g.i++
-			}
-			if g.i >= len(b) || b[g.i] != ':' {
-				return nil
-			}
-			key := strings.TrimSpace(string(b[s:g.i]))
-			key = strings.Trim(key, `"'`)
-			g.i++
-			v := g.value(depth + 1)
-			if v == nil {
-				return nil
-			}
-			n.Keys = append(n.Keys, key)
-			n.Kids = append(n.Kids, v)
-			g.ws()
-			if g.i < len(b) && b[g.i] == ',' {
-				g.i++
-			}
-		}
-	case b[g.i] == '[':
-		g.i++
-		n := &lenient.Node{Kind: lenient.Array}
-		for {
-			g.ws()
-			if g.i < len(b) && b[g.i] == ']' {
-				g.i++
-				return n
-			}
-			v := g.value(depth + 1)
-			if v == nil {
-				return nil
-			}
-			n.Kids = append(n.Kids, v)
-			g.ws()
-			if g.i < len(b) && b[g.i] == ',' {
-				g.i++
-			}
-		}
-	}
-	// a bare scalar up to ',', '}' or ']'
-	s := g.i
-	for g.i < len(b) && b[g.i] != ',' && b[g.i] != '}' && b[g.i] != ']' {
-		g.i++
-	}
-	if g.i == s {
-		return nil // nothing here: not a value
-	}
-	w := strings.TrimSpace(string(b[s:g.i]))
-	switch w {
-	case "true", "True":
-		return &lenient.Node{Kind: lenient.Bool, Bool: true}
-	case "false", "False":
-		return &lenient.Node{Kind: lenient.Bool}
-	case "null", "None":
-		return &lenient.Node{Kind: lenient.Null}
-	}
-	if num, ok, _ := lenient.ParseNumberWord(w); ok {
-		return &lenient.Node{Kind: lenient.Number, Str: num}
-	}
-	return &lenient.Node{Kind: lenient.String, Str: w}
 }
 
 // xmlCall is a call in XML written without a wrapper:
@@ -438,7 +337,7 @@ type glmInline struct {
 	at    int // the first <arg_key>
 	phase int
 	pos   int
-	f     finder
+	f     tag.Finder
 	began bool
 	sent  int
 }
@@ -449,16 +348,16 @@ func (r *glmInline) advance(m *machine) bool {
 		r.began = true
 		m.beginCall(string(buf[r.start:r.at]))
 		r.sent = r.start
-		r.f = finder{pats: []string{"</arg_key>"}, at: r.at}
+		r.f = tag.Finder{Pats: []string{"</arg_key>"}, At: r.at}
 	}
 	for {
 		switch r.phase {
 		case 0, 2: // inside a key or a value: find its end
-			j, _ := r.f.find(buf, m.eof)
+			j, _ := r.f.Find(buf, m.eof)
 			if j < 0 {
 				return r.wait(m)
 			}
-			r.pos = j + len(r.f.pats[0])
+			r.pos = j + len(r.f.Pats[0])
 			r.phase++
 		case 1: // after a key: its value
 			i := r.pos
@@ -472,7 +371,7 @@ func (r *glmInline) advance(m *machine) bool {
 			if !match {
 				return r.end(m, r.pos, false)
 			}
-			r.f = finder{pats: []string{"</arg_value>"}, at: i}
+			r.f = tag.Finder{Pats: []string{"</arg_value>"}, At: i}
 			r.phase = 2
 		case 3: // after a value: another key, or the end
 			i := r.pos
@@ -486,7 +385,7 @@ func (r *glmInline) advance(m *machine) bool {
 			if !match {
 				return r.end(m, r.pos, true)
 			}
-			r.f = finder{pats: []string{"</arg_key>"}, at: i}
+			r.f = tag.Finder{Pats: []string{"</arg_key>"}, At: i}
 			r.phase = 0
 		}
 	}
