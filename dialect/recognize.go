@@ -17,21 +17,11 @@ const maxLook = 256
 const maxTicks = 32
 
 func (m *machine) recognize(i int) action {
-	var a action
-	switch m.buf[i] {
-	case '<':
-		a = m.recognizeTag(i)
-	case '[':
-		a = m.recognizeBracket(i)
-	case '{':
-		a = m.recognizeBrace(i)
-	case '`', '~':
-		a = m.recognizeTicks(i)
-	case '>':
-		a = m.recognizeArrows(i)
-	case '(':
-		a = m.recognizeParen(i)
+	rec := byTrigger[m.buf[i]]
+	if rec == nil {
+		return action{}
 	}
+	a := rec(m, i)
 	if a.call && m.quoted(i-a.steal) {
 		// A call quoted in a Markdown block quote is shown, not made.
 		return action{}
@@ -130,95 +120,95 @@ func (m *machine) recognizeTag(i int) action {
 	if !ok {
 		return action{}
 	}
-	drop := action{reg: regionOf(&m.regions.dropRegion, dropRegion{end: t.End})}
-	name := t.Name
-	barred := t.BarL && t.BarR
-	switch {
-	case name == "think" || name == "thinking":
-		if t.Closing {
-			return action{reg: regionOf(&m.regions.dropRegion, dropRegion{end: t.End,
-				diag: &Diagnostic{Kind: DiagUnopenedThink, Offset: i, Message: "the reply closes a reasoning block it never opened: the model's template opens it; " +
-					"parse with StartInThink (ptk parse --think) so its reasoning is not read as text or calls"}})}
+	for _, r := range tagRules {
+		if r.match(t) {
+			return r.start(m, i, t)
 		}
-		return m.think(t, "</"+t.Raw+">", "</"+name+">")
-	case barred && name == "start_thinking": // Command R7B
-		return m.think(t, "<|end_thinking|>")
-	case barred && (name == "tool_calls_begin" || name == "tool_calls" || name == "tool_calls_section_begin"):
-		// A section opener: dropped before a call token, a call itself otherwise.
-		j, need, _ := m.skipWS(t.End, maxLook)
-		if need {
-			return action{need: true}
-		}
-		if j < len(buf) && buf[j] == '<' {
-			nt, ok, need := tag.Read(buf, j, m.eof)
-			if need {
-				return action{need: true}
-			}
-			if ok && nt.Name == "tool_call_begin" || ok && nt.Name == "tool_calls_section_end" || ok && nt.Name == "tool_calls_end" {
-				return drop
-			}
-		}
-		if j >= len(buf) {
-			return drop
-		}
-		return action{reg: regionOf(&m.regions.tokenCall, tokenCall{start: i, body: t.End}), call: true}
-	case wrapperNames[name] && !t.Closing && t.BarL && !t.BarR && name == "tool_call":
-		return m.wrapper(i, t, []string{"<tool_call|>"}, false, true) // Gemma 4
-	case wrapperNames[name] && !t.Closing && !t.BarR:
-		closers := wrapperClosers
-		if t.Raw != name && t.Attrs == "" && t.Eq == "" {
-			// <minimax:tool_call> ... </minimax:tool_call>, <｜DSML｜function_calls> ...
-			closers = append([]string{"</" + string(bytes.ToLower(buf[i+1:t.End]))}, wrapperClosers...)
-		}
-		return m.wrapper(i, t, closers, false, false)
-	case barred && barredWrappers[name] != "" && !t.Closing:
-		return m.wrapper(i, t, append([]string{barredWrappers[name]}, wrapperClosers...), false, false)
-	case wrapperNames[name] && (t.Closing || t.BarR):
-		return m.strayCloser(i, drop)
-	case (name == "json" || name == "xml") && !t.Closing && !t.BarL:
-		return m.wrapper(i, t, []string{"</" + name + ">"}, true, false)
-	case (name == "function" || name == "invoke" || name == "tool") && !t.Closing && !t.BarL:
-		return m.xmlCall(i, t)
-	case (name == "function" || name == "invoke" || name == "function_calls") && t.Closing:
-		return m.strayCloser(i, drop)
-	case name == "answer" && t.Attrs == "" && !t.BarL: // Hunyuan's <answer> ... </answer>
-		return drop
-	case name == "s" && t.Closing && !t.BarL:
-		// Mistral's end of sequence, when nothing but white space follows
-		j, need, far := m.skipWS(t.End, maxLook)
-		if need {
-			return action{need: true}
-		}
-		if !far && j >= len(buf) {
-			return drop
-		}
-		return action{}
-	case name == "arg_key" && !t.Closing:
-		k := i
-		for k > m.textFrom && i-k < maxStealWord && (lenient.IsPyIdentByte(buf[k-1]) || buf[k-1] == '.' || buf[k-1] == '-') {
-			k--
-		}
-		if k == i || i-k >= maxStealWord {
-			return action{}
-		}
-		return action{reg: regionOf(&m.regions.glmInline, glmInline{start: k, at: i}), steal: i - k, call: true}
-	case barred && name == "python_tag":
-		return m.pythonTag(i, t)
-	case barred && (name == "start" || name == "channel"):
-		return m.harmony(i, t)
-	case barred && name == "tool_call_begin":
-		return action{reg: regionOf(&m.regions.tokenCall, tokenCall{start: i, body: t.End}), call: true}
-	case barred && strayTokens[name]:
-		return drop
-	case t.BarR && !t.BarL && name == "tool_call":
-		return drop
 	}
 	return action{}
 }
 
+// drop makes a tag that is never text disappear.
+func (m *machine) drop(t tag.Info) action {
+	return action{reg: regionOf(&m.regions.dropRegion, dropRegion{end: t.End})}
+}
+
+// unopenedThink drops a </think> that closes a block the reply never opened.
+func (m *machine) unopenedThink(i int, t tag.Info) action {
+	return action{reg: regionOf(&m.regions.dropRegion, dropRegion{end: t.End,
+		diag: &Diagnostic{Kind: DiagUnopenedThink, Offset: i, Message: "the reply closes a reasoning block it never opened: the model's template opens it; " +
+			"parse with StartInThink (ptk parse --think) so its reasoning is not read as text or calls"}})}
+}
+
+// sectionOpener reads a token section opener (<|tool_calls_begin|> and the
+// like): dropped before a call token, a call itself otherwise.
+func (m *machine) sectionOpener(i int, t tag.Info) action {
+	buf := m.buf
+	j, need, _ := m.skipWS(t.End, maxLook)
+	if need {
+		return action{need: true}
+	}
+	if j < len(buf) && buf[j] == '<' {
+		nt, ok, need := tag.Read(buf, j, m.eof)
+		if need {
+			return action{need: true}
+		}
+		if ok && nt.Name == "tool_call_begin" || ok && nt.Name == "tool_calls_section_end" || ok && nt.Name == "tool_calls_end" {
+			return m.drop(t)
+		}
+	}
+	if j >= len(buf) {
+		return m.drop(t)
+	}
+	return m.tokenCall(i, t)
+}
+
+// tokenCall starts a call written in special tokens (Kimi, DeepSeek).
+func (m *machine) tokenCall(i int, t tag.Info) action {
+	return action{reg: regionOf(&m.regions.tokenCall, tokenCall{start: i, body: t.End}), call: true}
+}
+
+// callWrapper starts a call in a wrapper tag: <PTK_CALL>, <tool_call>,
+// <minimax:tool_call>, <｜DSML｜function_calls> ..., closed by its own closer
+// or any wrapper's.
+func (m *machine) callWrapper(i int, t tag.Info) action {
+	closers := wrapperClosers
+	if t.Raw != t.Name && t.Attrs == "" && t.Eq == "" {
+		closers = append([]string{"</" + string(bytes.ToLower(m.buf[i+1:t.End]))}, wrapperClosers...)
+	}
+	return m.wrapper(i, t, closers, false, false)
+}
+
+// endOfSequence drops Mistral's </s> when nothing but white space follows.
+func (m *machine) endOfSequence(i int, t tag.Info) action {
+	j, need, far := m.skipWS(t.End, maxLook)
+	if need {
+		return action{need: true}
+	}
+	if !far && j >= len(m.buf) {
+		return m.drop(t)
+	}
+	return action{}
+}
+
+// glmInline starts GLM's call written without a wrapper,
+// name<arg_key>k</arg_key><arg_value>v</arg_value>, claiming the name
+// before the tag.
+func (m *machine) glmInline(i int, t tag.Info) action {
+	buf := m.buf
+	k := i
+	for k > m.textFrom && i-k < maxStealWord && (lenient.IsPyIdentByte(buf[k-1]) || buf[k-1] == '.' || buf[k-1] == '-') {
+		k--
+	}
+	if k == i || i-k >= maxStealWord {
+		return action{}
+	}
+	return action{reg: regionOf(&m.regions.glmInline, glmInline{start: k, at: i}), steal: i - k, call: true}
+}
+
 // strayCloser drops a closing tag left over after a call (as in
 // "<function=x>...</function></tool_call>"); anywhere else it is text.
-func (m *machine) strayCloser(i int, drop action) action {
+func (m *machine) strayCloser(i int, t tag.Info) action {
 	if m.callEnd < 0 || i-m.callEnd > maxLook {
 		return action{}
 	}
@@ -227,7 +217,7 @@ func (m *machine) strayCloser(i int, drop action) action {
 			return action{}
 		}
 	}
-	return drop
+	return m.drop(t)
 }
 
 // think starts a reasoning block that ends at one of closers.

@@ -106,15 +106,6 @@ func regionOf[T any](slot *T, v T) *T {
 	return slot
 }
 
-// trigger marks the bytes at which a construct can start.
-var trigger [256]bool
-
-func init() {
-	for _, c := range []byte("<[{`~>(\n") {
-		trigger[c] = true
-	}
-}
-
 func (m *machine) run() {
 	for {
 		if r := m.reg; r != nil {
