@@ -17,6 +17,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"hash/maphash"
 	"strings"
 	"sync"
 
@@ -55,25 +56,32 @@ type Schema struct {
 }
 
 // passedArgs remembers the last few argument texts known to satisfy a
-// schema, so a call checked by the parser is not validated again by the
-// tool it runs (see [Schema.Passed]). Validity depends only on the schema
-// and the bytes, so the memory can never make Validate wrong.
+// schema, by a 128-bit keyed hash, so a call checked by the parser is not
+// validated again by the tool it runs (see [Schema.Passed]) and the parser
+// copies nothing to remember it. The hash is seeded at random per process,
+// so model output cannot aim for a collision; one by chance has a
+// probability of about 2^-128.
 type passedArgs struct {
 	mu   sync.Mutex
-	args [passedMax]string
+	sums [passedMax][2]uint64
+	n    int // how many sums are set, at most passedMax
 	next int
 }
 
-const (
-	passedMax     = 16
-	passedMaxSize = 256 << 10 // larger arguments are not remembered
-)
+const passedMax = 16
+
+var passedSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
+
+func passedSum(args []byte) [2]uint64 {
+	return [2]uint64{maphash.Bytes(passedSeeds[0], args), maphash.Bytes(passedSeeds[1], args)}
+}
 
 func (p *passedArgs) has(args []byte) bool {
+	sum := passedSum(args)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, a := range p.args {
-		if len(a) == len(args) && a == string(args) {
+	for _, x := range p.sums[:p.n] {
+		if x == sum {
 			return true
 		}
 	}
@@ -81,12 +89,11 @@ func (p *passedArgs) has(args []byte) bool {
 }
 
 func (p *passedArgs) add(args []byte) {
-	if len(args) > passedMaxSize {
-		return
-	}
+	sum := passedSum(args)
 	p.mu.Lock()
-	p.args[p.next] = string(args)
+	p.sums[p.next] = sum
 	p.next = (p.next + 1) % passedMax
+	p.n = min(p.n+1, passedMax)
 	p.mu.Unlock()
 }
 
