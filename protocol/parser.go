@@ -117,6 +117,12 @@ func (p *Parser) Check(c ptk.Call) (Attempt, []Diagnostic) {
 // repairs made; see [lenient.RepairJSON].
 func RepairJSON(s []byte) (out []byte, repairs []string, err error) { return lenient.RepairJSON(s) }
 
+// ErrNotJSON is RepairJSON's error for input with no JSON value in it.
+var ErrNotJSON = lenient.ErrNotJSON
+
+// SyntaxError is RepairJSON's error for JSON it cannot repair.
+type SyntaxError = lenient.SyntaxError
+
 // The parse's vocabulary, defined with the scanner that produces it.
 type (
 	// Parsed is what a model's reply means: see [dialect.Parsed].

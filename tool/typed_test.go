@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/protocol"
+	"github.com/ptkit/ptk/schema"
 )
 
 type place struct {
@@ -376,4 +378,37 @@ func TestNewConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestNewValidatesOnce: on the agent's path a call is checked by the parser
+// and then run; the parser and the tool hold the same compiled schema (the
+// tool's parameters are the bytes it compiled), and the parser records the
+// call it found valid, so the tool's validation of those bytes is a
+// look-up. Arguments the parser never saw are validated in full.
+func TestNewValidatesOnce(t *testing.T) {
+	type args struct {
+		N int `json:"n"`
+	}
+	tl := New("double", "", func(_ context.Context, in args) (int, error) { return 2 * in.N, nil })
+	_, checker, err := schemaFor(reflect.TypeFor[args]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := schema.Compile(tl.Info().Parameters); s != checker {
+		t.Fatal("the parser would compile another schema than the tool's")
+	}
+	p, err := protocol.NewParser([]ptk.ToolInfo{tl.Info()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := p.Parse(`<PTK_CALL>{"tool": "double", "args": {"n": "21"}}</PTK_CALL>`).Calls[0]
+	if string(call.Args) != `{"n":21}` {
+		t.Fatalf("args %s", call.Args)
+	}
+	if res, err := tl.Run(context.Background(), call.Args); err != nil || res.IsError || res.Content != "42" {
+		t.Errorf("run: %+v, %v", res, err)
+	}
+	if res, _ := tl.Run(context.Background(), json.RawMessage(`{"n": "21"}`)); !res.IsError {
+		t.Errorf("arguments the parser never saw are not validated: %+v", res)
+	}
 }
