@@ -201,8 +201,8 @@ func (s *Schema) Check(args *lenient.Node) []Note {
 }
 
 // Passed records that the encoded arguments passed [Schema.Check] (as the
-// parser records every call it found valid), so that [Schema.Validate] of
-// the same bytes, by the tool the call is for, is a look-up instead of a
+// parser records every call it found valid), so that [Schema.ValidateOnce]
+// of the same bytes, by the tool the call is for, is a look-up instead of a
 // second validation. Schemas are shared through Compile's cache, so the
 // parser and a tool declared with the same parameters hold the same Schema.
 func (s *Schema) Passed(args json.RawMessage) {
@@ -234,7 +234,7 @@ func (e *Error) Error() string {
 }
 
 // Validate checks JSON arguments against the schema, as they are, without
-// coercing them: an *Error lists the problems. Arguments that are not JSON
+// coercing them, always in full: an *Error lists the problems. Arguments that are not JSON
 // are an error too.
 func (s *Schema) Validate(args json.RawMessage) error {
 	if s == nil {
@@ -242,9 +242,6 @@ func (s *Schema) Validate(args json.RawMessage) error {
 	}
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}")
-	}
-	if s.compiled != nil && s.passed.has(args) {
-		return nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.UseNumber()
@@ -266,8 +263,17 @@ func (s *Schema) Validate(args json.RawMessage) error {
 		}
 		return e
 	}
-	s.passed.add(args)
 	return nil
+}
+
+// ValidateOnce is Validate, except for arguments the parser already checked:
+// the exact bytes of a call it recorded with [Schema.Passed] are valid
+// without a second validation. A tool runs its calls' arguments through it.
+func (s *Schema) ValidateOnce(args json.RawMessage) error {
+	if s != nil && s.compiled != nil && s.passed.has(args) {
+		return nil
+	}
+	return s.Validate(args)
 }
 
 // RequiresArguments reports whether the schema lists required arguments.

@@ -155,10 +155,14 @@ func TestPassedArgsValidatedOnce(t *testing.T) {
 		t.Fatal(notes)
 	}
 	parser.Passed(args)
-	if !tool.passed.has(args) || tool.Validate(args) != nil {
+	if !tool.passed.has(args) || tool.ValidateOnce(args) != nil {
 		t.Error("the tool validates again what the parser checked")
 	}
-	if tool.Validate(json.RawMessage(`{"n": 1.5}`)) == nil {
+	if tool.ValidateOnce(json.RawMessage(`{"n": 1.5}`)) == nil {
 		t.Error("other bytes are validated")
+	}
+	tool.Passed(json.RawMessage(`{"n": 2.5}`)) // as if the parser were wrong
+	if tool.Validate(json.RawMessage(`{"n": 2.5}`)) == nil {
+		t.Error("Validate trusts what it is told instead of validating")
 	}
 }

@@ -120,7 +120,7 @@ func New[In, Out any](name, description string, fn func(context.Context, In) (Ou
 			err := json.Unmarshal(args, &v)
 			return invalidArgs("", "the arguments are not JSON: "+err.Error()), nil
 		}
-		if err := checker.Validate(args); err != nil {
+		if err := checker.ValidateOnce(args); err != nil {
 			return invalidArgs(validationMessage(err)), nil
 		}
 		var in In
