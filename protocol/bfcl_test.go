@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/ptkit/ptk/lenient"
 	"math"
 	"os"
 	"path/filepath"
@@ -372,22 +373,22 @@ var bfclFormats = map[string]func(calls []bfclCall) string{
 func xmlSafe(e bfclEntry, p *Parser) bool {
 	for _, c := range e.Calls {
 		t, _ := p.resolve(c.Name)
-		if t == nil || t.sch == nil {
+		if t == nil || t.schema == nil {
 			return false
 		}
 		for i, k := range c.Args.keys {
 			v := c.Args.vals[i]
-			ps := t.sch.prop(k)
+			types := t.schema.ParamTypes(k)
 			if s, ok := v.(string); ok {
 				if strings.TrimSpace(s) != s || strings.Contains(s, "</parameter>") {
 					return false
 				}
-				if ps == nil || len(ps.types) == 0 || !slices.Contains(ps.types, "string") {
+				if len(types) == 0 || !slices.Contains(types, "string") {
 					return false
 				}
 				continue
 			}
-			if ps == nil || len(ps.types) == 0 || v == nil && slices.Contains(ps.types, "string") {
+			if len(types) == 0 || v == nil && slices.Contains(types, "string") {
 				return false
 			}
 		}
@@ -463,7 +464,7 @@ func answerFits(t *testing.T, e bfclEntry) bool {
 			t.Fatalf("%s: %v", e.ID, err)
 		}
 		args := decodeNumbers([]byte(jsonText(c.Args)))
-		if ts.compiled != nil && ts.compiled.Validate(args) != nil {
+		if ts.schema.Validate(json.RawMessage(jsonText(c.Args))) != nil {
 			return false
 		}
 		norm, _ := NormalizeSchema(tool.Parameters)
@@ -582,7 +583,7 @@ func TestQuickValidityAgreesWithValidator(t *testing.T) {
 		}
 		for _, c := range e.Calls {
 			ts, _ := p.resolve(c.Name)
-			if ts == nil || ts.compiled == nil {
+			if ts == nil || ts.schema == nil {
 				continue
 			}
 			base := jsonText(c.Args)
@@ -598,14 +599,14 @@ func TestQuickValidityAgreesWithValidator(t *testing.T) {
 				}
 			}
 			for _, v := range variants {
-				n, _, err := parseLenient([]byte(v))
+				n, _, err := lenient.Parse([]byte(v))
 				if err != nil {
 					t.Fatalf("%s: %q: %v", e.ID, v, err)
 				}
 				checked++
-				if validSimple(n, ts.sch, 0) {
+				if ts.schema.Quick(n) {
 					quick++
-					if err := ts.compiled.Validate(decodeNumbers([]byte(v))); err != nil {
+					if err := ts.schema.Validate(json.RawMessage(v)); err != nil {
 						t.Errorf("%s: quick check accepts %s, the validator does not: %v", e.ID, v, err)
 					}
 				}

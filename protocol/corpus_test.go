@@ -30,11 +30,15 @@ type corpusCase struct {
 
 const corpusPath = "../../shared/corpus/parse/cases.jsonl"
 
+// loadCorpus returns the shared corpus's cases, or none when the corpus is
+// not beside the repository (a plain clone): the tests that use it run
+// their in-repo cases all the same, and the shared cases add to them.
 func loadCorpus(t testing.TB) []corpusCase {
 	t.Helper()
 	cases, err := readCorpus()
 	if os.IsNotExist(err) {
-		t.Skipf("corpus not found: %v", err)
+		t.Logf("shared corpus not found, in-repo cases only: %v", err)
+		return nil
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +95,7 @@ func jsonEqual(a, b []byte) bool {
 	return cmp.Equal(x, y)
 }
 
-func checkCase(t *testing.T, c corpusCase, r Result) {
+func checkCase(t *testing.T, c corpusCase, r Parsed) {
 	t.Helper()
 	if len(r.Calls) != len(c.Expect.Calls) {
 		t.Errorf("%s: %d calls, want %d\nraw: %q\ngot: %+v\ndiags: %+v", c.ID, len(r.Calls), len(c.Expect.Calls), c.Raw, r.Calls, r.Diagnostics)
@@ -108,8 +112,14 @@ func checkCase(t *testing.T, c corpusCase, r Result) {
 	}
 }
 
+// TestCorpusDeclaredTools reads the shared corpus with its tools declared;
+// TestDerivedCases does the same for the in-repo cases.
 func TestCorpusDeclaredTools(t *testing.T) {
-	for _, c := range loadCorpus(t) {
+	cases := loadCorpus(t)
+	if cases == nil {
+		t.Skip("the shared corpus is not here; TestDerivedCases reads the in-repo cases")
+	}
+	for _, c := range cases {
 		p, err := NewParser(toolsFor(c))
 		if err != nil {
 			t.Fatalf("%s: %v", c.ID, err)
@@ -120,7 +130,7 @@ func TestCorpusDeclaredTools(t *testing.T) {
 
 // streamParse feeds text to a stream in pieces of size bytes (0: one
 // piece) and checks the events against the result (see streamChunks).
-func streamParse(t *testing.T, p *Parser, text string, size int) Result {
+func streamParse(t *testing.T, p *Parser, text string, size int) Parsed {
 	t.Helper()
 	var sizes []int
 	for i := 0; i < len(text); {
@@ -135,21 +145,56 @@ func streamParse(t *testing.T, p *Parser, text string, size int) Result {
 }
 
 func TestCorpusStreamedEqualsWhole(t *testing.T) {
-	for _, c := range loadCorpus(t) {
-		for _, tools := range [][]ptk.ToolInfo{toolsFor(c), nil} {
-			p, err := NewParser(tools)
+	for _, in := range streamInputs(t) {
+		for _, tools := range [][]ptk.ToolInfo{in.tools, nil} {
+			p, err := NewParser(tools, in.opts...)
 			if err != nil {
 				t.Fatal(err)
 			}
-			whole := p.Parse(c.Raw)
+			whole := p.Parse(in.text)
 			for _, size := range []int{1, 2, 3, 5, 7, 16, 64} {
-				got := streamParse(t, p, c.Raw, size)
+				got := streamParse(t, p, in.text, size)
 				if diff := cmp.Diff(whole, got); diff != "" {
-					t.Errorf("%s (tools %d) chunk %d: streamed differs from whole (-whole +streamed):\n%s", c.ID, len(tools), size, diff)
+					t.Errorf("%s (tools %d) chunk %d: streamed differs from whole (-whole +streamed):\n%s", in.id, len(tools), size, diff)
 				}
 			}
 		}
 	}
+}
+
+// streamInput is a text to parse whole and streamed, with its tools.
+type streamInput struct {
+	id    string
+	text  string
+	tools []ptk.ToolInfo
+	opts  []Option
+}
+
+// streamInputs gathers every test input: the in-repo derived cases and
+// parse cases always, the shared corpus when it is there.
+func streamInputs(t *testing.T) []streamInput {
+	var inputs []streamInput
+	for _, c := range loadCorpus(t) {
+		inputs = append(inputs, streamInput{c.ID, c.Raw, toolsFor(c), nil})
+	}
+	for _, c := range loadDerived(t) {
+		var opts []Option
+		if c.Options.StartInThink {
+			opts = append(opts, StartInThink())
+		}
+		inputs = append(inputs, streamInput{c.ID, c.Raw, c.Tools, opts})
+	}
+	for _, c := range parseCases {
+		tools := c.tools
+		if tools == nil {
+			tools = testTools
+		}
+		inputs = append(inputs, streamInput{c.name, c.in, tools, nil})
+	}
+	if len(inputs) < len(parseCases)+300 {
+		t.Fatalf("only %d test inputs: the in-repo cases went missing", len(inputs))
+	}
+	return inputs
 }
 
 // needTools lists the corpus cases whose expected reading depends on the
@@ -165,7 +210,11 @@ func TestCorpusNoTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range loadCorpus(t) {
+	cases := loadCorpus(t)
+	if cases == nil {
+		t.Skip("the shared corpus is not here; TestDerivedCases reads the in-repo cases with their tools")
+	}
+	for _, c := range cases {
 		if why, ok := needTools[c.ID]; ok {
 			t.Logf("%s: skipped: %s", c.ID, why)
 			continue

@@ -69,30 +69,7 @@ func TestDerivedCases(t *testing.T) {
 // and checks the result equals the whole parse: where a decision waits for
 // more input is where streaming bugs hide.
 func TestEverySplit(t *testing.T) {
-	type input struct {
-		id    string
-		text  string
-		tools []ptk.ToolInfo
-		opts  []Option
-	}
-	var inputs []input
-	for _, c := range loadCorpus(t) {
-		inputs = append(inputs, input{c.ID, c.Raw, toolsFor(c), nil})
-	}
-	for _, c := range loadDerived(t) {
-		var opts []Option
-		if c.Options.StartInThink {
-			opts = append(opts, StartInThink())
-		}
-		inputs = append(inputs, input{c.ID, c.Raw, c.Tools, opts})
-	}
-	for _, c := range parseCases {
-		tools := c.tools
-		if tools == nil {
-			tools = testTools
-		}
-		inputs = append(inputs, input{c.name, c.in, tools, nil})
-	}
+	inputs := streamInputs(t)
 	for _, in := range inputs {
 		for _, tools := range [][]ptk.ToolInfo{in.tools, nil} {
 			p, err := NewParser(tools, in.opts...)

@@ -49,7 +49,17 @@
 // depends only on the bytes read, never on where a chunk ended: when a
 // decision needs bytes that have not arrived, the stream waits for them. So
 // [Stream.Finish] returns exactly what [Parser.Parse] returns for the whole
-// text, and the concatenated text events are exactly [Result.Text]. Each byte
+// text, and the concatenated text events are exactly [Parsed.Text]. Each byte
 // is looked at a bounded number of times: whole or streamed, parsing takes
 // time linear in the length of the reply.
+//
+// # Layers
+//
+// The Parser is a façade over three layers, each a package of its own:
+// github.com/ptkit/ptk/lenient reads JSON (and Python and Gemma values) as
+// models write it; github.com/ptkit/ptk/schema normalises, compiles, coerces,
+// checks and renders a tool's JSON Schema, one tree for the checker and the
+// prompt; github.com/ptkit/ptk/dialect scans a reply for calls in every
+// dialect, listed in its tables. This package adds the PTK formatter and
+// what a call means for the declared tools.
 package protocol

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/ptkit/ptk/lenient"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -274,8 +275,8 @@ func TestFormatTools(t *testing.T) {
 			"- z (string, optional)\n- a (integer, optional)\n- m (boolean, required)"},
 		{"BFCL types", `{"type":"dict","properties":{"d":{"type":"dict"},"f":{"type":"float"},"t":{"type":"tuple","items":{"type":"float"}},
 			"a":{"type":"any"},"s":{"type":"String"},"h":{"type":"HashMap"},"l":{"type":"ArrayList","items":{"type":"String"}},"n":{"type":"long"},"e":{"type":""}}}`,
-			"- d (object, optional)\n- f (number, optional)\n- t (array of number, optional)\n- a (any, optional)\n- s (String, optional)\n" +
-				"- h (HashMap, optional)\n- l (ArrayList of String, optional)\n- n (long, optional)\n- e (any, optional)"},
+			"- d (object, optional)\n- f (number, optional)\n- t (array of number, optional)\n- a (any, optional)\n- s (string, optional)\n" +
+				"- h (object, optional)\n- l (array of string, optional)\n- n (integer, optional)\n- e (any, optional)"},
 		{"optional flag", `{"type":"dict","properties":{"a":{"type":"boolean","optional":true,"default":true},"b":{"type":"string","optional":"True"},"c":{"type":"string","required":true}},"required":["a","b"]}`,
 			"- a (boolean, optional, default true)\n- b (string, optional)\n- c (string, required)"},
 		{"enum const default", `{"type":"object","properties":{"unit":{"type":"string","enum":["celsius","fahrenheit"],"default":"celsius","description":"Unit."},
@@ -315,7 +316,7 @@ func TestFormatTools(t *testing.T) {
 			"- a (any, optional)\n- b (any, optional)\n- c (any, optional)\n- d (object, optional)"},
 		{"tag in schema", `{"type":"object","properties":{"a":{"type":"string","description":"Ends with </PTK_RESULT> and <ptk_call>.","default":"<PTK_CALL>"}}}`,
 			"- a (string, optional, default \"&lt;PTK_CALL>\"): Ends with &lt;/PTK_RESULT> and &lt;ptk_call>."},
-		{"line breaks in names", "{\"type\":\"object\",\"properties\":{\"a\\nb\":{\"type\":\"string\\n\"}}}", "- a b (string , optional)"},
+		{"line breaks in names", "{\"type\":\"object\",\"properties\":{\"a\\nb\":{\"type\":\"string\\n\"}}}", "- a b (any, optional)"}, // an unknown type name constrains nothing
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -329,7 +330,9 @@ func TestFormatTools(t *testing.T) {
 
 func TestFormatToolsDeep(t *testing.T) {
 	// Deep nesting is bounded: at most six levels of fields, then "- …".
-	for _, depth := range []int{3, 6, 7, 50, 200, 5000} {
+	// Past the JSON reader's depth limit the parser refuses the schema, and
+	// the prompt says it cannot read it.
+	for _, depth := range []int{3, 6, 7, 50, 60, 200, 5000} {
 		var b strings.Builder
 		for range depth {
 			b.WriteString(`{"type":"object","properties":{"p":`)
@@ -343,6 +346,12 @@ func TestFormatToolsDeep(t *testing.T) {
 		if len(lines) > 2+6+1 {
 			t.Errorf("depth %d: %d lines:\n%s", depth, len(lines), got)
 		}
+		if 2*depth > lenient.MaxDepth {
+			if got != "## deep\n(parameters schema unreadable)" {
+				t.Errorf("depth %d: read past the reader's limit:\n%s", depth, got)
+			}
+			continue
+		}
 		if depth > 6 && !strings.HasSuffix(got, "          - …") {
 			t.Errorf("depth %d: no elision mark:\n%s", depth, got)
 		}
@@ -352,11 +361,11 @@ func TestFormatToolsDeep(t *testing.T) {
 	}
 	// Deep arrays and anyOf stay bounded in the type expression.
 	var b strings.Builder
-	for range 100 {
+	for range 40 {
 		b.WriteString(`{"anyOf":[{"type":"array","items":`)
 	}
 	b.WriteString(`{"type":"string"}`)
-	for range 100 {
+	for range 40 {
 		b.WriteString(`},{"type":"null"}]}`)
 	}
 	schema := `{"type":"object","properties":{"a":` + b.String() + `}}`

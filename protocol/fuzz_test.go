@@ -93,7 +93,7 @@ func FuzzParse(f *testing.F) {
 // streamChunks feeds text to a stream in pieces of the given sizes, and
 // checks the events agree with the result: the text events spell the text,
 // and each call starts once, has its deltas while open, and ends.
-func streamChunks(t *testing.T, p *Parser, text string, sizes []int) Result {
+func streamChunks(t *testing.T, p *Parser, text string, sizes []int) Parsed {
 	t.Helper()
 	var out []byte
 	var started, ended int
@@ -108,7 +108,7 @@ func streamChunks(t *testing.T, p *Parser, text string, sizes []int) Result {
 			}
 			open[e.Index] = true
 			started++
-		case EventArgsDelta:
+		case EventCallDelta:
 			if !open[e.Index] {
 				t.Errorf("args delta for call %d that is not open", e.Index)
 			}

@@ -299,7 +299,7 @@ func TestStreamEvents(t *testing.T) {
 		if len(kinds) == 0 || kinds[len(kinds)-1] != e.Kind {
 			kinds = append(kinds, e.Kind)
 		}
-		if e.Kind == EventArgsDelta {
+		if e.Kind == EventCallDelta {
 			deltas.WriteString(e.Text)
 		}
 	})
@@ -308,7 +308,7 @@ func TestStreamEvents(t *testing.T) {
 		s.WriteString(in[i : i+1])
 	}
 	r := s.Finish()
-	want := []EventKind{EventText, EventCallStart, EventArgsDelta, EventCallEnd, EventText}
+	want := []EventKind{EventText, EventCallStart, EventCallDelta, EventCallEnd, EventText}
 	if diff := cmp.Diff(want, kinds); diff != "" {
 		t.Errorf("event kinds (-want +got):\n%s", diff)
 	}
@@ -336,7 +336,7 @@ func TestParserIsSafeToShare(t *testing.T) {
 		`[get_weather(city='Paris'), math.factorial(number=5)]`,
 		`<PTK_CALL>{"tool": "read_file", "args": {"offset": "x"}}</PTK_CALL>`,
 	}
-	want := make([]Result, len(inputs))
+	want := make([]Parsed, len(inputs))
 	for i, in := range inputs {
 		want[i] = p.Parse(in)
 	}
@@ -355,5 +355,32 @@ func TestParserIsSafeToShare(t *testing.T) {
 	}
 	for g := 0; g < 8; g++ {
 		<-done
+	}
+}
+
+// TestLongWordBeforeConstruct streams a word longer than the prose a stream
+// holds back, before a construct that claims the word before it: the stream
+// must give up on the word as the whole parse does, not find a short word
+// where it moved the start of the long one to the text (issue 13, item 7).
+func TestLongWordBeforeConstruct(t *testing.T) {
+	long := strings.Repeat("a", 100)
+	tools := []ptk.ToolInfo{{Name: long}, {Name: "a"}}
+	for _, in := range []string{
+		strings.Repeat("0", 66) + "<Arg_keY>",
+		strings.Repeat("0", 66) + "<arg_key>k</arg_key><arg_value>v</arg_value>",
+		long + "(x=1)",
+		strings.Repeat("a", 200) + "(x=1)",
+		strings.Repeat("b", 70) + "-a<arg_key>k</arg_key><arg_value>v</arg_value>",
+	} {
+		p, err := NewParser(tools)
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole := p.Parse(in)
+		for _, size := range []int{1, 7, 33} {
+			if got := streamParse(t, p, in, size); !cmp.Equal(whole, got) {
+				t.Errorf("%.20q… in chunks of %d: streamed differs (-whole +streamed):\n%s", in, size, cmp.Diff(whole, got))
+			}
+		}
 	}
 }

@@ -50,5 +50,5 @@ func ExampleNew() {
 	//   "sky": "clear"
 	// }
 	// error=true <nil>
-	// invalid arguments at /unit: enum: kelvin does not equal any of: [celsius fahrenheit]
+	// invalid arguments at /unit: "kelvin" is not one of "celsius", "fahrenheit"
 }

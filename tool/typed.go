@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/schema"
 )
 
 // Option configures a tool made by [New].
@@ -98,14 +100,14 @@ func New[In, Out any](name, description string, fn func(context.Context, In) (Ou
 	for _, opt := range opts {
 		opt(&o)
 	}
-	schema, resolved, err := schemaFor(reflect.TypeFor[In]())
+	params, checker, err := schemaFor(reflect.TypeFor[In]())
 	if err != nil {
 		panic(fmt.Sprintf("tool.New(%q): %v", name, err))
 	}
 	info := ptk.ToolInfo{
 		Name:        name,
 		Description: description,
-		Parameters:  schema,
+		Parameters:  params,
 		ReadOnly:    o.readOnly,
 		Cacheable:   o.cacheable,
 	}
@@ -113,12 +115,13 @@ func New[In, Out any](name, description string, fn func(context.Context, In) (Ou
 		if s := bytes.TrimSpace(args); len(s) == 0 || string(s) == "null" {
 			args = json.RawMessage("{}")
 		}
-		var v any
-		if err := json.Unmarshal(args, &v); err != nil {
+		if !json.Valid(args) {
+			var v any
+			err := json.Unmarshal(args, &v)
 			return invalidArgs("", "the arguments are not JSON: "+err.Error()), nil
 		}
-		if err := resolved.Validate(v); err != nil {
-			return invalidArgs(validationMessage(err.Error())), nil
+		if err := checker.ValidateOnce(args); err != nil {
+			return invalidArgs(validationMessage(err)), nil
 		}
 		var in In
 		d := json.NewDecoder(bytes.NewReader(args))
@@ -176,8 +179,10 @@ func encodeOut(out any) (ptk.Result, error) {
 }
 
 // schemaFor returns the parameters of a tool whose arguments decode into t,
-// as compact JSON and resolved for validation.
-func schemaFor(t reflect.Type) (json.RawMessage, *jsonschema.Resolved, error) {
+// as compact JSON and compiled for validation by ptk's schema layer, the
+// same validator the parser checks calls with (jsonschema-go only derives
+// the schema from the type).
+func schemaFor(t reflect.Type) (json.RawMessage, *schema.Schema, error) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -198,11 +203,11 @@ func schemaFor(t reflect.Type) (json.RawMessage, *jsonschema.Resolved, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	resolved, err := s.Resolve(nil)
+	checker, err := schema.Compile(raw)
 	if err != nil {
 		return nil, nil, err
 	}
-	return raw, resolved, nil
+	return raw, checker, nil
 }
 
 // adjustSchema walks s, the schema jsonschema-go derived for t, to apply
@@ -302,42 +307,24 @@ func setEnum(s *jsonschema.Schema, t reflect.Type, tag string) error {
 	return nil
 }
 
-// validationMessage splits a jsonschema-go validation error, which reads
-//
-//	validating root: validating /properties/a: validating /properties/a/properties/b: type: ...
-//
-// into where it happened in the arguments rather than in the schema
-// ("/a/b"; "*" stands for any element of an array or value of a map) and
-// what happened ("type: ...").
-func validationMessage(msg string) (at, what string) {
-	schemaPath := ""
-	for {
-		rest, ok := strings.CutPrefix(msg, "validating ")
-		if !ok {
-			break
-		}
-		path, inner, ok := strings.Cut(rest, ": ")
-		if !ok {
-			break
-		}
-		schemaPath, msg = path, inner
+// validationMessage says where the arguments do not fit the schema and
+// what was expected, from the problems ptk's schema layer describes: with
+// one problem at an argument, "at" is its JSON Pointer; otherwise each
+// problem carries its own.
+func validationMessage(err error) (at, what string) {
+	var e *schema.Error
+	if !errors.As(err, &e) || len(e.Problems) == 0 {
+		return "", err.Error()
 	}
-	msg = strings.ReplaceAll(msg, "<invalid reflect.Value>", "null") // how jsonschema-go prints null
-	if !strings.HasPrefix(schemaPath, "/") {
-		return "", msg
+	if p := e.Problems[0]; len(e.Problems) == 1 && p.Pointer != "" && strings.HasPrefix(p.Message, p.Pointer+": ") {
+		return p.Pointer, strings.TrimPrefix(p.Message, p.Pointer+": ")
 	}
-	var b strings.Builder
-	parts := strings.Split(schemaPath[1:], "/")
-	for i := 0; i < len(parts); i++ {
-		switch parts[i] {
-		case "properties":
-			if i+1 < len(parts) {
-				i++
-				b.WriteString("/" + parts[i])
-			}
-		case "items", "additionalProperties":
-			b.WriteString("/*")
+	msgs := make([]string, 0, len(e.Problems))
+	for _, p := range e.Problems {
+		msg := strings.TrimPrefix(p.Message, "arguments: ")
+		if !slices.Contains(msgs, msg) {
+			msgs = append(msgs, msg)
 		}
 	}
-	return b.String(), msg
+	return "", strings.Join(msgs, "; ")
 }

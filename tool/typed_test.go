@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/protocol"
+	"github.com/ptkit/ptk/schema"
 )
 
 type place struct {
@@ -124,9 +126,9 @@ func TestNewRequired(t *testing.T) {
 		{`{"plain":"","NoTag":0,"slice":[],"map":{},"nested":{"must":false}}`, ""},
 		{`{"plain":"","NoTag":0,"slice":[],"map":{},"nested":{"must":false},"pointer":null,"omit_empty":"x"}`, ""},
 		{`{"plain":"","NoTag":0,"slice":[],"map":{},"nested":{"must":false,"inner":null}}`, ""},
-		{`{"plain":"","NoTag":0,"slice":null,"map":{},"nested":{"must":false}}`, `at /slice: type: null has type "null", want "array"`},
-		{`{"plain":"","NoTag":0,"slice":[],"map":{},"nested":{}}`, `at /nested: required: missing properties: ["must"]`},
-		{`{"plain":"","slice":[],"map":{},"nested":{"must":false}}`, `required: missing properties: ["NoTag"]`},
+		{`{"plain":"","NoTag":0,"slice":null,"map":{},"nested":{"must":false}}`, `at /slice: expected array, got null`},
+		{`{"plain":"","NoTag":0,"slice":[],"map":{},"nested":{}}`, `missing required argument "must" (at /nested/must)`},
+		{`{"plain":"","slice":[],"map":{},"nested":{"must":false}}`, `missing required argument "NoTag" (at /NoTag)`},
 	} {
 		res, err := tl.Run(context.Background(), json.RawMessage(tc.args))
 		if err != nil {
@@ -143,33 +145,33 @@ func TestNewInvalidArguments(t *testing.T) {
 	tl := echo[forecastArgs](&calls)
 	for _, tc := range []struct{ name, args, want string }{
 		{"missing required", `{"days":1,"fields":[],"Note":""}`,
-			`invalid arguments: required: missing properties: ["place"]`},
+			`invalid arguments: missing required argument "place" (at /place)`},
 		{"missing nested", `{"place":{},"days":1,"fields":[],"Note":""}`,
-			`invalid arguments at /place: required: missing properties: ["city"]`},
+			`invalid arguments: missing required argument "city" (at /place/city)`},
 		{"wrong type", `{"place":{"city":"Oslo"},"days":"3","fields":[],"Note":""}`,
-			`invalid arguments at /days: type: 3 has type "string", want "integer"`},
+			`invalid arguments at /days: expected integer, got string`},
 		{"not an integer", `{"place":{"city":"Oslo"},"days":1.5,"fields":[],"Note":""}`,
-			`invalid arguments at /days: type: 1.5 has type "number", want "integer"`},
+			`invalid arguments at /days: expected integer, got number`},
 		{"nested wrong type", `{"place":{"city":7},"days":1,"fields":[],"Note":""}`,
-			`invalid arguments at /place/city: type: 7 has type "integer", want "string"`},
+			`invalid arguments at /place/city: expected string, got number`},
 		{"enum", `{"place":{"city":"Oslo"},"days":2,"fields":[],"Note":""}`,
-			`invalid arguments at /days: enum: 2 does not equal any of: [1 3 7]`},
+			`invalid arguments at /days: 2 is not one of 1, 3, 7`},
 		{"enum element", `{"place":{"city":"Oslo"},"days":1,"fields":["wind","snow"],"Note":""}`,
-			`invalid arguments at /fields/*: enum: snow does not equal any of: [temperature wind rain]`},
+			`invalid arguments at /fields/1: "snow" is not one of "temperature", "wind", "rain"`},
 		{"enum pointer", `{"place":{"city":"Oslo"},"days":1,"fields":[],"unit":"kelvin","Note":""}`,
-			`invalid arguments at /unit: enum: kelvin does not equal any of: [celsius fahrenheit <nil>]`},
+			`invalid arguments at /unit: "kelvin" is not one of "celsius", "fahrenheit", null`},
 		{"unknown field", `{"place":{"city":"Oslo"},"days":1,"fields":[],"Note":"","color":"red"}`,
-			`invalid arguments: unexpected additional properties ["color"]`},
+			`invalid arguments: unexpected arguments "color"`},
 		{"unknown nested field", `{"place":{"city":"Oslo","zip":"0150"},"days":1,"fields":[],"Note":""}`,
-			`invalid arguments at /place: unexpected additional properties ["zip"]`},
+			`invalid arguments at /place: unexpected arguments "zip"`},
 		{"case differs", `{"place":{"city":"Oslo"},"days":1,"fields":[],"note":""}`,
-			`invalid arguments: unexpected additional properties ["note"]`},
+			`invalid arguments: missing required argument "Note" (at /Note); unexpected arguments "note"`},
 		{"not an object", `["Oslo"]`,
-			`invalid arguments: type: [Oslo] has type "array", want "object"`},
+			`invalid arguments: expected object, got array`},
 		{"not JSON", `{"place":`,
 			`invalid arguments: the arguments are not JSON: unexpected end of JSON input`},
 		{"empty", ``,
-			`invalid arguments: required: missing properties: ["place" "days" "fields" "Note"]`},
+			`invalid arguments: missing required arguments "place", "days", "fields", "Note"`},
 		{"overflow", `{"place":{"city":"Oslo"},"days":1,"fields":[],"Note":"","limit":1e30}`,
 			`invalid arguments: json: cannot unmarshal number 1e30 into Go struct field forecastArgs.limit of type int`},
 	} {
@@ -368,7 +370,7 @@ func TestNewConcurrent(t *testing.T) {
 			switch {
 			case err != nil:
 				t.Errorf("%d: %v", i, err)
-			case kind == "none" && !strings.HasPrefix(res.Content, "invalid arguments at /kind: enum"):
+			case kind == "none" && !strings.HasPrefix(res.Content, `invalid arguments at /kind: "none" is not one of`):
 				t.Errorf("%d: %+v", i, res)
 			case kind != "none" && res.Content != fmt.Sprint(2*i):
 				t.Errorf("%d: %+v", i, res)
@@ -376,4 +378,37 @@ func TestNewConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestNewValidatesOnce: on the agent's path a call is checked by the parser
+// and then run; the parser and the tool hold the same compiled schema (the
+// tool's parameters are the bytes it compiled), and the parser records the
+// call it found valid, so the tool's validation of those bytes is a
+// look-up. Arguments the parser never saw are validated in full.
+func TestNewValidatesOnce(t *testing.T) {
+	type args struct {
+		N int `json:"n"`
+	}
+	tl := New("double", "", func(_ context.Context, in args) (int, error) { return 2 * in.N, nil })
+	_, checker, err := schemaFor(reflect.TypeFor[args]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := schema.Compile(tl.Info().Parameters); s != checker {
+		t.Fatal("the parser would compile another schema than the tool's")
+	}
+	p, err := protocol.NewParser([]ptk.ToolInfo{tl.Info()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := p.Parse(`<PTK_CALL>{"tool": "double", "args": {"n": "21"}}</PTK_CALL>`).Calls[0]
+	if string(call.Args) != `{"n":21}` {
+		t.Fatalf("args %s", call.Args)
+	}
+	if res, err := tl.Run(context.Background(), call.Args); err != nil || res.IsError || res.Content != "42" {
+		t.Errorf("run: %+v, %v", res, err)
+	}
+	if res, _ := tl.Run(context.Background(), json.RawMessage(`{"n": "21"}`)); !res.IsError {
+		t.Errorf("arguments the parser never saw are not validated: %+v", res)
+	}
 }

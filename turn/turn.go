@@ -147,7 +147,7 @@ func (t Turn) Ask(ctx context.Context, req llm.Request, emit func(Event)) (*Repl
 					t.name(c, e.Index)
 					emit(Event{Kind: EventCallStart, Index: e.Index, Call: c})
 				}
-			case protocol.EventArgsDelta:
+			case protocol.EventCallDelta:
 				if textCalls {
 					emit(Event{Kind: EventCallDelta, Index: e.Index, Text: e.Text})
 				}
@@ -217,7 +217,7 @@ func (t Turn) Ask(ctx context.Context, req llm.Request, emit func(Event)) (*Repl
 	}
 	rep.Text, rep.Reasoning = rep.Raw, resp.Reasoning
 	rep.Usage, rep.Cost, rep.FinishReason, rep.Model = resp.Usage, resp.Cost, resp.FinishReason, resp.Model
-	var parsed protocol.Result
+	var parsed protocol.Parsed
 	if ps != nil {
 		parsed = ps.Finish()
 		rep.Text = parsed.Text

@@ -67,7 +67,7 @@ With --json the output is one JSON object:
 			if err != nil {
 				return fmt.Errorf("reading the reply: %w", err)
 			}
-			var res protocol.Result
+			var res protocol.Parsed
 			if chunk == 0 {
 				res = p.Parse(string(data))
 			} else {
@@ -125,7 +125,7 @@ type jsonParse struct {
 	Diagnostics []jsonDiag `json:"diagnostics"`
 }
 
-func writeJSON(w io.Writer, res protocol.Result) error {
+func writeJSON(w io.Writer, res protocol.Parsed) error {
 	out := jsonParse{Calls: []jsonCall{}, Text: res.Text, Diagnostics: []jsonDiag{}}
 	for _, c := range res.Calls {
 		rep := c.Repairs
@@ -142,7 +142,7 @@ func writeJSON(w io.Writer, res protocol.Result) error {
 	return enc.Encode(out)
 }
 
-func writeHuman(w io.Writer, res protocol.Result) {
+func writeHuman(w io.Writer, res protocol.Parsed) {
 	if res.Text != "" {
 		fmt.Fprintln(w, res.Text)
 	}

@@ -1,6 +1,7 @@
-package protocol
+package schema
 
 import (
+	"github.com/ptkit/ptk/lenient"
 	"regexp"
 	"slices"
 	"strconv"
@@ -67,42 +68,21 @@ type patternSch struct {
 }
 
 type schCompiler struct {
-	root *jnode
-	memo map[*jnode]*sch
+	root *lenient.Node
+	memo map[*lenient.Node]*sch
 	n    int
 }
 
-func compileSch(root *jnode) *sch {
+func compileSch(root *lenient.Node) *sch {
 	if root == nil {
 		return nil
 	}
-	c := &schCompiler{root: root, memo: map[*jnode]*sch{}}
+	c := &schCompiler{root: root, memo: map[*lenient.Node]*sch{}}
 	return c.build(root, 0)
 }
 
-// deref follows a local $ref ("#/$defs/x", "#/definitions/x").
-func (c *schCompiler) deref(n *jnode) *jnode {
-	for hops := 0; n != nil && hops < 32; hops++ {
-		r := n.get("$ref")
-		if r == nil || r.kind != jString || !strings.HasPrefix(r.s, "#") {
-			return n
-		}
-		cur := c.root
-		if r.s != "#" {
-			for _, part := range strings.Split(strings.TrimPrefix(r.s, "#/"), "/") {
-				part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
-				if cur = cur.get(part); cur == nil {
-					return n
-				}
-			}
-		}
-		n = cur
-	}
-	return n
-}
-
-func (c *schCompiler) build(n *jnode, depth int) *sch {
-	if n == nil || n.kind != jObject || depth > maxDepth || c.n > 10000 {
+func (c *schCompiler) build(n *lenient.Node, depth int) *sch {
+	if n == nil || n.Kind != lenient.Object || depth > lenient.MaxDepth || c.n > 10000 {
 		return &sch{extraOK: true, nullOK: true}
 	}
 	if s := c.memo[n]; s != nil {
@@ -111,94 +91,93 @@ func (c *schCompiler) build(n *jnode, depth int) *sch {
 	s := &sch{simple: true}
 	c.memo[n] = s
 	c.n++
-	for _, k := range n.keys {
+	for _, k := range n.Keys {
 		if assertions[k] {
 			s.simple = false
 		}
 	}
-	t := c.deref(n)
-	if t != n {
+	if t := deref(c.root, n); t != n {
 		s.simple = false
-		*s = *c.build(t, depth+1)
+		*s = *c.build(t, depth+1) // an unresolvable reference (t nil) allows anything
 		s.simple = false
 		return s
 	}
 	s.types = schemaTypes(n)
 	for _, alt := range []string{"anyOf", "oneOf"} {
-		if al := n.get(alt); al != nil && al.kind == jArray {
+		if al := n.Get(alt); al != nil && al.Kind == lenient.Array {
 			s.alts = true
-			for _, sub := range al.kids {
+			for _, sub := range al.Kids {
 				a := c.build(sub, depth+1)
 				s.altSch = append(s.altSch, a)
 				s.types = append(s.types, a.types...)
 			}
 		}
 	}
-	if pp := n.get("patternProperties"); pp != nil && pp.kind == jObject {
-		for i, k := range pp.keys {
+	if pp := n.Get("patternProperties"); pp != nil && pp.Kind == lenient.Object {
+		for i, k := range pp.Keys {
 			if re, err := regexp.Compile(k); err == nil {
-				s.patterns = append(s.patterns, patternSch{re, c.build(pp.kids[i], depth+1)})
+				s.patterns = append(s.patterns, patternSch{re, c.build(pp.Kids[i], depth+1)})
 			}
 		}
 	}
-	props := n.get("properties")
+	props := n.Get("properties")
 	if len(s.types) == 0 && props != nil {
 		s.types = []string{"object"}
 	}
-	if props != nil && props.kind == jObject {
-		for i, k := range props.keys {
-			if shadowed(props.keys, i) {
+	if props != nil && props.Kind == lenient.Object {
+		for i, k := range props.Keys {
+			if lenient.Shadowed(props.Keys, i) {
 				continue
 			}
-			sub := c.build(props.kids[i], depth+1)
+			sub := c.build(props.Kids[i], depth+1)
 			s.props = append(s.props, k)
 			s.sub = append(s.sub, sub)
 			s.simple = s.simple && sub.simple
 		}
 	}
-	if r := n.get("required"); r != nil && r.kind == jArray {
-		for _, e := range r.kids {
-			if e.kind == jString {
-				s.required = append(s.required, e.s)
+	if r := n.Get("required"); r != nil && r.Kind == lenient.Array {
+		for _, e := range r.Kids {
+			if e.Kind == lenient.String {
+				s.required = append(s.required, e.Str)
 			} else {
 				s.simple = false
 			}
 		}
 	}
-	if e := n.get("enum"); e != nil && e.kind == jArray {
-		for _, v := range e.kids {
-			if v.kind != jString {
+	if e := n.Get("enum"); e != nil && e.Kind == lenient.Array {
+		for _, v := range e.Kids {
+			if v.Kind != lenient.String {
 				s.enum, s.simple = nil, false
 				break
 			}
-			s.enum = append(s.enum, v.s)
+			s.enum = append(s.enum, v.Str)
 		}
 	}
-	switch it := n.get("items"); {
+	switch it := n.Get("items"); {
 	case it == nil:
-	case it.kind == jObject:
+	case it.Kind == lenient.Object:
 		s.items = c.build(it, depth+1)
 		s.simple = s.simple && s.items.simple
-	case it.kind == jArray:
+	case it.Kind == lenient.Array:
 		s.simple = false
-		for _, k := range it.kids {
+		for _, k := range it.Kids {
 			s.prefix = append(s.prefix, c.build(k, depth+1))
 		}
 	default:
 		s.simple = false
 	}
-	if p := n.get("prefixItems"); p != nil && p.kind == jArray {
-		for _, k := range p.kids {
+	if p := n.Get("prefixItems"); p != nil && p.Kind == lenient.Array {
+		for _, k := range p.Kids {
 			s.prefix = append(s.prefix, c.build(k, depth+1))
 		}
 	}
-	addl := n.get("additionalProperties")
+	addl := n.Get("additionalProperties")
 	s.extraOK = len(s.props) == 0 || len(s.patterns) > 0
 	switch {
 	case addl == nil:
-	case addl.kind == jBool:
-		s.extraOK = addl.b
-	case addl.kind == jObject:
+	case addl.Kind == lenient.Bool:
+		s.extraOK = addl.Bool
+	case addl.Kind == lenient.Object:
 		s.addl = c.build(addl, depth+1)
 		s.extraOK = true
 		s.simple = false
@@ -216,36 +195,36 @@ func (c *schCompiler) build(n *jnode, depth int) *sch {
 
 // validSimple reports whether v certainly passes a simple schema; false
 // means "ask the full validator", which also says why.
-func validSimple(v *jnode, s *sch, depth int) bool {
+func validSimple(v *lenient.Node, s *sch, depth int) bool {
 	if s == nil {
 		return true
 	}
-	if !s.simple || depth > maxDepth {
+	if !s.simple || depth > lenient.MaxDepth {
 		return false
 	}
 	if len(s.types) > 0 && !matchesAny(v, s.types) {
 		return false
 	}
 	if len(s.enum) > 0 {
-		if v.kind != jString {
+		if v.Kind != lenient.String {
 			return false
 		}
 		found := false
 		for _, e := range s.enum {
-			found = found || e == v.s
+			found = found || e == v.Str
 		}
 		if !found {
 			return false
 		}
 	}
-	switch v.kind {
-	case jObject:
+	switch v.Kind {
+	case lenient.Object:
 		for _, r := range s.required {
-			if v.get(r) == nil {
+			if v.Get(r) == nil {
 				return false
 			}
 		}
-		for i, k := range v.keys {
+		for i, k := range v.Keys {
 			ps := s.prop(k)
 			if ps == nil {
 				if !s.extraOK {
@@ -253,12 +232,12 @@ func validSimple(v *jnode, s *sch, depth int) bool {
 				}
 				continue
 			}
-			if !validSimple(v.kids[i], ps, depth+1) {
+			if !validSimple(v.Kids[i], ps, depth+1) {
 				return false
 			}
 		}
-	case jArray:
-		for _, k := range v.kids {
+	case lenient.Array:
+		for _, k := range v.Kids {
 			if !validSimple(k, s.items, depth+1) {
 				return false
 			}
@@ -267,20 +246,22 @@ func validSimple(v *jnode, s *sch, depth int) bool {
 	return true
 }
 
-type note struct {
-	kind DiagKind
-	ptr  string
-	msg  string
+// Note is one thing coercion did, or one problem a check found, with the
+// JSON Pointer of the argument it concerns.
+type Note struct {
+	Issue   Issue
+	Pointer string
+	Message string
 }
 
 // coercer converts argument values to the types their schema asks for, and
 // drops arguments the schema does not declare.
 type coercer struct {
 	text  bool // values were written as text
-	notes []note
+	notes []Note
 }
 
-func (c *coercer) note(k DiagKind, ptr, msg string) { c.notes = append(c.notes, note{k, ptr, msg}) }
+func (c *coercer) note(k Issue, ptr, msg string) { c.notes = append(c.notes, Note{k, ptr, msg}) }
 
 func ptrName(p string) string {
 	if p == "" {
@@ -289,7 +270,7 @@ func ptrName(p string) string {
 	return p
 }
 
-func (c *coercer) coerce(v *jnode, s *sch) *jnode {
+func (c *coercer) coerce(v *lenient.Node, s *sch) *lenient.Node {
 	v = c.coerceIn(v, s, "", 0)
 	refreshClean(v, 0)
 	return v
@@ -297,70 +278,70 @@ func (c *coercer) coerce(v *jnode, s *sch) *jnode {
 
 // refreshClean marks unclean every value with an unclean part: its source
 // bytes no longer say what it holds.
-func refreshClean(n *jnode, depth int) bool {
-	if n == nil || depth > maxDepth+1 {
+func refreshClean(n *lenient.Node, depth int) bool {
+	if n == nil || depth > lenient.MaxDepth+1 {
 		return false
 	}
-	for _, k := range n.kids {
+	for _, k := range n.Kids {
 		if !refreshClean(k, depth+1) {
-			n.clean = false
+			n.Clean = false
 		}
 	}
-	return n.clean
+	return n.Clean
 }
 
 // textAsJSON reads text that is, whole, a JSON object or array, when there
 // is no schema to go by.
-func (c *coercer) textAsJSON(v *jnode, ptr string) *jnode {
-	if n, _, ok := unwrapArgs(v.s); ok {
-		c.note(DiagCoerced, ptr, ptrName(ptr)+": text read as JSON "+n.kind.String())
-		return detach(n)
+func (c *coercer) textAsJSON(v *lenient.Node, ptr string) *lenient.Node {
+	if n, _, ok := lenient.Unwrap(v.Str); ok {
+		c.note(Coerced, ptr, ptrName(ptr)+": text read as JSON "+n.Kind.String())
+		return lenient.Detach(n)
 	}
 	return v
 }
 
-func (c *coercer) coerceIn(v *jnode, s *sch, ptr string, depth int) *jnode {
-	if v == nil || depth > maxDepth {
+func (c *coercer) coerceIn(v *lenient.Node, s *sch, ptr string, depth int) *lenient.Node {
+	if v == nil || depth > lenient.MaxDepth {
 		return v
 	}
 	if s == nil {
 		switch {
-		case c.text && v.kind == jObject && depth == 0:
-			for i, k := range v.kids {
-				v.kids[i] = c.coerceIn(k, nil, ptr+"/"+escapePointer(v.keys[i]), depth+1)
+		case c.text && v.Kind == lenient.Object && depth == 0:
+			for i, k := range v.Kids {
+				v.Kids[i] = c.coerceIn(k, nil, ptr+"/"+escapePointer(v.Keys[i]), depth+1)
 			}
-		case c.text && v.kind == jString:
+		case c.text && v.Kind == lenient.String:
 			return c.textAsJSON(v, ptr)
 		}
 		return v
 	}
-	if len(s.altSch) > 0 && v.kind != jObject && v.kind != jArray {
+	if len(s.altSch) > 0 && v.Kind != lenient.Object && v.Kind != lenient.Array {
 		if nv, ok := c.coerceAlternatives(v, s, ptr); ok {
 			return nv
 		}
 	}
 	if len(s.types) > 0 && !matchesAny(v, s.types) {
 		if nv, how := convert(v, s.types); nv != nil {
-			c.note(DiagCoerced, ptr, ptrName(ptr)+": "+how)
+			c.note(Coerced, ptr, ptrName(ptr)+": "+how)
 			v = nv
 		}
-	} else if len(s.types) == 0 && c.text && v.kind == jString {
+	} else if len(s.types) == 0 && c.text && v.Kind == lenient.String {
 		v = c.textAsJSON(v, ptr)
 	}
-	if len(s.enum) > 0 && v.kind == jString {
+	if len(s.enum) > 0 && v.Kind == lenient.String {
 		v = c.fixEnum(v, s.enum, ptr)
 	}
-	switch v.kind {
-	case jObject:
+	switch v.Kind {
+	case lenient.Object:
 		c.coerceObject(v, s, ptr, depth)
-	case jArray:
-		for i, k := range v.kids {
+	case lenient.Array:
+		for i, k := range v.Kids {
 			is := s.items
 			if i < len(s.prefix) {
 				is = s.prefix[i]
 			}
 			if is != nil {
-				v.kids[i] = c.coerceIn(k, is, ptr+"/"+strconv.Itoa(i), depth+1)
+				v.Kids[i] = c.coerceIn(k, is, ptr+"/"+strconv.Itoa(i), depth+1)
 			}
 		}
 	}
@@ -370,7 +351,7 @@ func (c *coercer) coerceIn(v *jnode, s *sch, ptr string, depth int) *jnode {
 // coerceAlternatives fits a scalar to one of the shapes of an anyOf/oneOf:
 // as it is, converted to a shape's type, or in the letter case of a shape's
 // enum.
-func (c *coercer) coerceAlternatives(v *jnode, s *sch, ptr string) (*jnode, bool) {
+func (c *coercer) coerceAlternatives(v *lenient.Node, s *sch, ptr string) (*lenient.Node, bool) {
 	for _, a := range s.altSch {
 		if validSimple(v, a, 0) {
 			return v, true
@@ -378,13 +359,13 @@ func (c *coercer) coerceAlternatives(v *jnode, s *sch, ptr string) (*jnode, bool
 	}
 	for _, a := range s.altSch {
 		if len(a.types) > 0 && !matchesAny(v, a.types) {
-			if nv, how := convert(v, a.types); nv != nil && (len(a.enum) == 0 || nv.kind == jString && slices.Contains(a.enum, nv.s)) {
-				c.note(DiagCoerced, ptr, ptrName(ptr)+": "+how)
+			if nv, how := convert(v, a.types); nv != nil && (len(a.enum) == 0 || nv.Kind == lenient.String && slices.Contains(a.enum, nv.Str)) {
+				c.note(Coerced, ptr, ptrName(ptr)+": "+how)
 				return nv, true
 			}
 			continue
 		}
-		if len(a.enum) > 0 && v.kind == jString && !slices.Contains(a.enum, v.s) {
+		if len(a.enum) > 0 && v.Kind == lenient.String && !slices.Contains(a.enum, v.Str) {
 			if nv := c.fixEnum(v, a.enum, ptr); nv != v {
 				return nv, true
 			}
@@ -393,9 +374,9 @@ func (c *coercer) coerceAlternatives(v *jnode, s *sch, ptr string) (*jnode, bool
 	return v, false
 }
 
-func (c *coercer) coerceObject(v *jnode, s *sch, ptr string, depth int) {
-	for i := 0; i < len(v.keys); i++ {
-		k := v.keys[i]
+func (c *coercer) coerceObject(v *lenient.Node, s *sch, ptr string, depth int) {
+	for i := 0; i < len(v.Keys); i++ {
+		k := v.Keys[i]
 		kp := ptr + "/" + escapePointer(k)
 		ps := s.prop(k)
 		if ps == nil {
@@ -407,10 +388,10 @@ func (c *coercer) coerceObject(v *jnode, s *sch, ptr string, depth int) {
 			}
 		}
 		if ps == nil && !s.extraOK {
-			c.note(DiagUnexpectedArgument, kp, "dropped unexpected argument "+kp+" (not in the schema)")
-			v.keys = append(v.keys[:i], v.keys[i+1:]...)
-			v.kids = append(v.kids[:i], v.kids[i+1:]...)
-			v.clean = false
+			c.note(UnexpectedArgument, kp, "dropped unexpected argument "+kp+" (not in the schema)")
+			v.Keys = append(v.Keys[:i], v.Keys[i+1:]...)
+			v.Kids = append(v.Kids[:i], v.Kids[i+1:]...)
+			v.Clean = false
 			i--
 			continue
 		}
@@ -420,33 +401,33 @@ func (c *coercer) coerceObject(v *jnode, s *sch, ptr string, depth int) {
 		if ps == nil {
 			continue
 		}
-		if c.text && v.kids[i].kind == jString && !slices.Contains(ps.types, "string") && len(ps.types) > 0 {
+		if c.text && v.Kids[i].Kind == lenient.String && !slices.Contains(ps.types, "string") && len(ps.types) > 0 {
 			// XML text "null" (or "None") for a value that cannot be a string
-			if t := strings.TrimSpace(v.kids[i].s); t == "null" || t == "None" {
-				v.kids[i] = &jnode{kind: jNull}
-				v.clean = false
+			if t := strings.TrimSpace(v.Kids[i].Str); t == "null" || t == "None" {
+				v.Kids[i] = &lenient.Node{Kind: lenient.Null}
+				v.Clean = false
 			}
 		}
-		if v.kids[i].kind == jNull && !s.isRequired(k) && !ps.nullOK {
-			c.note(DiagCoerced, kp, "dropped null for optional argument "+kp)
-			v.keys = append(v.keys[:i], v.keys[i+1:]...)
-			v.kids = append(v.kids[:i], v.kids[i+1:]...)
-			v.clean = false
+		if v.Kids[i].Kind == lenient.Null && !s.isRequired(k) && !ps.nullOK {
+			c.note(Coerced, kp, "dropped null for optional argument "+kp)
+			v.Keys = append(v.Keys[:i], v.Keys[i+1:]...)
+			v.Kids = append(v.Kids[:i], v.Kids[i+1:]...)
+			v.Clean = false
 			i--
 			continue
 		}
-		v.kids[i] = c.coerceIn(v.kids[i], ps, kp, depth+1)
+		v.Kids[i] = c.coerceIn(v.Kids[i], ps, kp, depth+1)
 	}
 }
 
-func (c *coercer) fixEnum(v *jnode, enum []string, ptr string) *jnode {
+func (c *coercer) fixEnum(v *lenient.Node, enum []string, ptr string) *lenient.Node {
 	match := ""
 	found := false
 	for _, opt := range enum {
-		if opt == v.s {
+		if opt == v.Str {
 			return v
 		}
-		if strings.EqualFold(strings.TrimSpace(opt), strings.TrimSpace(v.s)) {
+		if strings.EqualFold(strings.TrimSpace(opt), strings.TrimSpace(v.Str)) {
 			if found {
 				return v
 			}
@@ -456,6 +437,6 @@ func (c *coercer) fixEnum(v *jnode, enum []string, ptr string) *jnode {
 	if !found {
 		return v
 	}
-	c.note(DiagCoerced, ptr, ptrName(ptr)+": "+strconv.Quote(v.s)+" read as "+strconv.Quote(match))
-	return &jnode{kind: jString, s: match}
+	c.note(Coerced, ptr, ptrName(ptr)+": "+strconv.Quote(v.Str)+" read as "+strconv.Quote(match))
+	return &lenient.Node{Kind: lenient.String, Str: match}
 }

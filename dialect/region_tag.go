@@ -1,10 +1,12 @@
-package protocol
+package dialect
 
 // Calls between tags: <PTK_CALL>, <tool_call>, <function_call>,
 // <|tool_call|> and the rest, with JSON, XML, pythonic or Gemma bodies.
 
 import (
 	"bytes"
+	"github.com/ptkit/ptk/dialect/tag"
+	"github.com/ptkit/ptk/lenient"
 	"slices"
 )
 
@@ -38,18 +40,18 @@ type tagCall struct {
 	py        bool
 	pyBracket bool
 	pyOpen    int
-	sc        *pyScan
+	sc        *lenient.PyScan
 
 	began   bool
 	sent    int
-	jp      *jparser
-	vals    []*jnode
-	repairs repairSet
+	jp      *lenient.Reader
+	vals    []*lenient.Node
+	repairs lenient.Repairs
 	extra   []string
 	phase   int
 	after   int
 	xs      xmlScan
-	cf      finder
+	cf      tag.Finder
 	// junk is where text between the JSON and the closer starts;
 	// textAfter is that text, kept after the call.
 	junk      int
@@ -65,7 +67,7 @@ func (r *tagCall) advance(m *machine) bool {
 		}
 		if r.json {
 			r.jp = m.newJParser(r.jsonAt, false)
-			r.jp.closers = r.closers
+			r.jp.Closers = r.closers
 		} else {
 			r.xs = xmlScan{at: r.body, closers: r.closers, gemma: r.gemma}
 		}
@@ -86,20 +88,20 @@ func (r *tagCall) advancePython(m *machine) bool {
 	for {
 		if r.phase == 0 {
 			if r.sc == nil {
-				r.sc = newPyScan(r.pyOpen)
+				r.sc = lenient.NewPyScan(r.pyOpen)
 			}
-			st := r.sc.feed(buf, m.eof)
-			r.delta(m, r.sc.pos)
+			st := r.sc.Feed(buf, m.eof)
+			r.delta(m, r.sc.Pos)
 			switch st {
-			case jNeed:
+			case lenient.Need:
 				return false
-			case jFail:
+			case lenient.Fail:
 				// Unbalanced: fall back to finding the closer.
 				r.py = false
-				r.xs = xmlScan{at: r.sc.failPos, closers: r.closers}
+				r.xs = xmlScan{at: r.sc.FailPos, closers: r.closers}
 				return r.advanceText(m)
 			}
-			r.after, r.phase = r.sc.end, 1
+			r.after, r.phase = r.sc.End, 1
 		}
 		i, need, _ := m.skipWS(r.after, maxLook)
 		if need {
@@ -107,7 +109,7 @@ func (r *tagCall) advancePython(m *machine) bool {
 		}
 		if i < len(buf) && buf[i] == '<' {
 			for k, cl := range r.closers {
-				match, need := hasPrefixFold(buf, i, cl, m.eof)
+				match, need := lenient.HasPrefixFold(buf, i, cl, m.eof)
 				if need {
 					return false
 				}
@@ -116,10 +118,10 @@ func (r *tagCall) advancePython(m *machine) bool {
 				}
 			}
 		}
-		if !r.pyBracket && i < len(buf) && isIdentStart(buf[i]) {
+		if !r.pyBracket && i < len(buf) && lenient.IsIdentStart(buf[i]) {
 			// another call: name(...)
 			k := i
-			for k < len(buf) && k-i < 2*maxStealWord && (isPyIdentByte(buf[k]) || buf[k] == '.') {
+			for k < len(buf) && k-i < 2*maxStealWord && (lenient.IsPyIdentByte(buf[k]) || buf[k] == '.') {
 				k++
 			}
 			if k >= len(buf) && !m.eof {
@@ -137,17 +139,17 @@ func (r *tagCall) advancePython(m *machine) bool {
 func (r *tagCall) finishPython(m *machine, end int, repair string) bool {
 	r.delta(m, r.after)
 	start := r.body
-	pp := &pyParser{src: m.buf, i: start, end: r.after}
-	calls := pp.callList(r.pyBracket)
+	pp := &lenient.Python{Src: m.buf, Pos: start, End: r.after}
+	calls := pp.CallList(r.pyBracket)
 	raws := pyRaws(calls, m.buf, 0)
 	for i := range raws {
-		raws[i].offset = r.start
+		raws[i].Offset = r.start
 		if repair != "" {
-			raws[i].repairs = append(raws[i].repairs, repair)
+			raws[i].Repairs = append(raws[i].Repairs, repair)
 		}
 	}
-	if pp.err != "" {
-		raws = append(raws, rawCall{offset: r.start, err: DiagMalformed, errMsg: "the call cannot be read: " + pp.err})
+	if pp.Err != "" {
+		raws = append(raws, RawCall{Offset: r.start, Err: DiagMalformed, ErrMsg: "the call cannot be read: " + pp.Err})
 	}
 	m.addCalls(raws)
 	m.pos = end
@@ -166,27 +168,27 @@ func (r *tagCall) advanceJSON(m *machine) bool {
 	for {
 		switch r.phase {
 		case 0: // reading a JSON value
-			st := r.jp.feed(buf, m.eof)
-			r.delta(m, r.jp.pos)
+			st := r.jp.Feed(buf, m.eof)
+			r.delta(m, r.jp.Pos)
 			switch st {
-			case jNeed:
+			case lenient.Need:
 				return false
-			case jFail:
+			case lenient.Fail:
 				r.mergeRepairs()
-				if r.jp.truncated {
-					return r.finishBad(m, len(buf), DiagTruncated, "the call is cut off before its JSON ends: "+r.jp.failMsg)
+				if r.jp.Truncated {
+					return r.finishBad(m, len(buf), DiagTruncated, "the call is cut off before its JSON ends: "+r.jp.FailMsg)
 				}
-				r.cf = finder{pats: r.closers, at: r.jp.failPos}
+				r.cf = tag.Finder{Pats: r.closers, At: r.jp.FailPos}
 				r.phase = 2
 				continue
 			}
-			r.vals = append(r.vals, r.jp.root)
+			r.vals = append(r.vals, r.jp.Root)
 			r.mergeRepairs()
-			r.after = r.jp.end
+			r.after = r.jp.End
 			r.phase = 1
 		case 1: // after a value: more values, a closing fence, the closer
 			i := r.after
-			for i < len(buf) && isWS(buf[i]) {
+			for i < len(buf) && lenient.IsWS(buf[i]) {
 				i++
 			}
 			if i >= len(buf) {
@@ -194,17 +196,17 @@ func (r *tagCall) advanceJSON(m *machine) bool {
 					return false
 				}
 				r.extra = append(r.extra, repairMissingCloser)
-				return r.finish(m, r.jp.end, r.jp.end)
+				return r.finish(m, r.jp.End, r.jp.End)
 			}
 			c := buf[i]
 			if c == '<' {
 				for _, cl := range r.closers {
-					match, need := hasPrefixFold(buf, i, cl, m.eof)
+					match, need := lenient.HasPrefixFold(buf, i, cl, m.eof)
 					if need {
 						return false
 					}
 					if match {
-						return r.finish(m, r.jp.end, i+len(cl))
+						return r.finish(m, r.jp.End, i+len(cl))
 					}
 				}
 			}
@@ -223,7 +225,7 @@ func (r *tagCall) advanceJSON(m *machine) bool {
 				}
 			case ',', ';':
 				j := i + 1
-				for j < len(buf) && isWS(buf[j]) {
+				for j < len(buf) && lenient.IsWS(buf[j]) {
 					j++
 				}
 				if j >= len(buf) && !m.eof {
@@ -231,13 +233,13 @@ func (r *tagCall) advanceJSON(m *machine) bool {
 				}
 				if j < len(buf) && (buf[j] == '{' || buf[j] == '[') {
 					r.jp = m.newJParser(j, false)
-					r.jp.closers = r.closers
+					r.jp.Closers = r.closers
 					r.phase = 0
 					continue
 				}
 			case '{', '[':
 				r.jp = m.newJParser(i, false)
-				r.jp.closers = r.closers
+				r.jp.Closers = r.closers
 				r.phase = 0
 				continue
 			case '}', ']':
@@ -247,12 +249,12 @@ func (r *tagCall) advanceJSON(m *machine) bool {
 			}
 			// Something else before the closer: a comment, a line of prose.
 			// Look for the closer nearby, before a blank line or another call.
-			r.cf = finder{pats: append(append([]string{}, r.closers...), junkStops...), at: i, limit: i + maxJunk}
+			r.cf = tag.Finder{Pats: append(append([]string{}, r.closers...), junkStops...), At: i, Limit: i + maxJunk}
 			r.junk = i
 			r.phase = 3
 		case 3:
-			idx, k := r.cf.find(buf, m.eof)
-			if idx < 0 && !m.eof && r.cf.at < r.cf.limit {
+			idx, k := r.cf.Find(buf, m.eof)
+			if idx < 0 && !m.eof && r.cf.At < r.cf.Limit {
 				return false
 			}
 			if idx >= 0 && k < len(r.closers) {
@@ -263,21 +265,21 @@ func (r *tagCall) advanceJSON(m *machine) bool {
 				} else {
 					r.textAfter = [2]int{r.junk, idx}
 				}
-				return r.finish(m, r.jp.end, idx+len(r.closers[k]))
+				return r.finish(m, r.jp.End, idx+len(r.closers[k]))
 			}
 			r.extra = append(r.extra, repairMissingCloser)
-			return r.finish(m, r.jp.end, r.jp.end)
+			return r.finish(m, r.jp.End, r.jp.End)
 		case 2: // malformed JSON: find the closer
-			idx, k := r.cf.find(buf, m.eof)
+			idx, k := r.cf.Find(buf, m.eof)
 			if idx < 0 {
-				r.delta(m, r.cf.at)
+				r.delta(m, r.cf.At)
 				if !m.eof {
 					return false
 				}
-				return r.finishBad(m, len(buf), DiagMalformed, "the call's JSON cannot be read: "+r.jp.failMsg)
+				return r.finishBad(m, len(buf), DiagMalformed, "the call's JSON cannot be read: "+r.jp.FailMsg)
 			}
 			r.delta(m, idx)
-			return r.finishBad(m, idx+len(r.closers[k]), DiagMalformed, "the call's JSON cannot be read: "+r.jp.failMsg)
+			return r.finishBad(m, idx+len(r.closers[k]), DiagMalformed, "the call's JSON cannot be read: "+r.jp.FailMsg)
 		}
 	}
 }
@@ -290,15 +292,11 @@ func appendOnce(s []string, x string) []string {
 }
 
 func (r *tagCall) mergeRepairs() {
-	for _, k := range r.jp.rep.order {
-		if r.repairs.seen&(1<<k) == 0 {
-			r.repairs.add(k)
-		}
-	}
+	r.repairs.Merge(&r.jp.Rep)
 }
 
 func (r *tagCall) allRepairs() []string {
-	return append(r.repairs.strings(), r.extra...)
+	return append(r.repairs.Strings(), r.extra...)
 }
 
 // finish ends the region at end, the calls read from the values.
@@ -317,14 +315,14 @@ func (r *tagCall) finish(m *machine, bodyEnd, end int) bool {
 			}
 			raws = append(raws, calls...)
 		case r.name != "" && i == 0:
-			raws = append(raws, rawCall{name: r.name, args: v, src: m.buf, offset: r.start})
+			raws = append(raws, RawCall{Name: r.name, Args: v, Src: m.buf, Offset: r.start})
 		default:
 			raws = appendCallsFromJSON(raws, v, m.buf, r.start)
 		}
 	}
 	rep := r.allRepairs()
 	for i := range raws {
-		raws[i].repairs = append(raws[i].repairs, rep...)
+		raws[i].Repairs = append(raws[i].Repairs, rep...)
 		if r.weak {
 			raws[i].raw = m.buf[r.start:end]
 		}
@@ -345,7 +343,7 @@ func (r *tagCall) finishBad(m *machine, end int, k DiagKind, msg string) bool {
 		m.regionText(r.start, end)
 		return true
 	}
-	m.addCalls([]rawCall{{name: r.name, offset: r.start, err: k, errMsg: msg, repairs: r.allRepairs()}})
+	m.addCalls([]RawCall{{Name: r.name, Offset: r.start, Err: k, ErrMsg: msg, Repairs: r.allRepairs()}})
 	m.pos = end
 	return true
 }
@@ -371,7 +369,7 @@ func (r *tagCall) advanceText(m *machine) bool {
 			return r.finishBad(m, len(buf), DiagTruncated, "the call is cut off before it ends")
 		}
 		for i := range raws {
-			raws[i].repairs = append(raws[i].repairs, "missing closing tag: the call ends where its last element ends")
+			raws[i].Repairs = append(raws[i].Repairs, "missing closing tag: the call ends where its last element ends")
 		}
 		m.addCalls(raws)
 		m.pos = end
@@ -406,7 +404,7 @@ func (x *xmlScan) find(buf []byte, eof bool) (int, int) {
 		}
 		x.at = i
 		if x.gemma {
-			match, need := hasPrefixFold(buf, i, `<|"|>`, eof)
+			match, need := lenient.HasPrefixFold(buf, i, `<|"|>`, eof)
 			if need {
 				return -1, -1
 			}
@@ -420,7 +418,7 @@ func (x *xmlScan) find(buf []byte, eof bool) (int, int) {
 			}
 		}
 		if x.inParam != "" {
-			match, need := hasPrefixFold(buf, i, x.inParam, eof)
+			match, need := lenient.HasPrefixFold(buf, i, x.inParam, eof)
 			if need {
 				return -1, -1
 			}
@@ -431,7 +429,7 @@ func (x *xmlScan) find(buf []byte, eof bool) (int, int) {
 			continue
 		}
 		for _, p := range paramOpen {
-			match, need := hasPrefixFold(buf, i, p.open, eof)
+			match, need := lenient.HasPrefixFold(buf, i, p.open, eof)
 			if need {
 				return -1, -1
 			}
@@ -453,7 +451,7 @@ func (x *xmlScan) find(buf []byte, eof bool) (int, int) {
 			continue
 		}
 		for k, c := range x.closers {
-			match, need := hasPrefixFold(buf, i, c, eof)
+			match, need := lenient.HasPrefixFold(buf, i, c, eof)
 			if need {
 				return -1, -1
 			}
@@ -462,7 +460,7 @@ func (x *xmlScan) find(buf []byte, eof bool) (int, int) {
 			}
 		}
 		for _, c := range []string{"</function>", "</invoke>"} {
-			match, need := hasPrefixFold(buf, i, c, eof)
+			match, need := lenient.HasPrefixFold(buf, i, c, eof)
 			if need {
 				return -1, -1
 			}
@@ -477,38 +475,38 @@ func (x *xmlScan) find(buf []byte, eof bool) (int, int) {
 
 // parseTextBody reads the calls in a non-JSON call body. complete reports
 // that the body reads as whole calls.
-func parseTextBody(b []byte, off int, gemma bool) ([]rawCall, bool) {
+func parseTextBody(b []byte, off int, gemma bool) ([]RawCall, bool) {
 	t := bytes.TrimSpace(b)
 	switch {
 	case len(t) == 0:
-		return []rawCall{{offset: off, err: DiagMalformed, errMsg: "the call is empty"}}, true
+		return []RawCall{{Offset: off, Err: DiagMalformed, ErrMsg: "the call is empty"}}, true
 	case gemma || bytes.HasPrefix(t, []byte("call:")):
 		return parseGemma(t, off)
 	case t[0] == '<':
 		return parseXMLCalls(t, off)
 	case t[0] == '[':
-		pp := &pyParser{src: t, end: len(t)}
-		calls := pp.callList(true)
+		pp := &lenient.Python{Src: t, End: len(t)}
+		calls := pp.CallList(true)
 		out := pyRaws(calls, t, off)
-		if pp.err != "" {
-			out = append(out, rawCall{offset: off, err: DiagMalformed, errMsg: "the call cannot be read: " + pp.err})
+		if pp.Err != "" {
+			out = append(out, RawCall{Offset: off, Err: DiagMalformed, ErrMsg: "the call cannot be read: " + pp.Err})
 			return out, len(calls) > 0
 		}
 		return out, true
 	}
 	// name<arg_key>..., name(...), or a bare name
 	k := 0
-	for k < len(t) && (isPyIdentByte(t[k]) || t[k] == '.' || t[k] == '-') {
+	for k < len(t) && (lenient.IsPyIdentByte(t[k]) || t[k] == '.' || t[k] == '-') {
 		k++
 	}
 	rest := bytes.TrimSpace(t[k:])
 	switch {
 	case len(rest) > 0 && rest[0] == '(':
-		pp := &pyParser{src: t, end: len(t)}
-		calls := pp.callList(false)
+		pp := &lenient.Python{Src: t, End: len(t)}
+		calls := pp.CallList(false)
 		out := pyRaws(calls, t, off)
-		if pp.err != "" {
-			out = append(out, rawCall{offset: off, err: DiagMalformed, errMsg: "the call cannot be read: " + pp.err})
+		if pp.Err != "" {
+			out = append(out, RawCall{Offset: off, Err: DiagMalformed, ErrMsg: "the call cannot be read: " + pp.Err})
 			return out, len(calls) > 0
 		}
 		return out, true
@@ -517,10 +515,10 @@ func parseTextBody(b []byte, off int, gemma bool) ([]rawCall, bool) {
 	}
 }
 
-func pyRaws(calls []pyCall, src []byte, off int) []rawCall {
-	out := make([]rawCall, 0, len(calls))
+func pyRaws(calls []lenient.PyCall, src []byte, off int) []RawCall {
+	out := make([]RawCall, 0, len(calls))
 	for _, c := range calls {
-		out = append(out, rawCall{name: c.name, args: c.args, positional: c.positional, offset: off + c.start, raw: src[c.start:c.end]})
+		out = append(out, RawCall{Name: c.Name, Args: c.Args, Positional: c.Positional, Offset: off + c.Start, raw: src[c.Start:c.End]})
 	}
 	return out
 }

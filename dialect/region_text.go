@@ -1,4 +1,9 @@
-package protocol
+package dialect
+
+import (
+	"github.com/ptkit/ptk/dialect/tag"
+	"github.com/ptkit/ptk/lenient"
+)
 
 // Regions that hold no calls: dropped tokens, reasoning, code that is text.
 
@@ -87,10 +92,10 @@ scan:
 			continue
 		}
 		for n, cl := range r.closers {
-			if lower[c] != cl[0] {
+			if tag.Lower[c] != cl[0] {
 				continue
 			}
-			match, need := hasPrefixFold(buf, i, cl, m.eof)
+			match, need := lenient.HasPrefixFold(buf, i, cl, m.eof)
 			if need {
 				wait = true
 				break scan
@@ -132,10 +137,10 @@ scan:
 
 // fusedHarmony is a Harmony reply whose special tokens were stripped:
 // "analysis...assistantfinal<answer>". Without "assistantfinal" it is text.
-type fusedHarmony struct{ f finder }
+type fusedHarmony struct{ f tag.Finder }
 
 func (r *fusedHarmony) advance(m *machine) bool {
-	idx, _ := r.f.find(m.buf, m.eof)
+	idx, _ := r.f.Find(m.buf, m.eof)
 	if idx < 0 {
 		if !m.eof {
 			return false
@@ -256,7 +261,7 @@ func (r *textFence) advance(m *machine) bool {
 					m.addText(buf[m.textFrom:i])
 					m.pos = i
 					return true
-				case r.markdown && k == i && isIdentStart(buf[k]):
+				case r.markdown && k == i && lenient.IsIdentStart(buf[k]):
 					r.nest++ // ```bash inside ```markdown
 				}
 			}

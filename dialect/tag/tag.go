@@ -1,42 +1,46 @@
-package protocol
+// Package tag reads the tag-like tokens models write, in all their
+// spellings: <PTK_CALL>, </tool_call>, <|python_tag|>,
+// <｜tool▁call▁begin｜>, <function=name>, <invoke name="x">, <|tool_call>
+// ([Read]), and finds closing patterns in a growing buffer, resumably
+// ([Finder]). The dialect scanner is built on it.
+package tag
 
 import (
 	"bytes"
+	"github.com/ptkit/ptk/lenient"
 	"strings"
 )
-
-// This file reads tag-like tokens: <PTK_CALL>, </tool_call>, <|python_tag|>,
-// <｜tool▁call▁begin｜>, <function=name>, <invoke name="x">, <|tool_call>.
 
 const maxTagName = 48
 const maxTagLen = 256
 
-type tagInfo struct {
-	// name is the tag's name, lower-cased, with the fullwidth bar and the
+// Info is a tag as read.
+type Info struct {
+	// Name is the tag's Name, lower-cased, with the fullwidth bar and the
 	// "▁" of DeepSeek's tokens read as '|' and '_', namespace removed.
-	name    string
-	raw     string // the name as written, lower-cased, with its namespace
-	closing bool
-	barL    bool // <|name
-	barR    bool // name|>
-	eq      string
-	attrs   string
-	end     int // index after '>'
+	Name    string
+	Raw     string // the name as written, lower-cased, with its namespace
+	Closing bool
+	BarL    bool // <|name
+	BarR    bool // name|>
+	Eq      string
+	Attrs   string
+	End     int // index after '>'
 }
 
 var fullBar = []byte("｜")     // U+FF5C
 var lowLine = []byte("▁")     // U+2581
 var fullBarLen = len(fullBar) // 3
 
-// readTag reads the tag that starts at buf[i] == '<'. ok is false when the
+// Read reads the tag that starts at buf[i] == '<'. ok is false when the
 // bytes are not a tag; need is true when the input ends too early to tell.
-func readTag(buf []byte, i int, eof bool) (t tagInfo, ok, need bool) {
+func Read(buf []byte, i int, eof bool) (t Info, ok, need bool) {
 	j := i + 1
-	more := func() (tagInfo, bool, bool) {
+	more := func() (Info, bool, bool) {
 		if eof {
-			return tagInfo{}, false, false
+			return Info{}, false, false
 		}
-		return tagInfo{}, false, true
+		return Info{}, false, true
 	}
 	bar := func() bool {
 		if j < len(buf) && buf[j] == '|' {
@@ -53,15 +57,15 @@ func readTag(buf []byte, i int, eof bool) (t tagInfo, ok, need bool) {
 		return more()
 	}
 	if buf[j] == '/' {
-		t.closing = true
+		t.Closing = true
 		j++
 	}
 	if j >= len(buf) || len(buf)-j < fullBarLen && buf[j] == fullBar[0] {
 		return more()
 	}
-	t.barL = bar()
-	if j < len(buf) && buf[j] == '/' && !t.closing {
-		t.closing = true
+	t.BarL = bar()
+	if j < len(buf) && buf[j] == '/' && !t.Closing {
+		t.Closing = true
 		j++
 	}
 	var name [maxTagName]byte
@@ -88,7 +92,7 @@ func readTag(buf []byte, i int, eof bool) (t tagInfo, ok, need bool) {
 			goto nameDone
 		}
 		if n == maxTagName {
-			return tagInfo{}, false, false
+			return Info{}, false, false
 		}
 		name[n] = c
 		n++
@@ -96,34 +100,34 @@ func readTag(buf []byte, i int, eof bool) (t tagInfo, ok, need bool) {
 	}
 nameDone:
 	if n == 0 {
-		return tagInfo{}, false, false
+		return Info{}, false, false
 	}
 	if buf[j] == fullBar[0] && len(buf)-j < fullBarLen {
 		return more()
 	}
-	t.barR = bar()
+	t.BarR = bar()
 	if j >= len(buf) {
 		return more()
 	}
-	if t.barL && t.barR && isTagNameByte(buf[j]) {
+	if t.BarL && t.BarR && isTagNameByte(buf[j]) {
 		// <｜DSML｜invoke ...>: the barred name is a namespace
 		if n+1 >= maxTagName {
-			return tagInfo{}, false, false
+			return Info{}, false, false
 		}
 		name[n] = ':'
 		n++
 		for j < len(buf) && isTagNameByte(buf[j]) {
 			if n == maxTagName {
-				return tagInfo{}, false, false
+				return Info{}, false, false
 			}
-			name[n] = lower[buf[j]]
+			name[n] = Lower[buf[j]]
 			n++
 			j++
 		}
 		if j >= len(buf) {
 			return more()
 		}
-		t.barL, t.barR = false, false
+		t.BarL, t.BarR = false, false
 	}
 	switch c := buf[j]; {
 	case c == '>':
@@ -133,7 +137,7 @@ nameDone:
 		for {
 			if j >= len(buf) || j-i > maxTagLen {
 				if j-i > maxTagLen {
-					return tagInfo{}, false, false
+					return Info{}, false, false
 				}
 				return more()
 			}
@@ -143,23 +147,23 @@ nameDone:
 			j++
 		}
 		if buf[j] != '>' {
-			return tagInfo{}, false, false
+			return Info{}, false, false
 		}
 		if c == '=' {
-			t.eq = string(bytes.TrimSpace(buf[start+1 : j]))
+			t.Eq = string(bytes.TrimSpace(buf[start+1 : j]))
 		} else {
-			t.attrs = string(bytes.TrimSpace(buf[start:j]))
-			if len(t.attrs) > 0 && t.attrs[len(t.attrs)-1] == '/' {
-				t.attrs = t.attrs[:len(t.attrs)-1]
+			t.Attrs = string(bytes.TrimSpace(buf[start:j]))
+			if len(t.Attrs) > 0 && t.Attrs[len(t.Attrs)-1] == '/' {
+				t.Attrs = t.Attrs[:len(t.Attrs)-1]
 			}
 		}
 		j++
 	default:
-		return tagInfo{}, false, false
+		return Info{}, false, false
 	}
-	t.end = j
-	t.raw = string(name[:n])
-	t.name = stripNamespace(t.raw)
+	t.End = j
+	t.Raw = string(name[:n])
+	t.Name = stripNamespace(t.Raw)
 	return t, true, false
 }
 
@@ -187,8 +191,8 @@ var namespaced = map[string]bool{
 	"parameter": true, "function": true, "think": true, "arg_key": true, "arg_value": true, "tool_use": true,
 }
 
-// attr returns the value of attribute key in attrs (name="x" or name='x' or name=x).
-func attr(attrs, key string) (string, bool) {
+// Attr returns the value of attribute key in attrs (name="x" or name='x' or name=x).
+func Attr(attrs, key string) (string, bool) {
 	s := attrs
 	for len(s) > 0 {
 		k := 0
@@ -233,72 +237,52 @@ func attr(attrs, key string) (string, bool) {
 	return "", false
 }
 
-var lower [256]byte
+// Lower maps each byte to its ASCII lower case. Read only.
+var Lower [256]byte
 
 func init() {
-	for i := range lower {
+	for i := range Lower {
 		c := byte(i)
 		if c >= 'A' && c <= 'Z' {
 			c += 'a' - 'A'
 		}
-		lower[i] = c
+		Lower[i] = c
 	}
 }
 
-// hasPrefixFold reports whether buf[i:] starts with pat (pat in lower case),
-// and whether more input is needed to tell.
-func hasPrefixFold(buf []byte, i int, pat string, eof bool) (match, need bool) {
-	n := len(pat)
-	avail := len(buf) - i
-	if avail < n {
-		for k := 0; k < avail; k++ {
-			if lower[buf[i+k]] != pat[k] {
-				return false, false
-			}
-		}
-		return false, !eof
-	}
-	for k := 0; k < n; k++ {
-		if lower[buf[i+k]] != pat[k] {
-			return false, false
-		}
-	}
-	return true, false
-}
-
-// finder searches for any of several lower-case patterns, resumably.
-type finder struct {
-	pats []string
-	at   int
-	// limit, if not zero, is where the search stops: a pattern must start
+// Finder searches for any of several lower-case patterns, resumably.
+type Finder struct {
+	Pats []string
+	At   int
+	// Limit, if not zero, is where the search stops: a pattern must start
 	// before it.
-	limit int
+	Limit int
 }
 
-// find returns the index and pattern of the first match at or after f.at,
+// Find returns the index and pattern of the first match at or after f.at,
 // or -1 when there is none yet.
-func (f *finder) find(buf []byte, eof bool) (int, int) {
+func (f *Finder) Find(buf []byte, eof bool) (int, int) {
 	end := len(buf)
-	if f.limit > 0 && f.limit < end {
-		end = f.limit
+	if f.Limit > 0 && f.Limit < end {
+		end = f.Limit
 	}
-	for i := f.at; i < end; i++ {
-		c := lower[buf[i]]
-		for k, p := range f.pats {
+	for i := f.At; i < end; i++ {
+		c := Lower[buf[i]]
+		for k, p := range f.Pats {
 			if p[0] != c {
 				continue
 			}
-			m, need := hasPrefixFold(buf, i, p, eof)
+			m, need := lenient.HasPrefixFold(buf, i, p, eof)
 			if m {
-				f.at = i
+				f.At = i
 				return i, k
 			}
 			if need {
-				f.at = i
+				f.At = i
 				return -1, -1
 			}
 		}
 	}
-	f.at = end
+	f.At = end
 	return -1, -1
 }

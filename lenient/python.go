@@ -1,4 +1,4 @@
-package protocol
+package lenient
 
 import (
 	"math/big"
@@ -12,21 +12,21 @@ import (
 // scanner finds where a call list ends (incrementally), and a small
 // recursive-descent reader turns Python literals into JSON values.
 
-// pyScan finds the end of a bracketed Python expression incrementally:
+// PyScan finds the end of a bracketed Python expression incrementally:
 // strings (single, double, triple-quoted) are skipped, brackets must match.
-type pyScan struct {
-	pos    int
+type PyScan struct {
+	Pos    int
 	stack  []byte // expected closers
 	inStr  bool
 	quote  byte
 	triple bool
-	end    int
-	// failPos and failMsg say where and why the brackets did not match.
-	failPos int
-	failMsg string
+	End    int
+	// FailPos and failMsg say where and why the brackets did not match.
+	FailPos int
+	FailMsg string
 }
 
-func newPyScan(open int) *pyScan { return &pyScan{pos: open} }
+func NewPyScan(open int) *PyScan { return &PyScan{Pos: open} }
 
 func closerOf(c byte) byte {
 	switch c {
@@ -38,19 +38,19 @@ func closerOf(c byte) byte {
 	return '}'
 }
 
-func (s *pyScan) feed(buf []byte, eof bool) jstatus {
-	i := s.pos
+func (s *PyScan) Feed(buf []byte, eof bool) Status {
+	i := s.Pos
 	for i < len(buf) {
 		c := buf[i]
 		if s.inStr {
 			switch {
 			case c == '\\':
 				if i+1 >= len(buf) {
-					s.pos = i
+					s.Pos = i
 					if eof {
 						return s.fail(i, "the input ends inside a string")
 					}
-					return jNeed
+					return Need
 				}
 				i += 2
 				continue
@@ -62,8 +62,8 @@ func (s *pyScan) feed(buf []byte, eof bool) jstatus {
 				}
 				if i+2 >= len(buf) {
 					if !eof {
-						s.pos = i
-						return jNeed
+						s.Pos = i
+						return Need
 					}
 					i++
 					continue
@@ -81,7 +81,7 @@ func (s *pyScan) feed(buf []byte, eof bool) jstatus {
 		}
 		switch c {
 		case '(', '[', '{':
-			if len(s.stack) >= maxDepth {
+			if len(s.stack) >= MaxDepth {
 				return s.fail(i, "nested too deeply")
 			}
 			s.stack = append(s.stack, closerOf(c))
@@ -91,14 +91,14 @@ func (s *pyScan) feed(buf []byte, eof bool) jstatus {
 			}
 			s.stack = s.stack[:len(s.stack)-1]
 			if len(s.stack) == 0 {
-				s.end = i + 1
-				s.pos = i + 1
-				return jDone
+				s.End = i + 1
+				s.Pos = i + 1
+				return Done
 			}
 		case '"', '\'':
 			if i+2 >= len(buf) && !eof {
-				s.pos = i
-				return jNeed
+				s.Pos = i
+				return Need
 			}
 			s.inStr, s.quote, s.triple = true, c, i+2 < len(buf) && buf[i+1] == c && buf[i+2] == c
 			if s.triple {
@@ -108,103 +108,103 @@ func (s *pyScan) feed(buf []byte, eof bool) jstatus {
 		}
 		i++
 	}
-	s.pos = i
+	s.Pos = i
 	if eof {
 		return s.fail(i, "the input ends before the brackets close")
 	}
-	return jNeed
+	return Need
 }
 
-func (s *pyScan) fail(i int, msg string) jstatus {
-	s.failPos, s.failMsg = i, msg
-	return jFail
+func (s *PyScan) fail(i int, msg string) Status {
+	s.FailPos, s.FailMsg = i, msg
+	return Fail
 }
 
-// pyCall is one call read from pythonic text.
-type pyCall struct {
-	name       string
-	args       *jnode   // object of keyword arguments
-	positional []*jnode // positional arguments, in order
-	start, end int
+// PyCall is one call read from pythonic text.
+type PyCall struct {
+	Name       string
+	Args       *Node   // object of keyword arguments
+	Positional []*Node // positional arguments, in order
+	Start, End int
 }
 
-// pyParser reads Python literals and calls from src.
-type pyParser struct {
-	src   []byte
-	i     int
-	end   int
+// Python reads Python literals and calls from src.
+type Python struct {
+	Src   []byte
+	Pos   int
+	End   int
 	depth int
-	err   string
-	errAt int
+	Err   string
+	ErrAt int
 }
 
-func (p *pyParser) fail(msg string) {
-	if p.err == "" {
-		p.err, p.errAt = msg, p.i
+func (p *Python) fail(msg string) {
+	if p.Err == "" {
+		p.Err, p.ErrAt = msg, p.Pos
 	}
 }
 
-func (p *pyParser) ws() {
-	for p.i < p.end {
-		c := p.src[p.i]
+func (p *Python) WS() {
+	for p.Pos < p.End {
+		c := p.Src[p.Pos]
 		if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
-			p.i++
+			p.Pos++
 			continue
 		}
 		return
 	}
 }
 
-func (p *pyParser) peek() byte {
-	if p.i < p.end {
-		return p.src[p.i]
+func (p *Python) peek() byte {
+	if p.Pos < p.End {
+		return p.Src[p.Pos]
 	}
 	return 0
 }
 
-func isPyIdentByte(c byte) bool {
+func IsPyIdentByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c >= utf8.RuneSelf
 }
 
 // dottedName reads a (possibly dotted) identifier: get_weather, math.sqrt.
-func (p *pyParser) dottedName() string {
-	start := p.i
+func (p *Python) dottedName() string {
+	start := p.Pos
 	for {
-		s := p.i
-		if p.i < p.end && (isIdentStart(p.src[p.i]) || p.src[p.i] >= utf8.RuneSelf) {
-			p.i++
-			for p.i < p.end && isPyIdentByte(p.src[p.i]) {
-				p.i++
+		s := p.Pos
+		if p.Pos < p.End && (IsIdentStart(p.Src[p.Pos]) || p.Src[p.Pos] >= utf8.RuneSelf) {
+			p.Pos++
+			for p.Pos < p.End && IsPyIdentByte(p.Src[p.Pos]) {
+				p.Pos++
 			}
 		}
-		if p.i == s {
-			p.i = start
+		if p.Pos == s {
+			p.Pos = start
 			return ""
 		}
-		if p.i+1 < p.end && p.src[p.i] == '.' && (isIdentStart(p.src[p.i+1]) || p.src[p.i+1] >= utf8.RuneSelf) {
-			p.i++
+		if p.Pos+1 < p.End && p.Src[p.Pos] == '.' && (IsIdentStart(p.Src[p.Pos+1]) || p.Src[p.Pos+1] >= utf8.RuneSelf) {
+			p.Pos++
 			continue
 		}
-		return string(p.src[start:p.i])
+		return string(p.Src[start:p.Pos])
 	}
 }
 
-// callList reads `[call, call, ...]` (or one bare call when bracket is false)
+// CallList reads `[call, call, ...]` (or one bare call when bracket is false)
 // and returns the calls read before any error.
-func (p *pyParser) callList(bracket bool) []pyCall {
-	var calls []pyCall
-	p.ws()
+func (p *Python) CallList(bracket bool) []PyCall {
+	var calls []PyCall
+	p.WS()
 	if bracket {
 		if p.peek() != '[' {
 			p.fail("expected '['")
 			return nil
 		}
-		p.i++
+		p.Pos++
 	}
 	for {
-		p.ws()
+		p.WS()
 		if bracket && p.peek() == ']' && len(calls) > 0 {
-			p.i++
+			p.Pos++
 			return calls
 		}
 		c, ok := p.call()
@@ -212,16 +212,16 @@ func (p *pyParser) callList(bracket bool) []pyCall {
 			return calls
 		}
 		calls = append(calls, c)
-		p.ws()
+		p.WS()
 		switch {
 		case p.peek() == ',' || p.peek() == ';':
-			p.i++
+			p.Pos++
 		case bracket && p.peek() == ']':
-			p.i++
+			p.Pos++
 			return calls
-		case !bracket && p.i >= p.end:
+		case !bracket && p.Pos >= p.End:
 			return calls
-		case !bracket && isIdentStart(p.peek()):
+		case !bracket && IsIdentStart(p.peek()):
 			// calls on lines of their own, as OLMo writes them
 		default:
 			p.fail("expected ',' between calls")
@@ -231,69 +231,69 @@ func (p *pyParser) callList(bracket bool) []pyCall {
 }
 
 // call reads name(args).
-func (p *pyParser) call() (pyCall, bool) {
-	start := p.i
+func (p *Python) call() (PyCall, bool) {
+	start := p.Pos
 	name := p.dottedName()
 	if name == "" {
 		p.fail("expected a function name")
-		return pyCall{}, false
+		return PyCall{}, false
 	}
-	p.ws()
+	p.WS()
 	if p.peek() != '(' {
 		p.fail("expected '(' after " + name)
-		return pyCall{}, false
+		return PyCall{}, false
 	}
-	p.i++
-	c := pyCall{name: name, args: &jnode{kind: jObject}, start: start}
+	p.Pos++
+	c := PyCall{Name: name, Args: &Node{Kind: Object}, Start: start}
 	if !p.arguments(&c) {
-		return pyCall{}, false
+		return PyCall{}, false
 	}
-	c.end = p.i
+	c.End = p.Pos
 	return c, true
 }
 
 // arguments reads the argument list after '(' through ')'.
-func (p *pyParser) arguments(c *pyCall) bool {
+func (p *Python) arguments(c *PyCall) bool {
 	for {
-		p.ws()
+		p.WS()
 		if p.peek() == ')' {
-			p.i++
+			p.Pos++
 			return true
 		}
 		// keyword argument?
-		save := p.i
-		if p.i < p.end && isIdentStart(p.src[p.i]) {
-			for p.i < p.end && isPyIdentByte(p.src[p.i]) {
-				p.i++
+		save := p.Pos
+		if p.Pos < p.End && IsIdentStart(p.Src[p.Pos]) {
+			for p.Pos < p.End && IsPyIdentByte(p.Src[p.Pos]) {
+				p.Pos++
 			}
-			key := string(p.src[save:p.i])
-			p.ws()
-			if p.peek() == '=' && (p.i+1 >= p.end || p.src[p.i+1] != '=') {
-				p.i++
-				v := p.value()
+			key := string(p.Src[save:p.Pos])
+			p.WS()
+			if p.peek() == '=' && (p.Pos+1 >= p.End || p.Src[p.Pos+1] != '=') {
+				p.Pos++
+				v := p.Value()
 				if v == nil {
 					return false
 				}
-				c.args.keys = append(c.args.keys, key)
-				c.args.kids = append(c.args.kids, v)
+				c.Args.Keys = append(c.Args.Keys, key)
+				c.Args.Kids = append(c.Args.Kids, v)
 				goto next
 			}
-			p.i = save
+			p.Pos = save
 		}
 		{
-			v := p.value()
+			v := p.Value()
 			if v == nil {
 				return false
 			}
-			c.positional = append(c.positional, v)
+			c.Positional = append(c.Positional, v)
 		}
 	next:
-		p.ws()
+		p.WS()
 		switch p.peek() {
 		case ',':
-			p.i++
+			p.Pos++
 		case ')':
-			p.i++
+			p.Pos++
 			return true
 		default:
 			p.fail("expected ',' or ')' in the arguments")
@@ -302,44 +302,44 @@ func (p *pyParser) arguments(c *pyCall) bool {
 	}
 }
 
-// value reads one Python literal as a JSON value; nil on error.
-func (p *pyParser) value() *jnode {
-	p.ws()
-	if p.i >= p.end {
+// Value reads one Python literal as a JSON Value; nil on error.
+func (p *Python) Value() *Node {
+	p.WS()
+	if p.Pos >= p.End {
 		p.fail("expected a value")
 		return nil
 	}
 	p.depth++
 	defer func() { p.depth-- }()
-	if p.depth > maxDepth {
+	if p.depth > MaxDepth {
 		p.fail("nested too deeply")
 		return nil
 	}
-	c := p.src[p.i]
+	c := p.Src[p.Pos]
 	switch {
 	case c == '"' || c == '\'':
 		return p.strings()
 	case c == '[' || c == '(':
 		closer := closerOf(c)
-		p.i++
-		n := &jnode{kind: jArray}
+		p.Pos++
+		n := &Node{Kind: Array}
 		for {
-			p.ws()
+			p.WS()
 			if p.peek() == closer {
-				p.i++
+				p.Pos++
 				return n
 			}
-			v := p.value()
+			v := p.Value()
 			if v == nil {
 				return nil
 			}
-			n.kids = append(n.kids, v)
-			p.ws()
+			n.Kids = append(n.Kids, v)
+			p.WS()
 			switch p.peek() {
 			case ',':
-				p.i++
+				p.Pos++
 			case closer:
-				p.i++
+				p.Pos++
 				return n
 			default:
 				p.fail("expected ',' or '" + string(closer) + "'")
@@ -347,42 +347,42 @@ func (p *pyParser) value() *jnode {
 			}
 		}
 	case c == '{':
-		p.i++
-		n := &jnode{kind: jObject}
+		p.Pos++
+		n := &Node{Kind: Object}
 		set := false
 		for {
-			p.ws()
+			p.WS()
 			if p.peek() == '}' {
-				p.i++
+				p.Pos++
 				if set {
-					n.kind, n.keys = jArray, nil
+					n.Kind, n.Keys = Array, nil
 				}
 				return n
 			}
-			k := p.value()
+			k := p.Value()
 			if k == nil {
 				return nil
 			}
-			p.ws()
+			p.WS()
 			if p.peek() == ':' && !set {
-				p.i++
-				v := p.value()
+				p.Pos++
+				v := p.Value()
 				if v == nil {
 					return nil
 				}
-				n.keys = append(n.keys, keyText(k))
-				n.kids = append(n.kids, v)
-			} else if len(n.kids) == 0 || set {
+				n.Keys = append(n.Keys, keyText(k))
+				n.Kids = append(n.Kids, v)
+			} else if len(n.Kids) == 0 || set {
 				set = true // a set literal: {1, 2}
-				n.kids = append(n.kids, k)
+				n.Kids = append(n.Kids, k)
 			} else {
 				p.fail("expected ':' in a dict")
 				return nil
 			}
-			p.ws()
+			p.WS()
 			switch p.peek() {
 			case ',':
-				p.i++
+				p.Pos++
 			case '}':
 			default:
 				p.fail("expected ',' or '}' in a dict")
@@ -391,67 +391,67 @@ func (p *pyParser) value() *jnode {
 		}
 	case c == '-' || c == '+' || c == '.' || c >= '0' && c <= '9':
 		return p.number()
-	case isIdentStart(c) || c >= utf8.RuneSelf:
-		start := p.i
+	case IsIdentStart(c) || c >= utf8.RuneSelf:
+		start := p.Pos
 		name := p.dottedName()
 		if name == "" {
 			p.fail("unexpected character")
 			return nil
 		}
 		// string prefixes: r'..', b"..", u'..', f'..'
-		if p.i < p.end && (p.src[p.i] == '\'' || p.src[p.i] == '"') && len(name) <= 2 && strings.ContainsAny(strings.ToLower(name), "rbuf") && strings.Trim(strings.ToLower(name), "rbuf") == "" {
+		if p.Pos < p.End && (p.Src[p.Pos] == '\'' || p.Src[p.Pos] == '"') && len(name) <= 2 && strings.ContainsAny(strings.ToLower(name), "rbuf") && strings.Trim(strings.ToLower(name), "rbuf") == "" {
 			raw := strings.ContainsAny(name, "rR")
-			p.i = start + len(name)
+			p.Pos = start + len(name)
 			return p.stringsRaw(raw)
 		}
 		switch name {
 		case "True", "true":
-			return &jnode{kind: jBool, b: true}
+			return &Node{Kind: Bool, Bool: true}
 		case "False", "false":
-			return &jnode{kind: jBool}
+			return &Node{Kind: Bool}
 		case "None", "null":
-			return &jnode{kind: jNull}
+			return &Node{Kind: Null}
 		}
-		p.ws()
+		p.WS()
 		if p.peek() == '(' {
 			// A nested call: with keyword arguments it becomes {name: {args}},
 			// without them its source text, as BFCL reads it.
-			p.i++
-			nc := pyCall{name: name, args: &jnode{kind: jObject}}
+			p.Pos++
+			nc := PyCall{Name: name, Args: &Node{Kind: Object}}
 			if !p.arguments(&nc) {
 				return nil
 			}
-			if len(nc.positional) == 0 && len(nc.args.kids) > 0 {
-				return &jnode{kind: jObject, keys: []string{name}, kids: []*jnode{nc.args}}
+			if len(nc.Positional) == 0 && len(nc.Args.Kids) > 0 {
+				return &Node{Kind: Object, Keys: []string{name}, Kids: []*Node{nc.Args}}
 			}
-			return &jnode{kind: jString, s: string(p.src[start:p.i])}
+			return &Node{Kind: String, Str: string(p.Src[start:p.Pos])}
 		}
 		// A bare name stands for itself.
-		return &jnode{kind: jString, s: name}
+		return &Node{Kind: String, Str: name}
 	}
 	p.fail("unexpected character " + strconv.QuoteRune(rune(c)))
 	return nil
 }
 
-func keyText(k *jnode) string {
-	switch k.kind {
-	case jString, jNumber:
-		return k.s
-	case jBool:
-		if k.b {
+func keyText(k *Node) string {
+	switch k.Kind {
+	case String, Number:
+		return k.Str
+	case Bool:
+		if k.Bool {
 			return "true"
 		}
 		return "false"
-	case jNull:
+	case Null:
 		return "null"
 	}
-	return string(appendJSON(nil, k, nil))
+	return string(AppendJSON(nil, k, nil))
 }
 
 // strings reads one or more adjacent string literals ('a' 'b' is 'ab').
-func (p *pyParser) strings() *jnode { return p.stringsRaw(false) }
+func (p *Python) strings() *Node { return p.stringsRaw(false) }
 
-func (p *pyParser) stringsRaw(raw bool) *jnode {
+func (p *Python) stringsRaw(raw bool) *Node {
 	var sb []byte
 	for {
 		s, ok := p.stringLit(raw, sb)
@@ -459,53 +459,53 @@ func (p *pyParser) stringsRaw(raw bool) *jnode {
 			return nil
 		}
 		sb = s
-		save := p.i
-		p.ws()
+		save := p.Pos
+		p.WS()
 		// adjacent literal, possibly with a prefix
-		j := p.i
-		for j < p.end && j-p.i < 2 && strings.IndexByte("rRbBuUfF", p.src[j]) >= 0 {
+		j := p.Pos
+		for j < p.End && j-p.Pos < 2 && strings.IndexByte("rRbBuUfF", p.Src[j]) >= 0 {
 			j++
 		}
-		if j < p.end && (p.src[j] == '\'' || p.src[j] == '"') {
-			raw = strings.ContainsAny(string(p.src[p.i:j]), "rR")
-			p.i = j
+		if j < p.End && (p.Src[j] == '\'' || p.Src[j] == '"') {
+			raw = strings.ContainsAny(string(p.Src[p.Pos:j]), "rR")
+			p.Pos = j
 			continue
 		}
-		p.i = save
-		return &jnode{kind: jString, s: string(sb)}
+		p.Pos = save
+		return &Node{Kind: String, Str: string(sb)}
 	}
 }
 
-func (p *pyParser) stringLit(raw bool, sb []byte) ([]byte, bool) {
-	q := p.src[p.i]
-	triple := p.i+2 < p.end && p.src[p.i+1] == q && p.src[p.i+2] == q
+func (p *Python) stringLit(raw bool, sb []byte) ([]byte, bool) {
+	q := p.Src[p.Pos]
+	triple := p.Pos+2 < p.End && p.Src[p.Pos+1] == q && p.Src[p.Pos+2] == q
 	if triple {
-		p.i += 3
+		p.Pos += 3
 	} else {
-		p.i++
+		p.Pos++
 	}
-	for p.i < p.end {
-		c := p.src[p.i]
+	for p.Pos < p.End {
+		c := p.Src[p.Pos]
 		switch {
 		case c == q:
 			if !triple {
-				p.i++
+				p.Pos++
 				return sb, true
 			}
-			if p.i+2 < p.end && p.src[p.i+1] == q && p.src[p.i+2] == q {
-				p.i += 3
+			if p.Pos+2 < p.End && p.Src[p.Pos+1] == q && p.Src[p.Pos+2] == q {
+				p.Pos += 3
 				return sb, true
 			}
 			sb = append(sb, c)
-			p.i++
-		case c == '\\' && p.i+1 < p.end:
-			e := p.src[p.i+1]
+			p.Pos++
+		case c == '\\' && p.Pos+1 < p.End:
+			e := p.Src[p.Pos+1]
 			if raw {
 				sb = append(sb, c, e)
-				p.i += 2
+				p.Pos += 2
 				continue
 			}
-			p.i += 2
+			p.Pos += 2
 			switch e {
 			case 'n':
 				sb = append(sb, '\n')
@@ -520,10 +520,10 @@ func (p *pyParser) stringLit(raw bool, sb []byte) ([]byte, bool) {
 			case '\n':
 			case 'x', 'u', 'U':
 				n := map[byte]int{'x': 2, 'u': 4, 'U': 8}[e]
-				if p.i+n <= p.end {
-					if v, err := strconv.ParseUint(string(p.src[p.i:p.i+n]), 16, 32); err == nil && utf8.ValidRune(rune(v)) {
+				if p.Pos+n <= p.End {
+					if v, err := strconv.ParseUint(string(p.Src[p.Pos:p.Pos+n]), 16, 32); err == nil && utf8.ValidRune(rune(v)) {
 						sb = utf8.AppendRune(sb, rune(v))
-						p.i += n
+						p.Pos += n
 						continue
 					}
 				}
@@ -536,34 +536,34 @@ func (p *pyParser) stringLit(raw bool, sb []byte) ([]byte, bool) {
 			return nil, false
 		default:
 			sb = append(sb, c)
-			p.i++
+			p.Pos++
 		}
 	}
 	p.fail("the input ends inside a string")
 	return nil, false
 }
 
-func (p *pyParser) number() *jnode {
-	start := p.i
+func (p *Python) number() *Node {
+	start := p.Pos
 	neg := false
-	for p.i < p.end && (p.src[p.i] == '-' || p.src[p.i] == '+') {
-		if p.src[p.i] == '-' {
+	for p.Pos < p.End && (p.Src[p.Pos] == '-' || p.Src[p.Pos] == '+') {
+		if p.Src[p.Pos] == '-' {
 			neg = !neg
 		}
-		p.i++
-		p.ws()
+		p.Pos++
+		p.WS()
 	}
-	if p.i < p.end && isIdentStart(p.src[p.i]) {
+	if p.Pos < p.End && IsIdentStart(p.Src[p.Pos]) {
 		// -inf, -x: not a literal we read
 		p.fail("expected a number")
 		return nil
 	}
-	ds := p.i
-	for p.i < p.end && (isPyIdentByte(p.src[p.i]) || p.src[p.i] == '.' ||
-		(p.src[p.i] == '+' || p.src[p.i] == '-') && p.i > ds && (p.src[p.i-1] == 'e' || p.src[p.i-1] == 'E')) {
-		p.i++
+	ds := p.Pos
+	for p.Pos < p.End && (IsPyIdentByte(p.Src[p.Pos]) || p.Src[p.Pos] == '.' ||
+		(p.Src[p.Pos] == '+' || p.Src[p.Pos] == '-') && p.Pos > ds && (p.Src[p.Pos-1] == 'e' || p.Src[p.Pos-1] == 'E')) {
+		p.Pos++
 	}
-	w := strings.ReplaceAll(string(p.src[ds:p.i]), "_", "")
+	w := strings.ReplaceAll(string(p.Src[ds:p.Pos]), "_", "")
 	if w == "" {
 		p.fail("expected a number")
 		return nil
@@ -575,22 +575,22 @@ func (p *pyParser) number() *jnode {
 		base := map[byte]int{'x': 16, 'o': 8, 'b': 2}[lw[1]]
 		v, ok := new(big.Int).SetString(lw[2:], base)
 		if !ok {
-			p.i = start
+			p.Pos = start
 			p.fail("invalid number")
 			return nil
 		}
 		out = v.String()
 	default:
-		if isJSONNumber(w) {
+		if IsNumber(w) {
 			out = w
 		} else if f, err := strconv.ParseFloat(w, 64); err == nil && !strings.ContainsAny(lw, "nfi") {
 			out = strconv.FormatFloat(f, 'g', -1, 64)
-			if !isJSONNumber(out) {
+			if !IsNumber(out) {
 				p.fail("invalid number")
 				return nil
 			}
 		} else {
-			p.i = start
+			p.Pos = start
 			p.fail("invalid number")
 			return nil
 		}
@@ -598,5 +598,32 @@ func (p *pyParser) number() *jnode {
 	if neg && out != "0" {
 		out = "-" + out
 	}
-	return &jnode{kind: jNumber, s: out}
+	return &Node{Kind: Number, Str: out}
+}
+
+// ParseLiteral reads text as a JSON or Python literal (a list or dict), or
+// returns nil.
+func ParseLiteral(s string) *Node {
+	if s == "" {
+		return nil
+	}
+	if n, _, err := Parse([]byte(s)); err == nil {
+		return Detach(n)
+	}
+	pp := &Python{Src: []byte(s), End: len(s)}
+	n := pp.Value()
+	pp.WS()
+	if n == nil || pp.Err != "" || pp.Pos != pp.End {
+		return nil
+	}
+	return n
+}
+
+// Detach marks a value read from another text, so it is written out anew.
+func Detach(n *Node) *Node {
+	n.Clean = false
+	for _, k := range n.Kids {
+		Detach(k)
+	}
+	return n
 }

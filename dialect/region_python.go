@@ -1,4 +1,6 @@
-package protocol
+package dialect
+
+import "github.com/ptkit/ptk/lenient"
 
 // Calls written in Python syntax outside any marker.
 
@@ -9,8 +11,8 @@ type pythonic struct {
 	paren   int  // for a bare call: its '('
 	bracket bool // a [ ... ] list
 	strong  bool // inside markers that say it is a call
-	sc      *pyScan
-	st      jstatus
+	sc      *lenient.PyScan
+	st      lenient.Status
 }
 
 // notACall gives the text back: the opening byte (and a name taken from the
@@ -37,35 +39,34 @@ func (r *pythonic) advance(m *machine) bool {
 		if !r.bracket {
 			open = r.paren
 		}
-		r.sc = newPyScan(open)
+		r.sc = lenient.NewPyScan(open)
 		if r.strong {
 			m.beginCall("")
 		}
 	}
 	st := r.st
-	if st == jNeed {
-		if st = r.sc.feed(buf, m.eof); st == jNeed {
+	if st == lenient.Need {
+		if st = r.sc.Feed(buf, m.eof); st == lenient.Need {
 			return false
 		}
 		r.st = st // the brackets are settled; only what follows may be awaited
 	}
-	end := r.sc.end
-	if st == jFail {
-		end = r.sc.failPos
-		if m.eof && r.sc.failPos >= len(buf) {
+	end := r.sc.End
+	if st == lenient.Fail {
+		end = r.sc.FailPos
+		if m.eof && r.sc.FailPos >= len(buf) {
 			end = len(buf)
 		}
 	}
-	pp := &pyParser{src: buf, i: r.start, end: end}
-	calls := pp.callList(r.bracket)
+	pp := &lenient.Python{Src: buf, Pos: r.start, End: end}
+	calls := pp.CallList(r.bracket)
 	accept := len(calls) > 0
 	if accept && !r.strong {
-		if len(m.p.tools) > 0 {
-			t, _ := m.p.resolve(calls[0].name)
-			accept = t != nil
+		if m.cfg.Declared {
+			accept = m.cfg.known(calls[0].Name, false)
 		} else {
 			for _, c := range calls {
-				if len(c.positional) > 0 {
+				if len(c.Positional) > 0 {
 					accept = false
 				}
 			}
@@ -74,10 +75,10 @@ func (r *pythonic) advance(m *machine) bool {
 	}
 	if !accept && r.strong {
 		msg := "the call cannot be read"
-		if pp.err != "" {
-			msg += ": " + pp.err
+		if pp.Err != "" {
+			msg += ": " + pp.Err
 		}
-		m.addCalls([]rawCall{{offset: r.start, err: DiagMalformed, errMsg: msg}})
+		m.addCalls([]RawCall{{Offset: r.start, Err: DiagMalformed, ErrMsg: msg}})
 		m.pos = max(end, r.start+1)
 		return true
 	}
@@ -99,11 +100,11 @@ func (r *pythonic) advance(m *machine) bool {
 		}
 	}
 	raws := pyRaws(calls, buf, 0)
-	if pp.err != "" {
-		raws = append(raws, rawCall{offset: pp.errAt, err: DiagMalformed, errMsg: "a call in the list cannot be read: " + pp.err})
+	if pp.Err != "" {
+		raws = append(raws, RawCall{Offset: pp.ErrAt, Err: DiagMalformed, ErrMsg: "a call in the list cannot be read: " + pp.Err})
 	}
-	if st == jFail && pp.err == "" {
-		end = pp.i
+	if st == lenient.Fail && pp.Err == "" {
+		end = pp.Pos
 	}
 	m.addCalls(raws)
 	m.pos = end

@@ -1,7 +1,9 @@
-package protocol
+package dialect
 
 import (
 	"bytes"
+	"github.com/ptkit/ptk/dialect/tag"
+	"github.com/ptkit/ptk/lenient"
 	"strings"
 )
 
@@ -15,21 +17,11 @@ const maxLook = 256
 const maxTicks = 32
 
 func (m *machine) recognize(i int) action {
-	var a action
-	switch m.buf[i] {
-	case '<':
-		a = m.recognizeTag(i)
-	case '[':
-		a = m.recognizeBracket(i)
-	case '{':
-		a = m.recognizeBrace(i)
-	case '`', '~':
-		a = m.recognizeTicks(i)
-	case '>':
-		a = m.recognizeArrows(i)
-	case '(':
-		a = m.recognizeParen(i)
+	rec := byTrigger[m.buf[i]]
+	if rec == nil {
+		return action{}
 	}
+	a := rec(m, i)
 	if a.call && m.quoted(i-a.steal) {
 		// A call quoted in a Markdown block quote is shown, not made.
 		return action{}
@@ -64,7 +56,7 @@ func (m *machine) quoted(i int) bool {
 // bytes on; need is true when the input ends first.
 func (m *machine) skipWS(i, n int) (j int, need, far bool) {
 	j = i
-	for j < len(m.buf) && isWS(m.buf[j]) {
+	for j < len(m.buf) && lenient.IsWS(m.buf[j]) {
 		j++
 		if j-i > n {
 			// far: j is a byte of white space, or the end of the reply
@@ -115,136 +107,136 @@ var strayTokens = map[string]bool{
 
 func (m *machine) recognizeTag(i int) action {
 	buf := m.buf
-	if match, need := hasPrefixFold(buf, i, "<call:", m.eof); need {
+	if match, need := lenient.HasPrefixFold(buf, i, "<call:", m.eof); need {
 		return action{need: true}
 	} else if match {
 		return action{reg: regionOf(&m.regions.dropRegion, dropRegion{start: i, end: i + len("<call:"), text: true,
 			diag: &Diagnostic{Kind: DiagUnsupported, Offset: i, Message: "<call:...> syntax is not a call ptk runs; read as text"}})}
 	}
-	t, ok, need := readTag(buf, i, m.eof)
+	t, ok, need := tag.Read(buf, i, m.eof)
 	if need {
 		return action{need: true}
 	}
 	if !ok {
 		return action{}
 	}
-	drop := action{reg: regionOf(&m.regions.dropRegion, dropRegion{end: t.end})}
-	name := t.name
-	barred := t.barL && t.barR
-	switch {
-	case name == "think" || name == "thinking":
-		if t.closing {
-			return action{reg: regionOf(&m.regions.dropRegion, dropRegion{end: t.end,
-				diag: &Diagnostic{Kind: DiagUnopenedThink, Offset: i, Message: "the reply closes a reasoning block it never opened: the model's template opens it; " +
-					"parse with StartInThink (ptk parse --think) so its reasoning is not read as text or calls"}})}
+	for _, r := range tagRules {
+		if r.match(t) {
+			return r.start(m, i, t)
 		}
-		return m.think(t, "</"+t.raw+">", "</"+name+">")
-	case barred && name == "start_thinking": // Command R7B
-		return m.think(t, "<|end_thinking|>")
-	case barred && (name == "tool_calls_begin" || name == "tool_calls" || name == "tool_calls_section_begin"):
-		// A section opener: dropped before a call token, a call itself otherwise.
-		j, need, _ := m.skipWS(t.end, maxLook)
-		if need {
-			return action{need: true}
-		}
-		if j < len(buf) && buf[j] == '<' {
-			nt, ok, need := readTag(buf, j, m.eof)
-			if need {
-				return action{need: true}
-			}
-			if ok && nt.name == "tool_call_begin" || ok && nt.name == "tool_calls_section_end" || ok && nt.name == "tool_calls_end" {
-				return drop
-			}
-		}
-		if j >= len(buf) {
-			return drop
-		}
-		return action{reg: regionOf(&m.regions.tokenCall, tokenCall{start: i, body: t.end}), call: true}
-	case wrapperNames[name] && !t.closing && t.barL && !t.barR && name == "tool_call":
-		return m.wrapper(i, t, []string{"<tool_call|>"}, false, true) // Gemma 4
-	case wrapperNames[name] && !t.closing && !t.barR:
-		closers := wrapperClosers
-		if t.raw != name && t.attrs == "" && t.eq == "" {
-			// <minimax:tool_call> ... </minimax:tool_call>, <｜DSML｜function_calls> ...
-			closers = append([]string{"</" + string(bytes.ToLower(buf[i+1:t.end]))}, wrapperClosers...)
-		}
-		return m.wrapper(i, t, closers, false, false)
-	case barred && barredWrappers[name] != "" && !t.closing:
-		return m.wrapper(i, t, append([]string{barredWrappers[name]}, wrapperClosers...), false, false)
-	case wrapperNames[name] && (t.closing || t.barR):
-		return m.strayCloser(i, drop)
-	case (name == "json" || name == "xml") && !t.closing && !t.barL:
-		return m.wrapper(i, t, []string{"</" + name + ">"}, true, false)
-	case (name == "function" || name == "invoke" || name == "tool") && !t.closing && !t.barL:
-		return m.xmlCall(i, t)
-	case (name == "function" || name == "invoke" || name == "function_calls") && t.closing:
-		return m.strayCloser(i, drop)
-	case name == "answer" && t.attrs == "" && !t.barL: // Hunyuan's <answer> ... </answer>
-		return drop
-	case name == "s" && t.closing && !t.barL:
-		// Mistral's end of sequence, when nothing but white space follows
-		j, need, far := m.skipWS(t.end, maxLook)
-		if need {
-			return action{need: true}
-		}
-		if !far && j >= len(buf) {
-			return drop
-		}
-		return action{}
-	case name == "arg_key" && !t.closing:
-		k := i
-		for k > m.textFrom && i-k < maxStealWord && (isPyIdentByte(buf[k-1]) || buf[k-1] == '.' || buf[k-1] == '-') {
-			k--
-		}
-		if k == i || i-k >= maxStealWord {
-			return action{}
-		}
-		return action{reg: regionOf(&m.regions.glmInline, glmInline{start: k, at: i}), steal: i - k, call: true}
-	case barred && name == "python_tag":
-		return m.pythonTag(i, t)
-	case barred && (name == "start" || name == "channel"):
-		return m.harmony(i, t)
-	case barred && name == "tool_call_begin":
-		return action{reg: regionOf(&m.regions.tokenCall, tokenCall{start: i, body: t.end}), call: true}
-	case barred && strayTokens[name]:
-		return drop
-	case t.barR && !t.barL && name == "tool_call":
-		return drop
 	}
 	return action{}
 }
 
+// drop makes a tag that is never text disappear.
+func (m *machine) drop(t tag.Info) action {
+	return action{reg: regionOf(&m.regions.dropRegion, dropRegion{end: t.End})}
+}
+
+// unopenedThink drops a </think> that closes a block the reply never opened.
+func (m *machine) unopenedThink(i int, t tag.Info) action {
+	return action{reg: regionOf(&m.regions.dropRegion, dropRegion{end: t.End,
+		diag: &Diagnostic{Kind: DiagUnopenedThink, Offset: i, Message: "the reply closes a reasoning block it never opened: the model's template opens it; " +
+			"parse with StartInThink (ptk parse --think) so its reasoning is not read as text or calls"}})}
+}
+
+// sectionOpener reads a token section opener (<|tool_calls_begin|> and the
+// like): dropped before a call token, a call itself otherwise.
+func (m *machine) sectionOpener(i int, t tag.Info) action {
+	buf := m.buf
+	j, need, _ := m.skipWS(t.End, maxLook)
+	if need {
+		return action{need: true}
+	}
+	if j < len(buf) && buf[j] == '<' {
+		nt, ok, need := tag.Read(buf, j, m.eof)
+		if need {
+			return action{need: true}
+		}
+		if ok && nt.Name == "tool_call_begin" || ok && nt.Name == "tool_calls_section_end" || ok && nt.Name == "tool_calls_end" {
+			return m.drop(t)
+		}
+	}
+	if j >= len(buf) {
+		return m.drop(t)
+	}
+	return m.tokenCall(i, t)
+}
+
+// tokenCall starts a call written in special tokens (Kimi, DeepSeek).
+func (m *machine) tokenCall(i int, t tag.Info) action {
+	return action{reg: regionOf(&m.regions.tokenCall, tokenCall{start: i, body: t.End}), call: true}
+}
+
+// callWrapper starts a call in a wrapper tag: <PTK_CALL>, <tool_call>,
+// <minimax:tool_call>, <｜DSML｜function_calls> ..., closed by its own closer
+// or any wrapper's.
+func (m *machine) callWrapper(i int, t tag.Info) action {
+	closers := wrapperClosers
+	if t.Raw != t.Name && t.Attrs == "" && t.Eq == "" {
+		closers = append([]string{"</" + string(bytes.ToLower(m.buf[i+1:t.End]))}, wrapperClosers...)
+	}
+	return m.wrapper(i, t, closers, false, false)
+}
+
+// endOfSequence drops Mistral's </s> when nothing but white space follows.
+func (m *machine) endOfSequence(i int, t tag.Info) action {
+	j, need, far := m.skipWS(t.End, maxLook)
+	if need {
+		return action{need: true}
+	}
+	if !far && j >= len(m.buf) {
+		return m.drop(t)
+	}
+	return action{}
+}
+
+// glmInline starts GLM's call written without a wrapper,
+// name<arg_key>k</arg_key><arg_value>v</arg_value>, claiming the name
+// before the tag.
+func (m *machine) glmInline(i int, t tag.Info) action {
+	buf := m.buf
+	k := i
+	for k > m.textFrom && i-k < maxStealWord && (lenient.IsPyIdentByte(buf[k-1]) || buf[k-1] == '.' || buf[k-1] == '-') {
+		k--
+	}
+	if k == i || i-k >= maxStealWord {
+		return action{}
+	}
+	return action{reg: regionOf(&m.regions.glmInline, glmInline{start: k, at: i}), steal: i - k, call: true}
+}
+
 // strayCloser drops a closing tag left over after a call (as in
 // "<function=x>...</function></tool_call>"); anywhere else it is text.
-func (m *machine) strayCloser(i int, drop action) action {
+func (m *machine) strayCloser(i int, t tag.Info) action {
 	if m.callEnd < 0 || i-m.callEnd > maxLook {
 		return action{}
 	}
 	for k := m.callEnd; k < i; k++ {
-		if !isWS(m.buf[k]) {
+		if !lenient.IsWS(m.buf[k]) {
 			return action{}
 		}
 	}
-	return drop
+	return m.drop(t)
 }
 
 // think starts a reasoning block that ends at one of closers.
-func (m *machine) think(t tagInfo, closers ...string) action {
-	return action{reg: regionOf(&m.regions.thinkRegion, thinkRegion{contentFrom: t.end, closers: closers})}
+func (m *machine) think(t tag.Info, closers ...string) action {
+	return action{reg: regionOf(&m.regions.thinkRegion, thinkRegion{contentFrom: t.End, closers: closers})}
 }
 
 // xmlCall starts a call in XML written without a wrapper, when the tag names
 // a tool and what follows it is a call's body: <parameter...>, JSON, or the
 // closing tag. "The <function=...> syntax" in prose is text.
-func (m *machine) xmlCall(i int, t tagInfo) action {
-	name := t.eq
+func (m *machine) xmlCall(i int, t tag.Info) action {
+	name := t.Eq
 	if name == "" {
-		name, _ = attr(t.attrs, "name")
+		name, _ = tag.Attr(t.Attrs, "name")
 	}
 	if !isToolName(name) {
 		return action{}
 	}
-	j, need, far := m.skipWS(t.end, maxLook)
+	j, need, far := m.skipWS(t.End, maxLook)
 	if need {
 		return action{need: true}
 	}
@@ -252,23 +244,23 @@ func (m *machine) xmlCall(i int, t tagInfo) action {
 		return action{}
 	}
 	if m.buf[j] == '<' {
-		nt, ok, need := readTag(m.buf, j, m.eof)
+		nt, ok, need := tag.Read(m.buf, j, m.eof)
 		if need {
 			return action{need: true}
 		}
-		if !ok || !(nt.name == "parameter" || nt.closing && (nt.name == t.name || nt.name == "tool_call")) {
+		if !ok || !(nt.Name == "parameter" || nt.Closing && (nt.Name == t.Name || nt.Name == "tool_call")) {
 			return action{}
 		}
 	}
 	closers := []string{"</function>", "</tool_call>"}
-	if t.name == "invoke" {
+	if t.Name == "invoke" {
 		closers = []string{"</invoke>"}
 	}
-	if t.raw != t.name {
-		closers = append([]string{"</" + string(bytes.ToLower(m.buf[i+1:i+1+tagNameLen(m.buf[i+1:t.end])]))}, closers...)
+	if t.Raw != t.Name {
+		closers = append([]string{"</" + string(bytes.ToLower(m.buf[i+1:i+1+tagNameLen(m.buf[i+1:t.End])]))}, closers...)
 	}
 	a := action{reg: regionOf(&m.regions.xmlCall, xmlCall{start: i, closers: closers}), call: true}
-	if t.name == "invoke" {
+	if t.Name == "invoke" {
 		a.steal = m.strayLine(i)
 	}
 	return a
@@ -310,7 +302,7 @@ func (m *machine) strayLine(i int) int {
 	buf := m.buf
 	k := i
 	sawNL := false
-	for k > m.textFrom && isWS(buf[k-1]) && i-k < maxStealWord {
+	for k > m.textFrom && lenient.IsWS(buf[k-1]) && i-k < maxStealWord {
 		if buf[k-1] == '\n' {
 			sawNL = true
 		}
@@ -334,9 +326,9 @@ func (m *machine) strayLine(i int) int {
 
 // wrapper starts a call between tags, after checking what follows the opener
 // is a call and not a mention of the tag in prose.
-func (m *machine) wrapper(i int, t tagInfo, closers []string, weak, gemma bool) action {
+func (m *machine) wrapper(i int, t tag.Info, closers []string, weak, gemma bool) action {
 	buf := m.buf
-	j, need, far := m.skipWS(t.end, maxLook)
+	j, need, far := m.skipWS(t.End, maxLook)
 	if need {
 		return action{need: true}
 	}
@@ -345,14 +337,14 @@ func (m *machine) wrapper(i int, t tagInfo, closers []string, weak, gemma bool) 
 	}
 	// Special tokens that open the body (InternLM's <|plugin|>) are not part of it.
 	for j < len(buf) && buf[j] == '<' && !weak {
-		nt, ok, need := readTag(buf, j, m.eof)
+		nt, ok, need := tag.Read(buf, j, m.eof)
 		if need {
 			return action{need: true}
 		}
-		if !ok || !(nt.barL && nt.barR && !nt.closing && (nt.name == "plugin" || nt.name == "interpreter")) {
+		if !ok || !(nt.BarL && nt.BarR && !nt.Closing && (nt.Name == "plugin" || nt.Name == "interpreter")) {
 			break
 		}
-		if j, need, far = m.skipWS(nt.end, maxLook); need {
+		if j, need, far = m.skipWS(nt.End, maxLook); need {
 			return action{need: true}
 		} else if far {
 			return action{}
@@ -378,7 +370,7 @@ func (m *machine) wrapper(i int, t tagInfo, closers []string, weak, gemma bool) 
 		if need {
 			return action{need: true}
 		}
-		if k < len(buf) && isIdentStart(buf[k]) {
+		if k < len(buf) && lenient.IsIdentStart(buf[k]) {
 			if weak {
 				return action{}
 			}
@@ -419,20 +411,20 @@ func (m *machine) wrapper(i int, t tagInfo, closers []string, weak, gemma bool) 
 			return action{}
 		}
 		// <tool_call></tool_call> in prose names the tags; it is not a call
-		nt, ok, need := readTag(buf, j, m.eof)
+		nt, ok, need := tag.Read(buf, j, m.eof)
 		if need {
 			return action{need: true}
 		}
-		if ok && nt.closing && (wrapperNames[nt.name] || nt.name == t.name) {
+		if ok && nt.Closing && (wrapperNames[nt.Name] || nt.Name == t.Name) {
 			return action{}
 		}
 		return a
-	case isIdentStart(c):
+	case lenient.IsIdentStart(c):
 		if weak {
 			return action{}
 		}
 		k := j
-		for k < len(buf) && k-j < maxStealWord && (isPyIdentByte(buf[k]) || buf[k] == '.' || buf[k] == '-' || buf[k] == ':') {
+		for k < len(buf) && k-j < maxStealWord && (lenient.IsPyIdentByte(buf[k]) || buf[k] == '.' || buf[k] == '-' || buf[k] == ':') {
 			k++
 		}
 		if k >= len(buf) && !m.eof {
@@ -462,13 +454,13 @@ func (m *machine) wrapper(i int, t tagInfo, closers []string, weak, gemma bool) 
 	return action{}
 }
 
-func (m *machine) pythonTag(i int, t tagInfo) action {
+func (m *machine) pythonTag(i int, t tag.Info) action {
 	buf := m.buf
-	j, need, far := m.skipWS(t.end, maxLook)
+	j, need, far := m.skipWS(t.End, maxLook)
 	if need {
 		return action{need: true}
 	}
-	drop := action{reg: regionOf(&m.regions.dropRegion, dropRegion{end: t.end})}
+	drop := action{reg: regionOf(&m.regions.dropRegion, dropRegion{end: t.End})}
 	if far || j >= len(buf) {
 		return drop
 	}
@@ -477,9 +469,9 @@ func (m *machine) pythonTag(i int, t tagInfo) action {
 		return action{reg: regionOf(&m.regions.headerCall, headerCall{start: i, jsonAt: j, multi: true}), call: true}
 	case c == '[':
 		return action{reg: regionOf(&m.regions.pythonic, pythonic{start: j, bracket: true, strong: true}), call: true}
-	case isIdentStart(c):
+	case lenient.IsIdentStart(c):
 		k := j
-		for k < len(buf) && k-j < maxStealWord && (isPyIdentByte(buf[k]) || buf[k] == '.') {
+		for k < len(buf) && k-j < maxStealWord && (lenient.IsPyIdentByte(buf[k]) || buf[k] == '.') {
 			k++
 		}
 		if k >= len(buf) && !m.eof {
@@ -494,21 +486,21 @@ func (m *machine) pythonTag(i int, t tagInfo) action {
 
 // harmony reads a Harmony message header: <|start|>assistant<|channel|>
 // commentary to=functions.name <|constrain|>json<|message|>.
-func (m *machine) harmony(i int, t tagInfo) action {
+func (m *machine) harmony(i int, t tag.Info) action {
 	buf := m.buf
-	f := finder{pats: []string{"<|message|>"}, at: t.end, limit: i + 2*maxLook}
-	idx, _ := f.find(buf, m.eof)
-	drop := action{reg: regionOf(&m.regions.dropRegion, dropRegion{end: t.end})}
+	f := tag.Finder{Pats: []string{"<|message|>"}, At: t.End, Limit: i + 2*maxLook}
+	idx, _ := f.Find(buf, m.eof)
+	drop := action{reg: regionOf(&m.regions.dropRegion, dropRegion{end: t.End})}
 	if idx < 0 {
 		if len(buf) < i+2*maxLook+len("<|message|>") && !m.eof {
 			return action{need: true}
 		}
 		return drop
 	}
-	header := string(buf[t.end:idx])
+	header := string(buf[t.End:idx])
 	msg := idx + len("<|message|>")
 	channel := ""
-	if t.name == "channel" {
+	if t.Name == "channel" {
 		channel = firstWord(header)
 	} else if k := bytes.Index([]byte(header), []byte("<|channel|>")); k >= 0 {
 		channel = firstWord(header[k+len("<|channel|>"):])
@@ -549,12 +541,12 @@ func firstWord(s string) string {
 
 func (m *machine) recognizeBracket(i int) action {
 	buf := m.buf
-	if match, need := hasPrefixFold(buf, i, "[tool_calls]", m.eof); need {
+	if match, need := lenient.HasPrefixFold(buf, i, "[tool_calls]", m.eof); need {
 		return action{need: true}
 	} else if match {
 		return m.mistral(i, i+len("[tool_calls]"))
 	}
-	if match, need := hasPrefixFold(buf, i, "[think]", m.eof); need {
+	if match, need := lenient.HasPrefixFold(buf, i, "[think]", m.eof); need {
 		return action{need: true}
 	} else if match { // Magistral
 		return action{reg: regionOf(&m.regions.thinkRegion, thinkRegion{contentFrom: i + len("[think]"), closers: []string{"[/think]"}})}
@@ -576,9 +568,9 @@ func (m *machine) recognizeBracket(i int) action {
 			return action{}
 		}
 		return action{reg: regionOf(&m.regions.bareJSON, bareJSON{start: i, sepFrom: -1}), call: true}
-	case isIdentStart(c):
+	case lenient.IsIdentStart(c):
 		k := j
-		for k < len(buf) && k-j < 2*maxStealWord && (isPyIdentByte(buf[k]) || buf[k] == '.') {
+		for k < len(buf) && k-j < 2*maxStealWord && (lenient.IsPyIdentByte(buf[k]) || buf[k] == '.') {
 			k++
 		}
 		if k >= len(buf) && !m.eof {
@@ -611,7 +603,7 @@ func (m *machine) mistral(i, e int) action {
 		return action{reg: regionOf(&m.regions.headerCall, headerCall{start: i, jsonAt: j}), call: true}
 	}
 	args := 0
-	if isIdentStart(c) {
+	if lenient.IsIdentStart(c) {
 		if args = m.mistralArgs(j); args < 0 {
 			return action{need: true}
 		}
@@ -626,11 +618,11 @@ func (m *machine) mistral(i, e int) action {
 			return action{reg: regionOf(&m.regions.headerCall, headerCall{start: i, jsonAt: q, textBefore: [2]int{j, q}}), call: true}
 		}
 	}
-	if !isIdentStart(c) {
+	if !lenient.IsIdentStart(c) {
 		return drop
 	}
 	k := j
-	for k < len(buf) && k-j < 2*maxStealWord && (isPyIdentByte(buf[k]) || buf[k] == '.' || buf[k] == '-') {
+	for k < len(buf) && k-j < 2*maxStealWord && (lenient.IsPyIdentByte(buf[k]) || buf[k] == '.' || buf[k] == '-') {
 		k++
 	}
 	if k >= len(buf) {
@@ -642,7 +634,7 @@ func (m *machine) mistral(i, e int) action {
 	}
 	name := string(buf[j:k])
 	n := k
-	if match, need := hasPrefixFold(buf, n, "[call_id]", m.eof); need {
+	if match, need := lenient.HasPrefixFold(buf, n, "[call_id]", m.eof); need {
 		return action{need: true}
 	} else if match {
 		n += len("[call_id]")
@@ -653,7 +645,7 @@ func (m *machine) mistral(i, e int) action {
 			return action{need: true}
 		}
 	}
-	if match, need := hasPrefixFold(buf, n, "[args]", m.eof); need {
+	if match, need := lenient.HasPrefixFold(buf, n, "[args]", m.eof); need {
 		return action{need: true}
 	} else if match {
 		n += len("[args]")
@@ -706,7 +698,7 @@ func (m *machine) jsonOnLine(j int) int {
 func (m *machine) mistralArgs(j int) int {
 	buf := m.buf
 	k := j
-	for k < len(buf) && k-j < 2*maxStealWord && (isPyIdentByte(buf[k]) || buf[k] == '.' || buf[k] == '-') {
+	for k < len(buf) && k-j < 2*maxStealWord && (lenient.IsPyIdentByte(buf[k]) || buf[k] == '.' || buf[k] == '-') {
 		k++
 	}
 	if k >= len(buf) {
@@ -718,8 +710,8 @@ func (m *machine) mistralArgs(j int) int {
 	if buf[k] == '{' {
 		return 1
 	}
-	a, need1 := hasPrefixFold(buf, k, "[args]", m.eof)
-	c, need2 := hasPrefixFold(buf, k, "[call_id]", m.eof)
+	a, need1 := lenient.HasPrefixFold(buf, k, "[args]", m.eof)
+	c, need2 := lenient.HasPrefixFold(buf, k, "[call_id]", m.eof)
 	switch {
 	case a || c:
 		return 1
@@ -737,7 +729,7 @@ type badCall struct {
 }
 
 func (r *badCall) advance(m *machine) bool {
-	m.addCalls([]rawCall{{name: r.name, offset: r.start, err: r.kind, errMsg: r.msg}})
+	m.addCalls([]RawCall{{Name: r.name, Offset: r.start, Err: r.kind, ErrMsg: r.msg}})
 	m.pos = r.end
 	return true
 }
@@ -751,7 +743,7 @@ func (m *machine) recognizeBrace(i int) action {
 	if far || j >= len(buf) {
 		return action{}
 	}
-	if c := buf[j]; (c == '"' || c == '\'' || isIdentStart(c)) && m.standsAlone(i) {
+	if c := buf[j]; (c == '"' || c == '\'' || lenient.IsIdentStart(c)) && m.standsAlone(i) {
 		return action{reg: regionOf(&m.regions.bareJSON, bareJSON{start: i, sepFrom: -1}), call: true}
 	}
 	return action{}
@@ -821,7 +813,7 @@ func (m *machine) recognizeTicks(i int) action {
 	atLine := m.atLineStart(i)
 	// info string: ```json, ```tool_code
 	k := n
-	for k < len(buf) && k-n < 32 && (isPyIdentByte(buf[k]) || buf[k] == '+' || buf[k] == '-' || buf[k] == '.') {
+	for k < len(buf) && k-n < 32 && (lenient.IsPyIdentByte(buf[k]) || buf[k] == '+' || buf[k] == '-' || buf[k] == '.') {
 		k++
 	}
 	if k >= len(buf) && !m.eof {
@@ -848,7 +840,7 @@ func (m *machine) recognizeTicks(i int) action {
 	switch c := buf[j]; {
 	case c == '{' || c == '[' || c == '<' || c == '>',
 		// a name: name(...) or GLM's name<arg_key>, in a fence that could hold them
-		isIdentStart(c) && (len(info) == 0 || toolCode || bytes.EqualFold(info, []byte("python")) || bytes.EqualFold(info, []byte("py"))):
+		lenient.IsIdentStart(c) && (len(info) == 0 || toolCode || bytes.EqualFold(info, []byte("python")) || bytes.EqualFold(info, []byte("py"))):
 		return action{reg: regionOf(&m.regions.fenceOpen, fenceOpen{start: i, char: ch, ticks: ticks, content: content, atLine: atLine, toolCode: toolCode}), call: true}
 	}
 	return text
@@ -856,7 +848,7 @@ func (m *machine) recognizeTicks(i int) action {
 
 func (m *machine) recognizeArrows(i int) action {
 	buf := m.buf
-	match, need := hasPrefixFold(buf, i, ">>>", m.eof)
+	match, need := lenient.HasPrefixFold(buf, i, ">>>", m.eof)
 	if need {
 		return action{need: true}
 	}
@@ -865,7 +857,7 @@ func (m *machine) recognizeArrows(i int) action {
 	}
 	j := i + 3
 	k := j
-	for k < len(buf) && k-j < maxStealWord && (isPyIdentByte(buf[k]) || buf[k] == '.' || buf[k] == '-') {
+	for k < len(buf) && k-j < maxStealWord && (lenient.IsPyIdentByte(buf[k]) || buf[k] == '.' || buf[k] == '-') {
 		k++
 	}
 	if k >= len(buf) && !m.eof {
@@ -892,15 +884,15 @@ func (m *machine) recognizeArrows(i int) action {
 // declared tool (or inside a ```tool_code fence).
 func (m *machine) recognizeParen(i int) action {
 	toolCode := m.fence != nil && m.fence.toolCode
-	if len(m.p.tools) == 0 && !toolCode {
+	if !m.cfg.Declared && !toolCode {
 		return action{}
 	}
 	buf := m.buf
 	k := i
-	for k > m.textFrom && i-k < 2*maxStealWord && (isPyIdentByte(buf[k-1]) || buf[k-1] == '.') {
+	for k > m.textFrom && i-k < 2*maxStealWord && (lenient.IsPyIdentByte(buf[k-1]) || buf[k-1] == '.') {
 		k--
 	}
-	if k == i || !isIdentStart(buf[k]) || i-k >= 2*maxStealWord {
+	if k == i || !lenient.IsIdentStart(buf[k]) || i-k >= 2*maxStealWord {
 		return action{}
 	}
 	if !m.lineStartAt(k) {
@@ -908,7 +900,7 @@ func (m *machine) recognizeParen(i int) action {
 	}
 	name := string(buf[k:i])
 	if !toolCode {
-		if t, _ := m.p.resolve(name); t == nil {
+		if !m.cfg.known(name, false) {
 			return action{}
 		}
 	}

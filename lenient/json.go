@@ -1,9 +1,21 @@
-package protocol
+// Package lenient reads the JSON that language models write: valid JSON byte
+// for byte, and the usual slips repaired and recorded (single quotes, Python
+// literals, comments, trailing or missing commas, bare keys, raw newlines and
+// stray quotes in strings, missing closing brackets). Its [Reader] is
+// incremental, so a streamed reply is read once and decides exactly as the
+// whole text would; [RepairJSON] is the one-call form. [Python] reads Python
+// literals and pythonic call lists ([f(a=1)]) into the same [Node] tree, and
+// [ParseLiteral] takes either.
+//
+// It imports only the standard library: the dialect and schema layers and
+// the protocol package build on it.
+package lenient
 
 import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -19,113 +31,113 @@ import (
 // object keys, // and /* */ comments, trailing commas, missing commas between
 // values (not in prose), and lenient numbers (+1, .5, 1., 0x1F).
 
-// maxDepth bounds the nesting of containers; deeper input is rejected.
-const maxDepth = 128
+// MaxDepth bounds the nesting of containers; deeper input is rejected.
+const MaxDepth = 128
 
 // quoteLookahead bounds how far past a quote the reader looks to decide
 // whether the quote ends its string.
 const quoteLookahead = 256
 
-type jkind uint8
+type Kind uint8
 
 const (
-	jNull jkind = iota
-	jBool
-	jNumber
-	jString
-	jArray
-	jObject
+	Null Kind = iota
+	Bool
+	Number
+	String
+	Array
+	Object
 )
 
-func (k jkind) String() string {
+func (k Kind) String() string {
 	switch k {
-	case jNull:
+	case Null:
 		return "null"
-	case jBool:
+	case Bool:
 		return "boolean"
-	case jNumber:
+	case Number:
 		return "number"
-	case jString:
+	case String:
 		return "string"
-	case jArray:
+	case Array:
 		return "array"
 	}
 	return "object"
 }
 
-// jnode is a JSON value with the byte span it came from. Objects keep their
+// Node is a JSON value with the byte span it came from. Objects keep their
 // keys in order.
-type jnode struct {
-	kind       jkind
-	start, end int // span in the source; meaningful only when clean
-	s          string
-	b          bool
-	keys       []string
-	kids       []*jnode
-	// clean reports that source[start:end] is valid JSON for this value
+type Node struct {
+	Kind       Kind
+	Start, End int // span in the source; meaningful only when clean
+	Str        string
+	Bool       bool
+	Keys       []string
+	Kids       []*Node
+	// Clean reports that source[start:end] is valid JSON for this value
 	// exactly: no repair, coercion or edit touched it.
-	clean bool
+	Clean bool
 }
 
-func (n *jnode) get(key string) *jnode {
-	if n == nil || n.kind != jObject {
+func (n *Node) Get(key string) *Node {
+	if n == nil || n.Kind != Object {
 		return nil
 	}
-	for i := len(n.keys) - 1; i >= 0; i-- {
-		if n.keys[i] == key {
-			return n.kids[i]
+	for i := len(n.Keys) - 1; i >= 0; i-- {
+		if n.Keys[i] == key {
+			return n.Kids[i]
 		}
 	}
 	return nil
 }
 
-// appendJSON writes n as compact JSON. A clean node is copied from src.
-func appendJSON(dst []byte, n *jnode, src []byte) []byte {
-	if n.clean && src != nil && n.end <= len(src) {
-		return append(dst, src[n.start:n.end]...)
+// AppendJSON writes n as compact JSON. A clean node is copied from src.
+func AppendJSON(dst []byte, n *Node, src []byte) []byte {
+	if n.Clean && src != nil && n.End <= len(src) {
+		return append(dst, src[n.Start:n.End]...)
 	}
-	switch n.kind {
-	case jNull:
+	switch n.Kind {
+	case Null:
 		return append(dst, "null"...)
-	case jBool:
-		if n.b {
+	case Bool:
+		if n.Bool {
 			return append(dst, "true"...)
 		}
 		return append(dst, "false"...)
-	case jNumber:
-		return append(dst, n.s...)
-	case jString:
-		return appendJSONString(dst, n.s)
-	case jArray:
+	case Number:
+		return append(dst, n.Str...)
+	case String:
+		return AppendString(dst, n.Str)
+	case Array:
 		dst = append(dst, '[')
-		for i, k := range n.kids {
+		for i, k := range n.Kids {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendJSON(dst, k, src)
+			dst = AppendJSON(dst, k, src)
 		}
 		return append(dst, ']')
 	}
 	dst = append(dst, '{')
 	first := true
-	for i, k := range n.kids {
-		if shadowed(n.keys, i) {
+	for i, k := range n.Kids {
+		if Shadowed(n.Keys, i) {
 			continue
 		}
 		if !first {
 			dst = append(dst, ',')
 		}
 		first = false
-		dst = appendJSONString(dst, n.keys[i])
+		dst = AppendString(dst, n.Keys[i])
 		dst = append(dst, ':')
-		dst = appendJSON(dst, k, src)
+		dst = AppendJSON(dst, k, src)
 	}
 	return append(dst, '}')
 }
 
-// shadowed reports whether keys[i] appears again later: the last value of a
+// Shadowed reports whether keys[i] appears again later: the last value of a
 // repeated key wins, as in encoding/json.
-func shadowed(keys []string, i int) bool {
+func Shadowed(keys []string, i int) bool {
 	for j := i + 1; j < len(keys); j++ {
 		if keys[j] == keys[i] {
 			return true
@@ -136,9 +148,9 @@ func shadowed(keys []string, i int) bool {
 
 const hexDigits = "0123456789abcdef"
 
-// appendJSONString writes s as a JSON string, without HTML escaping, with
+// AppendString writes s as a JSON string, without HTML escaping, with
 // invalid UTF-8 replaced by U+FFFD.
-func appendJSONString(dst []byte, s string) []byte {
+func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -187,10 +199,10 @@ func appendJSONString(dst []byte, s string) []byte {
 }
 
 // repair kinds, recorded once each, in the order they first happen.
-type repairKind uint8
+type RepairKind uint8
 
 const (
-	rSingleQuotes repairKind = iota
+	rSingleQuotes RepairKind = iota
 	rUnescapedQuote
 	rControlChar
 	rBadEscape
@@ -224,13 +236,13 @@ var repairText = [nRepairKinds]string{
 	rMissingClosers:   "json: missing closing brackets added before the closing tag",
 }
 
-type repairSet struct {
+type Repairs struct {
 	seen  uint32
-	order []repairKind
+	order []RepairKind
 	n     int // every repair, counted, for clean tracking
 }
 
-func (r *repairSet) add(k repairKind) {
+func (r *Repairs) Add(k RepairKind) {
 	r.n++
 	if r.seen&(1<<k) == 0 {
 		r.seen |= 1 << k
@@ -238,7 +250,16 @@ func (r *repairSet) add(k repairKind) {
 	}
 }
 
-func (r *repairSet) strings() []string {
+// Merge adds the kinds of repair o recorded that r has not, in o's order.
+func (r *Repairs) Merge(o *Repairs) {
+	for _, k := range o.order {
+		if r.seen&(1<<k) == 0 {
+			r.Add(k)
+		}
+	}
+}
+
+func (r *Repairs) Strings() []string {
 	if len(r.order) == 0 {
 		return nil
 	}
@@ -249,12 +270,12 @@ func (r *repairSet) strings() []string {
 	return out
 }
 
-type jstatus uint8
+type Status uint8
 
 const (
-	jNeed jstatus = iota // more input is needed to decide
-	jDone                // the value is complete
-	jFail                // the input is not a value
+	Need Status = iota // more input is needed to decide
+	Done               // the value is complete
+	Fail               // the input is not a value
 )
 
 type jstate uint8
@@ -271,25 +292,25 @@ const (
 )
 
 type jframe struct {
-	node     *jnode
+	node     *Node
 	bareKeys bool
 	key      string
 	nrep     int
 }
 
-// jparser reads one lenient JSON value incrementally. Positions are indices
+// Reader reads one lenient JSON value incrementally. Positions are indices
 // into the buffer passed to feed, which may grow between calls but never
 // changes its existing bytes.
-type jparser struct {
+type Reader struct {
 	// bare marks a value found in prose: anything doubtful rejects it at once,
 	// so prose is released quickly and only call-like JSON is held back.
 	bare bool
 
-	pos   int
+	Pos   int
 	state jstate
 	stack []jframe
-	root  *jnode
-	end   int
+	Root  *Node
+	End   int
 
 	// string in progress
 	inStr    bool
@@ -307,86 +328,86 @@ type jparser struct {
 	// comment in progress: 1 line, 2 block
 	comment int
 
-	rep     repairSet
-	failPos int
-	failMsg string
-	// truncated reports that the input ended inside the value.
-	truncated bool
+	Rep     Repairs
+	FailPos int
+	FailMsg string
+	// Truncated reports that the input ended inside the value.
+	Truncated bool
 
-	// closed holds the outermost containers closed so far inside a value
+	// Closed holds the outermost containers closed so far inside a value
 	// that is still open: what is left to salvage when the value fails.
-	closed []*jnode
-	// trackClosed enables closed.
+	Closed []*Node
+	// trackClosed enables Closed.
 	trackClosed bool
-	pool        *nodePool
-	// closers end the value where it stands, with its containers closed,
+	pool        *Pool
+	// Closers end the value where it stands, with its containers closed,
 	// when one of them appears between tokens: the closing tag of the call
 	// proves the value ended, only a bracket is missing.
-	closers []string
+	Closers []string
 }
 
-func newJParser(start int, bare bool) *jparser {
-	return &jparser{pos: start, bare: bare, trackClosed: bare}
+func NewReader(start int, bare bool) *Reader {
+	return &Reader{Pos: start, bare: bare, trackClosed: bare}
 }
 
-// reset makes p ready to read a new value at start, keeping its buffers.
-func (p *jparser) reset(start int, bare bool, pool *nodePool) *jparser {
-	*p = jparser{pos: start, bare: bare, trackClosed: bare, pool: pool,
-		stack: p.stack[:0], sb: p.sb[:0], closed: p.closed[:0], rep: repairSet{order: p.rep.order[:0]}}
+// Reset makes p ready to read a new value at start, keeping its buffers.
+func (p *Reader) Reset(start int, bare bool, pool *Pool) *Reader {
+	*p = Reader{Pos: start, bare: bare, trackClosed: bare, pool: pool,
+		stack: p.stack[:0], sb: p.sb[:0], Closed: p.Closed[:0], Rep: Repairs{order: p.Rep.order[:0]}}
 	return p
 }
 
-// nodePool hands out values in blocks, so reading JSON allocates rarely.
-// nodePool hands out nodes from blocks that double from 8 to 128 nodes: a
+// Pool hands out values in blocks, so reading JSON allocates rarely.
+// Pool hands out nodes from blocks that double from 8 to 128 nodes: a
 // small call does not pay for a large block.
-type nodePool struct {
-	free  []jnode
+type Pool struct {
+	free  []Node
 	block int
 }
 
-func (p *nodePool) get() *jnode {
+func (p *Pool) get() *Node {
 	if p == nil {
-		return new(jnode)
+		return new(Node)
 	}
 	if len(p.free) == 0 {
 		p.block = min(max(2*p.block, 8), 128)
-		p.free = make([]jnode, p.block)
+		p.free = make([]Node, p.block)
 	}
 	n := &p.free[0]
 	p.free = p.free[1:]
 	return n
 }
 
-func (p *jparser) fail(pos int, msg string) jstatus {
-	p.failPos = pos
-	p.failMsg = msg
-	return jFail
+func (p *Reader) fail(pos int, msg string) Status {
+	p.FailPos = pos
+	p.FailMsg = msg
+	return Fail
 }
 
-func isWS(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+func IsWS(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
-func isWordByte(c byte) bool {
+func IsWordByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
 		c == '_' || c == '$' || c == '.' || c == '+' || c == '-'
 }
 
-func isIdentStart(c byte) bool {
+func IsIdentStart(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == '$'
 }
 
-func (p *jparser) top() *jframe {
+func (p *Reader) top() *jframe {
 	if len(p.stack) == 0 {
 		return nil
 	}
 	return &p.stack[len(p.stack)-1]
 }
 
-// feed advances over buf. eof reports that buf holds the whole input.
-func (p *jparser) feed(buf []byte, eof bool) jstatus {
+// Feed advances over buf. eof reports that buf holds the whole input.
+func (p *Reader) Feed(buf []byte, eof bool) Status {
 	for {
 		switch {
 		case p.state == jsDone:
-			return jDone
+			return Done
 		case p.inStr:
 			if st, ok := p.scanString(buf, eof); !ok {
 				return st
@@ -403,24 +424,24 @@ func (p *jparser) feed(buf []byte, eof bool) jstatus {
 			}
 			continue
 		}
-		i := p.pos
-		for i < len(buf) && isWS(buf[i]) {
+		i := p.Pos
+		for i < len(buf) && IsWS(buf[i]) {
 			i++
 		}
-		p.pos = i
+		p.Pos = i
 		if i >= len(buf) {
 			if eof {
-				p.truncated = true
+				p.Truncated = true
 				return p.fail(i, "the JSON ends before it is complete")
 			}
-			return jNeed
+			return Need
 		}
 		c := buf[i]
-		if c == '<' && len(p.closers) > 0 && len(p.stack) > 0 {
-			for _, cl := range p.closers {
-				match, need := hasPrefixFold(buf, i, cl, eof)
+		if c == '<' && len(p.Closers) > 0 && len(p.stack) > 0 {
+			for _, cl := range p.Closers {
+				match, need := HasPrefixFold(buf, i, cl, eof)
 				if need {
-					return jNeed
+					return Need
 				}
 				if match {
 					return p.autoClose(i)
@@ -432,7 +453,7 @@ func (p *jparser) feed(buf []byte, eof bool) jstatus {
 				if eof {
 					return p.fail(i, "unexpected '/'")
 				}
-				return jNeed
+				return Need
 			}
 			switch buf[i+1] {
 			case '/':
@@ -442,8 +463,8 @@ func (p *jparser) feed(buf []byte, eof bool) jstatus {
 			default:
 				return p.fail(i, "unexpected '/'")
 			}
-			p.rep.add(rComment)
-			p.pos = i + 2
+			p.Rep.Add(rComment)
+			p.Pos = i + 2
 			continue
 		}
 		if st, ok := p.token(buf, i, c); !ok {
@@ -453,17 +474,17 @@ func (p *jparser) feed(buf []byte, eof bool) jstatus {
 }
 
 // token handles the byte c at i between tokens.
-func (p *jparser) token(buf []byte, i int, c byte) (jstatus, bool) {
+func (p *Reader) token(buf []byte, i int, c byte) (Status, bool) {
 	switch p.state {
 	case jsValueOrClose:
 		if c == ']' {
-			return p.closeContainer(i, jArray)
+			return p.closeContainer(i, Array)
 		}
 		return p.beginValue(buf, i, c)
 	case jsArrayComma:
 		if c == ']' {
-			p.rep.add(rTrailingComma)
-			return p.closeContainer(i, jArray)
+			p.Rep.Add(rTrailingComma)
+			return p.closeContainer(i, Array)
 		}
 		return p.beginValue(buf, i, c)
 	case jsValue:
@@ -472,21 +493,21 @@ func (p *jparser) token(buf []byte, i int, c byte) (jstatus, bool) {
 		switch {
 		case c == '}':
 			if p.state == jsKey {
-				p.rep.add(rTrailingComma)
+				p.Rep.Add(rTrailingComma)
 			}
-			return p.closeContainer(i, jObject)
+			return p.closeContainer(i, Object)
 		case c == '"' || c == '\'':
 			p.beginString(i, c, true)
 			return 0, true
-		case isIdentStart(c) || c >= '0' && c <= '9':
-			p.inWord, p.wordStart, p.pos = true, i, i+1
+		case IsIdentStart(c) || c >= '0' && c <= '9':
+			p.inWord, p.wordStart, p.Pos = true, i, i+1
 			return 0, true
 		}
 		return p.fail(i, "expected an object key"), false
 	case jsColon:
 		if c == ':' {
 			p.state = jsValue
-			p.pos = i + 1
+			p.Pos = i + 1
 			return 0, true
 		}
 		return p.fail(i, "expected ':' after an object key"), false
@@ -494,22 +515,22 @@ func (p *jparser) token(buf []byte, i int, c byte) (jstatus, bool) {
 		f := p.top()
 		switch c {
 		case ',':
-			if f.node.kind == jObject {
+			if f.node.Kind == Object {
 				p.state = jsKey
 			} else {
 				p.state = jsArrayComma
 			}
-			p.pos = i + 1
+			p.Pos = i + 1
 			return 0, true
 		case '}':
-			return p.closeContainer(i, jObject)
+			return p.closeContainer(i, Object)
 		case ']':
-			return p.closeContainer(i, jArray)
+			return p.closeContainer(i, Array)
 		}
-		if !p.bare && (c == '"' || c == '\'' || c == '{' || c == '[' || c >= '0' && c <= '9' || c == '-' || isIdentStart(c)) {
+		if !p.bare && (c == '"' || c == '\'' || c == '{' || c == '[' || c >= '0' && c <= '9' || c == '-' || IsIdentStart(c)) {
 			// A missing comma between two values, a common slip.
-			p.rep.add(rMissingComma)
-			if f.node.kind == jObject {
+			p.Rep.Add(rMissingComma)
+			if f.node.Kind == Object {
 				p.state = jsKey
 			} else {
 				p.state = jsArrayComma
@@ -522,109 +543,109 @@ func (p *jparser) token(buf []byte, i int, c byte) (jstatus, bool) {
 }
 
 // autoClose closes every open container at i.
-func (p *jparser) autoClose(i int) jstatus {
+func (p *Reader) autoClose(i int) Status {
 	if p.state == jsColon || p.state == jsValue {
 		return p.fail(i, "an object key without its value")
 	}
-	p.rep.add(rMissingClosers)
+	p.Rep.Add(rMissingClosers)
 	for len(p.stack) > 0 {
 		f := p.top()
 		n := f.node
-		n.end = i
-		n.clean = false
+		n.End = i
+		n.Clean = false
 		p.stack = p.stack[:len(p.stack)-1]
 		if len(p.stack) == 0 {
-			p.root = n
+			p.Root = n
 			break
 		}
 		pf := p.top()
-		if pf.node.kind == jObject {
-			pf.node.keys = append(pf.node.keys, pf.key)
+		if pf.node.Kind == Object {
+			pf.node.Keys = append(pf.node.Keys, pf.key)
 		}
-		pf.node.kids = append(pf.node.kids, n)
+		pf.node.Kids = append(pf.node.Kids, n)
 	}
-	p.end = i
-	p.pos = i
+	p.End = i
+	p.Pos = i
 	p.state = jsDone
-	return jDone
+	return Done
 }
 
-func (p *jparser) beginValue(buf []byte, i int, c byte) (jstatus, bool) {
+func (p *Reader) beginValue(buf []byte, i int, c byte) (Status, bool) {
 	switch {
 	case c == '{' || c == '[':
-		if len(p.stack) >= maxDepth {
+		if len(p.stack) >= MaxDepth {
 			return p.fail(i, "JSON nested too deeply"), false
 		}
 		n := p.pool.get()
-		n.kind, n.start = jObject, i
+		n.Kind, n.Start = Object, i
 		p.state = jsKeyOrClose
 		if c == '[' {
-			n.kind = jArray
+			n.Kind = Array
 			p.state = jsValueOrClose
 		}
-		p.stack = append(p.stack, jframe{node: n, nrep: p.rep.n})
-		p.pos = i + 1
+		p.stack = append(p.stack, jframe{node: n, nrep: p.Rep.n})
+		p.Pos = i + 1
 		return 0, true
 	case c == '"' || c == '\'':
 		p.beginString(i, c, false)
 		return 0, true
-	case c == '-' || c == '+' || c == '.' || c >= '0' && c <= '9' || isIdentStart(c):
-		p.inWord, p.wordStart, p.pos = true, i, i+1
+	case c == '-' || c == '+' || c == '.' || c >= '0' && c <= '9' || IsIdentStart(c):
+		p.inWord, p.wordStart, p.Pos = true, i, i+1
 		return 0, true
 	}
 	return p.fail(i, "expected a JSON value"), false
 }
 
-func (p *jparser) beginString(i int, q byte, key bool) {
-	p.inStr, p.quote, p.isKey, p.strStart, p.strRep = true, q, key, i, p.rep.n
+func (p *Reader) beginString(i int, q byte, key bool) {
+	p.inStr, p.quote, p.isKey, p.strStart, p.strRep = true, q, key, i, p.Rep.n
 	p.sb = p.sb[:0]
 	if q == '\'' {
-		p.rep.add(rSingleQuotes)
+		p.Rep.Add(rSingleQuotes)
 	}
-	p.pos = i + 1
+	p.Pos = i + 1
 }
 
-func (p *jparser) closeContainer(i int, k jkind) (jstatus, bool) {
+func (p *Reader) closeContainer(i int, k Kind) (Status, bool) {
 	f := p.top()
-	if f == nil || f.node.kind != k {
+	if f == nil || f.node.Kind != k {
 		return p.fail(i, "mismatched closing bracket"), false
 	}
 	n := f.node
-	n.end = i + 1
-	n.clean = p.rep.n == f.nrep
+	n.End = i + 1
+	n.Clean = p.Rep.n == f.nrep
 	p.stack = p.stack[:len(p.stack)-1]
-	p.pos = i + 1
+	p.Pos = i + 1
 	if p.trackClosed && len(p.stack) > 0 {
 		// Containers closed inside n are no longer outermost.
-		j := len(p.closed)
-		for j > 0 && p.closed[j-1].start > n.start {
+		j := len(p.Closed)
+		for j > 0 && p.Closed[j-1].Start > n.Start {
 			j--
 		}
-		p.closed = append(p.closed[:j], n)
+		p.Closed = append(p.Closed[:j], n)
 	}
 	return p.valueDone(n)
 }
 
-func (p *jparser) valueDone(n *jnode) (jstatus, bool) {
+func (p *Reader) valueDone(n *Node) (Status, bool) {
 	f := p.top()
 	if f == nil {
-		p.root = n
-		p.end = p.pos
+		p.Root = n
+		p.End = p.Pos
 		p.state = jsDone
-		p.closed = nil
-		return jDone, false
+		p.Closed = nil
+		return Done, false
 	}
-	if f.node.kind == jObject {
-		f.node.keys = append(f.node.keys, f.key)
+	if f.node.Kind == Object {
+		f.node.Keys = append(f.node.Keys, f.key)
 	}
-	f.node.kids = append(f.node.kids, n)
+	f.node.Kids = append(f.node.Kids, n)
 	p.state = jsCommaOrClose
 	return 0, true
 }
 
 // scanString advances through a string; ok is false when feed must return st.
-func (p *jparser) scanString(buf []byte, eof bool) (st jstatus, ok bool) {
-	i := p.pos
+func (p *Reader) scanString(buf []byte, eof bool) (st Status, ok bool) {
+	i := p.Pos
 	q := p.quote
 	for {
 		run := i
@@ -637,32 +658,32 @@ func (p *jparser) scanString(buf []byte, eof bool) (st jstatus, ok bool) {
 		}
 		p.sb = append(p.sb, buf[run:i]...)
 		if i >= len(buf) {
-			p.pos = i
+			p.Pos = i
 			if eof {
-				p.truncated = true
+				p.Truncated = true
 				return p.fail(i, "the JSON ends inside a string"), false
 			}
-			return jNeed, false
+			return Need, false
 		}
 		c := buf[i]
 		switch {
 		case c == q:
 			switch p.quoteEnds(buf, i, eof) {
 			case -1:
-				p.pos = i
-				return jNeed, false
+				p.Pos = i
+				return Need, false
 			case 0:
-				p.rep.add(rUnescapedQuote)
+				p.Rep.Add(rUnescapedQuote)
 				p.sb = append(p.sb, c)
 				i++
 				continue
 			}
 			p.inStr = false
-			p.pos = i + 1
+			p.Pos = i + 1
 			if p.literal {
 				// A backslash that escapes nothing (C:\Users) says the model
 				// did not escape its backslashes: read them all as written.
-				p.rep.add(rLiteralBackslash)
+				p.Rep.Add(rLiteralBackslash)
 				p.sb = literalBackslashes(p.sb[:0], buf[p.strStart+1:i])
 				p.literal = false
 			}
@@ -673,16 +694,16 @@ func (p *jparser) scanString(buf []byte, eof bool) (st jstatus, ok bool) {
 				return 0, true
 			}
 			n := p.pool.get()
-			*n = jnode{kind: jString, s: s, start: p.strStart, end: i + 1, clean: p.rep.n == p.strRep}
+			*n = Node{Kind: String, Str: s, Start: p.strStart, End: i + 1, Clean: p.Rep.n == p.strRep}
 			return p.valueDone(n)
 		case c == '\\':
 			if i+1 >= len(buf) {
-				p.pos = i
+				p.Pos = i
 				if eof {
-					p.truncated = true
+					p.Truncated = true
 					return p.fail(i, "the JSON ends inside a string"), false
 				}
-				return jNeed, false
+				return Need, false
 			}
 			e := buf[i+1]
 			switch e {
@@ -705,17 +726,17 @@ func (p *jparser) scanString(buf []byte, eof bool) (st jstatus, ok bool) {
 				p.sb = append(p.sb, '\t')
 				i += 2
 			case '\'':
-				p.rep.add(rBadEscape)
+				p.Rep.Add(rBadEscape)
 				p.sb = append(p.sb, '\'')
 				i += 2
 			case 'u':
 				r, n, need := readUnicodeEscape(buf, i, eof)
 				if need {
-					p.pos = i
-					return jNeed, false
+					p.Pos = i
+					return Need, false
 				}
 				if n == 0 {
-					p.rep.add(rBadEscape)
+					p.Rep.Add(rBadEscape)
 					p.sb = append(p.sb, '\\', 'u')
 					i += 2
 					continue
@@ -723,7 +744,7 @@ func (p *jparser) scanString(buf []byte, eof bool) (st jstatus, ok bool) {
 				p.sb = utf8.AppendRune(p.sb, r)
 				i += n
 			default:
-				p.rep.add(rBadEscape)
+				p.Rep.Add(rBadEscape)
 				p.sb = append(p.sb, '\\')
 				p.literal = true
 				i++
@@ -732,7 +753,7 @@ func (p *jparser) scanString(buf []byte, eof bool) (st jstatus, ok bool) {
 			if p.bare && (c == '\n' || c == '\r') {
 				return p.fail(i, "line break inside a string"), false
 			}
-			p.rep.add(rControlChar)
+			p.Rep.Add(rControlChar)
 			p.sb = append(p.sb, c)
 			i++
 		}
@@ -833,7 +854,7 @@ func unhex(c byte) int {
 // 1 yes, 0 no (it is part of the text), -1 more input is needed. A quote ends
 // a string when what follows makes sense after a string; in valid JSON that is
 // always so, and in a model's unescaped `"use "strict";"` it is not.
-func (p *jparser) quoteEnds(buf []byte, i int, eof bool) int {
+func (p *Reader) quoteEnds(buf []byte, i int, eof bool) int {
 	j, ok := skipWSBounded(buf, i+1)
 	if !ok {
 		return 1
@@ -869,11 +890,11 @@ func (p *jparser) quoteEnds(buf []byte, i int, eof bool) int {
 		}
 		n := buf[k]
 		f := p.top()
-		if f.node.kind == jObject {
-			if n == '"' || n == '\'' || n == '}' || f.bareKeys && isIdentStart(n) {
+		if f.node.Kind == Object {
+			if n == '"' || n == '\'' || n == '}' || f.bareKeys && IsIdentStart(n) {
 				return 1
 			}
-			if isIdentStart(n) {
+			if IsIdentStart(n) {
 				return bareKeyAhead(buf, k, eof)
 			}
 			return 0
@@ -886,11 +907,11 @@ func (p *jparser) quoteEnds(buf []byte, i int, eof bool) int {
 	case '}', ']':
 		d := depth
 		for {
-			want := jObject
+			want := Object
 			if c == ']' {
-				want = jArray
+				want = Array
 			}
-			if p.stack[d-1].node.kind != want {
+			if p.stack[d-1].node.Kind != want {
 				return 0
 			}
 			d--
@@ -927,7 +948,7 @@ func (p *jparser) quoteEnds(buf []byte, i int, eof bool) int {
 // 0 no, -1 more input is needed.
 func bareKeyAhead(buf []byte, k int, eof bool) int {
 	j := k
-	for j < len(buf) && j-k < 64 && (isIdentStart(buf[j]) || buf[j] >= '0' && buf[j] <= '9') {
+	for j < len(buf) && j-k < 64 && (IsIdentStart(buf[j]) || buf[j] >= '0' && buf[j] <= '9') {
 		j++
 	}
 	for j < len(buf) && j-k < 64 && (buf[j] == ' ' || buf[j] == '\t') {
@@ -946,7 +967,7 @@ func bareKeyAhead(buf []byte, k int, eof bool) int {
 // it than the lookahead allows.
 func skipWSBounded(buf []byte, i int) (int, bool) {
 	limit := i + quoteLookahead
-	for i < len(buf) && isWS(buf[i]) {
+	for i < len(buf) && IsWS(buf[i]) {
 		i++
 		if i > limit {
 			return i, false
@@ -955,14 +976,14 @@ func skipWSBounded(buf []byte, i int) (int, bool) {
 	return i, true
 }
 
-func (p *jparser) scanWord(buf []byte, eof bool) (jstatus, bool) {
-	i := p.pos
-	for i < len(buf) && isWordByte(buf[i]) {
+func (p *Reader) scanWord(buf []byte, eof bool) (Status, bool) {
+	i := p.Pos
+	for i < len(buf) && IsWordByte(buf[i]) {
 		i++
 	}
-	p.pos = i
+	p.Pos = i
 	if i >= len(buf) && !eof {
-		return jNeed, false
+		return Need, false
 	}
 	p.inWord = false
 	w := string(buf[p.wordStart:i])
@@ -973,49 +994,49 @@ func (p *jparser) scanWord(buf []byte, eof bool) (jstatus, bool) {
 		f := p.top()
 		f.key = w
 		f.bareKeys = true
-		p.rep.add(rBareKey)
+		p.Rep.Add(rBareKey)
 		p.state = jsColon
 		return 0, true
 	}
 	n := p.pool.get()
-	*n = jnode{start: p.wordStart, end: i, clean: true}
+	*n = Node{Start: p.wordStart, End: i, Clean: true}
 	switch w {
 	case "true", "false":
-		n.kind, n.b = jBool, w == "true"
+		n.Kind, n.Bool = Bool, w == "true"
 	case "null":
-		n.kind = jNull
+		n.Kind = Null
 	case "True", "False":
-		n.kind, n.b, n.clean = jBool, w == "True", false
-		p.rep.add(rPythonLiteral)
+		n.Kind, n.Bool, n.Clean = Bool, w == "True", false
+		p.Rep.Add(rPythonLiteral)
 	case "None":
-		n.kind, n.clean = jNull, false
-		p.rep.add(rPythonLiteral)
+		n.Kind, n.Clean = Null, false
+		p.Rep.Add(rPythonLiteral)
 	case "NaN", "Infinity", "-Infinity", "+Infinity", "undefined":
-		n.kind, n.clean = jNull, false
-		p.rep.add(rNonFinite)
+		n.Kind, n.Clean = Null, false
+		p.Rep.Add(rNonFinite)
 	default:
-		num, ok, exact := parseNumberWord(w)
+		num, ok, exact := ParseNumberWord(w)
 		if !ok {
-			return p.fail(p.wordStart, "unexpected word "+strconv.Quote(clip(w, 20))), false
+			return p.fail(p.wordStart, "unexpected word "+strconv.Quote(Clip(w, 20))), false
 		}
-		n.kind, n.s = jNumber, num
+		n.Kind, n.Str = Number, num
 		if !exact {
-			n.clean = false
-			p.rep.add(rNumber)
+			n.Clean = false
+			p.Rep.Add(rNumber)
 		}
 	}
 	return p.valueDone(n)
 }
 
-func (p *jparser) scanComment(buf []byte, eof bool) (jstatus, bool) {
-	i := p.pos
+func (p *Reader) scanComment(buf []byte, eof bool) (Status, bool) {
+	i := p.Pos
 	if p.comment == 1 {
 		for i < len(buf) && buf[i] != '\n' {
 			i++
 		}
 		if i < len(buf) {
 			p.comment = 0
-			p.pos = i + 1
+			p.Pos = i + 1
 			return 0, true
 		}
 	} else {
@@ -1024,40 +1045,40 @@ func (p *jparser) scanComment(buf []byte, eof bool) (jstatus, bool) {
 		}
 		if i+1 < len(buf) {
 			p.comment = 0
-			p.pos = i + 2
+			p.Pos = i + 2
 			return 0, true
 		}
 	}
-	p.pos = i
+	p.Pos = i
 	if eof {
 		if p.comment == 1 {
 			p.comment = 0
-			p.pos = len(buf)
+			p.Pos = len(buf)
 			return 0, true
 		}
-		p.truncated = true
+		p.Truncated = true
 		return p.fail(i, "the JSON ends inside a comment"), false
 	}
-	return jNeed, false
+	return Need, false
 }
 
 func isIdentifier(w string) bool {
-	if w == "" || !isIdentStart(w[0]) {
+	if w == "" || !IsIdentStart(w[0]) {
 		return false
 	}
 	for i := 1; i < len(w); i++ {
 		c := w[i]
-		if !isIdentStart(c) && !(c >= '0' && c <= '9') && c != '-' {
+		if !IsIdentStart(c) && !(c >= '0' && c <= '9') && c != '-' {
 			return false
 		}
 	}
 	return true
 }
 
-// parseNumberWord reads a number written by a model. exact reports that w is
+// ParseNumberWord reads a number written by a model. exact reports that w is
 // already a JSON number; otherwise num is its JSON form.
-func parseNumberWord(w string) (num string, ok, exact bool) {
-	if isJSONNumber(w) {
+func ParseNumberWord(w string) (num string, ok, exact bool) {
+	if IsNumber(w) {
 		return w, true, true
 	}
 	s := w
@@ -1088,14 +1109,14 @@ func parseNumberWord(w string) (num string, ok, exact bool) {
 		f = -f
 	}
 	out := strconv.FormatFloat(f, 'g', -1, 64)
-	if !isJSONNumber(out) {
+	if !IsNumber(out) {
 		return "", false, false
 	}
 	return out, true, false
 }
 
-// isJSONNumber reports whether s is a number in JSON's grammar.
-func isJSONNumber(s string) bool {
+// IsNumber reports whether s is a number in JSON's grammar.
+func IsNumber(s string) bool {
 	i := 0
 	if i < len(s) && s[i] == '-' {
 		i++
@@ -1136,7 +1157,7 @@ func isJSONNumber(s string) bool {
 	return i == len(s)
 }
 
-func clip(s string, n int) string {
+func Clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
@@ -1146,25 +1167,25 @@ func clip(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// parseLenient reads one whole lenient JSON value from s, allowing only
+// Parse reads one whole lenient JSON value from s, allowing only
 // whitespace (and stray closing brackets, a common slip) after it.
-func parseLenient(s []byte) (*jnode, *repairSet, error) {
+func Parse(s []byte) (*Node, *Repairs, error) {
 	i := 0
-	for i < len(s) && isWS(s[i]) {
+	for i < len(s) && IsWS(s[i]) {
 		i++
 	}
-	p := newJParser(i, false)
+	p := NewReader(i, false)
 	p.trackClosed = false
-	switch p.feed(s, true) {
-	case jFail:
-		return nil, nil, &SyntaxError{Offset: p.failPos, Msg: p.failMsg, Truncated: p.truncated}
+	switch p.Feed(s, true) {
+	case Fail:
+		return nil, nil, &SyntaxError{Offset: p.FailPos, Msg: p.FailMsg, Truncated: p.Truncated}
 	}
-	j := p.end
+	j := p.End
 	extra := false
 	for j < len(s) {
 		c := s[j]
 		switch {
-		case isWS(c):
+		case IsWS(c):
 		case c == '}' || c == ']':
 			extra = true
 		default:
@@ -1173,10 +1194,10 @@ func parseLenient(s []byte) (*jnode, *repairSet, error) {
 		j++
 	}
 	if extra {
-		p.rep.add(rExtraClosers)
-		p.root.clean = false
+		p.Rep.Add(rExtraClosers)
+		p.Root.Clean = false
 	}
-	return p.root, &p.rep, nil
+	return p.Root, &p.Rep, nil
 }
 
 // SyntaxError reports JSON that could not be read even leniently.
@@ -1203,15 +1224,133 @@ func RepairJSON(s []byte) (out []byte, repairs []string, err error) {
 		return s, nil, nil
 	}
 	trimmed := 0
-	for trimmed < len(s) && isWS(s[trimmed]) {
+	for trimmed < len(s) && IsWS(s[trimmed]) {
 		trimmed++
 	}
 	if trimmed == len(s) {
 		return nil, nil, ErrNotJSON
 	}
-	n, rep, err := parseLenient(s)
+	n, rep, err := Parse(s)
 	if err != nil {
 		return nil, nil, err
 	}
-	return appendJSON(nil, n, s), rep.strings(), nil
+	return AppendJSON(nil, n, s), rep.Strings(), nil
+}
+
+// lowerASCII maps each byte to its ASCII lower case.
+var lowerASCII = func() (t [256]byte) {
+	for i := range t {
+		c := byte(i)
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		t[i] = c
+	}
+	return t
+}()
+
+// HasPrefixFold reports whether buf[i:] starts with pat (pat in lower case),
+// and whether more input is needed to tell.
+func HasPrefixFold(buf []byte, i int, pat string, eof bool) (match, need bool) {
+	n := len(pat)
+	avail := len(buf) - i
+	if avail < n {
+		for k := 0; k < avail; k++ {
+			if lowerASCII[buf[i+k]] != pat[k] {
+				return false, false
+			}
+		}
+		return false, !eof
+	}
+	for k := 0; k < n; k++ {
+		if lowerASCII[buf[i+k]] != pat[k] {
+			return false, false
+		}
+	}
+	return true, false
+}
+
+// IsIntegral reports whether a JSON number is a whole number, without
+// expanding it: "1e100000" is whole, and costs nothing to say so.
+func IsIntegral(num string) bool {
+	if !strings.ContainsAny(num, ".eE") {
+		return true
+	}
+	mant, exp, _ := strings.Cut(strings.ToLower(num), "e")
+	e := 0
+	if exp != "" {
+		v, err := strconv.Atoi(exp)
+		if err != nil {
+			if len(strings.TrimLeft(exp, "+-0")) > 18 {
+				return !strings.HasPrefix(exp, "-") // too big to count: whole if positive
+			}
+			return false
+		}
+		e = v
+	}
+	ip, frac, _ := strings.Cut(mant, ".")
+	frac = strings.TrimRight(frac, "0")
+	if strings.Trim(ip, "+-0") == "" && frac == "" {
+		return true // zero
+	}
+	return len(frac) <= e
+}
+
+// Unwrap reads a JSON object or array that a model wrote inside a string
+// (arguments encoded as a JSON string). Only a string
+// that is, whole, a JSON object (or array) is unwrapped: "{hello world}" and
+// "{...} and more" stay strings.
+func Unwrap(s string) (n *Node, src []byte, ok bool) {
+	t := strings.TrimSpace(s)
+	if t == "" || t[0] != '{' && t[0] != '[' {
+		return nil, nil, false
+	}
+	src = []byte(s)
+	n, _, err := Parse(src)
+	if err != nil || n.Kind != Object && n.Kind != Array {
+		return nil, nil, false
+	}
+	return n, src, true
+}
+
+// AppendQuoted appends s as a JSON string for a prompt. It leaves "<", ">" and "&" as they
+// are and escapes the line separators U+2028 and U+2029; invalid UTF-8 becomes
+// U+FFFD.
+func AppendQuoted(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				dst = append(dst, '\\', c)
+			case c == '\n':
+				dst = append(dst, `\n`...)
+			case c == '\r':
+				dst = append(dst, `\r`...)
+			case c == '\t':
+				dst = append(dst, `\t`...)
+			case c < 0x20 || c == 0x7f:
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			default:
+				dst = append(dst, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			dst = append(dst, `\ufffd`...)
+		case r == '\u2028':
+			dst = append(dst, `\u2028`...)
+		case r == '\u2029':
+			dst = append(dst, `\u2029`...)
+		default:
+			dst = append(dst, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(dst, '"')
 }

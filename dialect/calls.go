@@ -1,34 +1,34 @@
-package protocol
+package dialect
 
 import (
+	"github.com/ptkit/ptk/lenient"
 	"slices"
-	"strings"
 )
 
-// rawCall is a call as read from the reply, before it is checked against the
+// RawCall is a call as read from the reply, before it is checked against the
 // declared tools.
-type rawCall struct {
-	name string
-	// args is nil when the model gave none.
-	args *jnode
-	// src is the text args' spans point into.
-	src []byte
-	// textArgs marks argument values written as text (XML parameters, GLM
+type RawCall struct {
+	Name string
+	// Args is nil when the model gave none.
+	Args *lenient.Node
+	// Src is the text args' spans point into.
+	Src []byte
+	// TextArgs marks argument values written as text (XML parameters, GLM
 	// arg_value): the schema decides their type.
-	textArgs   bool
-	positional []*jnode
-	reasoning  string
-	repairs    []string
-	offset     int
-	// raw is the call's text, for the one EventArgsDelta of a call that was
+	TextArgs   bool
+	Positional []*lenient.Node
+	Reasoning  string
+	Repairs    []string
+	Offset     int
+	// raw is the call's text, for the one EventCallDelta of a call that was
 	// not streamed as it was read.
 	raw []byte
 	// plain reports that the object the call came from holds nothing but a
 	// name, arguments and metadata (bare JSON must, to be a call).
 	plain bool
-	// err marks a call that cannot run: DiagMalformed or DiagTruncated.
-	err    DiagKind
-	errMsg string
+	// Err marks a call that cannot run: DiagMalformed or DiagTruncated.
+	Err    DiagKind
+	ErrMsg string
 }
 
 var nameKeys = []string{"tool", "name", "function", "tool_name", "function_name", "toolName", "functionName", "action", "recipient_name"}
@@ -50,12 +50,12 @@ const (
 // callOf reads one call from a JSON object. shape says how call-like it is;
 // exact reports that it has nothing but a name, arguments (an object or a
 // JSON string of one) and metadata.
-func callOf(n *jnode, src []byte) (rc rawCall, shape callShape, exact bool) {
-	if n == nil || n.kind != jObject {
+func callOf(n *lenient.Node, src []byte) (rc RawCall, shape callShape, exact bool) {
+	if n == nil || n.Kind != lenient.Object {
 		return rc, notCall, false
 	}
-	rc.src = src
-	if v := n.get("function_call"); v != nil && v.kind == jObject {
+	rc.Src = src
+	if v := n.Get("function_call"); v != nil && v.Kind == lenient.Object {
 		// OpenAI's legacy {"function_call": {"name", "arguments"}}
 		inner, sh, ex := callOf(v, src)
 		if sh == nameArgs || sh == nameOnly {
@@ -65,54 +65,54 @@ func callOf(n *jnode, src []byte) (rc rawCall, shape callShape, exact bool) {
 	}
 	var nameKey, argsKey string
 	for _, k := range nameKeys {
-		v := n.get(k)
+		v := n.Get(k)
 		if v == nil {
 			continue
 		}
-		if v.kind == jString {
-			rc.name, nameKey = v.s, k
+		if v.Kind == lenient.String {
+			rc.Name, nameKey = v.Str, k
 			break
 		}
-		if k == "function" && v.kind == jObject {
+		if k == "function" && v.Kind == lenient.Object {
 			// OpenAI's {"type": "function", "function": {"name", "arguments"}}
 			inner, sh, ex := callOf(v, src)
 			if sh == nameArgs || sh == nameOnly {
-				inner.reasoning = firstString(n, reasonKeys)
+				inner.Reasoning = firstString(n, reasonKeys)
 				inner.plain = inner.plain && onlyKeys(n, "function")
 				return inner, sh, ex && onlyKeys(n, "function")
 			}
 		}
 	}
 	for _, k := range argsKeys {
-		if v := n.get(k); v != nil {
-			rc.args, argsKey = v, k
+		if v := n.Get(k); v != nil {
+			rc.Args, argsKey = v, k
 			break
 		}
 	}
-	rc.reasoning = firstString(n, reasonKeys)
+	rc.Reasoning = firstString(n, reasonKeys)
 	rc.plain = callKeysOnly(n)
 	switch {
 	case nameKey != "" && argsKey != "":
-		switch rc.args.kind {
-		case jObject:
+		switch rc.Args.Kind {
+		case lenient.Object:
 			exact = onlyKeys(n, nameKey, argsKey)
-		case jString:
-			exact = onlyKeys(n, nameKey, argsKey) && unwrapsToObject(rc.args.s)
+		case lenient.String:
+			exact = onlyKeys(n, nameKey, argsKey) && unwrapsToObject(rc.Args.Str)
 		}
 		return rc, nameArgs, exact
 	case nameKey != "":
 		return rc, nameOnly, false
-	case len(n.keys) == 1 && n.kids[0].kind == jObject:
-		rc.name, rc.args = n.keys[0], n.kids[0]
+	case len(n.Keys) == 1 && n.Kids[0].Kind == lenient.Object:
+		rc.Name, rc.Args = n.Keys[0], n.Kids[0]
 		return rc, nameAsKey, false
 	}
-	return rawCall{}, notCall, false
+	return RawCall{}, notCall, false
 }
 
 // callKeysOnly reports whether n has nothing but a name, arguments and
 // metadata.
-func callKeysOnly(n *jnode) bool {
-	for _, k := range n.keys {
+func callKeysOnly(n *lenient.Node) bool {
+	for _, k := range n.Keys {
 		if !metaKeys[k] && !slices.Contains(nameKeys, k) && !slices.Contains(argsKeys, k) {
 			return false
 		}
@@ -120,9 +120,9 @@ func callKeysOnly(n *jnode) bool {
 	return true
 }
 
-func onlyKeys(n *jnode, keys ...string) bool {
+func onlyKeys(n *lenient.Node, keys ...string) bool {
 outer:
-	for _, k := range n.keys {
+	for _, k := range n.Keys {
 		for _, want := range keys {
 			if k == want {
 				continue outer
@@ -135,10 +135,10 @@ outer:
 	return true
 }
 
-func firstString(n *jnode, keys []string) string {
+func firstString(n *lenient.Node, keys []string) string {
 	for _, k := range keys {
-		if v := n.get(k); v != nil && v.kind == jString {
-			return v.s
+		if v := n.Get(k); v != nil && v.Kind == lenient.String {
+			return v.Str
 		}
 	}
 	return ""
@@ -146,62 +146,46 @@ func firstString(n *jnode, keys []string) string {
 
 // looksLikeSchema reports whether a value is a JSON Schema of an object:
 // {"type": "object", "properties": {...}}, as a tool definition holds.
-func looksLikeSchema(n *jnode) bool {
-	if n == nil || n.kind != jObject {
+func looksLikeSchema(n *lenient.Node) bool {
+	if n == nil || n.Kind != lenient.Object {
 		return false
 	}
-	t, p := n.get("type"), n.get("properties")
-	return t != nil && t.kind == jString && (t.s == "object" || t.s == "dict") && p != nil && p.kind == jObject
+	t, p := n.Get("type"), n.Get("properties")
+	return t != nil && t.Kind == lenient.String && (t.Str == "object" || t.Str == "dict") && p != nil && p.Kind == lenient.Object
 }
 
 // unwrapsToObject reports whether s is, whole, a JSON object.
 func unwrapsToObject(s string) bool {
-	n, _, ok := unwrapArgs(s)
-	return ok && n.kind == jObject
-}
-
-// unwrapArgs reads arguments a model wrote as a JSON string. Only a string
-// that is, whole, a JSON object (or array) is unwrapped: "{hello world}" and
-// "{...} and more" stay strings.
-func unwrapArgs(s string) (n *jnode, src []byte, ok bool) {
-	t := strings.TrimSpace(s)
-	if t == "" || t[0] != '{' && t[0] != '[' {
-		return nil, nil, false
-	}
-	src = []byte(s)
-	n, _, err := parseLenient(src)
-	if err != nil || n.kind != jObject && n.kind != jArray {
-		return nil, nil, false
-	}
-	return n, src, true
+	n, _, ok := lenient.Unwrap(s)
+	return ok && n.Kind == lenient.Object
 }
 
 // appendCallsFromJSON appends the calls in a JSON value found inside call
 // markers: one call object, an array of them, or {"tool_calls": [...]}.
 // Objects that are not calls become malformed calls.
-func appendCallsFromJSON(out []rawCall, n *jnode, src []byte, offset int) []rawCall {
-	switch n.kind {
-	case jObject:
+func appendCallsFromJSON(out []RawCall, n *lenient.Node, src []byte, offset int) []RawCall {
+	switch n.Kind {
+	case lenient.Object:
 		for _, k := range []string{"tool_calls", "calls", "function_calls"} {
-			if v := n.get(k); v != nil && v.kind == jArray && len(n.keys) <= 2 {
+			if v := n.Get(k); v != nil && v.Kind == lenient.Array && len(n.Keys) <= 2 {
 				return appendCallsFromJSON(out, v, src, offset)
 			}
 		}
 		rc, shape, _ := callOf(n, src)
-		rc.offset = offset
+		rc.Offset = offset
 		if shape == notCall {
-			return append(out, rawCall{offset: offset, err: DiagMalformed, errMsg: "the call has no tool name (expected {\"tool\": name, \"args\": {...}})"})
+			return append(out, RawCall{Offset: offset, Err: DiagMalformed, ErrMsg: "the call has no tool name (expected {\"tool\": name, \"args\": {...}})"})
 		}
 		return append(out, rc)
-	case jArray:
+	case lenient.Array:
 		before := len(out)
-		for _, k := range n.kids {
+		for _, k := range n.Kids {
 			out = appendCallsFromJSON(out, k, src, offset)
 		}
 		if len(out) == before {
-			return append(out, rawCall{offset: offset, err: DiagMalformed, errMsg: "an empty list of calls"})
+			return append(out, RawCall{Offset: offset, Err: DiagMalformed, ErrMsg: "an empty list of calls"})
 		}
 		return out
 	}
-	return append(out, rawCall{offset: offset, err: DiagMalformed, errMsg: "expected a call object, found a JSON " + n.kind.String()})
+	return append(out, RawCall{Offset: offset, Err: DiagMalformed, ErrMsg: "expected a call object, found a JSON " + n.Kind.String()})
 }

@@ -1,4 +1,9 @@
-package protocol
+package dialect
+
+import (
+	"github.com/ptkit/ptk/lenient"
+	"strconv"
+)
 
 // Calls written as JSON after a header that names the tool, and JSON found
 // in prose.
@@ -12,9 +17,9 @@ type headerCall struct {
 	ends          []string // tokens that may close the call, consumed
 	multi         bool     // more values may follow after ';'
 	began         bool
-	jp            *jparser
-	vals          []*jnode
-	rep           repairSet
+	jp            *lenient.Reader
+	vals          []*lenient.Node
+	rep           lenient.Repairs
 	sent          int
 	got           bool // the current value is read
 	// textBefore is text between the header and the JSON (Mistral's
@@ -42,36 +47,32 @@ func (r *headerCall) advance(m *machine) bool {
 	}
 	for {
 		if !r.got {
-			st := r.jp.feed(buf, m.eof)
-			if r.jp.pos > r.sent {
-				m.callDelta(buf[r.sent:r.jp.pos])
-				r.sent = r.jp.pos
+			st := r.jp.Feed(buf, m.eof)
+			if r.jp.Pos > r.sent {
+				m.callDelta(buf[r.sent:r.jp.Pos])
+				r.sent = r.jp.Pos
 			}
 			switch st {
-			case jNeed:
+			case lenient.Need:
 				return false
-			case jFail:
+			case lenient.Fail:
 				k := DiagMalformed
-				msg := "the call's JSON cannot be read: " + r.jp.failMsg
-				end := r.jp.failPos
-				if r.jp.truncated {
+				msg := "the call's JSON cannot be read: " + r.jp.FailMsg
+				end := r.jp.FailPos
+				if r.jp.Truncated {
 					k, msg, end = DiagTruncated, "the call is cut off before its JSON ends", len(buf)
 				}
-				m.addCalls([]rawCall{{name: r.name, offset: r.start, err: k, errMsg: msg}})
+				m.addCalls([]RawCall{{Name: r.name, Offset: r.start, Err: k, ErrMsg: msg}})
 				m.pos = end
 				return true
 			}
-			for _, k := range r.jp.rep.order {
-				if r.rep.seen&(1<<k) == 0 {
-					r.rep.add(k)
-				}
-			}
-			r.vals = append(r.vals, r.jp.root)
+			r.rep.Merge(&r.jp.Rep)
+			r.vals = append(r.vals, r.jp.Root)
 			r.got = true
 		}
-		end := r.jp.end
+		end := r.jp.End
 		i := end
-		for i < len(buf) && isWS(buf[i]) && i-end <= maxRunGap {
+		for i < len(buf) && lenient.IsWS(buf[i]) && i-end <= maxRunGap {
 			i++
 		}
 		if i >= len(buf) && i-end <= maxRunGap && !m.eof {
@@ -79,7 +80,7 @@ func (r *headerCall) advance(m *machine) bool {
 		}
 		if r.multi && i < len(buf) && buf[i] == ';' {
 			j := i + 1
-			for j < len(buf) && isWS(buf[j]) && j-i <= maxRunGap {
+			for j < len(buf) && lenient.IsWS(buf[j]) && j-i <= maxRunGap {
 				j++
 			}
 			if j >= len(buf) && !m.eof {
@@ -92,7 +93,7 @@ func (r *headerCall) advance(m *machine) bool {
 			}
 		}
 		for _, e := range r.ends {
-			match, need := hasPrefixFold(buf, i, e, m.eof)
+			match, need := lenient.HasPrefixFold(buf, i, e, m.eof)
 			if need {
 				return false
 			}
@@ -104,18 +105,18 @@ func (r *headerCall) advance(m *machine) bool {
 		raws := m.raws[:0]
 		for k, v := range r.vals {
 			if r.name != "" && k == 0 {
-				rc := rawCall{name: r.name, args: v, src: buf, offset: r.start}
-				if v.kind != jObject {
-					rc.err, rc.errMsg = DiagMalformed, "the arguments must be a JSON object"
+				rc := RawCall{Name: r.name, Args: v, Src: buf, Offset: r.start}
+				if v.Kind != lenient.Object {
+					rc.Err, rc.ErrMsg = DiagMalformed, "the arguments must be a JSON object"
 				}
 				raws = append(raws, rc)
 				continue
 			}
 			raws = appendCallsFromJSON(raws, v, buf, r.start)
 		}
-		rep := r.rep.strings()
+		rep := r.rep.Strings()
 		for k := range raws {
-			raws[k].repairs = append(raws[k].repairs, rep...)
+			raws[k].Repairs = append(raws[k].Repairs, rep...)
 		}
 		m.addCalls(raws)
 		m.raws = raws[:0]
@@ -131,7 +132,7 @@ func (r *headerCall) advance(m *machine) bool {
 type bareJSON struct {
 	start   int
 	sepFrom int // where the separator before this value began, or -1
-	jp      *jparser
+	jp      *lenient.Reader
 	textRun bool // a value of this run was not a call: the rest is text
 	after   int  // phase 1: the end of the last value
 	phase   int
@@ -152,7 +153,7 @@ func (r *bareJSON) advance(m *machine) bool {
 		if r.phase == 1 {
 			end := r.after
 			i := end
-			for i < len(buf) && i-end <= maxRunGap && (isWS(buf[i]) || buf[i] == ';' || buf[i] == ',') {
+			for i < len(buf) && i-end <= maxRunGap && (lenient.IsWS(buf[i]) || buf[i] == ';' || buf[i] == ',') {
 				i++
 			}
 			if i >= len(buf) && i-end <= maxRunGap && !m.eof {
@@ -168,16 +169,16 @@ func (r *bareJSON) advance(m *machine) bool {
 		if r.jp == nil {
 			r.jp = m.newJParser(r.start, true)
 		}
-		switch r.jp.feed(buf, m.eof) {
-		case jNeed:
+		switch r.jp.Feed(buf, m.eof) {
+		case lenient.Need:
 			return false
-		case jFail:
+		case lenient.Fail:
 			return r.salvage(m)
 		}
-		end := r.jp.end
-		var raws []rawCall
+		end := r.jp.End
+		var raws []RawCall
 		if !r.textRun {
-			raws = m.bareCalls(r.jp.root, buf, r.start)
+			raws = m.bareCalls(r.jp.Root, buf, r.start)
 		}
 		if raws == nil {
 			r.textRun = true
@@ -186,9 +187,9 @@ func (r *bareJSON) advance(m *machine) bool {
 			}
 		} else {
 			m.regionText(r.from(), r.start) // the separator, white space or not
-			rep := r.jp.rep.strings()
+			rep := r.jp.Rep.Strings()
 			for i := range raws {
-				raws[i].repairs = append(raws[i].repairs, rep...)
+				raws[i].Repairs = append(raws[i].Repairs, rep...)
 				raws[i].raw = buf[r.start:end]
 			}
 			m.addCalls(raws)
@@ -201,8 +202,8 @@ func (r *bareJSON) advance(m *machine) bool {
 // complete objects inside it that are calls, as when a model starts a call,
 // breaks it, and writes it again whole.
 func (r *bareJSON) salvage(m *machine) bool {
-	failAt := r.jp.failPos
-	if r.jp.truncated {
+	failAt := r.jp.FailPos
+	if r.jp.Truncated {
 		failAt = len(m.buf)
 	} else {
 		// A call may start again where this one broke:
@@ -211,19 +212,19 @@ func (r *bareJSON) salvage(m *machine) bool {
 	}
 	pos := r.from()
 	if !r.textRun {
-		for _, n := range r.jp.closed {
-			raws := m.bareCalls(n, m.buf, n.start)
+		for _, n := range r.jp.Closed {
+			raws := m.bareCalls(n, m.buf, n.Start)
 			if raws == nil {
 				continue
 			}
-			if m.regionText(pos, n.start) {
+			if m.regionText(pos, n.Start) {
 				return true
 			}
 			for i := range raws {
-				raws[i].raw = m.buf[n.start:n.end]
+				raws[i].raw = m.buf[n.Start:n.End]
 			}
 			m.addCalls(raws)
-			pos = n.end
+			pos = n.End
 		}
 	}
 	if m.regionText(pos, failAt) {
@@ -235,12 +236,12 @@ func (r *bareJSON) salvage(m *machine) bool {
 
 // bareCalls returns the calls in a JSON value found outside call markers, or
 // nil when the value is not one.
-func (m *machine) bareCalls(v *jnode, src []byte, off int) []rawCall {
-	switch v.kind {
-	case jObject:
+func (m *machine) bareCalls(v *lenient.Node, src []byte, off int) []RawCall {
+	switch v.Kind {
+	case lenient.Object:
 		// {"tool_calls": [...]}, as an API response writes them
 		for _, k := range []string{"tool_calls", "function_calls"} {
-			if inner := v.get(k); inner != nil && inner.kind == jArray && onlyKeys(v, k, "content", "role") {
+			if inner := v.Get(k); inner != nil && inner.Kind == lenient.Array && onlyKeys(v, k, "content", "role") {
 				return m.bareCalls(inner, src, off)
 			}
 		}
@@ -248,19 +249,19 @@ func (m *machine) bareCalls(v *jnode, src []byte, off int) []rawCall {
 		if !ok {
 			return nil
 		}
-		rc.offset = off
-		return []rawCall{rc}
-	case jArray:
-		if len(v.kids) == 0 {
+		rc.Offset = off
+		return []RawCall{rc}
+	case lenient.Array:
+		if len(v.Kids) == 0 {
 			return nil
 		}
-		out := make([]rawCall, 0, len(v.kids))
-		for _, k := range v.kids {
+		out := make([]RawCall, 0, len(v.Kids))
+		for _, k := range v.Kids {
 			rc, ok := m.bareCall(k, src)
 			if !ok {
 				return nil
 			}
-			rc.offset = off
+			rc.Offset = off
 			out = append(out, rc)
 		}
 		return out
@@ -268,17 +269,17 @@ func (m *machine) bareCalls(v *jnode, src []byte, off int) []rawCall {
 	return nil
 }
 
-func (m *machine) bareCall(v *jnode, src []byte) (rawCall, bool) {
+func (m *machine) bareCall(v *lenient.Node, src []byte) (RawCall, bool) {
 	rc, shape, exact := callOf(v, src)
 	if shape == notCall {
 		return rc, false
 	}
-	if looksLikeSchema(rc.args) {
+	if looksLikeSchema(rc.Args) {
 		// {"name": "get_weather", "parameters": {"type": "object", ...}}
 		// is a tool's definition quoted in prose, not a call.
 		return rc, false
 	}
-	if len(m.p.tools) == 0 {
+	if !m.cfg.Declared {
 		return rc, shape == nameArgs && exact
 	}
 	if (shape == nameArgs || shape == nameOnly) && !rc.plain {
@@ -286,20 +287,15 @@ func (m *machine) bareCall(v *jnode, src []byte) (rawCall, bool) {
 		// is a record of a call, not a call.
 		return rc, false
 	}
-	var t *toolSpec
-	if shape == nameAsKey {
-		t = m.p.resolveExact(rc.name)
-	} else {
-		t, _ = m.p.resolve(rc.name)
-	}
-	if t == nil {
+	found, requiresArgs := m.cfg.Lookup(rc.Name, shape == nameAsKey)
+	if !found {
 		if shape == nameArgs {
-			m.diag(Diagnostic{Kind: DiagNotACall, Offset: v.start, Tool: rc.name,
-				Message: "JSON naming " + quoteList([]string{rc.name}) + " read as text: no such tool is declared"})
+			m.diag(Diagnostic{Kind: DiagNotACall, Offset: v.Start, Tool: rc.Name,
+				Message: "JSON naming " + strconv.Quote(rc.Name) + " read as text: no such tool is declared"})
 		}
 		return rc, false
 	}
-	if shape == nameOnly && t.schema != nil && t.schema.get("required") != nil && len(t.schema.get("required").kids) > 0 {
+	if shape == nameOnly && requiresArgs {
 		return rc, false
 	}
 	return rc, true

@@ -1,9 +1,11 @@
-package protocol
+package dialect
 
 // Calls between special tokens: Kimi K2 and DeepSeek.
 
 import (
 	"bytes"
+	"github.com/ptkit/ptk/dialect/tag"
+	"github.com/ptkit/ptk/lenient"
 	"strings"
 )
 
@@ -18,8 +20,8 @@ type tokenCall struct {
 	phase       int
 	pos         int
 	name        string
-	f           finder
-	jp          *jparser
+	f           tag.Finder
+	jp          *lenient.Reader
 	began       bool
 	sent        int
 	repairs     []string
@@ -50,15 +52,15 @@ func (r *tokenCall) advance(m *machine) bool {
 	if !r.began {
 		r.began = true
 		m.beginCall("")
-		r.f = finder{pats: append(append([]string{}, tokenSeps...), tokenCallEnds...), at: r.body}
+		r.f = tag.Finder{Pats: append(append([]string{}, tokenSeps...), tokenCallEnds...), At: r.body}
 		r.sent = r.body
 	}
 	for {
 		switch r.phase {
 		case 0: // the header, up to the separator
-			idx, k := r.f.find(buf, m.eof)
+			idx, k := r.f.Find(buf, m.eof)
 			if idx < 0 {
-				r.delta(m, r.f.at)
+				r.delta(m, r.f.At)
 				if !m.eof {
 					return false
 				}
@@ -119,20 +121,20 @@ func (r *tokenCall) advance(m *machine) bool {
 			}
 			r.phase = 4 // not JSON: read to the end token
 		case 3:
-			st := r.jp.feed(buf, m.eof)
-			r.delta(m, r.jp.pos)
+			st := r.jp.Feed(buf, m.eof)
+			r.delta(m, r.jp.Pos)
 			switch st {
-			case jNeed:
+			case lenient.Need:
 				return false
-			case jFail:
-				if r.jp.truncated {
+			case lenient.Fail:
+				if r.jp.Truncated {
 					return r.bad(m, len(buf), DiagTruncated, "the call is cut off before its JSON ends")
 				}
 				r.phase = 4
 				continue
 			}
 			// after the JSON: a closing fence, then the end token
-			i, need, _ := m.skipWS(r.jp.end, maxLook)
+			i, need, _ := m.skipWS(r.jp.End, maxLook)
 			if need {
 				return false
 			}
@@ -143,10 +145,10 @@ func (r *tokenCall) advance(m *machine) bool {
 			} else if i < len(buf) && i+3 > len(buf) && !m.eof && (buf[i] == '`' || buf[i] == '~') {
 				return false
 			}
-			end := r.jp.end
+			end := r.jp.End
 			found := false
 			for k, e := range tokenCallEnds {
-				match, need := hasPrefixFold(buf, i, e, m.eof)
+				match, need := lenient.HasPrefixFold(buf, i, e, m.eof)
 				if need {
 					return false
 				}
@@ -161,17 +163,17 @@ func (r *tokenCall) advance(m *machine) bool {
 			if !found {
 				r.repairs = append(r.repairs, "missing end token: the call ends where its JSON ends")
 			}
-			rc := rawCall{name: r.name, args: r.jp.root, src: buf, offset: r.start, repairs: append(r.jp.rep.strings(), r.repairs...)}
-			m.addCalls([]rawCall{rc})
+			rc := RawCall{Name: r.name, Args: r.jp.Root, Src: buf, Offset: r.start, Repairs: append(r.jp.Rep.Strings(), r.repairs...)}
+			m.addCalls([]RawCall{rc})
 			m.pos = end
 			return true
 		case 4: // read to the end token, then parse what is there
-			r.f = finder{pats: tokenCallEnds, at: r.pos}
+			r.f = tag.Finder{Pats: tokenCallEnds, At: r.pos}
 			r.phase = 5
 		case 5:
-			idx, k := r.f.find(buf, m.eof)
+			idx, k := r.f.Find(buf, m.eof)
 			if idx < 0 {
-				r.delta(m, r.f.at)
+				r.delta(m, r.f.At)
 				if !m.eof {
 					return false
 				}
@@ -179,10 +181,10 @@ func (r *tokenCall) advance(m *machine) bool {
 			}
 			r.delta(m, idx)
 			rc := parseTokenCall(buf[r.body:idx], r.start)
-			if k < 0 && rc.err == "" {
-				rc.err, rc.errMsg = DiagTruncated, "the call is cut off before its end token"
+			if k < 0 && rc.Err == "" {
+				rc.Err, rc.ErrMsg = DiagTruncated, "the call is cut off before its end token"
 			}
-			m.addCalls([]rawCall{rc})
+			m.addCalls([]RawCall{rc})
 			m.pos = idx
 			if k >= 0 && consumedEnd(k) {
 				m.pos = idx + len(tokenCallEnds[k])
@@ -201,7 +203,7 @@ func (r *tokenCall) delta(m *machine, upto int) {
 
 func (r *tokenCall) bad(m *machine, end int, k DiagKind, msg string) bool {
 	r.delta(m, end)
-	m.addCalls([]rawCall{{name: r.name, offset: r.start, err: k, errMsg: msg}})
+	m.addCalls([]RawCall{{Name: r.name, Offset: r.start, Err: k, ErrMsg: msg}})
 	m.pos = end
 	return true
 }
@@ -218,11 +220,11 @@ func tokenName(h string) string {
 
 var tokenSeps = tokens("tool_sep", "tool_call_argument_begin")
 
-func parseTokenCall(b []byte, off int) rawCall {
-	f := finder{pats: tokenSeps}
-	k, p := f.find(b, true)
+func parseTokenCall(b []byte, off int) RawCall {
+	f := tag.Finder{Pats: tokenSeps}
+	k, p := f.Find(b, true)
 	if k < 0 {
-		return rawCall{name: tokenName(string(b)), offset: off, err: DiagMalformed, errMsg: "the call has no arguments"}
+		return RawCall{Name: tokenName(string(b)), Offset: off, Err: DiagMalformed, ErrMsg: "the call has no arguments"}
 	}
 	header := strings.TrimSpace(string(b[:k]))
 	rest := bytes.TrimSpace(b[k+len(tokenSeps[p]):])
@@ -243,17 +245,17 @@ func parseTokenCall(b []byte, off int) rawCall {
 	name = tokenName(name)
 	body := stripFence(bytes.TrimSpace(rest))
 	if len(body) == 0 {
-		return rawCall{name: name, offset: off}
+		return RawCall{Name: name, Offset: off}
 	}
-	n, rep, err := parseLenient(body)
+	n, rep, err := lenient.Parse(body)
 	if err != nil {
 		msg := "the call's JSON cannot be read: " + err.Error()
-		if se, ok := err.(*SyntaxError); ok && se.Truncated {
-			return rawCall{name: name, offset: off, err: DiagTruncated, errMsg: msg}
+		if se, ok := err.(*lenient.SyntaxError); ok && se.Truncated {
+			return RawCall{Name: name, Offset: off, Err: DiagTruncated, ErrMsg: msg}
 		}
-		return rawCall{name: name, offset: off, err: DiagMalformed, errMsg: msg}
+		return RawCall{Name: name, Offset: off, Err: DiagMalformed, ErrMsg: msg}
 	}
-	return rawCall{name: name, args: detach(n), offset: off, repairs: rep.strings()}
+	return RawCall{Name: name, Args: lenient.Detach(n), Offset: off, Repairs: rep.Strings()}
 }
 
 func isDigits(s string) bool {

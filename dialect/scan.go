@@ -1,7 +1,9 @@
-package protocol
+package dialect
 
 import (
 	"bytes"
+	"github.com/ptkit/ptk/dialect/tag"
+	"github.com/ptkit/ptk/lenient"
 	"strconv"
 	"unicode"
 	"unicode/utf8"
@@ -27,7 +29,7 @@ type region interface {
 }
 
 type machine struct {
-	p   *Parser
+	cfg *Config
 	buf []byte
 	eof bool
 
@@ -74,9 +76,9 @@ type machine struct {
 		textFence    textFence
 		fusedHarmony fusedHarmony
 	}
-	jp         jparser // reused by the regions that read JSON
-	nodes      nodePool
-	raws       []rawCall // scratch for the calls a region reads
+	jp         lenient.Reader // reused by the regions that read JSON
+	nodes      lenient.Pool
+	raws       []RawCall // scratch for the calls a region reads
 	fenceStore fenceCtx
 	open       int // index of the call whose CallStart is out, or -1
 }
@@ -89,28 +91,19 @@ type emitState struct {
 	rsent   int // reasoning[:rsent] has been emitted
 }
 
-func newMachine(p *Parser, emit func(Event)) *machine {
-	return &machine{p: p, emit: emit, open: -1, callEnd: -1, bareRetry: -1, em: emitState{first: -1, spaceAt: -1}}
+func newMachine(cfg *Config, emit func(Event)) *machine {
+	return &machine{cfg: cfg, emit: emit, open: -1, callEnd: -1, bareRetry: -1, em: emitState{first: -1, spaceAt: -1}}
 }
 
 // newJParser returns the machine's JSON reader, ready at start.
-func (m *machine) newJParser(start int, bare bool) *jparser {
-	return m.jp.reset(start, bare, &m.nodes)
+func (m *machine) newJParser(start int, bare bool) *lenient.Reader {
+	return m.jp.Reset(start, bare, &m.nodes)
 }
 
 // regionOf stores v in the machine's slot for its type and returns it.
 func regionOf[T any](slot *T, v T) *T {
 	*slot = v
 	return slot
-}
-
-// trigger marks the bytes at which a construct can start.
-var trigger [256]bool
-
-func init() {
-	for _, c := range []byte("<[{`~>(\n") {
-		trigger[c] = true
-	}
 }
 
 func (m *machine) run() {
@@ -296,30 +289,43 @@ func (m *machine) byteBefore(k int) int {
 
 const maxStealWord = 64
 
+// maxWalkBack is the furthest a construct looks back for the word it claims
+// (a tool name before '(' may be up to 2*maxStealWord bytes).
+const maxWalkBack = 2 * maxStealWord
+
 // isWordChar covers every byte a construct may claim from the prose before
 // it (see stealableStart).
-func isWordChar(c byte) bool { return isPyIdentByte(c) || c == '.' || c == '-' }
+func isWordChar(c byte) bool { return lenient.IsPyIdentByte(c) || c == '.' || c == '-' }
 
 // stealableStart returns where the part of seg that a construct might still
 // claim begins: a trailing word, or a trailing line made of one word.
+//
+// A trailing word too long to be claimed keeps its last maxWalkBack bytes
+// back all the same: the constructs that look back for a word before them
+// (name<arg_key>, name(...)) give up after that many bytes, and they must
+// give up in a stream as they do in the whole text, not find a short word
+// where the prose already moved to the text cut a long one.
 func stealableStart(seg []byte, before int) int {
 	n := len(seg)
 	w := n
-	for w > 0 && n-w <= maxStealWord && isWS(seg[w-1]) {
+	for w > 0 && n-w <= maxStealWord && lenient.IsWS(seg[w-1]) {
 		w--
 	}
 	if n-w > maxStealWord {
 		return n
 	}
 	k := w
-	for k > 0 && w-k <= maxStealWord && isWordChar(seg[k-1]) {
+	for k > 0 && w-k <= maxWalkBack && isWordChar(seg[k-1]) {
 		k--
 	}
-	if k == w || w-k > maxStealWord {
+	if k == w {
 		return n
 	}
 	if w == n {
-		return k
+		return max(k, n-maxWalkBack)
+	}
+	if w-k > maxStealWord {
+		return n
 	}
 	lineStart := k == 0 && (before == -1 || before == '\n') || k > 0 && seg[k-1] == '\n'
 	for j := w; j < n && lineStart; j++ {
@@ -351,7 +357,7 @@ type action struct {
 
 // start handles what can only appear at the very start of a reply.
 func (m *machine) start() bool {
-	if m.p.inThink {
+	if m.cfg.InThink {
 		m.reg = regionOf(&m.regions.thinkRegion, thinkRegion{contentFrom: 0, closers: thinkClosers})
 		m.pos = 0
 		return true
@@ -364,30 +370,30 @@ func (m *machine) start() bool {
 	}
 	if len(buf) > len(analysis) && string(buf[:len(analysis)]) == analysis {
 		if c := buf[len(analysis)]; c >= 'A' && c <= 'Z' {
-			m.reg = regionOf(&m.regions.fusedHarmony, fusedHarmony{f: finder{pats: []string{"assistantfinal"}, at: len(analysis)}})
+			m.reg = regionOf(&m.regions.fusedHarmony, fusedHarmony{f: tag.Finder{Pats: []string{"assistantfinal"}, At: len(analysis)}})
 			return true
 		}
 	}
 	// Functionary v3: the reply starts in the "all" channel, or with the
 	// first call's name on a line of its own.
-	if match, need := hasPrefixFold(buf, 0, "all\n", m.eof); need {
+	if match, need := lenient.HasPrefixFold(buf, 0, "all\n", m.eof); need {
 		return false
 	} else if match && buf[0] == 'a' {
 		m.pos, m.textFrom = 4, 4
 		return true
 	}
-	if len(m.p.tools) > 0 {
+	if m.cfg.Declared {
 		j := 0
-		for j < len(buf) && j < maxStealWord && isPyIdentByte(buf[j]) {
+		for j < len(buf) && j < maxStealWord && lenient.IsPyIdentByte(buf[j]) {
 			j++
 		}
 		if j > 0 && j < maxStealWord {
 			if j+1 >= len(buf) && !m.eof {
 				return false
 			}
-			if j+1 < len(buf) && buf[j] == '\n' && m.p.resolveExact(string(buf[:j])) != nil {
+			if j+1 < len(buf) && buf[j] == '\n' && m.cfg.known(string(buf[:j]), true) {
 				k := j + 1
-				for k < len(buf) && isWS(buf[k]) {
+				for k < len(buf) && lenient.IsWS(buf[k]) {
 					k++
 				}
 				if k >= len(buf) && !m.eof {
@@ -425,7 +431,7 @@ func (m *machine) callDelta(b []byte) {
 	if m.emit == nil || m.open < 0 || len(b) == 0 {
 		return
 	}
-	m.event(Event{Kind: EventArgsDelta, Index: m.open, Text: frozen(b)})
+	m.event(Event{Kind: EventCallDelta, Index: m.open, Text: frozen(b)})
 }
 
 func (m *machine) nextIndex() int {
@@ -437,15 +443,15 @@ func (m *machine) nextIndex() int {
 }
 
 // addCalls validates raw calls and records them as attempts.
-func (m *machine) addCalls(raws []rawCall) {
+func (m *machine) addCalls(raws []RawCall) {
 	for _, rc := range raws {
 		idx := m.nextIndex()
-		a, diags := m.p.finish(rc, m.p.prefix+strconv.Itoa(idx+1))
+		a, diags := m.cfg.Finish(rc, m.cfg.IDPrefix+strconv.Itoa(idx+1))
 		if m.emit != nil {
 			if m.open < 0 {
 				m.event(Event{Kind: EventCallStart, Index: idx, Tool: a.Call.Tool})
 				if len(rc.raw) > 0 {
-					m.event(Event{Kind: EventArgsDelta, Index: idx, Text: frozen(rc.raw)})
+					m.event(Event{Kind: EventCallDelta, Index: idx, Text: frozen(rc.raw)})
 				}
 			}
 			m.open = -1
@@ -490,7 +496,7 @@ func (m *machine) flushEvents() {
 }
 
 // emitText sends the text decided so far, holding back trailing white space
-// (the Result is trimmed) and an incomplete UTF-8 sequence.
+// (the Parsed text is trimmed) and an incomplete UTF-8 sequence.
 func (m *machine) emitText(final bool) {
 	if !final && len(m.text) == m.em.checked && len(m.reasoning) == m.em.rsent {
 		return
@@ -579,8 +585,8 @@ func frozen(b []byte) string {
 	return unsafe.String(&b[0], len(b))
 }
 
-func (m *machine) result() Result {
-	r := Result{
+func (m *machine) result() Parsed {
+	r := Parsed{
 		Text:        frozen(bytes.TrimSpace(m.text)),
 		Reasoning:   string(m.reasoning),
 		Attempts:    m.attempts,

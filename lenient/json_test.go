@@ -1,4 +1,4 @@
-package protocol
+package lenient
 
 import (
 	"encoding/json"
@@ -93,7 +93,7 @@ func FuzzRepairJSON(f *testing.F) {
 
 func TestIsIntegral(t *testing.T) {
 	for n, want := range map[string]bool{"5": true, "5.0": true, "5.5": false, "1e3": true, "1.5e1": true, "1.25e1": false, "1e-3": false, "0.0": true, "-0": true, "1e100000": true, "1e-100000": false, "123.456e2": false, "123.456e3": true, "1e99999999999999999999": true} {
-		if got := isIntegral(n); got != want {
+		if got := IsIntegral(n); got != want {
 			t.Errorf("%s: %v", n, got)
 		}
 	}

@@ -1,0 +1,159 @@
+package dialect
+
+import (
+	"io"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// Config is what the scanner needs to know of the parser that runs it. It
+// must not change while a parse uses it.
+type Config struct {
+	// Declared reports that tools are declared: some constructs (bare JSON,
+	// name(...) in prose) are calls only when they name one.
+	Declared bool
+	// Lookup reports whether name is a declared tool (exactly, or also by a
+	// close spelling), and whether its schema requires arguments.
+	Lookup func(name string, exact bool) (found, requiresArgs bool)
+	// Finish checks a call read from the reply against the declared tools and
+	// makes it an Attempt with id, with what was wrong or repaired.
+	Finish func(c RawCall, id string) (Attempt, []Diagnostic)
+	// InThink: the reply begins inside a reasoning block.
+	InThink bool
+	// IDPrefix starts the ids of the calls, numbered from 1.
+	IDPrefix string
+}
+
+// known reports whether name is a declared tool.
+func (c *Config) known(name string, exact bool) bool {
+	found, _ := c.Lookup(name, exact)
+	return found
+}
+
+// Parse reads a whole reply.
+func Parse(cfg *Config, text string) Parsed {
+	m := newMachine(cfg, nil)
+	// The machine never writes to its input: read the string in place.
+	m.buf = unsafe.Slice(unsafe.StringData(text), len(text))
+	m.text = make([]byte, 0, len(text))
+	m.eof = true
+	m.run()
+	return m.result()
+}
+
+// Stream reads a reply chunk by chunk. Create one with NewStream, Write the
+// chunks as they arrive, then call Finish. A Stream is for one reply and one
+// goroutine.
+type Stream struct {
+	m        *machine
+	finished bool
+	// pend holds one-byte chunks taken in but not yet read (see maxDeferred).
+	pend [maxDeferred]byte
+	np   int
+}
+
+var (
+	_ io.Writer       = (*Stream)(nil)
+	_ io.StringWriter = (*Stream)(nil)
+)
+
+// NewStream starts reading a streamed reply. emit, if not nil, receives the
+// events as they happen, from inside Write and Finish. The concatenated
+// EventText texts are exactly the final Parsed.Text.
+func NewStream(cfg *Config, emit func(Event)) *Stream {
+	return &Stream{m: newMachine(cfg, emit)}
+}
+
+// Write feeds the next chunk. It fails only after Finish.
+func (s *Stream) Write(b []byte) (int, error) {
+	if len(b) == 1 && b[0] != '\n' && s.np < maxDeferred {
+		s.pend[s.np&(maxDeferred-1)] = b[0]
+		s.np++
+		return 1, nil
+	}
+	return s.write(b, "")
+}
+
+// WriteString feeds the next chunk. It fails only after Finish.
+func (s *Stream) WriteString(str string) (int, error) {
+	if len(str) == 1 && str[0] != '\n' && s.np < maxDeferred {
+		s.pend[s.np&(maxDeferred-1)] = str[0]
+		s.np++
+		return 1, nil
+	}
+	return s.write(nil, str)
+}
+
+func (s *Stream) write(b []byte, str string) (int, error) {
+	if s.finished {
+		return 0, errFinished
+	}
+	m := s.m
+	m.buf = append(grow(m.buf, s.np+len(b)+len(str)), s.pend[:s.np]...)
+	s.np = 0
+	m.buf = append(m.buf, b...)
+	m.buf = append(m.buf, str...)
+	m.run()
+	m.flushEvents()
+	return len(b) + len(str), nil
+}
+
+// maxDeferred bounds how many one-byte chunks a stream takes in before it
+// reads them.
+const maxDeferred = 32
+
+// A Stream takes one-byte chunks in without reading them at once, up to
+// maxDeferred of them or a line break: reading later never changes what is
+// read (a decision depends only on the bytes, never on where a chunk ended),
+// and for a reply streamed byte by byte it saves a pass of the machine per
+// byte. Events are delayed by at most maxDeferred bytes; a chunk of several
+// bytes is read at once.
+
+// Finish ends the reply and returns the Parsed reply, the same as Parse would
+// give on the whole text.
+func (s *Stream) Finish() Parsed {
+	if !s.finished {
+		s.m.buf = append(s.m.buf, s.pend[:s.np]...)
+		s.finished = true
+		s.np = maxDeferred // Write takes its slow path, which fails
+		s.m.eof = true
+		s.m.run()
+		s.m.flushEvents()
+	}
+	return s.m.result()
+}
+
+type finishedError struct{}
+
+func (finishedError) Error() string { return "protocol: write after Finish" }
+
+var errFinished error = finishedError{}
+
+// grow makes room for n more bytes in b, doubling its capacity: a reply
+// streamed in tiny chunks is copied a bounded number of times.
+func grow(b []byte, n int) []byte {
+	if len(b)+n <= cap(b) {
+		return b
+	}
+	nb := make([]byte, len(b), max(2*cap(b), len(b)+n, 4096))
+	copy(nb, b)
+	return nb
+}
+
+// validUTF8Prefix returns the length of b without a trailing incomplete rune.
+func validUTF8Prefix(b []byte) int {
+	n := len(b)
+	for k := 1; k <= 3 && k <= n; k++ {
+		c := b[n-k]
+		if c < utf8.RuneSelf {
+			return n
+		}
+		if utf8.RuneStart(c) {
+			if !utf8.FullRune(b[n-k:]) {
+				return n - k
+			}
+			return n
+		}
+	}
+	return n
+}

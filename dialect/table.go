@@ -1,0 +1,99 @@
+package dialect
+
+import "github.com/ptkit/ptk/dialect/tag"
+
+// The dialects, in two tables: what can start at each trigger byte, and,
+// for a tag, which dialect it belongs to. Adding a dialect is a file with its
+// recognizer (and its region, if it needs one) and a row here.
+
+// recognizers lists what may start at each byte that can start a construct.
+// prose stops only at these bytes (and at line breaks, to track lines).
+var recognizers = []struct {
+	triggers string
+	what     string
+	rec      func(m *machine, i int) action
+}{
+	{"<", "a tag: see tagRules", (*machine).recognizeTag},
+	{"[", "Mistral's [TOOL_CALLS], a pythonic call list [f(a=1)]", (*machine).recognizeBracket},
+	{"{", "bare JSON naming a declared tool", (*machine).recognizeBrace},
+	{"`~", "a code fence or span: fenced JSON, ```tool_code", (*machine).recognizeTicks},
+	{">", "functionary's >>>name", (*machine).recognizeArrows},
+	{"(", "name(...) on a line of its own, for a declared tool", (*machine).recognizeParen},
+}
+
+// byTrigger and trigger are recognizers by byte.
+var (
+	byTrigger [256]func(m *machine, i int) action
+	trigger   [256]bool
+)
+
+func init() {
+	trigger['\n'] = true
+	for _, r := range recognizers {
+		for _, c := range []byte(r.triggers) {
+			byTrigger[c], trigger[c] = r.rec, true
+		}
+	}
+}
+
+// tagRules lists the tags of every dialect. The tag read at a '<' goes to
+// the first rule whose match accepts it; a tag no rule accepts is text.
+var tagRules = []struct {
+	dialect string
+	match   func(t tag.Info) bool
+	start   func(m *machine, i int, t tag.Info) action
+}{
+	{"reasoning: <think>, <thinking>", func(t tag.Info) bool { return !t.Closing && (t.Name == "think" || t.Name == "thinking") },
+		func(m *machine, i int, t tag.Info) action { return m.think(t, "</"+t.Raw+">", "</"+t.Name+">") }},
+	{"reasoning closed but never opened", func(t tag.Info) bool { return t.Closing && (t.Name == "think" || t.Name == "thinking") },
+		(*machine).unopenedThink},
+	{"Command R7B reasoning <|START_THINKING|>", func(t tag.Info) bool { return barred(t) && t.Name == "start_thinking" },
+		func(m *machine, i int, t tag.Info) action { return m.think(t, "<|end_thinking|>") }},
+	{"Kimi, DeepSeek section openers", func(t tag.Info) bool {
+		return barred(t) && (t.Name == "tool_calls_begin" || t.Name == "tool_calls" || t.Name == "tool_calls_section_begin")
+	}, (*machine).sectionOpener},
+	{"Gemma 4 <|tool_call>...<tool_call|>", func(t tag.Info) bool {
+		return wrapperNames[t.Name] && !t.Closing && t.BarL && !t.BarR && t.Name == "tool_call"
+	}, func(m *machine, i int, t tag.Info) action {
+		return m.wrapper(i, t, []string{"<tool_call|>"}, false, true)
+	}},
+	{"PTK, Hermes/Qwen and other wrappers: <PTK_CALL>, <tool_call>, <function_calls>, ...", func(t tag.Info) bool {
+		return wrapperNames[t.Name] && !t.Closing && !t.BarR
+	}, (*machine).callWrapper},
+	{"special-token wrappers: Llama 4 <|python_start|>, LFM2, InternLM, Command R, Apertus, Phi-4", func(t tag.Info) bool {
+		return barred(t) && barredWrappers[t.Name] != "" && !t.Closing
+	}, func(m *machine, i int, t tag.Info) action {
+		return m.wrapper(i, t, append([]string{barredWrappers[t.Name]}, wrapperClosers...), false, false)
+	}},
+	{"a wrapper's closer left over after a call", func(t tag.Info) bool { return wrapperNames[t.Name] && (t.Closing || t.BarR) },
+		(*machine).strayCloser},
+	{"<json>, <xml> around a call", func(t tag.Info) bool { return (t.Name == "json" || t.Name == "xml") && !t.Closing && !t.BarL },
+		func(m *machine, i int, t tag.Info) action {
+			return m.wrapper(i, t, []string{"</" + t.Name + ">"}, true, false)
+		}},
+	{"Qwen3-Coder and Claude XML without a wrapper: <function=...>, <invoke name=...>", func(t tag.Info) bool {
+		return (t.Name == "function" || t.Name == "invoke" || t.Name == "tool") && !t.Closing && !t.BarL
+	}, (*machine).xmlCall},
+	{"an XML call's closer left over", func(t tag.Info) bool {
+		return (t.Name == "function" || t.Name == "invoke" || t.Name == "function_calls") && t.Closing
+	}, (*machine).strayCloser},
+	{"Hunyuan's <answer>", func(t tag.Info) bool { return t.Name == "answer" && t.Attrs == "" && !t.BarL },
+		func(m *machine, i int, t tag.Info) action { return m.drop(t) }},
+	{"Mistral's end of sequence </s>", func(t tag.Info) bool { return t.Name == "s" && t.Closing && !t.BarL },
+		(*machine).endOfSequence},
+	{"GLM name<arg_key>...", func(t tag.Info) bool { return t.Name == "arg_key" && !t.Closing },
+		(*machine).glmInline},
+	{"Llama 3 <|python_tag|>", func(t tag.Info) bool { return barred(t) && t.Name == "python_tag" },
+		(*machine).pythonTag},
+	{"Harmony <|start|>, <|channel|>", func(t tag.Info) bool { return barred(t) && (t.Name == "start" || t.Name == "channel") },
+		(*machine).harmony},
+	{"Kimi, DeepSeek <|tool_call_begin|>", func(t tag.Info) bool { return barred(t) && t.Name == "tool_call_begin" },
+		(*machine).tokenCall},
+	{"protocol tokens that are never text", func(t tag.Info) bool { return barred(t) && strayTokens[t.Name] },
+		func(m *machine, i int, t tag.Info) action { return m.drop(t) }},
+	{"Gemma 4's closer <tool_call|> left over", func(t tag.Info) bool { return t.BarR && !t.BarL && t.Name == "tool_call" },
+		func(m *machine, i int, t tag.Info) action { return m.drop(t) }},
+}
+
+// barred reports a special token written with bars on both sides: <|name|>.
+func barred(t tag.Info) bool { return t.BarL && t.BarR }

@@ -1,0 +1,115 @@
+package lenient
+
+import (
+	"bytes"
+	"strings"
+)
+
+// Gemma reads Gemma 4's argument values, {key:<|"|>text<|"|>,n:1,ok:true}:
+// strings between <|"|> quotes, bare keys, bare scalars, nested objects and
+// lists. Src[Pos:] is what is left to read.
+type Gemma struct {
+	Src []byte
+	Pos int
+}
+
+const gemmaQuote = `<|"|>`
+
+// WS skips white space.
+func (g *Gemma) WS() {
+	for g.Pos < len(g.Src) && IsWS(g.Src[g.Pos]) {
+		g.Pos++
+	}
+}
+
+// Value reads one value, or returns nil when there is none.
+func (g *Gemma) Value() *Node { return g.value(0) }
+
+func (g *Gemma) value(depth int) *Node {
+	g.WS()
+	if g.Pos >= len(g.Src) || depth > MaxDepth {
+		return nil
+	}
+	b := g.Src
+	switch {
+	case bytes.HasPrefix(b[g.Pos:], []byte(gemmaQuote)):
+		g.Pos += len(gemmaQuote)
+		end := bytes.Index(b[g.Pos:], []byte(gemmaQuote))
+		if end < 0 {
+			return nil
+		}
+		s := string(b[g.Pos : g.Pos+end])
+		g.Pos += end + len(gemmaQuote)
+		return &Node{Kind: String, Str: s}
+	case b[g.Pos] == '{':
+		g.Pos++
+		n := &Node{Kind: Object}
+		for {
+			g.WS()
+			if g.Pos < len(b) && b[g.Pos] == '}' {
+				g.Pos++
+				return n
+			}
+			s := g.Pos
+			for g.Pos < len(b) && b[g.Pos] != ':' && b[g.Pos] != '}' {
+				g.Pos++
+			}
+			if g.Pos >= len(b) || b[g.Pos] != ':' {
+				return nil
+			}
+			key := strings.TrimSpace(string(b[s:g.Pos]))
+			key = strings.Trim(key, `"'`)
+			g.Pos++
+			v := g.value(depth + 1)
+			if v == nil {
+				return nil
+			}
+			n.Keys = append(n.Keys, key)
+			n.Kids = append(n.Kids, v)
+			g.WS()
+			if g.Pos < len(b) && b[g.Pos] == ',' {
+				g.Pos++
+			}
+		}
+	case b[g.Pos] == '[':
+		g.Pos++
+		n := &Node{Kind: Array}
+		for {
+			g.WS()
+			if g.Pos < len(b) && b[g.Pos] == ']' {
+				g.Pos++
+				return n
+			}
+			v := g.value(depth + 1)
+			if v == nil {
+				return nil
+			}
+			n.Kids = append(n.Kids, v)
+			g.WS()
+			if g.Pos < len(b) && b[g.Pos] == ',' {
+				g.Pos++
+			}
+		}
+	}
+	// a bare scalar up to ',', '}' or ']'
+	s := g.Pos
+	for g.Pos < len(b) && b[g.Pos] != ',' && b[g.Pos] != '}' && b[g.Pos] != ']' {
+		g.Pos++
+	}
+	if g.Pos == s {
+		return nil // nothing here: not a value
+	}
+	w := strings.TrimSpace(string(b[s:g.Pos]))
+	switch w {
+	case "true", "True":
+		return &Node{Kind: Bool, Bool: true}
+	case "false", "False":
+		return &Node{Kind: Bool}
+	case "null", "None":
+		return &Node{Kind: Null}
+	}
+	if num, ok, _ := ParseNumberWord(w); ok {
+		return &Node{Kind: Number, Str: num}
+	}
+	return &Node{Kind: String, Str: w}
+}

@@ -1,0 +1,168 @@
+package schema
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/lenient"
+)
+
+func render(t *testing.T, params string) string {
+	t.Helper()
+	var b strings.Builder
+	WriteToolDef(&b, ptk.ToolInfo{Name: "t", Parameters: json.RawMessage(params)})
+	return b.String()
+}
+
+func check(t *testing.T, params, args string) []Note {
+	t.Helper()
+	s, err := Compile(json.RawMessage(params))
+	if err != nil {
+		t.Fatalf("%s: %v", params, err)
+	}
+	n, _, err := lenient.Parse([]byte(args))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Check(n)
+}
+
+// TestAliasesShownAsChecked: every type alias the checker accepts is shown
+// to the model as the type it checks ("set", "long" and "str" were checked
+// as array, integer and string but shown as written).
+func TestAliasesShownAsChecked(t *testing.T) {
+	wrong := map[string]string{"object": `1`, "number": `"x"`, "integer": `1.5`, "string": `1`, "boolean": `"x"`, "array": `1`, "null": `1`}
+	for alias, typ := range typeNames {
+		for _, written := range []string{alias, strings.ToUpper(alias[:1]) + alias[1:]} {
+			params := `{"type":"object","properties":{"x":{"type":"` + written + `"}},"required":["x"]}`
+			if got, want := render(t, params), "- x ("+typ+", required)"; !strings.Contains(got, want) {
+				t.Errorf("type %q shown as:\n%s\nwant %q", written, got, want)
+			}
+			notes := check(t, params, `{"x": `+wrong[typ]+`}`)
+			if len(notes) == 0 || !strings.Contains(notes[0].Message, typ) {
+				t.Errorf("type %q: checking %s gave %+v, want a problem naming %s", written, wrong[typ], notes, typ)
+			}
+		}
+	}
+}
+
+// TestRequiredFlagsShownAsChecked: a property's own "required": true and
+// "optional": true mean the same to the checker as to the prompt.
+func TestRequiredFlagsShownAsChecked(t *testing.T) {
+	params := `{"type":"object","properties":{"a":{"type":"boolean","optional":true},"b":{"type":"string","optional":"True"},"c":{"type":"string","required":true}},"required":["a","b"]}`
+	if got, want := render(t, params), "- a (boolean, optional)\n- b (string, optional)\n- c (string, required)\n"; !strings.HasSuffix(got, want) {
+		t.Errorf("shown as:\n%s\nwant:\n%s", got, want)
+	}
+	notes := check(t, params, `{}`)
+	if len(notes) != 1 || notes[0].Issue != MissingArgument || !strings.Contains(notes[0].Message, `"c"`) {
+		t.Errorf("checking {} gave %+v, want only c missing", notes)
+	}
+}
+
+// TestOneRefResolver: the checker and the prompt follow the same references:
+// into arrays, and along chains longer than the prompt used to follow (8).
+func TestOneRefResolver(t *testing.T) {
+	var defs []string
+	for i := range 12 {
+		defs = append(defs, fmt.Sprintf(`"d%d":{"$ref":"#/$defs/d%d"}`, i, i+1))
+	}
+	defs = append(defs, `"d12":{"type":"integer"}`)
+	params := `{"type":"object","$defs":{` + strings.Join(defs, ",") + `},"x-list":[{"type":"string"}],` +
+		`"properties":{"chain":{"$ref":"#/$defs/d0"},"indexed":{"$ref":"#/x-list/0"}},"required":["chain","indexed"]}`
+	if got, want := render(t, params), "- chain (integer, required)\n- indexed (string, required)\n"; !strings.HasSuffix(got, want) {
+		t.Errorf("shown as:\n%s\nwant:\n%s", got, want)
+	}
+	if notes := check(t, params, `{"chain": 1, "indexed": "x"}`); len(notes) != 0 {
+		t.Errorf("valid arguments: %+v", notes)
+	}
+	if notes := check(t, params, `{"chain": "x", "indexed": 1}`); len(notes) != 2 {
+		t.Errorf("two wrong types: %+v", notes)
+	}
+	// Coercion goes by the same reading: "1" becomes 1 through the chain.
+	s, _ := Compile(json.RawMessage(params))
+	n, _, _ := lenient.Parse([]byte(`{"chain": "1", "indexed": "x"}`))
+	out, notes := s.Coerce(n, false)
+	if got := string(lenient.AppendJSON(nil, out, nil)); got != `{"chain":1,"indexed":"x"}` || len(notes) != 1 || notes[0].Issue != Coerced {
+		t.Errorf("coerced to %s, %+v", got, notes)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	s, err := Compile(json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer","minimum":1}},"required":["n"],"additionalProperties":false}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for args, want := range map[string]string{
+		`{"n": 2}`:         "",
+		`{"n": 0}`:         "/n: 0 is below the minimum 1",
+		`{}`:               `missing required argument "n"`,
+		`{"n": 1, "m": 2}`: `unexpected arguments "m"`,
+		`{"n": "2"}`:       "expected integer, got string",
+		`{"n": `:           "not valid JSON",
+	} {
+		err := s.Validate(json.RawMessage(args))
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("%s: %v", args, err)
+		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+			t.Errorf("%s: %v, want %q", args, err, want)
+		}
+	}
+	var e *Error
+	if err := s.Validate(json.RawMessage(`{"n": 0}`)); !errors.As(err, &e) || e.Problems[0].Pointer != "/n" || e.Problems[0].Issue != InvalidArgument {
+		t.Errorf("%#v", err)
+	}
+	var none *Schema
+	if none.Validate(json.RawMessage(`{"anything": 1}`)) != nil || none.Check(nil) != nil {
+		t.Error("a nil Schema accepts anything")
+	}
+}
+
+func TestCompileErrors(t *testing.T) {
+	for params, want := range map[string]string{
+		`[1]`: "parameters must be a JSON Schema object",
+		`{"type":"object","properties":{"a":{"pattern":"("}}}`: "not a valid JSON Schema",
+	} {
+		if _, err := Compile(json.RawMessage(params)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", params, err, want)
+		}
+	}
+	if s, err := Compile(nil); s != nil || err != nil {
+		t.Errorf("no parameters: %v, %v", s, err)
+	}
+}
+
+// TestPassedArgsValidatedOnce: the parser records the bytes of a call it
+// found valid, and the tool's Validate of the same bytes is a look-up. A
+// tool declared with the same parameters holds the same Schema.
+func TestPassedArgsValidatedOnce(t *testing.T) {
+	params := json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`)
+	parser, _ := Compile(params)
+	tool, _ := Compile(append(json.RawMessage(nil), params...))
+	if parser != tool {
+		t.Fatal("the same parameters compiled twice")
+	}
+	args := json.RawMessage(`{"n": 1}`)
+	if tool.passed.has(args) {
+		t.Fatal("remembered before any check")
+	}
+	n, _, _ := lenient.Parse(args)
+	if notes := parser.Check(n); notes != nil {
+		t.Fatal(notes)
+	}
+	parser.Passed(args)
+	if !tool.passed.has(args) || tool.ValidateOnce(args) != nil {
+		t.Error("the tool validates again what the parser checked")
+	}
+	if tool.ValidateOnce(json.RawMessage(`{"n": 1.5}`)) == nil {
+		t.Error("other bytes are validated")
+	}
+	tool.Passed(json.RawMessage(`{"n": 2.5}`)) // as if the parser were wrong
+	if tool.Validate(json.RawMessage(`{"n": 2.5}`)) == nil {
+		t.Error("Validate trusts what it is told instead of validating")
+	}
+}
