@@ -147,7 +147,7 @@ func (c *Client) Servers() []string {
 }
 
 // Close stops every server: a stdio server's input is closed, it is given
-// two seconds to exit, and then its whole process group is killed (npx and
+// a second to exit, and then its whole process group is killed (npx and
 // the node it starts alike).
 func (c *Client) Close() error {
 	var wg sync.WaitGroup
@@ -165,10 +165,12 @@ type server struct {
 	opts         *Options
 
 	session *sdk.ClientSession
-	cmd     *exec.Cmd
 	stderr  *tail
 
-	mu     sync.Mutex
+	mu sync.Mutex
+	// pid is the stdio server's process id, once it has started; its
+	// process group has the same id.
+	pid    int
 	tools  []*Tool
 	remote map[string]bool // the names of the server's tools now
 	// stopped is why the connection ended, once it has.
@@ -200,8 +202,10 @@ func (s *server) start(ctx context.Context) error {
 		s.stderr = newTail(s.name, s.opts.Stderr)
 		cmd.Stderr = s.stderr
 		ownGroup(cmd)
-		s.cmd = cmd
-		transport = &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+		// A server's children may hold stderr open after it exits; Close
+		// kills them, and must not wait for them first.
+		cmd.WaitDelay = 200 * time.Millisecond
+		transport = commandTransport{&sdk.CommandTransport{Command: cmd, TerminateDuration: time.Second}, s}
 	} else {
 		hc := s.opts.HTTPClient
 		if hc == nil {
@@ -226,7 +230,11 @@ func (s *server) start(ctx context.Context) error {
 			go s.relist()
 		},
 	})
-	session, err := connect(ctx, client, transport)
+	// A server that does not answer in time is killed at once, so that
+	// the SDK does not wait for it to exit on its own.
+	stop := context.AfterFunc(ctx, s.kill)
+	defer stop()
+	session, err := client.Connect(ctx, transport, nil)
 	if err != nil {
 		return s.explain(ctx, err)
 	}
@@ -250,31 +258,6 @@ func (s *server) start(ctx context.Context) error {
 		return s.explain(ctx, err)
 	}
 	return nil
-}
-
-// connect connects in a goroutine, so that a transport that ignores ctx
-// cannot hold the start past its timeout.
-func connect(ctx context.Context, client *sdk.Client, t sdk.Transport) (*sdk.ClientSession, error) {
-	type out struct {
-		s   *sdk.ClientSession
-		err error
-	}
-	done := make(chan out, 1)
-	go func() {
-		s, err := client.Connect(ctx, t, nil)
-		done <- out{s, err}
-	}()
-	select {
-	case o := <-done:
-		return o.s, o.err
-	case <-ctx.Done():
-		go func() {
-			if o := <-done; o.s != nil {
-				o.s.Close()
-			}
-		}()
-		return nil, ctx.Err()
-	}
 }
 
 // explain makes a start failure one line: what went wrong, and what the
@@ -410,9 +393,33 @@ func (s *server) close() {
 	if session != nil {
 		session.Close()
 	}
-	if s.cmd != nil && s.cmd.Process != nil {
-		killGroup(s.cmd)
+	s.kill()
+}
+
+// kill kills what is left of a stdio server's process group.
+func (s *server) kill() {
+	s.mu.Lock()
+	pid := s.pid
+	s.mu.Unlock()
+	if pid > 0 {
+		killGroup(pid)
 	}
+}
+
+// commandTransport is the SDK's, noting the process it starts.
+type commandTransport struct {
+	*sdk.CommandTransport
+	s *server
+}
+
+func (t commandTransport) Connect(ctx context.Context) (sdk.Connection, error) {
+	conn, err := t.CommandTransport.Connect(ctx)
+	if err == nil {
+		t.s.mu.Lock()
+		t.s.pid = t.Command.Process.Pid
+		t.s.mu.Unlock()
+	}
+	return conn, err
 }
 
 // Tool is an MCP server's tool as a ptk tool. Its name is the server's
@@ -477,7 +484,8 @@ func (t *Tool) Run(ctx context.Context, args json.RawMessage) (ptk.Result, error
 		return t.fail("did not answer within %s; the call was cancelled (a slow server can be given a \"timeout\" in the MCP configuration)", d), nil
 	}
 	if _, _, stopped := s.state(t.remote); stopped != nil || errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, io.EOF) {
-		if stopped == nil {
+		time.Sleep(100 * time.Millisecond) // let a dying server's last words arrive
+		if _, _, stopped = s.state(t.remote); stopped == nil {
 			stopped = err
 		}
 		return t.fail("stopped during the call (%s); its tools cannot be used until ptk is started again", s.stoppedWhy(stopped)), nil

@@ -2,8 +2,15 @@
 
 package mcp
 
-import "os/exec"
+import (
+	"os"
+	"os/exec"
+)
 
 func ownGroup(*exec.Cmd) {}
 
-func killGroup(cmd *exec.Cmd) { cmd.Process.Kill() }
+func killGroup(pid int) {
+	if p, err := os.FindProcess(pid); err == nil {
+		p.Kill()
+	}
+}

@@ -14,7 +14,7 @@ func ownGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 }
 
-// killGroup kills what is left of cmd's process group.
-func killGroup(cmd *exec.Cmd) {
-	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+// killGroup kills what is left of the process group pid leads.
+func killGroup(pid int) {
+	syscall.Kill(-pid, syscall.SIGKILL)
 }
