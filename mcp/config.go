@@ -72,6 +72,9 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// String writes the duration as time.Duration does.
+func (d Duration) String() string { return time.Duration(d).String() }
+
 // MarshalJSON writes the duration as a string ("30s").
 func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
 
