@@ -15,7 +15,7 @@ import (
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/agent"
 	"github.com/ptkit/ptk/llm/llmtest"
-	"github.com/ptkit/ptk/mcp/internal/mcptest"
+	"github.com/ptkit/ptk/mcp/mcptest"
 	"github.com/ptkit/ptk/tool"
 )
 
