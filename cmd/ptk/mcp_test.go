@@ -300,3 +300,28 @@ func TestRunMCPFileErrors(t *testing.T) {
 		t.Errorf("a missing --mcp file: exit %d, %q", code, stderr)
 	}
 }
+
+// TestServeWithMCPServers runs "ptk serve --mcp FILE": the gateway runs the
+// MCP server's tools itself for a request that declares none.
+func TestServeWithMCPServers(t *testing.T) {
+	node := mcptest.Node(t)
+	nm := mcptest.NodeModules(t)
+	cfg := filepath.Join(t.TempDir(), "mcp.json")
+	everything, _ := json.Marshal(filepath.Join(nm, "@modelcontextprotocol", "server-everything", "dist", "index.js"))
+	nodeJSON, _ := json.Marshal(node)
+	os.WriteFile(cfg, []byte(`{"mcpServers": {"everything": {"command": `+string(nodeJSON)+`, "args": [`+string(everything)+`, "stdio"]}}}`), 0o644)
+	f, upstream := newFakeOpenAI(t,
+		fakeReply{content: `<PTK_CALL>{"tool": "everything__echo", "args": {"message": "through the gateway"}}</PTK_CALL>`},
+		fakeReply{content: "It echoed."})
+	url := startServe(t, "--base-url", upstream, "--model", "m", "--mode", "ptk", "--mcp", cfg)
+	status, out := postChat(t, url, "", `{"messages":[{"role":"user","content":"Echo something."}]}`)
+	if status != http.StatusOK {
+		t.Fatalf("%d %v", status, out)
+	}
+	if msg := out["choices"].([]any)[0].(map[string]any)["message"].(map[string]any); msg["content"] != "It echoed." {
+		t.Errorf("answer: %v", msg)
+	}
+	if b, _ := json.Marshal(f.request(1)["messages"]); !strings.Contains(string(b), "Echo: through the gateway") {
+		t.Errorf("the gateway did not run the MCP tool: %s", b)
+	}
+}
