@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ptkit/ptk"
@@ -483,15 +484,25 @@ func (t *Tool) Run(ctx context.Context, args json.RawMessage) (ptk.Result, error
 	if cctx.Err() != nil {
 		return t.fail("did not answer within %s; the call was cancelled (a slow server can be given a \"timeout\" in the MCP configuration)", d), nil
 	}
-	if _, _, stopped := s.state(t.remote); stopped != nil || errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, io.EOF) {
-		time.Sleep(100 * time.Millisecond) // let a dying server's last words arrive
-		if _, _, stopped = s.state(t.remote); stopped == nil {
-			stopped = err
-		}
-		return t.fail("stopped during the call (%s); its tools cannot be used until ptk is started again", s.stoppedWhy(stopped)), nil
+	var werr *jsonrpc.Error
+	if errors.As(err, &werr) && werr.Code != codeClientClosing {
+		return t.fail("refused the call: %s", werr.Message), nil
 	}
-	return t.fail("refused the call: %v", err), nil
+	// The connection broke: the server died, or wrote what is not
+	// JSON-RPC, after which the SDK reads nothing more from it.
+	time.Sleep(100 * time.Millisecond) // let a dying server's last words arrive
+	s.mu.Lock()
+	if s.stopped == nil {
+		s.stopped = err
+	}
+	stopped = s.stopped
+	s.mu.Unlock()
+	return t.fail("stopped during the call (%s); its tools cannot be used until ptk is started again", s.stoppedWhy(stopped)), nil
 }
+
+// codeClientClosing is the SDK's JSON-RPC code for a call made on a
+// connection that is closing.
+const codeClientClosing = -32003
 
 func (t *Tool) fail(format string, args ...any) ptk.Result {
 	return ptk.Result{Content: fmt.Sprintf("The MCP server %q ", t.srv.name) + fmt.Sprintf(format, args...), IsError: true}

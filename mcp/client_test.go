@@ -68,8 +68,8 @@ func TestStartFailuresAreOneLineEach(t *testing.T) {
 	if got := c.Servers(); !slices.Equal(got, []string{"good"}) {
 		t.Errorf("started %v, want only good", got)
 	}
-	if len(c.Tools()) != 5 {
-		t.Errorf("tools %v, want good's five", names(c.Tools()))
+	if len(c.Tools()) != 6 {
+		t.Errorf("tools %v, want good's six", names(c.Tools()))
 	}
 	want := map[string]string{
 		"exits":   "FAKE_TOKEN is not set",
@@ -148,6 +148,27 @@ func TestCallsAndFailuresOfACall(t *testing.T) {
 	r = call(t, echo, `{"text":"anyone?"}`)
 	if !r.IsError || !strings.Contains(r.Content, "is not running") && !strings.Contains(r.Content, "stopped") {
 		t.Errorf("a call to a server that died: %+v", r)
+	}
+}
+
+// TestGarbageDuringACall has a server write something that is not
+// JSON-RPC on stdout during a call: the call ends at once with an error
+// the model reads, not at the timeout.
+func TestGarbageDuringACall(t *testing.T) {
+	c, err := startFake(t, Options{CallTimeout: 20 * time.Second}, map[string]ServerConfig{"fake": fakeConfig("tools")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	r := call(t, toolNamed(t, c, "fake__babble"), `{}`)
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("the call took %s", d)
+	}
+	if !r.IsError || !strings.Contains(r.Content, `The MCP server "fake" stopped during the call`) {
+		t.Errorf("babble: %+v", r)
+	}
+	if r := call(t, toolNamed(t, c, "fake__echo"), `{"text": "x"}`); !r.IsError || !strings.Contains(r.Content, "not running") {
+		t.Errorf("the connection is closed after garbage, so the next call must say so: %+v", r)
 	}
 }
 

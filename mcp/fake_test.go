@@ -97,6 +97,11 @@ func addFakeTools(srv *sdk.Server) {
 		func(context.Context, *sdk.CallToolRequest, textArgs) (*sdk.CallToolResult, any, error) {
 			select {}
 		})
+	sdk.AddTool(srv, &sdk.Tool{Name: "babble", Description: "Writes garbage where JSON-RPC goes.", Annotations: ro},
+		func(context.Context, *sdk.CallToolRequest, textArgs) (*sdk.CallToolResult, any, error) {
+			os.Stdout.WriteString("Loading plugins... done\n")
+			select {}
+		})
 	sdk.AddTool(srv, &sdk.Tool{Name: "write", Description: "Writes."},
 		func(_ context.Context, _ *sdk.CallToolRequest, a textArgs) (*sdk.CallToolResult, any, error) {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "wrote " + a.Text}}}, nil, nil
