@@ -1,9 +1,11 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -239,5 +241,29 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("timed out waiting")
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestToolWithAnUnusableSchemaIsLeftOutAndSaidSo: one bad tool costs only
+// itself, and the logger says which and why.
+func TestToolWithAnUnusableSchemaIsLeftOutAndSaidSo(t *testing.T) {
+	srv := sdk.NewServer(&sdk.Implementation{Name: "fake", Version: "1"}, nil)
+	addFakeTools(srv)
+	srv.AddTool(&sdk.Tool{Name: "broken", InputSchema: map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"$ref": "#/nowhere"}}}},
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{}, nil
+		})
+	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	t.Cleanup(hs.Close)
+	var log bytes.Buffer
+	c, err := startFake(t, Options{Logger: slog.New(slog.NewTextHandler(&log, nil))}, map[string]ServerConfig{"web": {URL: hs.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(c.Tools()); slices.Contains(got, "web__broken") || !slices.Contains(got, "web__echo") {
+		t.Errorf("tools: %v", got)
+	}
+	if !strings.Contains(log.String(), "tool=broken") || !strings.Contains(log.String(), "nowhere") {
+		t.Errorf("the log does not say which tool was left out and why:\n%s", log.String())
 	}
 }

@@ -171,7 +171,16 @@ func startMCP(cmd *cobra.Command, file string) ([]ptk.Tool, func(), error) {
 	if err != nil {
 		return nil, nil, usagef("--mcp: %v", err)
 	}
-	client, err := mcp.Start(cmd.Context(), cfg, mcp.Options{})
+	// What the client leaves out or sees change (a tool whose schema ptk
+	// cannot use, a server that stopped) is a line on stderr.
+	logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn,
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) == 0 && a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		}}))
+	client, err := mcp.Start(cmd.Context(), cfg, mcp.Options{Logger: logger})
 	var joined interface{ Unwrap() []error }
 	if errors.As(err, &joined) {
 		for _, e := range joined.Unwrap() {
