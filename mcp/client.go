@@ -103,7 +103,7 @@ func Start(ctx context.Context, cfg *Config, opts Options) (*Client, error) {
 	var wg sync.WaitGroup
 	for i, name := range names {
 		wg.Go(func() {
-			s := &server{name: name, prefix: serverPrefix(name), cfg: cfg.Servers[name], opts: &c.opts}
+			s := &server{name: name, cfg: cfg.Servers[name], opts: &c.opts}
 			if err := s.start(ctx); err != nil {
 				s.close()
 				errs[i] = &StartError{Server: name, Err: err}
@@ -161,10 +161,11 @@ func (c *Client) Close() error {
 
 // server is one started server.
 type server struct {
-	name, prefix string
-	cfg          ServerConfig
-	opts         *Options
+	name string
+	cfg  ServerConfig
+	opts *Options
 
+	// session is set once, under mu, before the tools are listed.
 	session *sdk.ClientSession
 	stderr  *tail
 
@@ -177,7 +178,8 @@ type server struct {
 	// stopped is why the connection ended, once it has.
 	stopped error
 	closing bool
-	// refresh is closed and replaced when a new list is being read.
+	// listing is set while the tools are listed again, and again when
+	// the server said they changed during that listing.
 	listing bool
 	again   bool
 }
@@ -378,8 +380,8 @@ func (s *server) newTool(d *sdk.Tool) (*Tool, error) {
 	return t, nil
 }
 
-// has reports whether the server still offers the tool of that name, and
-// why it cannot be called when it has stopped.
+// state returns the session, whether the server still offers the tool
+// of that name, and why the server stopped if it has.
 func (s *server) state(remote string) (session *sdk.ClientSession, offered bool, stopped error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
