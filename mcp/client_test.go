@@ -54,19 +54,15 @@ func call(t *testing.T, tl ptk.Tool, args string) ptk.Result {
 }
 
 func TestStartFailuresAreOneLineEach(t *testing.T) {
-	start := time.Now()
-	c, err := startFake(t, Options{StartTimeout: 5 * time.Second}, map[string]ServerConfig{
+	// Servers that fail fail fast: the timeout is only for a slow machine.
+	c, err := startFake(t, Options{StartTimeout: 30 * time.Second}, map[string]ServerConfig{
 		"good":    fakeConfig("tools"),
 		"exits":   fakeConfig("exit"),
-		"hangs":   fakeConfig("hang"),
 		"garbage": fakeConfig("garbage"),
 		"missing": {Command: "/nonexistent/mcp-server"},
 		"nohttp":  {URL: "http://127.0.0.1:1/mcp"},
 		"off":     {Command: "/nonexistent/too", Disabled: true},
 	})
-	if d := time.Since(start); d > 9*time.Second {
-		t.Errorf("the start took %s; the servers start at the same time, each within StartTimeout (5s)", d)
-	}
 	if got := c.Servers(); !slices.Equal(got, []string{"good"}) {
 		t.Errorf("started %v, want only good", got)
 	}
@@ -75,8 +71,7 @@ func TestStartFailuresAreOneLineEach(t *testing.T) {
 	}
 	want := map[string]string{
 		"exits":   "FAKE_TOKEN is not set",
-		"hangs":   "did not answer within 5s",
-		"garbage": "garbage",
+		"garbage": "invalid character",
 		"missing": "/nonexistent/mcp-server",
 		"nohttp":  "http://127.0.0.1:1/mcp",
 	}
@@ -92,18 +87,34 @@ func TestStartFailuresAreOneLineEach(t *testing.T) {
 		if strings.Contains(msg, "\n") {
 			t.Errorf("%s: the message takes more than a line: %q", se.Server, msg)
 		}
-		if w := want[se.Server]; !strings.Contains(msg, w) && se.Server != "garbage" {
+		if w := want[se.Server]; !strings.Contains(msg, w) {
 			t.Errorf("%s: %q does not say %q", se.Server, msg, w)
 		}
 	}
 	slices.Sort(failed)
-	if !slices.Equal(failed, []string{"exits", "garbage", "hangs", "missing", "nohttp"}) {
+	if !slices.Equal(failed, []string{"exits", "garbage", "missing", "nohttp"}) {
 		t.Errorf("failed %v", failed)
 	}
 }
 
+// TestStartHangingServer: a server that never answers the handshake is
+// killed at StartTimeout.
+func TestStartHangingServer(t *testing.T) {
+	start := time.Now()
+	_, err := startFake(t, Options{StartTimeout: time.Second}, map[string]ServerConfig{"hangs": fakeConfig("hang")})
+	if d := time.Since(start); d > 4*time.Second {
+		t.Errorf("the start took %s with StartTimeout 1s", d)
+	}
+	if err == nil || !strings.Contains(err.Error(), `MCP server "hangs" did not start:`) || !strings.Contains(err.Error(), "did not answer within 1s") {
+		t.Errorf("got %v", err)
+	}
+}
+
 func TestCallsAndFailuresOfACall(t *testing.T) {
-	c, err := startFake(t, Options{CallTimeout: 500 * time.Millisecond}, map[string]ServerConfig{"fake": fakeConfig("tools")})
+	// The slow server's own timeout wins over CallTimeout.
+	slow := fakeConfig("tools")
+	slow.Timeout = Duration(500 * time.Millisecond)
+	c, err := startFake(t, Options{CallTimeout: time.Minute}, map[string]ServerConfig{"fake": fakeConfig("tools"), "slow": slow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,9 +136,9 @@ func TestCallsAndFailuresOfACall(t *testing.T) {
 	}
 
 	start := time.Now()
-	r := call(t, toolNamed(t, c, "fake__stall"), `{}`)
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("a call to a server that never answers took %s; CallTimeout is 500ms", d)
+	r := call(t, toolNamed(t, c, "slow__stall"), `{}`)
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("a call to a server that never answers took %s; its timeout is 500ms", d)
 	}
 	if !r.IsError || !strings.Contains(r.Content, "did not answer within 500ms") {
 		t.Errorf("stall: %+v", r)
@@ -171,18 +182,6 @@ func TestGarbageDuringACall(t *testing.T) {
 	}
 	if r := call(t, toolNamed(t, c, "fake__echo"), `{"text": "x"}`); !r.IsError || !strings.Contains(r.Content, "not running") {
 		t.Errorf("the connection is closed after garbage, so the next call must say so: %+v", r)
-	}
-}
-
-func TestServerTimeoutFromConfig(t *testing.T) {
-	cfg := fakeConfig("tools")
-	cfg.Timeout = Duration(200 * time.Millisecond)
-	c, err := startFake(t, Options{CallTimeout: time.Minute}, map[string]ServerConfig{"fake": cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r := call(t, toolNamed(t, c, "fake__stall"), `{}`); !strings.Contains(r.Content, "within 200ms") {
-		t.Errorf("the server's own timeout must win: %+v", r)
 	}
 }
 

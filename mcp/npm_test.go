@@ -143,7 +143,10 @@ func TestRunSurvivesServersThatDieOrHang(t *testing.T) {
 	servers := realServers(t, t.TempDir())
 	delete(servers, "files")
 	servers["fake"] = fakeConfig("tools")
-	c, err := startFake(t, Options{CallTimeout: time.Second}, servers)
+	fake := servers["fake"]
+	fake.Timeout = Duration(time.Second)
+	servers["fake"] = fake
+	c, err := startFake(t, Options{}, servers)
 	if err != nil {
 		t.Fatal(err)
 	}
