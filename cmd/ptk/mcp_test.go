@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -12,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,32 +20,15 @@ import (
 	"github.com/ptkit/ptk/mcp/mcptest"
 )
 
-var (
-	ptkBinOnce sync.Once
-	ptkBin     string
-	ptkBinErr  error
-)
-
-// ptkBinary builds ptk once for the tests that need it as a process (MCP
-// clients start their servers).
+// ptkBinary builds ptk into the test's temporary folder, for the tests
+// that need it as a process (MCP clients start their servers).
 func ptkBinary(t *testing.T) string {
 	t.Helper()
-	ptkBinOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "ptk-mcp-test-")
-		if err != nil {
-			ptkBinErr = err
-			return
-		}
-		ptkBin = filepath.Join(dir, "ptk")
-		out, err := exec.Command("go", "build", "-o", ptkBin, ".").CombinedOutput()
-		if err != nil {
-			ptkBinErr = fmt.Errorf("%w\n%s", err, out)
-		}
-	})
-	if ptkBinErr != nil {
-		t.Fatalf("go build: %v", ptkBinErr)
+	bin := filepath.Join(t.TempDir(), "ptk")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	return ptkBin
+	return bin
 }
 
 // mcpWorkspace is a workspace with a.txt, and a policy file that allows
