@@ -27,7 +27,7 @@ const defaultBaseURL = "http://localhost:11434/v1"
 
 type runFlags struct {
 	baseURL, apiKey, model, mode, workspace, tools, policy string
-	models, record, replay                                 string
+	models, record, replay, mcp                            string
 	maxCost                                                float64
 	maxTokens                                              int
 	maxIterations, maxToolCalls                            int
@@ -113,6 +113,7 @@ unknown model).`,
 	fl.StringVar(&f.policy, "policy", "", "a policy file that allows or denies calls (default: policy.json in ptk's config folder, if there is one)")
 	fl.BoolVar(&f.sandbox, "sandbox", false, "run bash under bubblewrap: system read-only, workspace writable, no network")
 	fl.BoolVar(&f.asJSON, "json", false, "print the result as one JSON object")
+	mcpFlag(fl, &f.mcp)
 	return cmd
 }
 
@@ -162,6 +163,12 @@ func runRun(cmd *cobra.Command, f runFlags, prompt string) error {
 		return err
 	}
 	defer closeTools()
+	mcpTools, stopMCP, err := startMCP(cmd, f.mcp)
+	if err != nil {
+		return err
+	}
+	defer stopMCP()
+	tools = append(tools, mcpTools...)
 	policy, policyFile, err := loadPolicy(cmd, f.policy)
 	if err != nil {
 		return usageError{err}

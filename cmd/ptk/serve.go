@@ -26,7 +26,7 @@ import (
 
 type serveFlags struct {
 	addr, baseURL, apiKey, model, models, mode, apiKeys string
-	tools, workspace, policy                            string
+	tools, workspace, policy, mcp                       string
 	timeout                                             time.Duration
 	maxConcurrent                                       int
 	maxBody                                             int64
@@ -90,6 +90,7 @@ those in flight finish.`,
 	fl.DurationVar(&f.timeout, "timeout", gateway.DefaultTimeout, "time limit of one request, upstream calls included")
 	fl.IntVar(&f.maxConcurrent, "max-concurrent", gateway.DefaultMaxConcurrent, "most requests served at once; past it clients get 429")
 	fl.Int64Var(&f.maxBody, "max-body", gateway.DefaultMaxBodyBytes, "largest request body in bytes")
+	mcpFlag(fl, &f.mcp)
 	return cmd
 }
 
@@ -141,6 +142,11 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		}
 		cfg.Tools, cfg.Approver = tools, &serveApprover{policy: policy, file: policyFile, tools: approvalTools(tools)}
 	}
+	stopMCP, err := addMCPTools(cmd, f.mcp, f.policy, &cfg)
+	if err != nil {
+		return err
+	}
+	defer stopMCP()
 	srv, err := gateway.New(cfg)
 	if err != nil {
 		return err
