@@ -9,9 +9,9 @@ import (
 	"strings"
 	"sync"
 	"text/template"
-	"unicode/utf8"
 
 	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/transcript"
 )
 
 // Formatter writes the protocol text a model reads.
@@ -251,7 +251,7 @@ func formatResults(results []ptk.Result, escapeHeaders bool) string {
 		b.WriteByte('>')
 		content := Neutralize(r.Content)
 		if escapeHeaders {
-			content = escapeTurnHeaders(content)
+			content = transcript.EscapeHeaders(content)
 		}
 		if content != "" {
 			b.WriteByte('\n')
@@ -291,14 +291,6 @@ func writeResultAttr(b *strings.Builder, name, value string) {
 	}
 	b.WriteByte('"')
 }
-
-// The headers of a flattened conversation's turns.
-const (
-	turnHeaderSystem    = "SYSTEM:"
-	turnHeaderUser      = "USER:"
-	turnHeaderAssistant = "ASSISTANT:"
-	turnHeaderTool      = "TOOL:"
-)
 
 // Conversation flattens msgs into one prompt for a text-only model:
 //
@@ -345,30 +337,30 @@ func (p PTK) Conversation(msgs []ptk.Message, tools []ptk.ToolInfo) string {
 		instructions = msgs[0].Content
 		msgs = msgs[1:]
 	}
-	writeConversationTurn(&b, turnHeaderSystem, escapeTurnHeaders(p.SystemPrompt(Neutralize(instructions), tools)))
+	transcript.WriteTurn(&b, transcript.System, transcript.EscapeHeaders(p.SystemPrompt(Neutralize(instructions), tools)))
 	for i := 0; i < len(msgs); i++ {
 		m := msgs[i]
 		switch m.Role {
 		case ptk.RoleTool:
 			var results []ptk.Result
 			results, i = ToolTurn(msgs, i)
-			writeConversationTurn(&b, turnHeaderTool, formatResults(results, true))
+			transcript.WriteTurn(&b, transcript.Tool, formatResults(results, true))
 		case ptk.RoleAssistant:
 			text := conversationText(m.Content)
 			if calls := p.Calls(m.Calls); calls != "" {
 				if text != "" {
 					text += "\n"
 				}
-				text += escapeTurnHeaders(calls)
+				text += transcript.EscapeHeaders(calls)
 			}
-			writeConversationTurn(&b, turnHeaderAssistant, text)
+			transcript.WriteTurn(&b, transcript.Assistant, text)
 		case ptk.RoleSystem:
-			writeConversationTurn(&b, turnHeaderSystem, conversationText(m.Content))
+			transcript.WriteTurn(&b, transcript.System, conversationText(m.Content))
 		default:
-			writeConversationTurn(&b, turnHeaderUser, conversationText(m.Content))
+			transcript.WriteTurn(&b, transcript.User, conversationText(m.Content))
 		}
 	}
-	b.WriteString(turnHeaderAssistant)
+	b.WriteString(transcript.Assistant)
 	b.WriteByte('\n')
 	return b.String()
 }
@@ -387,24 +379,24 @@ func (p PTK) Transcript(msgs []ptk.Message) string {
 	var b strings.Builder
 	for i := 0; i < len(msgs); i++ {
 		m := msgs[i]
-		text := strings.TrimRight(strings.TrimLeft(m.Content, "\r\n"), " \t\r\n")
-		header := turnHeaderUser
+		text := transcript.Trim(m.Content)
+		header := transcript.User
 		switch m.Role {
 		case ptk.RoleSystem:
-			header = turnHeaderSystem
+			header = transcript.System
 		case ptk.RoleAssistant:
-			header = turnHeaderAssistant
+			header = transcript.Assistant
 			if calls := p.Calls(m.Calls); calls != "" {
 				text = strings.TrimSpace(text + "\n" + calls)
 			}
 		case ptk.RoleTool:
 			var results []ptk.Result
 			results, i = ToolTurn(msgs, i)
-			header, text = turnHeaderTool, p.Results(results)
+			header, text = transcript.Tool, p.Results(results)
 		}
-		writeConversationTurn(&b, header, escapeTurnHeaders(text))
+		transcript.WriteTurn(&b, header, transcript.EscapeHeaders(text))
 	}
-	b.WriteString(turnHeaderAssistant)
+	b.WriteString(transcript.Assistant)
 	b.WriteByte('\n')
 	return b.String()
 }
@@ -424,69 +416,7 @@ func ToolTurn(msgs []ptk.Message, i int) ([]ptk.Result, int) {
 
 // conversationText is a message's content as a flattened turn holds it.
 func conversationText(s string) string {
-	s = strings.TrimLeft(s, "\r\n")
-	s = strings.TrimRight(s, " \t\r\n")
-	return escapeTurnHeaders(Neutralize(s))
-}
-
-func writeConversationTurn(b *strings.Builder, header, text string) {
-	b.WriteString(header)
-	b.WriteByte('\n')
-	if text != "" {
-		b.WriteString(text)
-		b.WriteByte('\n')
-	}
-	b.WriteByte('\n')
-}
-
-// escapeTurnHeaders puts a backslash at the start of every line of s that
-// could read as a turn header (see [PTK.Conversation]). It returns s itself
-// when no line needs it.
-func escapeTurnHeaders(s string) string {
-	var b strings.Builder
-	last := 0 // s[:last] has been written to b
-	for start := 0; ; {
-		if turnHeaderAt(s, start) {
-			if b.Cap() == 0 {
-				b.Grow(len(s) + 8)
-			}
-			b.WriteString(s[last:start])
-			b.WriteByte('\\')
-			last = start
-		}
-		k := strings.IndexAny(s[start:], "\n\r\u0085\u2028\u2029")
-		if k < 0 {
-			break
-		}
-		_, size := utf8.DecodeRuneInString(s[start+k:])
-		start += k + size
-	}
-	if b.Cap() == 0 {
-		return s
-	}
-	b.WriteString(s[last:])
-	return b.String()
-}
-
-// turnHeaderAt reports whether the line starting at s[i] starts, after spaces
-// or tabs, with a role name in any letter case, optional spaces or tabs, and a
-// colon.
-func turnHeaderAt(s string, i int) bool {
-	i = turnSkipBlank(s, i)
-	for _, role := range [...]string{"system", "user", "assistant", "tool"} {
-		if n := foldPrefixLen(s[i:], role); n > 0 {
-			j := turnSkipBlank(s, i+n)
-			return j < len(s) && s[j] == ':'
-		}
-	}
-	return false
-}
-
-func turnSkipBlank(s string, i int) int {
-	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
-		i++
-	}
-	return i
+	return transcript.EscapeHeaders(Neutralize(transcript.Trim(s)))
 }
 
 // Neutralize makes the protocol tags inside data inert, so that text from a

@@ -95,7 +95,7 @@ func prompt(req llm.Request) string {
 	if req.Prompt != "" {
 		return req.Prompt
 	}
-	return transcript(req.Messages)
+	return flatten(req.Messages)
 }
 
 func (c *client) generate(ctx context.Context, w wire, req llm.Request) (*llm.Response, error) {

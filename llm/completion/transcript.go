@@ -3,20 +3,12 @@ package completion
 import (
 	"encoding/json"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/transcript"
 )
 
-// The turn headers of a transcript, each alone on its line.
-const (
-	headerSystem    = "SYSTEM:"
-	headerUser      = "USER:"
-	headerAssistant = "ASSISTANT:"
-	headerTool      = "TOOL:"
-)
-
-// transcript flattens msgs into one prompt: each message a turn under its
+// flatten flattens msgs into one prompt: each message a turn under its
 // header (SYSTEM:, USER:, ASSISTANT:, TOOL:) alone on a line, a blank line
 // after each turn, and the cue "ASSISTANT:\n" at the end. The text is the
 // messages' own, trimmed, with every line that would read as a turn header
@@ -28,32 +20,28 @@ const (
 // It adds nothing else: a caller that teaches a protocol (the agent's
 // text-protocol mode) has its formatter flatten the conversation and sends
 // it as llm.Request.Prompt.
-func transcript(msgs []ptk.Message) string {
+func flatten(msgs []ptk.Message) string {
 	var b strings.Builder
 	for i := 0; i < len(msgs); i++ {
 		m := msgs[i]
-		header, text := headerUser, trimTurn(m.Content)
+		header, text := transcript.User, transcript.Trim(m.Content)
 		switch m.Role {
 		case ptk.RoleSystem:
-			header = headerSystem
+			header = transcript.System
 		case ptk.RoleAssistant:
-			header = headerAssistant
+			header = transcript.Assistant
 			if calls := callLines(m.Calls); calls != "" {
 				text = strings.TrimSpace(text + "\n" + calls)
 			}
 		case ptk.RoleTool:
-			header = headerTool
+			header = transcript.Tool
 			text, i = toolTurn(msgs, i)
 		}
-		writeTurn(&b, header, escapeHeaders(text))
+		transcript.WriteTurn(&b, header, transcript.EscapeHeaders(text))
 	}
-	b.WriteString(headerAssistant)
+	b.WriteString(transcript.Assistant)
 	b.WriteByte('\n')
 	return b.String()
-}
-
-func trimTurn(s string) string {
-	return strings.TrimRight(strings.TrimLeft(s, "\r\n"), " \t\r\n")
 }
 
 // callLines writes each call as one line of JSON.
@@ -97,77 +85,7 @@ func toolTurn(msgs []ptk.Message, i int) (string, int) {
 			b.WriteString(", an error")
 		}
 		b.WriteString(":\n")
-		b.WriteString(trimTurn(t.Content))
+		b.WriteString(transcript.Trim(t.Content))
 	}
 	return b.String(), i - 1
-}
-
-func writeTurn(b *strings.Builder, header, text string) {
-	b.WriteString(header)
-	b.WriteByte('\n')
-	if text != "" {
-		b.WriteString(text)
-		b.WriteByte('\n')
-	}
-	b.WriteByte('\n')
-}
-
-// escapeHeaders puts a backslash at the start of every line of s that could
-// read as a turn header: optional blanks, a role name in any ASCII letter
-// case, optional blanks and a colon. Lines end at
-// \n, \r, U+0085, U+2028 and U+2029. It returns s itself when no line needs
-// it.
-func escapeHeaders(s string) string {
-	var b strings.Builder
-	last := 0 // s[:last] has been written to b
-	for start := 0; ; {
-		if headerAt(s, start) {
-			if b.Cap() == 0 {
-				b.Grow(len(s) + 8)
-			}
-			b.WriteString(s[last:start])
-			b.WriteByte('\\')
-			last = start
-		}
-		k := strings.IndexAny(s[start:], "\n\r\u0085\u2028\u2029")
-		if k < 0 {
-			break
-		}
-		_, size := utf8.DecodeRuneInString(s[start+k:])
-		start += k + size
-	}
-	if b.Cap() == 0 {
-		return s
-	}
-	b.WriteString(s[last:])
-	return b.String()
-}
-
-// headerAt reports whether the line that starts at s[i] reads as a turn
-// header.
-func headerAt(s string, i int) bool {
-	i = skipBlank(s, i)
-	for _, role := range [...]string{"system", "user", "assistant", "tool"} {
-		if n := foldPrefix(s[i:], role); n > 0 {
-			j := skipBlank(s, i+n)
-			return j < len(s) && s[j] == ':'
-		}
-	}
-	return false
-}
-
-func skipBlank(s string, i int) int {
-	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
-		i++
-	}
-	return i
-}
-
-// foldPrefix returns len(lower) when s starts with lower (ASCII letters) in
-// any case, 0 otherwise.
-func foldPrefix(s, lower string) int {
-	if len(s) >= len(lower) && strings.EqualFold(s[:len(lower)], lower) {
-		return len(lower)
-	}
-	return 0
 }
