@@ -45,6 +45,7 @@ func NewParser(tools []ptk.ToolInfo, opts ...Option) (*Parser, error) {
 	for _, o := range opts {
 		o(p)
 	}
+	p.tools = make([]*toolSpec, 0, len(tools))
 	for _, t := range tools {
 		if _, dup := p.byName[t.Name]; dup {
 			return nil, &ToolError{Tool: t.Name, Msg: "declared twice"}

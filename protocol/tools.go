@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/lenient"
@@ -30,7 +32,31 @@ func compileTool(t ptk.ToolInfo) (*toolSpec, error) {
 	if err != nil {
 		return nil, &ToolError{Tool: t.Name, Msg: err.Error()}
 	}
-	return &toolSpec{info: t, schema: s, norm: normName(t.Name)}, nil
+	return &toolSpec{info: t, schema: s, norm: declaredNorm(t.Name)}, nil
+}
+
+// normNames keeps the normalized names of the declared tools seen (at most
+// maxNormNames: declarations come from clients too), so that a parser made
+// for every request (the gateway) does not normalize the same names again.
+var (
+	normNames     sync.Map // string → string
+	normNamesSize atomic.Int64
+)
+
+const maxNormNames = 4096
+
+// declaredNorm is normName for a declared tool's name.
+func declaredNorm(s string) string {
+	if n, ok := normNames.Load(s); ok {
+		return n.(string)
+	}
+	n := normName(s)
+	if normNamesSize.Load() < maxNormNames {
+		if _, loaded := normNames.LoadOrStore(s, n); !loaded {
+			normNamesSize.Add(1)
+		}
+	}
+	return n
 }
 
 // normName folds case and separators, so get_weather, getWeather,

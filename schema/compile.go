@@ -111,13 +111,13 @@ const compiledMax = 1024
 // Compile reads a tool's parameters. Empty parameters or null give a nil
 // Schema and no error; an error says why the parameters cannot be used.
 func Compile(raw json.RawMessage) (*Schema, error) {
-	key := string(raw)
 	compiled.Lock()
-	s, ok := compiled.m[key]
+	s, ok := compiled.m[string(raw)] // no copy of raw for the look-up
 	compiled.Unlock()
 	if ok {
 		return s, nil
 	}
+	key := string(raw)
 	s, err := compileUncached(raw)
 	if err != nil {
 		return nil, err

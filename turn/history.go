@@ -1,6 +1,7 @@
 package turn
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/ptkit/ptk"
@@ -98,6 +99,8 @@ func (h *History) render() {
 // Append adds messages to the conversation and renders them. A system
 // message is left out: the history's system prompt is its own.
 func (h *History) Append(msgs ...ptk.Message) {
+	h.msgs = slices.Grow(h.msgs, len(msgs))
+	h.out = slices.Grow(h.out, len(msgs))
 	for _, m := range msgs {
 		if m.Role == ptk.RoleSystem {
 			continue

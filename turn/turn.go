@@ -130,54 +130,18 @@ func (t Turn) Ask(ctx context.Context, req llm.Request, emit func(Event)) (*Repl
 	if emit == nil {
 		emit = func(Event) {}
 	}
-	rep := &Reply{}
-	textCalls := !t.NoCalls && t.Mode == PTK
-	var held []Event // calls read from the text in Native mode: reported at the end
-	var ps *protocol.Stream
+	// One value holds the whole reading (and the reply), so that a turn
+	// costs few allocations beside the model's.
+	rd := &reading{t: t, emit: emit, textCalls: !t.NoCalls && t.Mode == PTK}
+	rep := &rd.rep
 	if t.Parser != nil {
-		ps = t.Parser.NewStream(func(e protocol.Event) {
-			switch e.Kind {
-			case protocol.EventText:
-				emit(Event{Kind: EventText, Text: e.Text})
-			case protocol.EventReasoning:
-				emit(Event{Kind: EventReasoning, Text: e.Text})
-			case protocol.EventCallStart:
-				if textCalls {
-					c := &ptk.Call{Tool: e.Tool}
-					t.name(c, e.Index)
-					emit(Event{Kind: EventCallStart, Index: e.Index, Call: c})
-				}
-			case protocol.EventCallDelta:
-				if textCalls {
-					emit(Event{Kind: EventCallDelta, Index: e.Index, Text: e.Text})
-				}
-			case protocol.EventCallEnd:
-				a := *e.Attempt
-				t.name(&a.Call, e.Index)
-				ev := Event{Kind: EventCallEnd, Index: e.Index, Call: &a.Call, Err: a.Err}
-				if textCalls {
-					emit(ev)
-				} else if !t.NoCalls {
-					held = append(held, ev)
-				}
-			}
-		})
-	}
-	text := func(s string) {
-		if s == "" {
-			return
-		}
-		if ps != nil {
-			ps.WriteString(s)
-		} else {
-			emit(Event{Kind: EventText, Text: s})
-		}
+		rd.ps = t.Parser.NewStream(rd.parsed)
 	}
 	var resp *llm.Response
-	var raw strings.Builder
 	if s, ok := t.Model.(llm.Streamer); ok && t.Stream {
 		rep.Streamed = true
 		var col llm.Collector
+		var raw strings.Builder
 		started := map[int]bool{}
 		for ch, err := range s.Stream(ctx, req) {
 			if err != nil {
@@ -189,7 +153,7 @@ func (t Turn) Ask(ctx context.Context, req llm.Request, emit func(Event)) (*Repl
 				emit(Event{Kind: EventReasoning, Text: ch.Reasoning})
 			}
 			raw.WriteString(ch.Text)
-			text(ch.Text)
+			rd.text(ch.Text)
 			if d := ch.Call; d != nil && !t.NoCalls {
 				if !started[d.Index] {
 					started[d.Index] = true
@@ -213,13 +177,13 @@ func (t Turn) Ask(ctx context.Context, req llm.Request, emit func(Event)) (*Repl
 			emit(Event{Kind: EventReasoning, Text: resp.Reasoning})
 		}
 		rep.Raw = resp.Content
-		text(resp.Content)
+		rd.text(resp.Content)
 	}
 	rep.Text, rep.Reasoning = rep.Raw, resp.Reasoning
 	rep.Usage, rep.Cost, rep.FinishReason, rep.Model = resp.Usage, resp.Cost, resp.FinishReason, resp.Model
 	var parsed protocol.Parsed
-	if ps != nil {
-		parsed = ps.Finish()
+	if rd.ps != nil {
+		parsed = rd.ps.Finish()
 		rep.Text = parsed.Text
 	}
 	switch {
@@ -228,9 +192,10 @@ func (t Turn) Ask(ctx context.Context, req llm.Request, emit func(Event)) (*Repl
 		// Native calls, checked like calls read from text. Ids must be
 		// unique in a turn for the results to find their calls.
 		rep.Native = true
-		seen := map[string]bool{}
+		rep.Made = resp.Calls
+		rep.Attempts = make([]protocol.Attempt, 0, len(resp.Calls))
+		seen := make(map[string]bool, len(resp.Calls))
 		for i, c := range resp.Calls {
-			rep.Made = append(rep.Made, c)
 			if c.ID == "" || seen[c.ID] {
 				c.ID = t.id(i)
 			}
@@ -240,19 +205,74 @@ func (t Turn) Ask(ctx context.Context, req llm.Request, emit func(Event)) (*Repl
 				a, _ = t.Parser.Check(c)
 			}
 			rep.Attempts = append(rep.Attempts, a)
-			emit(Event{Kind: EventCallEnd, Index: i, Call: &a.Call, Err: a.Err, Native: true})
+			emit(Event{Kind: EventCallEnd, Index: i, Call: &rep.Attempts[i].Call, Err: a.Err, Native: true})
 		}
 	default:
-		rep.fromText = textCalls
-		for i, a := range parsed.Attempts {
-			t.name(&a.Call, i)
-			rep.Attempts = append(rep.Attempts, a)
+		rep.fromText = rd.textCalls
+		rep.Attempts = parsed.Attempts
+		for i := range rep.Attempts {
+			t.name(&rep.Attempts[i].Call, i)
 		}
-		for _, ev := range held {
+		for _, ev := range rd.held {
 			emit(ev)
 		}
 	}
 	return rep, nil
+}
+
+// reading is one turn's reading of the model's answer.
+type reading struct {
+	t         Turn
+	emit      func(Event)
+	textCalls bool // calls in the text are the turn's, reported as written
+	held      []Event
+	ps        *protocol.Stream
+	rep       Reply
+}
+
+// text feeds the next piece of the model's text to the parser, or, with
+// none, reports it as it is.
+func (rd *reading) text(s string) {
+	switch {
+	case s == "":
+	case rd.ps != nil:
+		rd.ps.WriteString(s)
+	default:
+		rd.emit(Event{Kind: EventText, Text: s})
+	}
+}
+
+// parsed reports what the parser read.
+func (rd *reading) parsed(e protocol.Event) {
+	t := &rd.t
+	switch e.Kind {
+	case protocol.EventText:
+		rd.emit(Event{Kind: EventText, Text: e.Text})
+	case protocol.EventReasoning:
+		rd.emit(Event{Kind: EventReasoning, Text: e.Text})
+	case protocol.EventCallStart:
+		if rd.textCalls {
+			c := &ptk.Call{Tool: e.Tool}
+			t.name(c, e.Index)
+			rd.emit(Event{Kind: EventCallStart, Index: e.Index, Call: c})
+		}
+	case protocol.EventCallDelta:
+		if rd.textCalls {
+			rd.emit(Event{Kind: EventCallDelta, Index: e.Index, Text: e.Text})
+		}
+	case protocol.EventCallEnd:
+		if !rd.textCalls && rd.t.NoCalls {
+			return
+		}
+		a := *e.Attempt
+		t.name(&a.Call, e.Index)
+		ev := Event{Kind: EventCallEnd, Index: e.Index, Call: &a.Call, Err: a.Err}
+		if rd.textCalls {
+			rd.emit(ev)
+		} else {
+			rd.held = append(rd.held, ev)
+		}
+	}
 }
 
 // idOnly is the call id and tool a later piece of a native call carries,
