@@ -131,7 +131,11 @@ func (b *block) render(k renderKey, st *styles) []string {
 
 var spinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
 
-const collapsedResultLines = 6
+// A result shows this many lines until ctrl+o, a diff more.
+const (
+	collapsedResultLines = 6
+	collapsedDiffLines   = 16
+)
 
 func (b *block) draw(k renderKey, st *styles) []string {
 	w := max(k.width, 10)
@@ -211,9 +215,13 @@ func (b *block) drawTool(k renderKey, st *styles, w int) []string {
 		}
 		if b.result != "" {
 			ls := resultLines(b.result, b.call.Tool, b.state == toolFailed, st)
-			if !k.expand && len(ls) > collapsedResultLines {
-				more := len(ls) - collapsedResultLines
-				ls = append(ls[:collapsedResultLines:collapsedResultLines], st.dim.Render(fmt.Sprintf("… %d more lines (ctrl+o shows them)", more)))
+			limit := collapsedResultLines
+			if b.call.Tool == "edit_file" {
+				limit = collapsedDiffLines
+			}
+			if !k.expand && len(ls) > limit {
+				more := len(ls) - limit
+				ls = append(ls[:limit:limit], st.dim.Render(fmt.Sprintf("… %d more lines (ctrl+o shows them)", more)))
 			}
 			add(ls...)
 		}

@@ -650,20 +650,20 @@ func (m *Model) conversation() []string {
 // iteration and what runs.
 func (m *Model) statusLine() string {
 	parts := []string{m.opts.ModelName, m.mode,
-		fmt.Sprintf("%s tokens", count(m.usage.PromptTokens+m.usage.CompletionTokens)),
+		count(m.usage.PromptTokens+m.usage.CompletionTokens) + " tok",
 		fmt.Sprintf("$%.4f", m.cost)}
 	if m.iteration > 0 {
-		parts = append(parts, fmt.Sprintf("iteration %d", m.iteration))
+		parts = append(parts, fmt.Sprintf("iter %d", m.iteration))
 	}
 	switch {
 	case m.flash != "":
 		parts = append(parts, m.flash)
 	case m.asking != nil:
-		parts = append(parts, "y / n / a to answer, esc interrupts")
+		parts = append(parts, "y/n/a answers, esc interrupts")
 	case m.stopping:
 		parts = append(parts, "interrupting…")
 	case m.running:
-		parts = append(parts, spinner[m.frame%len(spinner)]+" working, esc interrupts")
+		parts = append(parts, spinner[m.frame%len(spinner)]+" working · esc interrupts")
 	case m.scroll > 0:
 		parts = append(parts, fmt.Sprintf("scrolled up %d lines, pgdown", m.scroll))
 	default:
