@@ -299,3 +299,27 @@ func TestCommandsAndKeys(t *testing.T) {
 		t.Error("two ctrl+c do not quit")
 	}
 }
+
+// In ptk mode the call is written in the text: the approval lands on the
+// call's own panel, and the protocol never shows as text.
+func TestApprovalPTKMode(t *testing.T) {
+	h := newHarness(t,
+		llmtest.Text("I will edit it.\n<PTK_CALL>\n{\"tool\": \"edit_file\", \"args\": {\"path\": \"hello.txt\", \"old_string\": \"world\", \"new_string\": \"chat\"}}\n</PTK_CALL>"),
+		llmtest.Text("Done."))
+	h.m.opts.Mode = agent.ModePTK
+	h.typeText("say hello to chat")
+	h.press(tea.KeyEnter)
+	h.pump("the approval question", isAsk)
+	h.typeText("a")
+	h.pump("the end of the run", isEvent(agent.EventDone))
+	f := h.frame()
+	panels := 0
+	for _, b := range h.m.blocks {
+		if b.kind == blockTool {
+			panels++
+		}
+	}
+	if panels != 1 || strings.Contains(f, "PTK_CALL") || !strings.Contains(f, "✓ edit_file") || !strings.Contains(f, "I will edit it.") {
+		t.Errorf("%d tool panels; the screen:\n%s", panels, f)
+	}
+}
