@@ -3,7 +3,9 @@ package chat
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/agent"
+	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/llm/llmtest"
 	"github.com/ptkit/ptk/tool"
 	"github.com/ptkit/ptk/tools/fs"
@@ -321,5 +324,30 @@ func TestApprovalPTKMode(t *testing.T) {
 	}
 	if panels != 1 || strings.Contains(f, "PTK_CALL") || !strings.Contains(f, "✓ edit_file") || !strings.Contains(f, "I will edit it.") {
 		t.Errorf("%d tool panels; the screen:\n%s", panels, f)
+	}
+}
+
+// A model server that is down gives the one-line hint of ptk run, on the
+// screen, and the chat goes on.
+func TestModelDown(t *testing.T) {
+	down := fmt.Errorf("dial tcp: connection refused: %w", llm.ErrConnection)
+	h := newHarness(t, llmtest.Reply{Err: down}, llmtest.Text("Back."))
+	h.m.cfg.Hint = func(err error) string {
+		if errors.Is(err, llm.ErrConnection) {
+			return "no model answers at http://localhost:11434/v1: start the server"
+		}
+		return ""
+	}
+	h.typeText("hi")
+	h.press(tea.KeyEnter)
+	h.pump("the end of the run", isEvent(agent.EventDone))
+	if f := h.frame(); !strings.Contains(f, "✗ no model answers at http://localhost:11434/v1: start the server") {
+		t.Errorf("no hint on the screen:\n%s", f)
+	}
+	h.typeText("again")
+	h.press(tea.KeyEnter)
+	h.pump("the second run", isEvent(agent.EventDone))
+	if f := h.frame(); !strings.Contains(f, "Back.") {
+		t.Errorf("the chat did not go on:\n%s", f)
 	}
 }
