@@ -146,6 +146,11 @@ func New(cfg Config) *Model {
 	for _, msg := range cfg.History {
 		m.showMessage(msg)
 	}
+	for _, b := range m.blocks {
+		if b.kind == blockTool && b.state == toolWaiting {
+			b.state = toolInterrupted
+		}
+	}
 	if n := len(cfg.History); n > 0 {
 		m.notice(fmt.Sprintf("continuing conversation %q (%d messages)", cfg.Conversation, n))
 	}
@@ -568,7 +573,8 @@ func (m *Model) errorBlock(s string) {
 	m.add(&block{kind: blockError}).text.WriteString(s)
 }
 
-// showMessage shows a message of an earlier conversation.
+// showMessage shows a message of an earlier conversation; a tool
+// message's result goes on its call's panel.
 func (m *Model) showMessage(msg ptk.Message) {
 	switch msg.Role {
 	case ptk.RoleUser:
@@ -577,9 +583,19 @@ func (m *Model) showMessage(msg ptk.Message) {
 		if strings.TrimSpace(msg.Content) != "" {
 			m.add(&block{kind: blockText, done: true}).text.WriteString(msg.Content)
 		}
-		for _, c := range msg.Calls {
-			b := m.add(&block{kind: blockTool, call: c, state: toolDone})
+		for i, c := range msg.Calls {
+			b := m.add(&block{kind: blockTool, index: i, call: c, state: toolWaiting})
 			b.subject = m.subjectOf(c)
+		}
+	case ptk.RoleTool:
+		for i := len(m.blocks) - 1; i >= 0; i-- {
+			if b := m.blocks[i]; b.kind == blockTool && b.call.ID == msg.CallID && b.state == toolWaiting {
+				b.result, b.state = msg.Content, toolDone
+				if msg.IsError {
+					b.state = toolFailed
+				}
+				break
+			}
 		}
 	}
 }

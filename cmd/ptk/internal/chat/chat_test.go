@@ -351,3 +351,55 @@ func TestModelDown(t *testing.T) {
 		t.Errorf("the chat did not go on:\n%s", f)
 	}
 }
+
+// A conversation resumed shows its messages, the calls with their results,
+// and the next message continues it.
+func TestResume(t *testing.T) {
+	c := call("r1", "read_file", map[string]string{"path": "hello.txt"})
+	hist := []ptk.Message{
+		{Role: ptk.RoleUser, Content: "what is in hello.txt?"},
+		{Role: ptk.RoleAssistant, Calls: []ptk.Call{c}},
+		{Role: ptk.RoleTool, CallID: "r1", Tool: "read_file", Content: "1\thello\n2\tworld"},
+		{Role: ptk.RoleAssistant, Content: "It says hello world."},
+	}
+	script := llmtest.New(llmtest.Text("Twice."))
+	store := &agent.MemoryStore{}
+	m := New(Config{Options: agent.Options{Model: script, ModelName: "scripted", StreamModel: true},
+		Conversation: "yesterday", Store: store, History: hist})
+	t.Cleanup(func() { m.exit() })
+	h := &harness{t: t, m: m}
+	h.golden("resumed")
+	h.typeText("how many words?")
+	h.press(tea.KeyEnter)
+	h.pump("the answer", isEvent(agent.EventDone))
+	reqs := script.Requests()
+	if len(reqs) != 1 || len(reqs[0].Messages) < len(hist)+1 {
+		t.Fatalf("the model was not sent the conversation: %+v", reqs)
+	}
+	saved, _ := store.Load(context.Background(), "yesterday")
+	if len(saved) != len(hist)+2 || saved[len(saved)-1].Content != "Twice." {
+		t.Errorf("the store keeps %+v", saved)
+	}
+}
+
+// Reasoning is folded to one dimmed line until ctrl+r; pgup scrolls back.
+func TestReasoningAndScroll(t *testing.T) {
+	h := newHarness(t, llmtest.Reply{Reasoning: "The user wants a list.\nI will count to twenty.", Content: strings.Repeat("counting\n\n", 20) + "twenty."})
+	h.typeText("count")
+	h.press(tea.KeyEnter)
+	h.pump("the answer", isEvent(agent.EventDone))
+	for range 5 { // more than there is: it stops at the top
+		h.send(tea.KeyPressMsg{Code: tea.KeyPgUp})
+	}
+	h.golden("reasoning-folded")
+	h.send(tea.KeyPressMsg{Code: 'r', Mod: tea.ModCtrl})
+	if f := h.frame(); !strings.Contains(f, "I will count to twenty.") {
+		t.Errorf("ctrl+r does not show the reasoning:\n%s", f)
+	}
+	for range 5 {
+		h.send(tea.KeyPressMsg{Code: tea.KeyPgDown})
+	}
+	if f := h.frame(); !strings.Contains(f, "twenty.") || h.m.scroll != 0 {
+		t.Errorf("pgdown does not come back to the end (scroll %d):\n%s", h.m.scroll, f)
+	}
+}
