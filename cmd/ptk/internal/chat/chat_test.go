@@ -403,3 +403,23 @@ func TestReasoningAndScroll(t *testing.T) {
 		t.Errorf("pgdown does not come back to the end (scroll %d):\n%s", h.m.scroll, f)
 	}
 }
+
+// Esc while the model is still answering stops the model call; a second
+// message is then a new run.
+func TestInterruptModelCall(t *testing.T) {
+	h := newHarness(t, llmtest.Reply{Wait: true}, llmtest.Text("Here now."))
+	h.typeText("hello?")
+	h.press(tea.KeyEnter)
+	h.pump("the model call", isEvent(agent.EventIteration))
+	h.press(tea.KeyEscape)
+	h.pump("the end of the run", isEvent(agent.EventDone))
+	if f := h.frame(); !strings.Contains(f, "interrupted: the conversation keeps what was done") {
+		t.Errorf("no interruption shown:\n%s", f)
+	}
+	h.typeText("still there?")
+	h.press(tea.KeyEnter)
+	h.pump("the second run", isEvent(agent.EventDone))
+	if f := h.frame(); !strings.Contains(f, "Here now.") {
+		t.Errorf("the second run did not answer:\n%s", f)
+	}
+}
