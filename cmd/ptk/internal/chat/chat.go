@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 	"time"
@@ -46,7 +47,7 @@ type Config struct {
 	// URL, a wrong key), or "" when it has none.
 	Hint func(error) string
 	// Run starts a run; default agent.Stream. Tests replace it.
-	Run func(ctx context.Context, history []ptk.Message, opts agent.Options) func(yield func(agent.Event, error) bool)
+	Run func(ctx context.Context, history []ptk.Message, opts agent.Options) iter.Seq2[agent.Event, error]
 }
 
 // Model is the chat's state: a tea.Model.
@@ -59,12 +60,10 @@ type Model struct {
 
 	width, height int
 	blocks        []*block
-	// convLines counts the lines of blocks[:i] for i = len(blocks), kept
-	// for the blocks that do not change any more.
-	input   textarea.Model
-	history []ptk.Message
-	sent    []string // what the user sent, for ↑ and ↓
-	histAt  int
+	input         textarea.Model
+	history       []ptk.Message
+	sent          []string // what the user sent, for ↑ and ↓
+	histAt        int
 
 	// The current run.
 	running   bool
@@ -115,9 +114,7 @@ var _ tea.Model = (*Model)(nil)
 // New returns a chat over cfg, 80×24 until the terminal says its size.
 func New(cfg Config) *Model {
 	if cfg.Run == nil {
-		cfg.Run = func(ctx context.Context, h []ptk.Message, o agent.Options) func(func(agent.Event, error) bool) {
-			return agent.Stream(ctx, h, o)
-		}
+		cfg.Run = agent.Stream
 	}
 	in := textarea.New()
 	in.Placeholder = "Ask, or /help. Enter sends, alt+enter or ctrl+j starts a new line."

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,7 +55,7 @@ func newHarness(t *testing.T, replies ...llmtest.Reply) *harness {
 	m := New(Config{
 		Options: agent.Options{Model: script, ModelName: "scripted", StreamModel: true, Mode: agent.ModeNative, Tools: tools},
 		// Durations vary from run to run: the golden frames leave them out.
-		Run: func(ctx context.Context, h []ptk.Message, o agent.Options) func(func(agent.Event, error) bool) {
+		Run: func(ctx context.Context, h []ptk.Message, o agent.Options) iter.Seq2[agent.Event, error] {
 			return func(yield func(agent.Event, error) bool) {
 				for e, err := range agent.Stream(ctx, h, o) {
 					e.Duration = 0
