@@ -216,7 +216,11 @@ func (b *block) drawTool(k renderKey, st *styles, w int) []string {
 		if b.result != "" {
 			ls := resultLines(b.result, b.call.Tool, b.state == toolFailed, st)
 			limit := collapsedResultLines
-			if b.call.Tool == "edit_file" {
+			if b.call.Tool == "write_file" && b.state == toolDone && b.preview != "" {
+				// write_file answers with a line: show what it wrote.
+				ls = append(ls, colorDiff(b.preview, -1, st)...)
+			}
+			if b.call.Tool == "edit_file" || b.call.Tool == "write_file" {
 				limit = collapsedDiffLines
 			}
 			if !k.expand && len(ls) > limit {

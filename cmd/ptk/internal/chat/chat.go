@@ -388,6 +388,9 @@ func (m *Model) event(msg eventMsg) {
 	case agent.EventCallEnd:
 		b := m.callBlock(e)
 		b.state = toolWaiting
+		if b.call.Tool == "write_file" {
+			b.preview = preview(b.call)
+		}
 		if e.Err != nil {
 			b.state, b.note = toolFailed, e.Err.Message
 		}

@@ -424,3 +424,20 @@ func TestInterruptModelCall(t *testing.T) {
 		t.Errorf("the second run did not answer:\n%s", f)
 	}
 }
+
+// write_file answers with one line: its panel shows what was written, as
+// the approval did.
+func TestWriteFilePanel(t *testing.T) {
+	h := newHarness(t,
+		llmtest.Reply{Calls: []ptk.Call{call("w1", "write_file", map[string]string{"path": "todo.md", "content": "# To do\n\n- tests\n"})}},
+		llmtest.Text("Written."))
+	h.typeText("write a todo")
+	h.press(tea.KeyEnter)
+	h.pump("the approval question", isAsk)
+	h.typeText("y")
+	h.pump("the end of the run", isEvent(agent.EventDone))
+	h.golden("write-file")
+	if b, _ := os.ReadFile(filepath.Join(h.dir, "todo.md")); string(b) != "# To do\n\n- tests\n" {
+		t.Errorf("todo.md = %q", b)
+	}
+}
