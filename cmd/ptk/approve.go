@@ -29,6 +29,10 @@ type cliApprover struct {
 	out    io.Writer
 	pr     *progress
 	always map[string]bool
+
+	// ui, when set, asks instead of the terminal (ptk chat's screen): it
+	// returns "y", "n" or "a", or the context's error.
+	ui func(ctx context.Context, call ptk.Call) (string, error)
 }
 
 var _ tool.Approver = (*cliApprover)(nil)
@@ -59,8 +63,31 @@ func approvalTools(tools []ptk.Tool) map[string]ptk.Tool {
 	return byName
 }
 
-// question asks the user on the terminal.
+// question asks the user, on the terminal or through ui.
 func (a *cliApprover) question(ctx context.Context, call ptk.Call) (tool.Verdict, error) {
+	read := a.readAnswer
+	if a.ui != nil {
+		read = a.ui
+	}
+	s, err := read(ctx, call)
+	if err != nil {
+		return tool.Verdict{}, err
+	}
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "y", "yes":
+		return tool.Verdict{Allow: true}, nil
+	case "a", "always":
+		if a.always == nil {
+			a.always = map[string]bool{}
+		}
+		a.always[call.Tool] = true
+		return tool.Verdict{Allow: true}, nil
+	}
+	return tool.Verdict{Reason: "the user did not allow this call. Ask them what they want instead, or answer with what you have."}, nil
+}
+
+// readAnswer asks on the terminal and reads the answer line.
+func (a *cliApprover) readAnswer(ctx context.Context, call ptk.Call) (string, error) {
 	q := fmt.Sprintf("? %s %s\n  allow? [y]es, [n]o, [a]lways for %s: ", call.Tool, describeCall(call), call.Tool)
 	if a.pr != nil {
 		a.pr.prompt(q)
@@ -70,23 +97,13 @@ func (a *cliApprover) question(ctx context.Context, call ptk.Call) (tool.Verdict
 	answer := make(chan string, 1)
 	go func() {
 		line, _ := a.in.ReadString('\n')
-		answer <- strings.ToLower(strings.TrimSpace(line))
+		answer <- line
 	}()
 	select {
 	case <-ctx.Done():
-		return tool.Verdict{}, ctx.Err()
+		return "", ctx.Err()
 	case s := <-answer:
-		switch s {
-		case "y", "yes":
-			return tool.Verdict{Allow: true}, nil
-		case "a", "always":
-			if a.always == nil {
-				a.always = map[string]bool{}
-			}
-			a.always[call.Tool] = true
-			return tool.Verdict{Allow: true}, nil
-		}
-		return tool.Verdict{Reason: "the user did not allow this call. Ask them what they want instead, or answer with what you have."}, nil
+		return s, nil
 	}
 }
 

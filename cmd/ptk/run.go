@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/agent"
@@ -94,6 +95,15 @@ unknown model).`,
 		},
 	}
 	fl := cmd.Flags()
+	addRunFlags(fl, &f)
+	fl.BoolVar(&f.stream, "stream", false, "ask the model to stream, and show its text as it comes")
+	fl.BoolVar(&f.asJSON, "json", false, "print the result as one JSON object")
+	return cmd
+}
+
+// addRunFlags registers the flags ptk run and ptk chat share: the model,
+// the budget, the tools and what may run.
+func addRunFlags(fl *pflag.FlagSet, f *runFlags) {
 	fl.StringVar(&f.baseURL, "base-url", "", "the model's OpenAI-compatible API (env PTK_BASE_URL; default "+defaultBaseURL+")")
 	fl.StringVar(&f.apiKey, "api-key", "", "API key (env PTK_API_KEY, then OPENAI_API_KEY)")
 	fl.StringVar(&f.model, "model", "", "model name: from the catalog ('ptk models'), else a model of the server at --base-url; a,b tries b when a fails (env PTK_MODEL; default the catalog's default)")
@@ -108,13 +118,10 @@ unknown model).`,
 	fl.IntVar(&f.maxIterations, "max-iterations", agent.DefaultMaxIterations, "most model calls in the run")
 	fl.IntVar(&f.maxToolCalls, "max-tool-calls", agent.DefaultMaxToolCalls, "most tool calls in the run")
 	fl.DurationVar(&f.timeout, "timeout", 0, "time limit for the whole run, e.g. 5m (default none)")
-	fl.BoolVar(&f.stream, "stream", false, "ask the model to stream, and show its text as it comes")
 	fl.BoolVar(&f.yes, "yes", false, "approve the calls that need approval (write_file, edit_file, bash) without asking")
 	fl.StringVar(&f.policy, "policy", "", "a policy file that allows or denies calls (default: policy.json in ptk's config folder, if there is one)")
 	fl.BoolVar(&f.sandbox, "sandbox", false, "run bash under bubblewrap: system read-only, workspace writable, no network")
-	fl.BoolVar(&f.asJSON, "json", false, "print the result as one JSON object")
 	mcpFlag(fl, &f.mcp)
-	return cmd
 }
 
 // setting returns a flag's value when it was given, else the first
@@ -131,65 +138,95 @@ func setting(cmd *cobra.Command, flag, val string, def string, env ...string) st
 	return def
 }
 
-func runRun(cmd *cobra.Command, f runFlags, prompt string) error {
+// runSetup is what ptk run and ptk chat make of their shared flags: the
+// run's options (all but the Approver), the policy, and what the model
+// hint needs.
+type runSetup struct {
+	opts           agent.Options
+	tools          []ptk.Tool
+	policy         *tool.Policy
+	policyFile     string
+	baseURL, model string
+	// resolve finds models by name as --model does.
+	resolve func(names []string) (llm.Model, error)
+	// close closes the workspace and the record file.
+	close func()
+}
+
+// hint turns a failed run's error into the one-line fix configHint gives,
+// or "".
+func (s *runSetup) hint(err error) string {
+	baseURL := s.baseURL
+	if b := llm.BaseURLOf(s.opts.Model); b != "" {
+		baseURL = b // the server the model really is at
+	}
+	return configHint(err, baseURL, s.model)
+}
+
+// prepareRun checks the shared flags and builds the run's setup.
+func prepareRun(cmd *cobra.Command, f runFlags) (*runSetup, error) {
 	baseURL := setting(cmd, "base-url", f.baseURL, defaultBaseURL, "PTK_BASE_URL")
 	apiKey := setting(cmd, "api-key", f.apiKey, "", "PTK_API_KEY", "OPENAI_API_KEY")
 	cat, err := loadCatalog(f.models)
 	if err != nil {
-		return usageError{err}
+		return nil, usageError{err}
 	}
 	model := setting(cmd, "model", f.model, cat.DefaultModel, "PTK_MODEL")
 	names := splitList(model)
 	if len(names) == 0 {
-		return usagef("no model named: give --model NAME or set PTK_MODEL ('ptk models' lists the catalog; for Ollama, 'ollama list' shows the models you have)")
+		return nil, usagef("no model named: give --model NAME or set PTK_MODEL ('ptk models' lists the catalog; for Ollama, 'ollama list' shows the models you have)")
 	}
 	if f.maxCost < 0 || f.maxTokens < 0 {
-		return usagef("--max-cost and --max-tokens must not be negative")
+		return nil, usagef("--max-cost and --max-tokens must not be negative")
 	}
 	mode := agent.Mode(f.mode)
 	switch mode {
 	case agent.ModeAuto, agent.ModePTK, agent.ModeNative:
 	default:
-		return usagef("--mode must be ptk, native or auto, not %q", f.mode)
+		return nil, usagef("--mode must be ptk, native or auto, not %q", f.mode)
 	}
 	if f.maxIterations < 1 || f.maxToolCalls < 1 {
-		return usagef("--max-iterations and --max-tool-calls must be at least 1")
+		return nil, usagef("--max-iterations and --max-tool-calls must be at least 1")
 	}
 	if f.timeout < 0 {
-		return usagef("--timeout must not be negative")
+		return nil, usagef("--timeout must not be negative")
 	}
-	root, tools, closeTools, err := builtinTools(f.workspace, f.tools, f.sandbox)
+	root, tools, closeBuiltins, err := builtinTools(f.workspace, f.tools, f.sandbox)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer closeTools()
 	mcpTools, stopMCP, err := startMCP(cmd, f.mcp)
 	if err != nil {
-		return err
+		closeBuiltins()
+		return nil, err
 	}
-	defer stopMCP()
+	closeTools := func() { stopMCP(); closeBuiltins() }
 	tools = append(tools, mcpTools...)
 	policy, policyFile, err := loadPolicy(cmd, f.policy)
 	if err != nil {
-		return usageError{err}
+		closeTools()
+		return nil, usageError{err}
 	}
-	m, err := resolveModels(cat, modelChoice{names: names, baseURL: baseURL, apiKey: apiKey,
-		baseURLExplicit: cmd.Flags().Changed("base-url") || os.Getenv("PTK_BASE_URL") != "",
-		apiKeyExplicit:  cmd.Flags().Changed("api-key") || os.Getenv("PTK_API_KEY") != ""})
+	resolve := func(names []string) (llm.Model, error) {
+		return resolveModels(cat, modelChoice{names: names, baseURL: baseURL, apiKey: apiKey,
+			baseURLExplicit: cmd.Flags().Changed("base-url") || os.Getenv("PTK_BASE_URL") != "",
+			apiKeyExplicit:  cmd.Flags().Changed("api-key") || os.Getenv("PTK_API_KEY") != ""})
+	}
+	m, err := resolve(names)
 	if err != nil {
-		return usageError{err}
+		closeTools()
+		return nil, usageError{err}
 	}
 	m, done, err := recordOrReplay(m, f.record, f.replay)
 	if err != nil {
-		return usageError{err}
+		closeTools()
+		return nil, usageError{err}
 	}
-	defer done()
 	opts := agent.Options{
 		Model:         m,
 		ModelName:     strings.Join(names, ","),
 		MaxCost:       f.maxCost,
 		MaxTokens:     f.maxTokens,
-		StreamModel:   f.stream,
 		Tools:         tools,
 		Mode:          mode,
 		MaxIterations: f.maxIterations,
@@ -197,6 +234,18 @@ func runRun(cmd *cobra.Command, f runFlags, prompt string) error {
 		Timeout:       f.timeout,
 		Instructions:  instructions(root),
 	}
+	return &runSetup{opts: opts, tools: tools, policy: policy, policyFile: policyFile,
+		baseURL: baseURL, model: model, resolve: resolve, close: func() { done(); closeTools() }}, nil
+}
+
+func runRun(cmd *cobra.Command, f runFlags, prompt string) error {
+	s, err := prepareRun(cmd, f)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	opts := s.opts
+	opts.StreamModel = f.stream
 
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 	defer stop()
@@ -207,7 +256,7 @@ func runRun(cmd *cobra.Command, f runFlags, prompt string) error {
 		defer pr.stopSpinner()
 	}
 	stdin := cmd.InOrStdin()
-	opts.Approver = &cliApprover{policy: policy, policyFile: policyFile, tools: approvalTools(tools), yes: f.yes,
+	opts.Approver = &cliApprover{policy: s.policy, policyFile: s.policyFile, tools: approvalTools(s.tools), yes: f.yes,
 		ask: isTerminal(stdin) && isTerminal(stderr), in: bufio.NewReader(stdin), out: stderr, pr: pr}
 	var res *agent.Result
 	var runErr error
@@ -230,10 +279,7 @@ func runRun(cmd *cobra.Command, f runFlags, prompt string) error {
 	if runErr == nil {
 		return nil
 	}
-	if b := llm.BaseURLOf(m); b != "" {
-		baseURL = b // the server the model really is at
-	}
-	if hint := configHint(runErr, baseURL, model); hint != "" {
+	if hint := s.hint(runErr); hint != "" {
 		return usageError{errors.New(hint)}
 	}
 	return runErr
