@@ -67,6 +67,6 @@ web/src/index.ts`},
 		{name: "path is a file", args: args{"pattern": "*", "path": "go.mod"}, wantErr: true,
 			want: "go.mod is a file, not a directory; use read_file to read it"},
 		{name: "no pattern", args: args{"pattern": ""}, wantErr: true, want: "pattern is required"},
-		{name: "missing pattern", args: args{}, wantErr: true, want: `invalid arguments: required: missing properties: ["pattern"]`},
+		{name: "missing pattern", args: args{}, wantErr: true, want: `invalid arguments: missing required argument "pattern" (at /pattern)`},
 	})
 }

@@ -64,7 +64,7 @@ web/src/index.ts:1: export function index() {}`},
 		{name: "missing path", args: args{"pattern": "x", "path": "nope"}, wantErr: true,
 			want: "no such file or directory: nope"},
 		{name: "no pattern", args: args{"pattern": ""}, wantErr: true, want: "pattern is required"},
-		{name: "missing pattern", args: args{}, wantErr: true, want: `invalid arguments: required: missing properties: ["pattern"]`},
+		{name: "missing pattern", args: args{}, wantErr: true, want: `invalid arguments: missing required argument "pattern" (at /pattern)`},
 	})
 }
 

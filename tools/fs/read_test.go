@@ -69,7 +69,7 @@ func TestReadFile(t *testing.T) {
 		{name: "under a file", args: args{"path": "go.mod/x"}, wantErr: true,
 			want: "no such file or directory: go.mod/x"},
 		{name: "no path", args: args{"path": ""}, wantErr: true, want: "path is required"},
-		{name: "missing path", args: args{}, wantErr: true, want: `invalid arguments: required: missing properties: ["path"]`},
+		{name: "missing path", args: args{}, wantErr: true, want: `invalid arguments: missing required argument "path" (at /path)`},
 		{name: "negative offset", args: args{"path": "go.mod", "offset": -1}, wantErr: true,
 			want: "offset and limit must be positive"},
 	})

@@ -64,7 +64,7 @@ func TestWriteFile(t *testing.T) {
 		{name: "under a file", args: args{"path": "go.mod/x", "content": "x"}, wantErr: true,
 			want: "cannot write go.mod/x: a part of its path is a file, not a directory"},
 		{name: "no path", args: args{"path": "", "content": "x"}, wantErr: true, want: "path is required"},
-		{name: "missing path", args: args{"content": "x"}, wantErr: true, want: `invalid arguments: required: missing properties: ["path"]`},
+		{name: "missing path", args: args{"content": "x"}, wantErr: true, want: `invalid arguments: missing required argument "path" (at /path)`},
 		{name: "too big", args: args{"path": "big.bin", "content": strings.Repeat("x", maxWrite+1)}, wantErr: true,
 			want: "content is 10485761 bytes; write_file writes at most 10 MB"},
 	})
