@@ -45,7 +45,7 @@ func ExamplePTool_Call() {
 		Question string `json:"question"`
 	}
 	model := llmtest.New(
-		llmtest.Text("About 3 out of 5, I think."),  // not an integer: asked again
+		llmtest.Text("About 3 out of 5, I think."), // not an integer: asked again
 		llmtest.Text("<answer>3</answer>"))
 	count := ptool.New[Question, int]("count_primes", "Count the prime numbers the question asks about.", ptool.WithModel(model))
 	n, err := count.Call(context.Background(), Question{"How many primes are there below 6?"})
