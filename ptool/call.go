@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"time"
@@ -93,7 +94,15 @@ func modeOf(st style) Mode {
 // value (for a custom template), out where the answer is decoded.
 func (f *fn) call(ctx context.Context, raw []byte, in any, out any) (*Record, error) {
 	rec := &Record{PTool: f.spec.Name, Input: raw, Source: SourceModel, Start: time.Now()}
-	err := f.ask(ctx, rec, raw, in, out)
+	var err error
+	if f.cfg.checkInput {
+		if verr := f.spec.in.Validate(raw); verr != nil {
+			err = fmt.Errorf("%s: invalid input: %w", f.spec.Name, verr)
+		}
+	}
+	if err == nil {
+		err = f.ask(ctx, rec, raw, in, out)
+	}
 	f.finish(rec, err)
 	return rec, err
 }

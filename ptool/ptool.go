@@ -52,6 +52,8 @@ type config struct {
 	memory      *llm.NativeTools
 	observer    func(*Record)
 	outEnum     []string
+	// checkInput checks each call's input against the input schema.
+	checkInput bool
 }
 
 // WithModel sets the model that answers.

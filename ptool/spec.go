@@ -97,7 +97,14 @@ func newSpec(name, doc string, in, out json.RawMessage, examples []Example, cust
 	if t := s.outNode.Get("description"); t != nil && t.Kind == lenient.String && s.outputFields == "" {
 		s.outputType += " (" + t.Str + ")"
 	}
+	s.Examples = make([]Example, len(examples))
 	for i, e := range examples {
+		var bi, bo bytes.Buffer
+		if json.Compact(&bi, e.Input) != nil || json.Compact(&bo, e.Output) != nil {
+			return nil, fmt.Errorf("example %d is not JSON", i+1)
+		}
+		e = Example{Input: bi.Bytes(), Output: bo.Bytes()}
+		s.Examples[i] = e
 		if err := s.in.Validate(e.Input); err != nil {
 			return nil, fmt.Errorf("example %d: the input: %w", i+1, err)
 		}
