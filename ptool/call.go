@@ -78,7 +78,7 @@ func (f *fn) styleFor(m llm.Model) style {
 		return styleTool
 	}
 	if _, ok := llm.As[*gemini.Client](m); ok {
-		return styleTool
+		return styleJSON // responseJsonSchema
 	}
 	return styleProtocol
 }
@@ -136,8 +136,8 @@ func (f *fn) ask(ctx context.Context, rec *Record, raw []byte, in any, out any) 
 		req := llm.Request{Messages: msgs, Temperature: f.cfg.temperature, MaxTokens: f.cfg.maxTokens}
 		t := turn.Turn{Model: m, NoCalls: true, Stream: f.cfg.stream}
 		switch st {
-		case styleJSON:
-			req.Extra = f.responseFormat
+		case styleJSON: // OpenAI reads the one, Gemini the other
+			req.Extra, req.ResponseSchema = f.responseFormat, f.envelope
 		case styleTool:
 			req.Tools, req.ToolChoice = f.answerTool, "answer"
 			t.NoCalls, t.Mode = false, turn.Native

@@ -14,8 +14,8 @@
 // the signature, the output's schema as text, the examples, the prompt.
 //
 // An answer is read back in one of three modes: ModeStructured asks the
-// provider for JSON that fits the schema (OpenAI's response_format, a forced
-// tool call on Anthropic and Gemini), ModeProtocol asks any model to write
+// provider for JSON that fits the schema (OpenAI's response_format json_schema,
+// Gemini's responseJsonSchema, a forced tool call on Anthropic), ModeProtocol asks any model to write
 // the answer between <answer> tags and reads it leniently (fences, prose
 // around it, single quotes, trailing commas, "0.95" for a number, an enum
 // value in another letter case, each repair recorded, nothing guessed), and

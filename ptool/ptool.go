@@ -22,8 +22,9 @@ const (
 	// the ptool's memory, see WithMemory).
 	ModeAuto Mode = "auto"
 	// ModeStructured asks the provider for JSON that fits the schema:
-	// OpenAI's response_format json_schema, a forced tool call on Anthropic
-	// and Gemini; other models are asked as with ModeProtocol.
+	// OpenAI's response_format json_schema (llm/openai, so also Ollama,
+	// vLLM...), Gemini's responseJsonSchema, a forced tool call on
+	// Anthropic; other models are asked as with ModeProtocol.
 	ModeStructured Mode = "structured"
 	// ModeProtocol asks any model to write the answer between <answer>
 	// tags, and reads it leniently.

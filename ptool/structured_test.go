@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -126,10 +127,13 @@ func TestStructuredAbstain(t *testing.T) {
 }
 
 func TestStructuredAnthropic(t *testing.T) {
-	srv := newServer(t, func(int, map[string]any) (int, string) {
+	srv := newServer(t, func(n int, _ map[string]any) (int, string) {
+		input := `{"answer": {"sentiment": "negative", "confidence": 0.8}}`
+		if n == 1 {
+			input = `{"answer": {"sentiment": "bad", "confidence": 0.8}}`
+		}
 		return 200, `{"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
-			"content": [{"type": "tool_use", "id": "toolu_1", "name": "answer",
-				"input": {"answer": {"sentiment": "negative", "confidence": 0.8}}}],
+			"content": [{"type": "tool_use", "id": "toolu_` + string(rune('0'+n)) + `", "name": "answer", "input": ` + input + `}],
 			"stop_reason": "tool_use", "usage": {"input_tokens": 300, "output_tokens": 30}}`
 	})
 	p := classifier(catalog.Named(anthropic.New(srv.URL, anthropic.WithMaxRetries(0)), "claude-sonnet-4-5"))
@@ -143,18 +147,25 @@ func TestStructuredAnthropic(t *testing.T) {
 		t.Errorf("tools = %v, tool_choice = %v", body["tools"], body["tool_choice"])
 	}
 	golden(t, "classify_tool.golden", body["system"].(string))
-	if rec.Mode != ptool.ModeStructured || rec.Attempts[0].Raw != `{"answer": {"sentiment": "negative", "confidence": 0.8}}` {
+	// the retry answers the forced call with an error result that says what was wrong
+	res := get(srv.body(1), "messages", 2, "content", 0)
+	if get(res, "type") != "tool_result" || get(res, "tool_use_id") != "toolu_1" || get(res, "is_error") != true ||
+		!strings.Contains(fmt.Sprint(get(res, "content")), "/sentiment") {
+		t.Errorf("the retry's tool result = %v", res)
+	}
+	if rec.Mode != ptool.ModeStructured || len(rec.Attempts) != 2 || rec.Attempts[1].Raw != `{"answer": {"sentiment": "negative", "confidence": 0.8}}` {
 		t.Errorf("record = %+v", rec)
 	}
 }
 
 func TestStructuredGemini(t *testing.T) {
 	srv := newServer(t, func(n int, _ map[string]any) (int, string) {
-		args := `{"answer": {"sentiment": "positive"}}` // confidence missing: asked again
+		text := `{"answer": {"sentiment": "positive"}}` // confidence missing: asked again
 		if n > 1 {
-			args = `{"answer": {"sentiment": "positive", "confidence": 1}}`
+			text = `{"answer": {"sentiment": "positive", "confidence": 1}}`
 		}
-		return 200, `{"candidates": [{"content": {"role": "model", "parts": [{"functionCall": {"name": "answer", "args": ` + args + `}}]},
+		b, _ := json.Marshal(text)
+		return 200, `{"candidates": [{"content": {"role": "model", "parts": [{"text": ` + string(b) + `}]},
 			"finishReason": "STOP"}], "usageMetadata": {"promptTokenCount": 100, "candidatesTokenCount": 10}}`
 	})
 	p := classifier(catalog.Named(gemini.New(srv.URL, gemini.WithMaxRetries(0)), "gemini-2.5-flash"))
@@ -163,16 +174,15 @@ func TestStructuredGemini(t *testing.T) {
 		t.Fatalf("Call = %+v, %v", got, err)
 	}
 	body := srv.body(0)
-	if get(body, "toolConfig", "functionCallingConfig", "mode") != "ANY" ||
-		get(body, "toolConfig", "functionCallingConfig", "allowedFunctionNames", 0) != "answer" {
-		t.Errorf("toolConfig = %v", body["toolConfig"])
+	if get(body, "generationConfig", "responseMimeType") != "application/json" ||
+		get(body, "generationConfig", "responseJsonSchema", "properties", "answer", "required", 1) != "confidence" || body["tools"] != nil {
+		t.Errorf("generationConfig = %v, tools = %v", body["generationConfig"], body["tools"])
 	}
-	// the retry answers the call with a function response that says what was wrong
 	retry, _ := json.Marshal(srv.body(1)["contents"])
-	if !strings.Contains(string(retry), "functionResponse") || !strings.Contains(string(retry), "confidence") {
+	if !strings.Contains(string(retry), "confidence") {
 		t.Errorf("retry contents = %s", retry)
 	}
-	if len(rec.Attempts) != 2 || len(rec.Attempts[0].Problems) != 1 {
+	if rec.Mode != ptool.ModeStructured || len(rec.Attempts) != 2 || len(rec.Attempts[0].Problems) != 1 || rec.Usage.PromptTokens != 200 {
 		t.Errorf("record = %+v", rec)
 	}
 }
