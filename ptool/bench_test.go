@@ -55,3 +55,17 @@ func TestCallAllocs(t *testing.T) {
 		t.Errorf("%v allocations per call, want at most 50", allocs)
 	}
 }
+
+// BenchmarkDistilledCode measures a distilled function whose code answers:
+// the code's answer checked against the output schema, and the record.
+func BenchmarkDistilledCode(b *testing.B) {
+	p := classifier(&instant{})
+	d := ptool.Distill(func(context.Context, review) (sentiment, error) { return sentiment{"positive", 0.9}, nil }, p)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := d.Call(ctx, review{Text: "I love it"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

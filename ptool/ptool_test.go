@@ -285,3 +285,14 @@ func TestModelError(t *testing.T) {
 		t.Errorf("err = %v, record err %q", err, rec.Err)
 	}
 }
+
+// TestStream: a streamed answer reads as the whole one.
+func TestStream(t *testing.T) {
+	reply := "Sure.\n```json\n{\"sentiment\": \"negative\", \"confidence\": \"0.25\"}\n```"
+	m := llmtest.New(llmtest.Text(reply))
+	m.ChunkSize = 1
+	got, rec, err := classifier(m, ptool.WithStream(true)).CallRecord(context.Background(), review{Text: "bad"})
+	if err != nil || got != (sentiment{"negative", 0.25}) || rec.Attempts[0].Raw != reply {
+		t.Errorf("Call = %+v, %v; raw %q", got, err, rec.Attempts[0].Raw)
+	}
+}
