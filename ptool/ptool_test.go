@@ -183,7 +183,7 @@ func TestRetryWithFeedback(t *testing.T) {
 		llmtest.Text(`<answer>{"sentiment": "happy", "confidence": 0.9}</answer>`),
 		llmtest.Text(`<answer>{"sentiment": "positive", "confidence": 0.9}</answer>`))
 	var seen []*ptool.Record
-	p := classifier(m, ptool.WithObserver(func(r *ptool.Record) { seen = append(seen, r) }))
+	p := classifier(m, ptool.WithObserver(func(r *ptool.Record) { seen = append(seen, r) }), ptool.WithTemperature(0), ptool.WithMaxTokens(64))
 	got, err := p.Call(context.Background(), review{Text: "I love it"})
 	if err != nil || got.Sentiment != "positive" {
 		t.Fatalf("Call = %+v, %v", got, err)
@@ -191,6 +191,9 @@ func TestRetryWithFeedback(t *testing.T) {
 	reqs := m.Requests()
 	if len(reqs) != 2 {
 		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	if r := reqs[1]; r.Temperature == nil || *r.Temperature != 0 || r.MaxTokens != 64 {
+		t.Errorf("temperature %v, max tokens %d", r.Temperature, r.MaxTokens)
 	}
 	msgs := reqs[1].Messages
 	if len(msgs) != 4 || msgs[2].Role != ptk.RoleAssistant || msgs[2].Content != `<answer>{"sentiment": "happy", "confidence": 0.9}</answer>` {

@@ -23,7 +23,7 @@ type Example struct {
 
 // Spec is what a ptool is: its name, doc, input and output schemas and
 // examples, and the prompt made of them. It does not change after the
-// ptool is made.
+// ptool is made, and is shared by its calls: read it, never change it.
 type Spec struct {
 	// Name is the function's name, as a model or a registry knows it.
 	Name string
