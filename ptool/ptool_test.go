@@ -299,3 +299,42 @@ func TestStream(t *testing.T) {
 		t.Errorf("Call = %+v, %v; raw %q", got, err, rec.Attempts[0].Raw)
 	}
 }
+
+func TestOutputKinds(t *testing.T) {
+	counts := ptool.New[question, map[string]int]("counts", "Count each word.", ptool.WithModel(llmtest.New(
+		llmtest.Text(`<answer>{"a": 2, "b": "3"}</answer>`))))
+	got, err := counts.Call(context.Background(), question{"a a b b b"})
+	if err != nil || got["a"] != 2 || got["b"] != 3 {
+		t.Errorf("map output = %v, %v", got, err)
+	}
+	if sig := counts.Spec().Signature(); sig != "counts(q string) -> map[string]integer" {
+		t.Errorf("Signature() = %s", sig)
+	}
+	for name, f := range map[string]func(){
+		"enum on a number": func() { ptool.New[question, int]("n", "N.", ptool.WithOutputEnum("1")) },
+		"input not struct": func() { ptool.New[string, int]("n", "N.") },
+		"bad name":         func() { ptool.New[question, int]("two words", "N.") },
+		"example type":     func() { ptool.New[question, int]("n", "N.", ptool.WithExample(question{"x"}, "1")) },
+		"unknown model":    func() { ptool.New[question, int]("n", "N.", ptool.WithModelName("no-such-model")) },
+		"bad template":     func() { ptool.New[question, int]("n", "N.", ptool.WithTemplate("{{.Input")) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: New did not panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+}
+
+func TestDefaultRegistry(t *testing.T) {
+	p := ptool.New[question, int]("default_registry_test", "N.")
+	if err := ptool.Register(p); err != nil {
+		t.Fatal(err)
+	}
+	if f, ok := ptool.DefaultRegistry.Lookup("default_registry_test"); !ok || f != p {
+		t.Error("not in DefaultRegistry")
+	}
+}
