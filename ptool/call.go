@@ -129,6 +129,7 @@ func (f *fn) ask(ctx context.Context, rec *Record, raw []byte, in any, out any) 
 	if err != nil {
 		return err
 	}
+	refused := false
 	for len(rec.Attempts) < f.cfg.maxAttempts {
 		if f.cfg.budget > 0 && rec.Cost >= f.cfg.budget {
 			return &AttemptsError{PTool: f.spec.Name, Attempts: rec.Attempts, Budget: true}
@@ -148,8 +149,10 @@ func (f *fn) ask(ctx context.Context, rec *Record, raw []byte, in any, out any) 
 			if st != styleProtocol && f.cfg.mode == ModeAuto && ctx.Err() == nil &&
 				(errors.Is(err, llm.ErrBadRequest) || errors.Is(err, llm.ErrToolsUnsupported)) {
 				// the model refused structured output: ask it again in
-				// text, and remember not to ask it so next time
-				f.cfg.memory.Reject(m, structuredMemoryName)
+				// text, and, if that request is taken, remember not to
+				// ask it so next time (a request refused for another
+				// reason is refused in text too)
+				refused = true
 				st = styleProtocol
 				if msgs, err = f.spec.messages(st, raw, in); err != nil {
 					return err
@@ -157,6 +160,10 @@ func (f *fn) ask(ctx context.Context, rec *Record, raw []byte, in any, out any) 
 				continue
 			}
 			return err
+		}
+		if refused {
+			f.cfg.memory.Reject(m, structuredMemoryName)
+			refused = false
 		}
 		a := Attempt{Mode: modeOf(st), Raw: reply.Raw, Usage: reply.Usage, Cost: reply.Cost, Latency: time.Since(start)}
 		if a.Cost == 0 {

@@ -102,7 +102,11 @@ func WithStream(on bool) Option { return func(c *config) { c.stream = on } }
 
 // WithMemory sets the memory of models that refused structured output, for
 // ModeAuto: share one between ptools (and with an agent) so that each
-// model is refused once. By default each ptool has its own.
+// model is refused once. By default each ptool has its own. A refusal is
+// remembered under the name "ptool:structured", apart from the model names
+// an agent remembers refusals of native tools under; a model that refuses
+// native tools (llm.NativeTools.Rejected) is not asked for structured
+// output either.
 func WithMemory(m *llm.NativeTools) Option { return func(c *config) { c.memory = m } }
 
 // WithObserver registers f to be given the Record of every call, when it

@@ -207,6 +207,19 @@ func TestAutoFallsBack(t *testing.T) {
 	if len(srv.bodies) != 3 {
 		t.Errorf("%d requests, want 3 (refused, text, text)", len(srv.bodies))
 	}
+	// a request refused in text too was not refused for its structured
+	// output: the model is not remembered as refusing it
+	bad := newServer(t, func(int, map[string]any) (int, string) {
+		return 400, `{"error": {"message": "context length exceeded", "type": "invalid_request_error"}}`
+	})
+	mem = &llm.NativeTools{}
+	bm := openai.New(bad.URL, openai.WithMaxRetries(0))
+	if _, err := classifier(bm, ptool.WithMemory(mem)).Call(context.Background(), review{Text: "ok"}); !errors.Is(err, llm.ErrBadRequest) {
+		t.Errorf("err = %v", err)
+	}
+	if len(bad.bodies) != 2 || mem.Rejected(bm, "ptool:structured") {
+		t.Errorf("%d requests; remembered as refusing: %v", len(bad.bodies), mem.Rejected(bm, "ptool:structured"))
+	}
 	// structured mode, asked for, does not fall back
 	q := classifier(openai.New(srv.URL, openai.WithMaxRetries(0)), ptool.WithMode(ptool.ModeStructured))
 	if _, err := q.Call(context.Background(), review{Text: "ok"}); !errors.Is(err, llm.ErrBadRequest) {
