@@ -104,9 +104,9 @@ func WithStream(on bool) Option { return func(c *config) { c.stream = on } }
 // ModeAuto: share one between ptools (and with an agent) so that each
 // model is refused once. By default each ptool has its own. A refusal is
 // remembered under the name "ptool:structured", apart from the model names
-// an agent remembers refusals of native tools under; a model that refuses
-// native tools (llm.NativeTools.Rejected) is not asked for structured
-// output either.
+// an agent remembers refusals of native tools under; a model that says it
+// takes no native tools (llm.ToolSupporter, as the catalog's "ptk" models
+// do) is asked in text from its first call.
 func WithMemory(m *llm.NativeTools) Option { return func(c *config) { c.memory = m } }
 
 // WithObserver registers f to be given the Record of every call, when it

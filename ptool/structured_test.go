@@ -226,3 +226,21 @@ func TestAutoFallsBack(t *testing.T) {
 		t.Errorf("structured mode: err = %v", err)
 	}
 }
+
+// noTools is a model that says it takes no native tools.
+type noTools struct{ llm.Model }
+
+func (noTools) SupportsNativeTools() bool { return false }
+func (n noTools) Unwrap() llm.Model       { return n.Model }
+
+// TestAutoNoNativeTools: a model that says it takes no native tools (the
+// catalog's "ptk" models) is asked in text from its first call.
+func TestAutoNoNativeTools(t *testing.T) {
+	srv := newServer(t, func(int, map[string]any) (int, string) {
+		return 200, openaiReply(`<answer>{"sentiment": "neutral", "confidence": 0.5}</answer>`)
+	})
+	p := classifier(noTools{openai.New(srv.URL, openai.WithMaxRetries(0))})
+	if _, rec, err := p.CallRecord(context.Background(), review{Text: "ok"}); err != nil || rec.Mode != ptool.ModeProtocol || srv.body(0)["response_format"] != nil {
+		t.Errorf("err %v, record %+v", err, rec)
+	}
+}
