@@ -78,13 +78,22 @@ func (s *Spec) readText(text string) answer {
 // {"answer": …} or {"cannot_answer": "why"}.
 func (s *Spec) readStructured(raw string) answer {
 	var a answer
-	src := []byte(raw)
+	text := stripThink(raw)
+	if fenced, ok := unfence(text); ok {
+		text = fenced
+		a.repairs = append(a.repairs, "read from a code fence")
+	}
+	src := []byte(strings.TrimSpace(text))
 	n, rep, err := lenient.Parse(src)
-	if err != nil || n.Kind != lenient.Object {
+	if err == nil {
+		a.repairs = append(a.repairs, rep.Strings()...)
+	} else if n = findValue(src); n != nil {
+		a.repairs = append(a.repairs, "the prose around the JSON left out")
+	}
+	if n == nil || n.Kind != lenient.Object {
 		a.problems = []string{`the reply is not a JSON object {"answer": …}`}
 		return a
 	}
-	a.repairs = rep.Strings()
 	v := n.Get("answer")
 	if r := n.Get("cannot_answer"); r != nil && r.Kind == lenient.String && (v == nil || v.Kind == lenient.Null) {
 		return answer{abstained: true, reason: strings.TrimSpace(r.Str)}

@@ -114,6 +114,18 @@ func TestStructuredOpenAI(t *testing.T) {
 	}
 }
 
+// TestStructuredReasoning: a reasoning model's structured answer after its
+// thinking, in a fence, still reads.
+func TestStructuredReasoning(t *testing.T) {
+	srv := newServer(t, func(int, map[string]any) (int, string) {
+		return 200, openaiReply("<think>The user loves it.</think>\n```json\n{\"answer\": {\"sentiment\": \"positive\", \"confidence\": 1}}\n```")
+	})
+	got, rec, err := classifier(openai.New(srv.URL, openai.WithMaxRetries(0))).CallRecord(context.Background(), review{Text: "love"})
+	if err != nil || got != (sentiment{"positive", 1}) || rec.Attempts[0].Repairs[0] != "read from a code fence" {
+		t.Errorf("Call = %+v, %v, %+v", got, err, rec)
+	}
+}
+
 func TestStructuredAbstain(t *testing.T) {
 	srv := newServer(t, func(int, map[string]any) (int, string) {
 		return 200, openaiReply(`{"cannot_answer": "no review given"}`)
