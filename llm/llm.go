@@ -71,6 +71,13 @@ type Request struct {
 	// the Chat Completions body: "seed", "top_p", "response_format"...);
 	// a field the provider sets itself is not replaced. Others ignore them.
 	Extra map[string]json.RawMessage
+	// ResponseSchema, when set, asks for an answer that is JSON fitting this
+	// JSON Schema, where the provider's API has a field that says so:
+	// llm/gemini sends it as generationConfig's responseJsonSchema (or
+	// responseSchema, converted, WithOpenAPISchema) with responseMimeType
+	// application/json. Others ignore it (for Chat Completions, put
+	// "response_format" in Extra).
+	ResponseSchema json.RawMessage
 }
 
 // Response is a model's whole answer.

@@ -84,12 +84,50 @@ func Default() *Catalog {
 // catalog (or of one it will be merged over, so a missing provider is only
 // checked by Check), a tool protocol of "native" or "ptk", and prices that
 // are not negative.
+//
+// A catalog written for the seed design's LLMS.json loads unchanged: when
+// its providers name their key variable "env_key" and none of its models
+// says "tool_protocol", it is read as the seed wrote it, with env_key as
+// api_key_env, costs in US dollars per 1,000 tokens (so {"input": 0.005}
+// is $5 per million), and tool_protocol "native" (an agent in auto mode
+// still teaches the text protocol to a model that refuses tools).
 func Parse(data []byte) (*Catalog, error) {
-	var c Catalog
+	var raw struct {
+		DefaultModel string                  `json:"default_model,omitempty"`
+		Models       map[string]Model        `json:"models"`
+		Providers    map[string]seedProvider `json:"providers"`
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c); err != nil {
+	if err := dec.Decode(&raw); err != nil {
 		return nil, err
+	}
+	c := Catalog{DefaultModel: raw.DefaultModel, Models: raw.Models}
+	envKey, toolProtocol := false, false
+	if raw.Providers != nil {
+		c.Providers = make(map[string]Provider, len(raw.Providers))
+	}
+	for name, p := range raw.Providers {
+		if p.EnvKey != "" {
+			if p.APIKeyEnv != "" && p.APIKeyEnv != p.EnvKey {
+				return nil, fmt.Errorf("provider %q: env_key and api_key_env name different variables", name)
+			}
+			p.APIKeyEnv, envKey = p.EnvKey, true
+		}
+		c.Providers[name] = p.Provider
+	}
+	for _, m := range c.Models {
+		toolProtocol = toolProtocol || m.ToolProtocol != ""
+	}
+	if seed := envKey && !toolProtocol; seed {
+		for name, m := range c.Models {
+			m.ToolProtocol = "native"
+			m.Cost.Input *= 1000
+			m.Cost.Output *= 1000
+			m.Cost.CacheRead *= 1000
+			m.Cost.CacheWrite *= 1000
+			c.Models[name] = m
+		}
 	}
 	for name, m := range c.Models {
 		switch {
@@ -114,6 +152,13 @@ func Parse(data []byte) (*Catalog, error) {
 		}
 	}
 	return &c, nil
+}
+
+// seedProvider is a provider as a catalog file may write it: ptk's fields,
+// or the seed design's env_key for api_key_env.
+type seedProvider struct {
+	Provider
+	EnvKey string `json:"env_key,omitempty"`
 }
 
 // Load reads a catalog file.

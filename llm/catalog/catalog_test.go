@@ -190,3 +190,64 @@ func TestCapabilitiesSurviveWrappers(t *testing.T) {
 		t.Error("the replay of a ptk model claims native tools")
 	}
 }
+
+// seedLLMS is the LLMS.json of the seed design (ptool_framework's
+// architecture), as it is written there.
+const seedLLMS = `{
+  "default_model": "deepseek-v3",
+  "models": {
+    "deepseek-v3": {
+      "provider": "together",
+      "model_id": "deepseek-ai/DeepSeek-V3",
+      "cost": {"input": 0.0005, "output": 0.001}
+    },
+    "gpt-4o": {
+      "provider": "openai",
+      "model_id": "gpt-4o",
+      "cost": {"input": 0.005, "output": 0.015}
+    }
+  },
+  "providers": {
+    "together": {
+      "api_base": "https://api.together.xyz/v1",
+      "env_key": "TOGETHER_API_KEY"
+    }
+  }
+}`
+
+func TestSeedLLMSJSON(t *testing.T) {
+	seed, err := Parse([]byte(seedLLMS))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Default().Merge(seed)
+	if err := c.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Models["gpt-4o"].Cost; math.Abs(got.Input-5) > 1e-9 || math.Abs(got.Output-15) > 1e-9 {
+		t.Errorf("gpt-4o costs %+v per million tokens, want $5 / $15", got)
+	}
+	if got := c.Models["deepseek-v3"].Cost; math.Abs(got.Input-0.5) > 1e-9 || math.Abs(got.Output-1) > 1e-9 {
+		t.Errorf("deepseek-v3 costs %+v per million tokens, want $0.5 / $1", got)
+	}
+	if p := c.Providers["together"]; p.APIKeyEnv != "TOGETHER_API_KEY" || p.APIBase != "https://api.together.xyz/v1" {
+		t.Errorf("together = %+v", p)
+	}
+	m, err := c.Resolve("gpt-4o", Options{Getenv: func(string) string { return "k" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, ok := llm.PriceOf(m); !ok || math.Abs(p.Cost(ptk.Usage{PromptTokens: 1000, CompletionTokens: 1000})-0.02) > 1e-12 {
+		t.Errorf("1,000 tokens in and out cost %v, want $0.02", p.Cost(ptk.Usage{PromptTokens: 1000, CompletionTokens: 1000}))
+	}
+	// ptk's own format keeps its prices per million, and env_key is only
+	// another name for api_key_env there
+	own, err := Parse([]byte(`{"models": {"m": {"provider": "p", "tool_protocol": "native", "cost": {"input": 2}}},
+		"providers": {"p": {"api_base": "http://x", "env_key": "K"}}}`))
+	if err != nil || own.Models["m"].Cost.Input != 2 || own.Providers["p"].APIKeyEnv != "K" {
+		t.Errorf("own format: %+v, %v", own, err)
+	}
+	if _, err := Parse([]byte(`{"providers": {"p": {"api_base": "http://x", "env_key": "K", "api_key_env": "L"}}}`)); err == nil {
+		t.Error("env_key and api_key_env that differ: no error")
+	}
+}

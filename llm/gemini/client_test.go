@@ -107,6 +107,17 @@ func TestRequestBody(t *testing.T) {
 		req:  llm.Request{Model: "m", Messages: ask.Messages, Temperature: &zero, MaxTokens: 256, Stop: []string{"</answer>"}},
 		want: `{"contents":[` + question + `],"generationConfig":{"temperature":0,"maxOutputTokens":256,"stopSequences":["</answer>"]}}`,
 	}, {
+		name: "response schema",
+		req:  llm.Request{Model: "m", Messages: ask.Messages, ResponseSchema: json.RawMessage(`{"type":"object","properties":{"answer":{"type":["string","null"]}},"additionalProperties":false}`)},
+		want: `{"contents":[` + question + `],"generationConfig":{"responseMimeType":"application/json",
+			"responseJsonSchema":{"type":"object","properties":{"answer":{"type":["string","null"]}},"additionalProperties":false}}}`,
+	}, {
+		name: "response schema converted to the OpenAPI subset",
+		req:  llm.Request{Model: "m", Messages: ask.Messages, ResponseSchema: json.RawMessage(`{"type":"object","properties":{"answer":{"type":["string","null"]}},"additionalProperties":false}`)},
+		opts: []Option{WithOpenAPISchema()},
+		want: `{"contents":[` + question + `],"generationConfig":{"responseMimeType":"application/json",
+			"responseSchema":{"type":"object","properties":{"answer":{"type":"string","nullable":true}}}}}`,
+	}, {
 		name: "no temperature, negative max tokens",
 		req:  llm.Request{Model: "m", Messages: ask.Messages, MaxTokens: -1},
 		want: `{"contents":[` + question + `]}`,

@@ -21,6 +21,9 @@
 // unchanged, in parametersJsonSchema; [WithOpenAPISchema] converts them to
 // the OpenAPI subset of "parameters" instead. ToolChoice maps to the
 // function-calling mode (AUTO, NONE, ANY, or ANY with one allowed name).
+// [llm.Request.ResponseSchema] asks for a JSON answer: responseMimeType
+// application/json with the schema in responseJsonSchema (responseSchema,
+// converted, with [WithOpenAPISchema]).
 //
 // The answer maps back to [llm.Response]: text, thought parts as
 // Reasoning (the API sends thought summaries only to a request that asks,

@@ -68,9 +68,12 @@ type functionCallingConfig struct {
 }
 
 type generationConfig struct {
-	Temperature     *float64 `json:"temperature,omitempty"`
-	MaxOutputTokens int      `json:"maxOutputTokens,omitempty"`
-	StopSequences   []string `json:"stopSequences,omitempty"`
+	Temperature        *float64        `json:"temperature,omitempty"`
+	MaxOutputTokens    int             `json:"maxOutputTokens,omitempty"`
+	StopSequences      []string        `json:"stopSequences,omitempty"`
+	ResponseMIMEType   string          `json:"responseMimeType,omitempty"`
+	ResponseSchema     map[string]any  `json:"responseSchema,omitempty"`
+	ResponseJSONSchema json.RawMessage `json:"responseJsonSchema,omitempty"`
 }
 
 // skipSignature is the thought signature the API documents for function
@@ -161,8 +164,20 @@ func newRequest(req llm.Request, openAPI bool) (*generateRequest, error) {
 			r.ToolConfig = &toolConfig{functionCallingConfig{Mode: "ANY", AllowedFunctionNames: []string{req.ToolChoice}}}
 		}
 	}
-	if req.Temperature != nil || req.MaxTokens > 0 || len(req.Stop) > 0 {
+	if req.Temperature != nil || req.MaxTokens > 0 || len(req.Stop) > 0 || len(req.ResponseSchema) > 0 {
 		r.GenerationConfig = &generationConfig{Temperature: req.Temperature, MaxOutputTokens: max(req.MaxTokens, 0), StopSequences: req.Stop}
+	}
+	if len(req.ResponseSchema) > 0 {
+		r.GenerationConfig.ResponseMIMEType = "application/json"
+		if openAPI {
+			s, err := openAPISchema(req.ResponseSchema)
+			if err != nil {
+				return nil, fmt.Errorf("the response schema: %w", err)
+			}
+			r.GenerationConfig.ResponseSchema = s
+		} else {
+			r.GenerationConfig.ResponseJSONSchema = req.ResponseSchema
+		}
 	}
 	return r, nil
 }

@@ -37,6 +37,8 @@ type request struct {
 	MaxTokens   int                 `json:"max_tokens,omitempty"`
 	Stop        []string            `json:"stop,omitempty"`
 	Extra       map[string]jsonText `json:"extra,omitempty"`
+	// ResponseSchema is llm.Request.ResponseSchema.
+	ResponseSchema jsonText `json:"response_schema,omitempty"`
 }
 
 // message, call and tool hold what may not be JSON as jsonText.
@@ -150,6 +152,9 @@ func (r request) canonical() request {
 			c.Extra[k] = v.canonical()
 		}
 	}
+	if len(r.ResponseSchema) > 0 {
+		c.ResponseSchema = r.ResponseSchema.canonical()
+	}
 	c.Tools = make([]tool, len(r.Tools))
 	for i, t := range r.Tools {
 		c.Tools[i].Name, c.Tools[i].Description, c.Tools[i].Parameters = t.Name, t.Description, t.Parameters.canonical()
@@ -158,7 +163,8 @@ func (r request) canonical() request {
 }
 
 func fromRequest(r llm.Request) request {
-	q := request{Model: r.Model, Prompt: r.Prompt, ToolChoice: r.ToolChoice, Temperature: r.Temperature, MaxTokens: r.MaxTokens, Stop: r.Stop}
+	q := request{Model: r.Model, Prompt: r.Prompt, ToolChoice: r.ToolChoice, Temperature: r.Temperature, MaxTokens: r.MaxTokens, Stop: r.Stop,
+		ResponseSchema: jsonText(r.ResponseSchema)}
 	for k, v := range r.Extra {
 		if q.Extra == nil {
 			q.Extra = make(map[string]jsonText, len(r.Extra))

@@ -409,7 +409,7 @@ func TestKey(t *testing.T) {
 	for _, c := range []struct {
 		v any
 		n int
-	}{{llm.Request{}, 9}, {ptk.Message{}, 7}, {ptk.Call{}, 5}, {ptk.ToolInfo{}, 5}} {
+	}{{llm.Request{}, 10}, {ptk.Message{}, 7}, {ptk.Call{}, 5}, {ptk.ToolInfo{}, 5}} {
 		if got := reflect.TypeOf(c.v).NumField(); got != c.n {
 			t.Errorf("%T has %d fields, not %d: is the new one in the key?", c.v, got, c.n)
 		}
@@ -449,6 +449,7 @@ func TestKey(t *testing.T) {
 		{"max tokens", func(r *llm.Request) { r.MaxTokens = 9 }, true},
 		{"stop", func(r *llm.Request) { r.Stop = []string{"x"} }, true},
 		{"extra", func(r *llm.Request) { r.Extra = map[string]json.RawMessage{"seed": json.RawMessage(`7`)} }, true},
+		{"response schema", func(r *llm.Request) { r.ResponseSchema = json.RawMessage(`{"type":"object"}`) }, true},
 		{"raw", func(r *llm.Request) { r.Messages[0].Raw = "raw" }, false},
 		{"args key order and spaces", func(r *llm.Request) { r.Messages[0].Calls[0].Args = json.RawMessage(`{ "b": [2], "a": 1 }`) }, false},
 		{"parameters key order", func(r *llm.Request) {

@@ -1,0 +1,236 @@
+package ptool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/llm/anthropic"
+	"github.com/ptkit/ptk/llm/gemini"
+	"github.com/ptkit/ptk/llm/openai"
+	"github.com/ptkit/ptk/turn"
+)
+
+// fn is a ptool without its Go types: JSON in, JSON out. PTool and the
+// declarative ptools of Load are both made of one.
+type fn struct {
+	spec *Spec
+	cfg  config
+	// envelope is the schema of a structured answer, {"answer": …} or
+	// {"cannot_answer": "why"}; responseFormat is OpenAI's request field
+	// that asks for it.
+	envelope       json.RawMessage
+	responseFormat map[string]json.RawMessage
+	answerTool     []ptk.ToolInfo
+}
+
+// structuredMemoryName is the name under which a memory remembers that a
+// model refused structured output.
+const structuredMemoryName = "ptool:structured"
+
+func newFn(name, doc string, in, out json.RawMessage, c config) (*fn, error) {
+	if err := resolveConfig(&c); err != nil {
+		return nil, err
+	}
+	if c.maxAttempts <= 0 {
+		c.maxAttempts = DefaultMaxAttempts
+	}
+	if c.mode == "" {
+		c.mode = ModeAuto
+	}
+	switch c.mode {
+	case ModeAuto, ModeStructured, ModeProtocol:
+	default:
+		return nil, errors.New("mode must be auto, structured or protocol, not " + string(c.mode))
+	}
+	if c.memory == nil {
+		c.memory = &llm.NativeTools{}
+	}
+	s, err := newSpec(name, doc, in, out, c.rawExamples, c.template)
+	if err != nil {
+		return nil, err
+	}
+	f := &fn{spec: s, cfg: c}
+	f.envelope = json.RawMessage(`{"type":"object","properties":{"answer":` + string(out) +
+		`,"cannot_answer":{"type":"string","description":"why the input does not let you answer; only when you cannot"}},"additionalProperties":false}`)
+	rf, _ := json.Marshal(map[string]any{"type": "json_schema", "json_schema": map[string]any{
+		"name": strings.ReplaceAll(name, ".", "_"), "schema": f.envelope, "strict": false}})
+	f.responseFormat = map[string]json.RawMessage{"response_format": rf}
+	f.answerTool = []ptk.ToolInfo{{Name: "answer", Description: "Give the output of " + name + ".", Parameters: f.envelope}}
+	return f, nil
+}
+
+// styleFor says how model m is asked for its answer.
+func (f *fn) styleFor(m llm.Model) style {
+	if f.cfg.mode == ModeProtocol || f.cfg.mode == ModeAuto && f.cfg.memory.Rejected(m, structuredMemoryName) {
+		return styleProtocol
+	}
+	if _, ok := llm.As[*openai.Client](m); ok {
+		return styleJSON
+	}
+	if _, ok := llm.As[*anthropic.Client](m); ok {
+		return styleTool
+	}
+	if _, ok := llm.As[*gemini.Client](m); ok {
+		return styleJSON // responseJsonSchema
+	}
+	return styleProtocol
+}
+
+func modeOf(st style) Mode {
+	if st == styleProtocol {
+		return ModeProtocol
+	}
+	return ModeStructured
+}
+
+// call makes one ptool call: raw is the input as JSON, in the caller's
+// value (for a custom template), out where the answer is decoded.
+func (f *fn) call(ctx context.Context, raw []byte, in any, out any) (*Record, error) {
+	rec := &Record{PTool: f.spec.Name, Input: raw, Source: SourceModel, Start: time.Now()}
+	var err error
+	if f.cfg.checkInput {
+		if verr := f.spec.in.Validate(raw); verr != nil {
+			err = fmt.Errorf("%s: invalid input: %w", f.spec.Name, verr)
+		}
+	}
+	if err == nil {
+		err = f.ask(ctx, rec, raw, in, out)
+	}
+	f.finish(rec, err)
+	return rec, err
+}
+
+// finish completes a record and gives it to the observer.
+func (f *fn) finish(rec *Record, err error) {
+	rec.Latency = time.Since(rec.Start)
+	if err != nil {
+		rec.Err = err.Error()
+		rec.Output = nil
+	}
+	if f.cfg.observer != nil {
+		f.cfg.observer(rec)
+	}
+}
+
+func (f *fn) ask(ctx context.Context, rec *Record, raw []byte, in any, out any) error {
+	m := f.cfg.model
+	if m == nil {
+		return errors.New(f.spec.Name + ": no model (WithModel)")
+	}
+	st := f.styleFor(m)
+	msgs, err := f.spec.messages(st, raw, in)
+	if err != nil {
+		return err
+	}
+	refused := false
+	for len(rec.Attempts) < f.cfg.maxAttempts {
+		if f.cfg.budget > 0 && rec.Cost >= f.cfg.budget {
+			return &AttemptsError{PTool: f.spec.Name, Attempts: rec.Attempts, Budget: true}
+		}
+		req := llm.Request{Messages: msgs, Temperature: f.cfg.temperature, MaxTokens: f.cfg.maxTokens}
+		t := turn.Turn{Model: m, NoCalls: true, Stream: f.cfg.stream}
+		switch st {
+		case styleJSON: // OpenAI reads the one, Gemini the other
+			req.Extra, req.ResponseSchema = f.responseFormat, f.envelope
+		case styleTool:
+			req.Tools, req.ToolChoice = f.answerTool, "answer"
+			t.NoCalls, t.Mode = false, turn.Native
+		}
+		start := time.Now()
+		reply, err := t.Ask(ctx, req, nil)
+		if err != nil {
+			if st != styleProtocol && f.cfg.mode == ModeAuto && ctx.Err() == nil &&
+				(errors.Is(err, llm.ErrBadRequest) || errors.Is(err, llm.ErrToolsUnsupported)) {
+				// the model refused structured output: ask it again in
+				// text, and, if that request is taken, remember not to
+				// ask it so next time (a request refused for another
+				// reason is refused in text too)
+				refused = true
+				st = styleProtocol
+				if msgs, err = f.spec.messages(st, raw, in); err != nil {
+					return err
+				}
+				continue
+			}
+			return err
+		}
+		if refused {
+			f.cfg.memory.Reject(m, structuredMemoryName)
+			refused = false
+		}
+		a := Attempt{Mode: modeOf(st), Raw: reply.Raw, Usage: reply.Usage, Cost: reply.Cost, Latency: time.Since(start)}
+		if a.Cost == 0 {
+			if p, ok := llm.PriceOf(m); ok {
+				a.Cost = p.Cost(reply.Usage)
+			}
+		}
+		rec.Mode, rec.Model = a.Mode, reply.Model
+		rec.Usage = rec.Usage.Add(a.Usage)
+		rec.Cost += a.Cost
+		var ans answer
+		switch {
+		case st == styleProtocol:
+			ans = f.spec.readText(reply.Raw)
+		case st == styleTool && len(reply.Made) > 0:
+			a.Raw = string(reply.Made[0].Args)
+			ans = f.spec.readStructured(a.Raw)
+		case st == styleTool:
+			ans = answer{problems: []string{`no call of the function "answer"`}}
+		default:
+			ans = f.spec.readStructured(reply.Raw)
+		}
+		a.Repairs = ans.repairs
+		if ans.abstained {
+			rec.Attempts = append(rec.Attempts, a)
+			rec.Abstained = ans.reason
+			return &AbstainedError{PTool: f.spec.Name, Reason: ans.reason}
+		}
+		if ans.problems == nil {
+			reflect.ValueOf(out).Elem().SetZero() // nothing left from an earlier attempt
+			if err := json.Unmarshal(ans.json, out); err != nil {
+				ans.problems = []string{"the output does not fit its Go type: " + err.Error()}
+			}
+		}
+		if ans.problems == nil {
+			rec.Attempts = append(rec.Attempts, a)
+			rec.Output = ans.json
+			return nil
+		}
+		a.Problems = ans.problems
+		rec.Attempts = append(rec.Attempts, a)
+		msgs = append(msgs[:len(msgs):len(msgs)], f.feedback(st, reply, ans.problems)...)
+	}
+	return &AttemptsError{PTool: f.spec.Name, Attempts: rec.Attempts}
+}
+
+// feedback is what the model is told of an answer that does not fit: its
+// reply, then what was wrong and how to answer again.
+func (f *fn) feedback(st style, reply *turn.Reply, problems []string) []ptk.Message {
+	var b strings.Builder
+	b.WriteString("Your answer does not fit the output's schema:\n")
+	for _, p := range problems {
+		b.WriteString("- ")
+		b.WriteString(p)
+		b.WriteByte('\n')
+	}
+	b.WriteString("Answer again with the whole output, corrected. ")
+	b.WriteString(instructions(st))
+	if st == styleTool && len(reply.Made) > 0 {
+		c := reply.Made[0]
+		return []ptk.Message{
+			{Role: ptk.RoleAssistant, Content: reply.Text, Calls: []ptk.Call{c}},
+			{Role: ptk.RoleTool, CallID: c.ID, Tool: c.Tool, Content: b.String(), IsError: true},
+		}
+	}
+	return []ptk.Message{
+		{Role: ptk.RoleAssistant, Content: reply.Raw},
+		{Role: ptk.RoleUser, Content: b.String()},
+	}
+}

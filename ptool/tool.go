@@ -1,0 +1,64 @@
+package ptool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/ptkit/ptk"
+)
+
+// Func is what a Registry holds: any ptool, typed (*PTool), distilled
+// (*Distilled) or declarative (Load), as a ptk.Tool with its Spec.
+type Func interface {
+	ptk.Tool
+	Spec() *Spec
+}
+
+var (
+	_ Func = (*PTool[struct{}, string])(nil)
+	_ Func = (*Distilled[struct{}, string])(nil)
+)
+
+// Info describes the ptool as a tool an agent's model may call: its name,
+// its doc with the type of what it returns, and its input schema.
+func (p *PTool[In, Out]) Info() ptk.ToolInfo { return p.fn.spec.info() }
+
+// Run calls the ptool with args, the input as JSON, as a tool does: input
+// that does not fit the schema, an abstention and answers that never fit
+// are results marked IsError, for the calling model to read; a provider's
+// failure or a canceled context is the error.
+func (p *PTool[In, Out]) Run(ctx context.Context, args json.RawMessage) (ptk.Result, error) {
+	return runTool(ctx, p.fn.spec, args, func(ctx context.Context, args json.RawMessage) (any, error) {
+		var in In
+		if err := json.Unmarshal(args, &in); err != nil {
+			return nil, err
+		}
+		return p.Call(ctx, in)
+	})
+}
+
+func (s *Spec) info() ptk.ToolInfo {
+	return ptk.ToolInfo{Name: s.Name, Description: s.Doc + "\nReturns " + s.outputType + ".", Parameters: s.Input, ReadOnly: true}
+}
+
+func runTool(ctx context.Context, s *Spec, args json.RawMessage, call func(context.Context, json.RawMessage) (any, error)) (ptk.Result, error) {
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	}
+	if err := s.in.Validate(args); err != nil {
+		return ptk.Result{Content: "invalid input: " + err.Error(), IsError: true}, nil
+	}
+	out, err := call(ctx, args)
+	switch {
+	case errors.Is(err, ErrAbstained), errors.Is(err, ErrAttempts), errors.Is(err, ErrBudget):
+		return ptk.Result{Content: err.Error(), IsError: true}, nil
+	case err != nil:
+		return ptk.Result{}, err
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return ptk.Result{}, err
+	}
+	return ptk.Result{Content: string(b)}, nil
+}
