@@ -63,14 +63,16 @@ func TestNothingOutlivesTheCall(t *testing.T) {
 				mark := fmt.Sprintf("PTK_TEST_MARK=%d.%d", os.Getpid(), markSeq.Add(1))
 				command := "export " + mark + "\n" + e.command + "\nsleep 0.2; echo started"
 				args := command
-				limit := 2 * time.Second
+				// Limits with room for a loaded machine: what is measured is
+				// that the call returns at all, not how fast.
+				limit := termGrace + 3*time.Second
 				if timeout {
 					command += "\nsleep 30"
-					limit = 500*time.Millisecond + termGrace + 2*time.Second
+					limit = 1500*time.Millisecond + termGrace + 3*time.Second
 				}
 				start := time.Now()
 				if timeout {
-					args = `{"command": ` + strconv.Quote(command) + `, "timeout": 0.5}`
+					args = `{"command": ` + strconv.Quote(command) + `, "timeout": 1.5}`
 				} else {
 					args = `{"command": ` + strconv.Quote(command) + `}`
 				}
