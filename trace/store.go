@@ -264,18 +264,14 @@ func (s *Store) Write(ctx context.Context, recs ...*Record) error {
 		return err
 	}
 	defer tx.Rollback()
-	runStmt, err := tx.PrepareContext(ctx, s.q(`INSERT INTO runs (id, parent_id, kind, name, model, mode, started_us, duration_us, status,
-		error_code, error_message, prompt_tokens, completion_tokens, cost, iterations, tool_calls, input, output, detail)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`))
+	// The runs go in one statement per chunk, and so do their calls: a
+	// statement per row costs more than the row.
+	ins := &inserter{s: s, tx: tx}
+	fresh, err := s.fresh(ctx, tx, recs)
 	if err != nil {
 		return err
 	}
-	defer runStmt.Close()
-	var mcStmt, tcStmt, pcStmt *sql.Stmt
-	for _, r := range recs {
-		if r.ID == "" {
-			r.ID = NewID()
-		}
+	for _, r := range fresh {
 		if r.StartedAt.IsZero() {
 			r.StartedAt = time.Now()
 		}
@@ -286,56 +282,129 @@ func (s *Store) Write(ctx context.Context, recs ...*Record) error {
 		if len(r.ToolCalls) > 0 {
 			ntc = len(r.ToolCalls)
 		}
-		res, err := runStmt.ExecContext(ctx, r.ID, r.ParentID, string(r.Kind), r.Name, r.Model, r.Mode, r.StartedAt.UnixMicro(),
+		ins.add("runs", runCols, r.ID, r.ParentID, string(r.Kind), r.Name, r.Model, r.Mode, r.StartedAt.UnixMicro(),
 			time.Duration(r.Duration).Microseconds(), string(r.Status), r.ErrorCode, r.ErrorMessage, r.Usage.PromptTokens,
 			r.Usage.CompletionTokens, r.Cost, r.Iterations, ntc, r.Input, r.Output, string(r.Detail))
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			continue
-		}
+	}
+	if err := ins.flush(ctx, "runs", ""); err != nil {
+		return err
+	}
+	for _, r := range fresh {
 		for i, mc := range r.ModelCalls {
-			if mcStmt == nil {
-				if mcStmt, err = tx.PrepareContext(ctx, s.q(`INSERT INTO model_calls (run_id, seq, mode, prompt_tokens, completion_tokens,
-					latency_us, cost, request_hash, text, calls, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)); err != nil {
-					return err
-				}
-				defer mcStmt.Close()
-			}
-			if _, err := mcStmt.ExecContext(ctx, r.ID, i, mc.Mode, mc.Usage.PromptTokens, mc.Usage.CompletionTokens,
-				time.Duration(mc.Latency).Microseconds(), mc.Cost, mc.RequestHash, mc.Text, jsonText(mc.Calls), mc.Error); err != nil {
-				return err
-			}
+			ins.add("model_calls", modelCallCols, r.ID, i, mc.Mode, mc.Usage.PromptTokens, mc.Usage.CompletionTokens,
+				time.Duration(mc.Latency).Microseconds(), mc.Cost, mc.RequestHash, mc.Text, jsonText(mc.Calls), mc.Error)
 		}
 		for i, tc := range r.ToolCalls {
-			if tcStmt == nil {
-				if tcStmt, err = tx.PrepareContext(ctx, s.q(`INSERT INTO tool_calls (run_id, seq, iteration, call_id, tool, args, result,
-					truncated, is_error, outcome, repairs, duration_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)); err != nil {
-					return err
-				}
-				defer tcStmt.Close()
-			}
-			if _, err := tcStmt.ExecContext(ctx, r.ID, i, tc.Iteration, tc.CallID, tc.Tool, string(tc.Args), tc.Result,
-				b2i(tc.Truncated), b2i(tc.IsError), tc.Outcome, jsonText(tc.Repairs), time.Duration(tc.Duration).Microseconds()); err != nil {
-				return err
-			}
+			ins.add("tool_calls", toolCallCols, r.ID, i, tc.Iteration, tc.CallID, tc.Tool, string(tc.Args), tc.Result,
+				b2i(tc.Truncated), b2i(tc.IsError), tc.Outcome, jsonText(tc.Repairs), time.Duration(tc.Duration).Microseconds())
 		}
 		for i, pc := range r.PtoolCalls {
-			if pcStmt == nil {
-				if pcStmt, err = tx.PrepareContext(ctx, s.q(`INSERT INTO ptool_calls (run_id, seq, ptool, input, output, attempts, repairs,
-					source, fallback, is_error, duration_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)); err != nil {
-					return err
-				}
-				defer pcStmt.Close()
-			}
-			if _, err := pcStmt.ExecContext(ctx, r.ID, i, pc.Ptool, string(pc.Input), string(pc.Output), jsonText(pc.Attempts),
-				jsonText(pc.Repairs), pc.Source, b2i(pc.Fallback), b2i(pc.IsError), time.Duration(pc.Duration).Microseconds()); err != nil {
-				return err
-			}
+			ins.add("ptool_calls", ptoolCallCols, r.ID, i, pc.Ptool, string(pc.Input), string(pc.Output), jsonText(pc.Attempts),
+				jsonText(pc.Repairs), pc.Source, b2i(pc.Fallback), b2i(pc.IsError), time.Duration(pc.Duration).Microseconds())
+		}
+	}
+	for _, t := range []string{"model_calls", "tool_calls", "ptool_calls"} {
+		if err := ins.flush(ctx, t, ""); err != nil {
+			return err
 		}
 	}
 	return tx.Commit()
+}
+
+// fresh returns the records whose ids are not stored yet, each id once,
+// giving an id to those without one.
+func (s *Store) fresh(ctx context.Context, tx *sql.Tx, recs []*Record) ([]*Record, error) {
+	seen := make(map[string]bool, len(recs))
+	var out []*Record
+	ids := make([]any, 0, len(recs))
+	for _, r := range recs {
+		if r.ID == "" {
+			r.ID = NewID()
+		}
+		if !seen[r.ID] {
+			seen[r.ID] = true
+			out = append(out, r)
+			ids = append(ids, r.ID)
+		}
+	}
+	for len(ids) > 0 {
+		chunk := ids[:min(len(ids), 1000)]
+		ids = ids[len(chunk):]
+		rows, err := tx.QueryContext(ctx, s.q("SELECT id FROM runs WHERE id IN ("+strings.TrimSuffix(strings.Repeat("?, ", len(chunk)), ", ")+")"), chunk...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			seen[id] = false
+		}
+		rows.Close()
+	}
+	return slices.DeleteFunc(out, func(r *Record) bool { return !seen[r.ID] }), nil
+}
+
+var (
+	runCols = []string{"id", "parent_id", "kind", "name", "model", "mode", "started_us", "duration_us", "status",
+		"error_code", "error_message", "prompt_tokens", "completion_tokens", "cost", "iterations", "tool_calls", "input", "output", "detail"}
+	modelCallCols = []string{"run_id", "seq", "mode", "prompt_tokens", "completion_tokens", "latency_us", "cost", "request_hash", "text", "calls", "error"}
+	toolCallCols  = []string{"run_id", "seq", "iteration", "call_id", "tool", "args", "result", "truncated", "is_error", "outcome", "repairs", "duration_us"}
+	ptoolCallCols = []string{"run_id", "seq", "ptool", "input", "output", "attempts", "repairs", "source", "fallback", "is_error", "duration_us"}
+)
+
+// inserter gathers rows by table and inserts them with one statement per
+// chunk of rows.
+type inserter struct {
+	s        *Store
+	tx       *sql.Tx
+	cols     map[string][]string
+	rows     map[string][][]any
+	affected int64
+}
+
+// maxVars keeps a statement under SQLite's limit of 32,766 variables and
+// PostgreSQL's of 65,535.
+const maxVars = 30000
+
+func (in *inserter) add(table string, cols []string, vals ...any) {
+	if in.rows == nil {
+		in.cols, in.rows = map[string][]string{}, map[string][][]any{}
+	}
+	in.cols[table] = cols
+	in.rows[table] = append(in.rows[table], vals)
+}
+
+func (in *inserter) flush(ctx context.Context, table, suffix string) error {
+	rows, cols := in.rows[table], in.cols[table]
+	delete(in.rows, table)
+	per := max(1, maxVars/max(1, len(cols)))
+	for len(rows) > 0 {
+		chunk := rows[:min(per, len(rows))]
+		rows = rows[len(chunk):]
+		var b strings.Builder
+		b.WriteString("INSERT INTO " + table + " (" + strings.Join(cols, ", ") + ") VALUES ")
+		tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ") + ")"
+		args := make([]any, 0, len(chunk)*len(cols))
+		for i, r := range chunk {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(tuple)
+			args = append(args, r...)
+		}
+		b.WriteString(suffix)
+		res, err := in.tx.ExecContext(ctx, in.s.q(b.String()), args...)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err == nil {
+			in.affected += n
+		}
+	}
+	return nil
 }
 
 func b2i(b bool) int {
