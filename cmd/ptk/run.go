@@ -33,6 +33,7 @@ type runFlags struct {
 	maxIterations, maxToolCalls                            int
 	timeout                                                time.Duration
 	stream, yes, asJSON, sandbox                           bool
+	trace                                                  traceFlags
 }
 
 func newRunCmd() *cobra.Command {
@@ -113,6 +114,7 @@ unknown model).`,
 	fl.StringVar(&f.policy, "policy", "", "a policy file that allows or denies calls (default: policy.json in ptk's config folder, if there is one)")
 	fl.BoolVar(&f.sandbox, "sandbox", false, "run bash under bubblewrap: system read-only, workspace writable, no network")
 	fl.BoolVar(&f.asJSON, "json", false, "print the result as one JSON object")
+	addTraceFlags(fl, &f.trace, true)
 	return cmd
 }
 
@@ -202,9 +204,15 @@ func runRun(cmd *cobra.Command, f runFlags, prompt string) error {
 	stdin := cmd.InOrStdin()
 	opts.Approver = &cliApprover{policy: policy, policyFile: policyFile, tools: approvalTools(tools), yes: f.yes,
 		ask: isTerminal(stdin) && isTerminal(stderr), in: bufio.NewReader(stdin), out: stderr, pr: pr}
+	observe, stopRecording, err := agentRecorder(cmd, f.trace, &opts, prompt)
+	if err != nil {
+		return err
+	}
+	defer stopRecording()
 	var res *agent.Result
 	var runErr error
 	for e, err := range agent.Stream(ctx, agent.Prompt(prompt), opts) {
+		observe(e, err)
 		if pr != nil {
 			pr.event(e)
 		}

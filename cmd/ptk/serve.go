@@ -31,6 +31,7 @@ type serveFlags struct {
 	maxConcurrent                                       int
 	maxBody                                             int64
 	sandbox                                             bool
+	trace                                               traceFlags
 }
 
 func newServeCmd() *cobra.Command {
@@ -90,6 +91,7 @@ those in flight finish.`,
 	fl.DurationVar(&f.timeout, "timeout", gateway.DefaultTimeout, "time limit of one request, upstream calls included")
 	fl.IntVar(&f.maxConcurrent, "max-concurrent", gateway.DefaultMaxConcurrent, "most requests served at once; past it clients get 429")
 	fl.Int64Var(&f.maxBody, "max-body", gateway.DefaultMaxBodyBytes, "largest request body in bytes")
+	addTraceFlags(fl, &f.trace, false)
 	return cmd
 }
 
@@ -141,6 +143,9 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		}
 		cfg.Tools, cfg.Approver = tools, &serveApprover{policy: policy, file: policyFile, tools: approvalTools(tools)}
 	}
+	var stopRecording func()
+	cfg.Observe, stopRecording = serveRecorder(cmd, f.trace)
+	defer stopRecording()
 	srv, err := gateway.New(cfg)
 	if err != nil {
 		return err
