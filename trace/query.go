@@ -17,6 +17,7 @@ type Filter struct {
 	Kind   Kind
 	Name   string // a run's name: the ptool's, the workflow's; for agent runs, the conversation
 	Tool   string // runs that called this tool
+	Parent string // runs started by this run (a workflow's steps)
 	Model  string
 	Status Status
 	Since  time.Time // started at or after
@@ -38,6 +39,9 @@ func (s *Store) where(f Filter) (string, []any) {
 	}
 	if f.Name != "" {
 		add("name = ?", f.Name)
+	}
+	if f.Parent != "" {
+		add("parent_id = ?", f.Parent)
 	}
 	if f.Tool != "" {
 		add("id IN (SELECT run_id FROM tool_calls WHERE tool = ?)", f.Tool)

@@ -156,3 +156,61 @@ func sortStats(st []Stat) {
 		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Name, b.Name))
 	})
 }
+
+// Bucket sums the runs that started in one span of time.
+type Bucket struct {
+	Start    time.Time `json:"start"`
+	Runs     int       `json:"runs"`
+	Errors   int       `json:"errors"`
+	Duration Millis    `json:"avg_duration_ms"` // the mean
+	Usage    ptk.Usage `json:"usage"`
+	Cost     float64   `json:"cost"`
+}
+
+// Series sums the runs f selects (its Limit and Offset aside) in spans of
+// width step, oldest first; spans without runs are left out.
+func (s *Store) Series(ctx context.Context, f Filter, step time.Duration) ([]Bucket, error) {
+	f.Limit, f.Offset = 0, 0
+	if step < time.Second {
+		step = time.Second
+	}
+	where, args := s.where(f)
+	w := step.Microseconds()
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT started_us / ? AS b, COUNT(*), SUM(CASE WHEN status = 'ok' THEN 0 ELSE 1 END),
+		SUM(duration_us), SUM(prompt_tokens), SUM(completion_tokens), SUM(cost) FROM runs`+where+` GROUP BY b ORDER BY b`),
+		append([]any{w}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []Bucket{}
+	for rows.Next() {
+		var b Bucket
+		var n, dur, pt, ct int64
+		if err := rows.Scan(&n, &b.Runs, &b.Errors, &dur, &pt, &ct, &b.Cost); err != nil {
+			return nil, err
+		}
+		b.Start = time.UnixMicro(n * w)
+		if b.Runs > 0 {
+			b.Duration = Millis(time.Duration(dur/int64(b.Runs)) * time.Microsecond)
+		}
+		b.Usage = ptk.Usage{PromptTokens: int(pt), CompletionTokens: int(ct)}
+		out = append(out, b)
+	}
+	return out, rows.Err()
+}
+
+// Mark says where the store is: how many runs it holds and when the
+// newest started. It changes when a run is written or pruned, which is
+// how a dashboard notices runs that other processes record.
+type Mark struct {
+	Runs   int   `json:"runs"`
+	Newest int64 `json:"newest_us"`
+}
+
+// Mark returns the store's Mark.
+func (s *Store) Mark(ctx context.Context) (Mark, error) {
+	var m Mark
+	err := s.db.QueryRowContext(ctx, "SELECT COUNT(*), COALESCE(MAX(started_us), 0) FROM runs").Scan(&m.Runs, &m.Newest)
+	return m, err
+}

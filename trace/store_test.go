@@ -289,3 +289,25 @@ func TestConversations(t *testing.T) {
 		}
 	})
 }
+
+func TestSeriesMark(t *testing.T) {
+	backends(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		s := open(t, dsn)
+		if m, err := s.Mark(ctx); err != nil || m.Runs != 0 {
+			t.Fatalf("Mark of an empty store = %+v, %v", m, err)
+		}
+		s.Write(ctx, fixture()...)
+		m, err := s.Mark(ctx)
+		if err != nil || m.Runs != 4 || m.Newest != t0.Add(2*time.Minute+time.Second).UnixMicro() {
+			t.Errorf("Mark = %+v, %v", m, err)
+		}
+		b, err := s.Series(ctx, Filter{}, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) != 3 || b[0].Runs != 1 || b[1].Errors != 1 || b[2].Runs != 2 || b[2].Duration != ms(650) || !b[1].Start.Equal(t0.Add(time.Minute).Truncate(time.Minute)) {
+			t.Errorf("Series = %+v", b)
+		}
+	})
+}

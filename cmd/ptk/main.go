@@ -67,6 +67,6 @@ and loops until the model answers.`,
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newRunCmd(), newServeCmd(), newModelsCmd(), newParseCmd(), newPromptCmd(), newEvalCmd())
-	root.AddCommand(newTracesCmd(), newConversationsCmd())
+	root.AddCommand(newTracesCmd(), newConversationsCmd(), newDashboardCmd())
 	return root
 }
