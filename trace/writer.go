@@ -17,7 +17,7 @@ import (
 // first failure is reported once on the Writer's error output.
 type Writer struct {
 	s       *Store
-	ch      chan *Record
+	ch      chan func() *Record
 	done    chan struct{}
 	errOut  io.Writer
 	once    sync.Once
@@ -42,13 +42,20 @@ const Linger = 50 * time.Millisecond
 // NewWriter starts a Writer on s that reports its first failure on errOut
 // (nil: nowhere).
 func NewWriter(s *Store, errOut io.Writer) *Writer {
-	w := &Writer{s: s, ch: make(chan *Record, QueueSize), done: make(chan struct{}), errOut: errOut}
+	w := &Writer{s: s, ch: make(chan func() *Record, QueueSize), done: make(chan struct{}), errOut: errOut}
 	go w.loop()
 	return w
 }
 
 // Record queues rec to be written. It never blocks.
 func (w *Writer) Record(rec *Record) {
+	w.RecordFunc(func() *Record { return rec })
+}
+
+// RecordFunc queues a record that build makes, on the Writer's goroutine,
+// just before it is written: work that a record needs (hashing, encoding)
+// is done there, off the caller's path. It never blocks.
+func (w *Writer) RecordFunc(build func() *Record) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed.Load() {
@@ -56,7 +63,7 @@ func (w *Writer) Record(rec *Record) {
 		return
 	}
 	select {
-	case w.ch <- rec:
+	case w.ch <- build:
 	default:
 		w.dropped.Add(1)
 		w.warn(fmt.Errorf("the queue is full (%d records): the store is too slow", QueueSize))
@@ -75,8 +82,8 @@ func (w *Writer) loop() {
 	defer close(w.done)
 	batch := make([]*Record, 0, MaxBatch)
 	linger := time.NewTimer(Linger)
-	for rec := range w.ch {
-		batch = append(batch[:0], rec)
+	for build := range w.ch {
+		batch = append(batch[:0], build())
 		linger.Reset(Linger)
 	fill:
 		for len(batch) < MaxBatch {
@@ -85,7 +92,7 @@ func (w *Writer) loop() {
 				if !ok {
 					break fill
 				}
-				batch = append(batch, r)
+				batch = append(batch, r())
 			case <-linger.C:
 				break fill
 			}

@@ -13,8 +13,8 @@ package record
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
 	"hash"
 	"time"
 
@@ -23,9 +23,10 @@ import (
 	"github.com/ptkit/ptk/trace"
 )
 
-// Sink takes finished records; *trace.Writer is one.
+// Sink takes finished records; *trace.Writer is one. RecordFunc takes a
+// function that finishes the record off the caller's path.
 type Sink interface {
-	Record(*trace.Record)
+	RecordFunc(build func() *trace.Record)
 }
 
 var _ Sink = (*trace.Writer)(nil)
@@ -134,7 +135,7 @@ func (a *Agent) finish(res *agent.Result, err error) {
 		if err != nil {
 			r.ErrorMessage = err.Error()
 		}
-		a.sink.Record(r)
+		a.sink.RecordFunc(func() *trace.Record { return r })
 		return
 	}
 	if !res.Success || res.Error != nil || err != nil {
@@ -153,8 +154,11 @@ func (a *Agent) finish(res *agent.Result, err error) {
 	if res.Mode != "" {
 		r.Mode = string(res.Mode)
 	}
-	replies(r.ModelCalls, res.Messages)
-	a.sink.Record(r)
+	msgs := res.Messages
+	a.sink.RecordFunc(func() *trace.Record {
+		replies(r.ModelCalls, msgs) // hashing and encoding, on the sink's goroutine
+		return r
+	})
 }
 
 // replies fills in each completed model call's reply (what the model
@@ -177,8 +181,8 @@ func replies(calls []trace.ModelCall, msgs []ptk.Message) {
 	if len(at) < done {
 		return
 	}
-	var h hash.Hash = sha256.New()
-	enc := json.NewEncoder(h)
+	h := sha256.New()
+	var buf []byte
 	next := len(at) - 1 // at is from the last turn back
 	for i, m := range msgs {
 		if next >= 0 && i == at[next] {
@@ -192,6 +196,32 @@ func replies(calls []trace.ModelCall, msgs []ptk.Message) {
 			mc.Calls = m.Calls
 			next--
 		}
-		enc.Encode(m)
+		buf = hashMessage(h, buf, m)
 	}
+}
+
+// hashMessage writes what a message says into h, each field prefixed by
+// its length so that no two messages write the same bytes; buf is reused.
+func hashMessage(h hash.Hash, buf []byte, m ptk.Message) []byte {
+	buf = buf[:0]
+	field := func(s string) {
+		buf = binary.LittleEndian.AppendUint64(buf, uint64(len(s)))
+		buf = append(buf, s...)
+	}
+	field(string(m.Role))
+	field(m.Content)
+	field(m.Raw)
+	field(m.CallID)
+	field(m.Tool)
+	if m.IsError {
+		field("error")
+	}
+	for _, c := range m.Calls {
+		field(c.ID)
+		field(c.Tool)
+		field(string(c.Args))
+	}
+	field("")
+	h.Write(buf)
+	return buf
 }

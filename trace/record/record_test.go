@@ -36,7 +36,7 @@ func (s *script) Generate(context.Context, llm.Request) (*llm.Response, error) {
 
 type sink struct{ recs []*trace.Record }
 
-func (s *sink) Record(r *trace.Record) { s.recs = append(s.recs, r) }
+func (s *sink) RecordFunc(build func() *trace.Record) { s.recs = append(s.recs, build()) }
 
 func tools() []ptk.Tool {
 	read := ptk.NewTool(ptk.ToolInfo{Name: "read_file", Description: "Reads a file.", ReadOnly: true,
