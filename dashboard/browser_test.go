@@ -320,6 +320,11 @@ func TestBrowser(t *testing.T) {
 		}
 	}
 	shot("4-analytics")
+	// One tool's runs over time.
+	if _, err := chromedp.Run(bctx, chromedp.Evaluate[bool](`(() => { const e = document.querySelector('#afilters input[name="tool"]'); e.value = "bash"; e.dispatchEvent(new Event("input", {bubbles: true})); return true })()`)); err != nil {
+		t.Fatal(err)
+	}
+	waitJS("the analytics of bash", `(() => { const t = document.querySelector("#analytics table.stats"); return t && t.innerText.includes("bash") && !t.innerText.includes("grep") })()`, 10*time.Second)
 
 	// Live: a run another process records appears within two seconds.
 	if err := chromedp.Do(bctx, chromedp.Navigate("http://"+addr+"/#/runs")); err != nil {

@@ -211,15 +211,22 @@ function toolStep(tc, total) {
 
 function analyticsView() {
   main.innerHTML = `
-    <div class="filters" id="afilters"><label>period<select name="since">
-      <option value="24h">last day</option><option value="168h" selected>last week</option><option value="720h">last 30 days</option><option value="">all time</option></select></label></div>
+    <form class="filters" id="afilters"><label>period<select name="since">
+      <option value="24h">last day</option><option value="168h" selected>last week</option><option value="720h">last 30 days</option><option value="">all time</option></select></label>
+      <label>kind<select name="kind"><option value="">any</option><option>agent</option><option>ptool</option><option>workflow</option><option>react</option></select></label>
+      <label>model<input name="model" placeholder="any"></label>
+      <label>tool<input name="tool" placeholder="runs that called it"></label>
+      <label>name<input name="name" placeholder="a ptool, a workflow"></label></form>
     <div id="analytics"><p class="muted">Loading…</p></div>`;
-  const sel = document.querySelector("#afilters select");
+  const form = document.getElementById("afilters");
   const self = { refresh: () => load() };
+  // The charts and tables are of the runs the filters select: one tool's,
+  // one model's, one ptool's over time.
   function load() {
-    const since = sel.value;
+    const since = form.elements.since.value;
     const step = since === "24h" ? "1h" : since === "168h" ? "6h" : "24h";
-    const q = since ? { since } : {};
+    const q = {};
+    for (const k of ["since", "kind", "model", "tool", "name"]) if (form.elements[k].value) q[k] = form.elements[k].value;
     Promise.all([api("stats", q), api("series", Object.assign({ step }, q))]).then(([st, series]) => {
       if (view !== self) return;
       const ready = st.ptools.filter(p => p.calls - p.errors >= 20);
@@ -240,7 +247,10 @@ function analyticsView() {
           </tbody></table><p class="muted">${ready.length} ptool(s) have enough successful calls to distill.</p>` : `<p class="muted">No ptool calls recorded in this period.</p>`}</div>`;
     }).catch(showError);
   }
-  sel.addEventListener("change", load);
+  let timer = null;
+  form.addEventListener("submit", e => e.preventDefault());
+  form.addEventListener("change", load);
+  form.addEventListener("input", e => { if (e.target.tagName === "INPUT") { clearTimeout(timer); timer = setTimeout(load, 300); } });
   load();
   return self;
 }
