@@ -394,3 +394,32 @@ func TestWriterFailing(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// TestOpenAtOnce: several handles (as several processes would) open a new
+// store at the same moment; each migration step is applied once.
+func TestOpenAtOnce(t *testing.T) {
+	backends(t, func(t *testing.T, dsn string) {
+		var wg sync.WaitGroup
+		errs := make([]error, 6)
+		for i := range errs {
+			wg.Go(func() {
+				s, err := Open(context.Background(), dsn)
+				if err == nil {
+					err = s.Write(context.Background(), &Record{Run: Run{Kind: KindAgent}})
+					s.Close()
+				}
+				errs[i] = err
+			})
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Errorf("handle %d: %v", i, err)
+			}
+		}
+		s := open(t, dsn)
+		if n, _ := s.Count(context.Background(), Filter{}); n != len(errs) {
+			t.Errorf("%d runs, want %d", n, len(errs))
+		}
+	})
+}

@@ -142,6 +142,11 @@ func connect(dsn string) (*Store, error) {
 	return s, nil
 }
 
+func isNotADatabase(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "file is not a database") || strings.Contains(msg, "malformed")
+}
+
 func (s *Store) errorf(err error) error {
 	msg := err.Error()
 	switch {
@@ -193,6 +198,19 @@ func (s *Store) migrate(ctx context.Context) error {
 }
 
 func (s *Store) migrateTo(ctx context.Context, target int) error {
+	// A store that is up to date, the usual case, is only read: no
+	// process waits for another's lock to open it.
+	var v int
+	if err := s.db.QueryRowContext(ctx, "SELECT version FROM ptk_schema").Scan(&v); err == nil {
+		if v > len(migrations) {
+			return fmt.Errorf("%w: its schema is version %d, this ptk knows up to %d; upgrade ptk or name another store with --trace-db", ErrNewerSchema, v, len(migrations))
+		}
+		if v == target {
+			return nil
+		}
+	} else if isNotADatabase(err) {
+		return err
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -206,7 +224,6 @@ func (s *Store) migrateTo(ctx context.Context, target int) error {
 	if _, err := tx.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS ptk_schema (version INTEGER NOT NULL)"); err != nil {
 		return err
 	}
-	var v int
 	switch err := tx.QueryRowContext(ctx, "SELECT version FROM ptk_schema").Scan(&v); {
 	case errors.Is(err, sql.ErrNoRows):
 		if _, err := tx.ExecContext(ctx, "INSERT INTO ptk_schema (version) VALUES (0)"); err != nil {
