@@ -83,6 +83,12 @@ type Config struct {
 	// rejection after an hour, since an upstream may be upgraded while the
 	// gateway runs). The caller may share one with its other users.
 	NativeTools *llm.NativeTools
+
+	// Observe, when set, is called as a request served with Tools starts,
+	// with the model's name and the request's messages, and returns a
+	// function that sees every event of the agent run that serves it (nil:
+	// none), on the request's goroutine: a trace recorder.
+	Observe func(model string, msgs []ptk.Message) func(agent.Event, error)
 }
 
 // Upstream is where one model is served.

@@ -55,7 +55,14 @@ func (x *exchange) serveTools(ctx context.Context, w http.ResponseWriter) error 
 	out := x.newResponder(w)
 	var res *agent.Result
 	var runErr error
+	var observe func(agent.Event, error)
+	if x.s.cfg.Observe != nil {
+		observe = x.s.cfg.Observe(x.up.Name, msgs)
+	}
 	for e, err := range agent.Stream(ctx, msgs, opts) {
+		if observe != nil {
+			observe(e, err)
+		}
 		switch e.Kind {
 		case agent.EventReasoning:
 			if out.stream {

@@ -34,6 +34,7 @@ type runFlags struct {
 	maxIterations, maxToolCalls                            int
 	timeout                                                time.Duration
 	stream, yes, asJSON, sandbox                           bool
+	trace                                                  traceFlags
 }
 
 func newRunCmd() *cobra.Command {
@@ -98,6 +99,7 @@ unknown model).`,
 	addRunFlags(fl, &f)
 	fl.BoolVar(&f.stream, "stream", false, "ask the model to stream, and show its text as it comes")
 	fl.BoolVar(&f.asJSON, "json", false, "print the result as one JSON object")
+	addTraceFlags(fl, &f.trace, true)
 	return cmd
 }
 
@@ -258,9 +260,15 @@ func runRun(cmd *cobra.Command, f runFlags, prompt string) error {
 	stdin := cmd.InOrStdin()
 	opts.Approver = &cliApprover{policy: s.policy, policyFile: s.policyFile, tools: approvalTools(s.tools), yes: f.yes,
 		ask: isTerminal(stdin) && isTerminal(stderr), in: bufio.NewReader(stdin), out: stderr, pr: pr}
+	observe, stopRecording, err := agentRecorder(cmd, f.trace, &opts, prompt)
+	if err != nil {
+		return err
+	}
+	defer stopRecording()
 	var res *agent.Result
 	var runErr error
 	for e, err := range agent.Stream(ctx, agent.Prompt(prompt), opts) {
+		observe(e, err)
 		if pr != nil {
 			pr.event(e)
 		}

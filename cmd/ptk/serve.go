@@ -31,6 +31,7 @@ type serveFlags struct {
 	maxConcurrent                                       int
 	maxBody                                             int64
 	sandbox                                             bool
+	trace                                               traceFlags
 }
 
 func newServeCmd() *cobra.Command {
@@ -91,6 +92,7 @@ those in flight finish.`,
 	fl.IntVar(&f.maxConcurrent, "max-concurrent", gateway.DefaultMaxConcurrent, "most requests served at once; past it clients get 429")
 	fl.Int64Var(&f.maxBody, "max-body", gateway.DefaultMaxBodyBytes, "largest request body in bytes")
 	mcpFlag(fl, &f.mcp)
+	addTraceFlags(fl, &f.trace, false)
 	return cmd
 }
 
@@ -147,6 +149,9 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		return err
 	}
 	defer stopMCP()
+	var stopRecording func()
+	cfg.Observe, stopRecording = serveRecorder(cmd, f.trace)
+	defer stopRecording()
 	srv, err := gateway.New(cfg)
 	if err != nil {
 		return err

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/agent"
+	"github.com/ptkit/ptk/trace"
+	"github.com/ptkit/ptk/trace/record"
+)
+
+// traceFlags are the flags of the commands that run a model and record
+// their runs (run, serve).
+type traceFlags struct {
+	db           string
+	off          bool
+	conversation string
+}
+
+func addTraceFlags(fl *pflag.FlagSet, f *traceFlags, conversation bool) {
+	fl.StringVar(&f.db, "trace-db", "", "the trace store: a SQLite file or a postgres:// URL (env PTK_TRACE_DB; default "+defaultTraceDB()+")")
+	fl.BoolVar(&f.off, "no-trace", false, "do not record runs in the trace store")
+	if conversation {
+		fl.StringVar(&f.conversation, "conversation", "", "continue the stored conversation NAME (made when new; 'ptk conversations' lists them)")
+	}
+}
+
+func defaultTraceDB() string {
+	p, err := trace.DefaultPath()
+	if err != nil {
+		return "~/.local/share/ptk/traces.db"
+	}
+	return p
+}
+
+// traceDB is the store the flags name: --trace-db, else $PTK_TRACE_DB,
+// else the default file.
+func traceDB(cmd *cobra.Command, flag string) (string, error) {
+	if db := setting(cmd, "trace-db", flag, "", "PTK_TRACE_DB"); db != "" {
+		return db, nil
+	}
+	return trace.DefaultPath()
+}
+
+// openTraceStore opens the store a command that reads it names; failing
+// is a usage error, since reading the store is all the command does.
+func openTraceStore(cmd *cobra.Command, flag string) (*trace.Store, error) {
+	db, err := traceDB(cmd, flag)
+	if err != nil {
+		return nil, usagef("no trace store: %v; name one with --trace-db or PTK_TRACE_DB", err)
+	}
+	s, err := trace.Open(cmd.Context(), db)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return s, nil
+}
+
+// recording is what a command that runs a model records into: nil-safe,
+// so that a run without a store (--no-trace, or a store that cannot be
+// opened) records nothing and carries on.
+type recording struct {
+	store  *trace.Store
+	writer *trace.Writer
+}
+
+// startRecording opens the trace store for a command that runs a model.
+// A store that cannot be opened is said once on stderr and the command
+// runs unrecorded; with --conversation, whose messages live in the store,
+// it is an error. It sets opts.Store and opts.ConversationID for
+// --conversation.
+func startRecording(cmd *cobra.Command, f traceFlags, opts *agent.Options) (*recording, error) {
+	if f.off && f.conversation == "" {
+		return nil, nil
+	}
+	errOut := cmd.ErrOrStderr()
+	db, err := traceDB(cmd, f.db)
+	var s *trace.Store
+	if err == nil {
+		s, err = trace.Open(cmd.Context(), db)
+	}
+	if err != nil {
+		if f.conversation != "" {
+			return nil, usagef("--conversation %s needs the trace store: %v", f.conversation, err)
+		}
+		fmt.Fprintf(errOut, "ptk: not recording runs: %v\n", err)
+		return nil, nil
+	}
+	rec := &recording{store: s}
+	if f.conversation != "" && opts != nil {
+		opts.Store, opts.ConversationID = s, f.conversation
+	}
+	if !f.off {
+		rec.writer = trace.NewWriter(s, errOut)
+	}
+	return rec, nil
+}
+
+// run returns the observer of one agent run: nil when nothing is recorded.
+func (r *recording) run(info trace.Run) func(agent.Event, error) {
+	if r == nil || r.writer == nil {
+		return nil
+	}
+	return record.NewAgent(r.writer, info).Event
+}
+
+// close writes what is queued (waiting at most a few seconds) and closes
+// the store.
+func (r *recording) close(errOut io.Writer) {
+	if r == nil {
+		return
+	}
+	if r.writer != nil {
+		if err := r.writer.Close(5 * time.Second); err != nil {
+			fmt.Fprintf(errOut, "ptk: %v\n", err)
+			return // the writer still uses the store
+		}
+	}
+	r.store.Close()
+}
+
+// agentRecorder records the run that ptk run starts: the one call run.go
+// makes into recording. It returns the observer to give every event to
+// (nil-safe) and the function that ends recording.
+func agentRecorder(cmd *cobra.Command, f traceFlags, opts *agent.Options, prompt string) (observe func(agent.Event, error), done func(), err error) {
+	r, err := startRecording(cmd, f, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	obs := r.run(trace.Run{Name: f.conversation, Model: opts.ModelName, Mode: string(opts.Mode), Input: prompt})
+	if obs == nil {
+		obs = func(agent.Event, error) {}
+	}
+	return obs, func() { r.close(cmd.ErrOrStderr()) }, nil
+}
+
+// serveRecorder records the agent runs of ptk serve's own tools: the one
+// call serve.go makes into recording. A store that cannot be opened is said
+// once on stderr and the gateway serves unrecorded.
+func serveRecorder(cmd *cobra.Command, f traceFlags) (observe func(string, []ptk.Message) func(agent.Event, error), done func()) {
+	r, _ := startRecording(cmd, f, nil) // no conversation: its only error
+	return r.gatewayObserver(), func() { r.close(cmd.ErrOrStderr()) }
+}
+
+// gatewayObserver gives the gateway's server-side tool runs to the trace
+// store: the gateway calls it at the start of each such request.
+func (r *recording) gatewayObserver() func(model string, msgs []ptk.Message) func(agent.Event, error) {
+	if r == nil || r.writer == nil {
+		return nil
+	}
+	return func(model string, msgs []ptk.Message) func(agent.Event, error) {
+		input := ""
+		if n := len(msgs); n > 0 {
+			input, _ = trace.Cap(msgs[n-1].Content, trace.MaxResultBytes)
+		}
+		return r.run(trace.Run{Name: "serve", Model: model, Input: input})
+	}
+}
+
+var _ agent.Store = (*trace.Store)(nil)
+
+// parseSince reads --since: a duration back from now (90m, 1h, 7d) or a
+// time (RFC 3339, or a date).
+func parseSince(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if n := len(s); n > 1 && s[n-1] == 'd' {
+		var days int
+		if _, err := fmt.Sscanf(s, "%dd", &days); err == nil {
+			return time.Now().Add(-time.Duration(days) * 24 * time.Hour), nil
+		}
+	}
+	if d, err := time.ParseDuration(s); err == nil {
+		return time.Now().Add(-d), nil
+	}
+	for _, layout := range []string{time.RFC3339, "2006-01-02T15:04", "2006-01-02"} {
+		if t, err := time.ParseInLocation(layout, s, time.Local); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("%q is neither a duration (90m, 1h, 7d) nor a time (2026-01-31, RFC 3339)", s)
+}

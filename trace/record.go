@@ -1,0 +1,193 @@
+package trace
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ptkit/ptk"
+)
+
+// Kind says what made a run.
+type Kind string
+
+// The kinds of runs.
+const (
+	KindAgent    Kind = "agent"
+	KindPtool    Kind = "ptool"
+	KindWorkflow Kind = "workflow"
+	KindReAct    Kind = "react"
+)
+
+// Status says how a run ended.
+type Status string
+
+// The statuses of runs.
+const (
+	StatusOK    Status = "ok"
+	StatusError Status = "error"
+)
+
+// Outcomes of a tool call (ToolCall.Outcome).
+const (
+	OutcomeRan       = "ran"       // the tool ran
+	OutcomeCached    = "cached"    // answered from the run's cache
+	OutcomeDenied    = "denied"    // not approved
+	OutcomeDuplicate = "duplicate" // not run: it repeats a recent call
+	OutcomeInvalid   = "invalid"   // not run: the call cannot run (Result says why)
+)
+
+// MaxResultBytes caps the text of a tool result and of a model call's reply
+// that a record keeps; longer text is cut at a UTF-8 boundary and marked
+// Truncated.
+const MaxResultBytes = 64 << 10
+
+// Millis is a duration that reads as milliseconds in JSON (a float, so that
+// a tool call of 300µs is 0.3, not 0).
+type Millis time.Duration
+
+// MarshalJSON writes the duration in milliseconds.
+func (m Millis) MarshalJSON() ([]byte, error) {
+	return strconv.AppendFloat(nil, float64(m)/float64(time.Millisecond), 'f', -1, 64), nil
+}
+
+// UnmarshalJSON reads a duration in milliseconds.
+func (m *Millis) UnmarshalJSON(b []byte) error {
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		return err
+	}
+	*m = Millis(f * float64(time.Millisecond))
+	return nil
+}
+
+// Run is one run's summary, as List returns it.
+type Run struct {
+	ID string `json:"id"`
+	// ParentID is the run this one is a step of (a workflow's ptool call).
+	ParentID  string    `json:"parent_id,omitempty"`
+	Kind      Kind      `json:"kind"`
+	Name      string    `json:"name"`
+	Model     string    `json:"model"`
+	Mode      string    `json:"mode"`
+	StartedAt time.Time `json:"started_at"`
+	Duration  Millis    `json:"duration_ms"`
+	Status    Status    `json:"status"`
+	// ErrorCode and ErrorMessage say why a failed run failed (a ptk.Code).
+	ErrorCode    string    `json:"error_code,omitempty"`
+	ErrorMessage string    `json:"error_message,omitempty"`
+	Usage        ptk.Usage `json:"usage"`
+	Cost         float64   `json:"cost"`
+	Iterations   int       `json:"iterations"`
+	// NumToolCalls counts the tool calls recorded (Record.ToolCalls).
+	NumToolCalls int `json:"tool_calls"`
+	// Input is what the run was asked (the user's prompt, a ptool's
+	// inputs); Output what it answered.
+	Input  string `json:"input,omitempty"`
+	Output string `json:"output,omitempty"`
+}
+
+// Record is a run with everything it did, as Write takes it and Get and
+// Export give it back.
+type Record struct {
+	Run
+	// Detail holds a workflow's trace or a ReAct trajectory whole, as JSON.
+	Detail     json.RawMessage `json:"detail,omitempty"`
+	ModelCalls []ModelCall     `json:"model_calls"`
+	ToolCalls  []ToolCall      `json:"tool_calls"`
+	PtoolCalls []PtoolCall     `json:"ptool_calls,omitempty"`
+}
+
+// UnmarshalJSON reads a record as MarshalJSON writes it (an exported
+// line), where "tool_calls" is the list of calls, not their number.
+func (r *Record) UnmarshalJSON(b []byte) error {
+	type plain Record
+	if err := json.Unmarshal(b, (*plain)(r)); err != nil {
+		return err
+	}
+	r.NumToolCalls = len(r.ToolCalls)
+	return nil
+}
+
+// ModelCall is one call to the model.
+type ModelCall struct {
+	Mode    string    `json:"mode,omitempty"`
+	Usage   ptk.Usage `json:"usage"`
+	Latency Millis    `json:"latency_ms"`
+	Cost    float64   `json:"cost"`
+	// RequestHash is a SHA-256 of the conversation the model was sent
+	// (hex), equal for equal requests.
+	RequestHash string `json:"request_hash,omitempty"`
+	// Text is the reply's text (capped at MaxResultBytes), Calls the calls
+	// ptk read in it.
+	Text  string     `json:"text"`
+	Calls []ptk.Call `json:"calls,omitempty"`
+	Error string     `json:"error,omitempty"`
+}
+
+// ToolCall is one call the model made to a tool.
+type ToolCall struct {
+	Iteration int             `json:"iteration"`
+	CallID    string          `json:"call_id,omitempty"`
+	Tool      string          `json:"tool"`
+	Args      json.RawMessage `json:"args"`
+	// Result is the text the model was given, capped at MaxResultBytes.
+	Result    string   `json:"result"`
+	Truncated bool     `json:"truncated,omitempty"`
+	IsError   bool     `json:"is_error"`
+	Outcome   string   `json:"outcome"`
+	Repairs   []string `json:"repairs,omitempty"`
+	Duration  Millis   `json:"duration_ms"`
+}
+
+// PtoolCall is one call of a ptool: a typed function a model (or, for a
+// distilled function, code) executes.
+type PtoolCall struct {
+	Ptool  string          `json:"ptool"`
+	Input  json.RawMessage `json:"input"`
+	Output json.RawMessage `json:"output,omitempty"`
+	// Attempts lists each try with the problems found in its output.
+	Attempts []Attempt `json:"attempts,omitempty"`
+	Repairs  []string  `json:"repairs,omitempty"`
+	// Source says what answered: "model" or "code" (a distilled function).
+	Source string `json:"source,omitempty"`
+	// Fallback reports that distilled code was unsure and the model answered.
+	Fallback bool   `json:"fallback,omitempty"`
+	IsError  bool   `json:"is_error"`
+	Duration Millis `json:"duration_ms"`
+}
+
+// Attempt is one try of a ptool call.
+type Attempt struct {
+	Output   string   `json:"output,omitempty"`
+	Problems []string `json:"problems,omitempty"`
+}
+
+// NewID returns a new run id: sortable by time (the first 13 hex digits are
+// microseconds since the epoch), then 6 random hex digits.
+func NewID() string {
+	var b [3]byte
+	rand.Read(b[:])
+	us := time.Now().UnixMicro()
+	s := strconv.FormatInt(us, 16)
+	for len(s) < 13 {
+		s = "0" + s
+	}
+	return s + hex.EncodeToString(b[:])
+}
+
+// Cap cuts s to at most n bytes at a UTF-8 boundary and reports whether it
+// cut.
+func Cap(s string, n int) (string, bool) {
+	if len(s) <= n {
+		return s, false
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i], true
+}

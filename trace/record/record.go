@@ -1,0 +1,227 @@
+// Package record records runs into a trace store by observing their
+// events: a subscriber on the stream a caller already ranges over, never a
+// part of the loop. Per event it keeps a few fields; the record is put
+// together when the run is done and handed to a trace.Writer, which writes
+// it off the caller's path.
+//
+//	rec := record.NewAgent(w, trace.Run{Model: name, Mode: string(opts.Mode), Input: prompt})
+//	for e, err := range agent.Stream(ctx, history, opts) {
+//		rec.Event(e, err)
+//		...
+//	}
+package record
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"hash"
+	"time"
+
+	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/agent"
+	"github.com/ptkit/ptk/trace"
+)
+
+// Sink takes finished records; *trace.Writer is one. RecordFunc takes a
+// function that finishes the record off the caller's path.
+type Sink interface {
+	RecordFunc(build func() *trace.Record)
+}
+
+var _ Sink = (*trace.Writer)(nil)
+
+// Agent records one agent run from its events. It is used by the one
+// goroutine that ranges over the run's stream.
+type Agent struct {
+	sink      Sink
+	rec       *trace.Record
+	start     time.Time
+	callStart time.Time
+	mode      string
+	open      bool // a model call began and has not ended
+	done      bool
+}
+
+// NewAgent records a run into sink. run says what the caller knows
+// before the run: Name (a conversation, say), Model, Mode (the configured
+// one: auto, ptk or native), Input (the prompt), ParentID; Kind defaults to
+// agent.
+func NewAgent(sink Sink, run trace.Run) *Agent {
+	if run.Kind == "" {
+		run.Kind = trace.KindAgent
+	}
+	if run.ID == "" {
+		run.ID = trace.NewID()
+	}
+	run.StartedAt = time.Now()
+	a := &Agent{sink: sink, rec: &trace.Record{Run: run, ModelCalls: []trace.ModelCall{}, ToolCalls: []trace.ToolCall{}}, start: run.StartedAt}
+	a.mode = run.Mode
+	if a.mode == string(agent.ModeAuto) || a.mode == "" {
+		a.mode = string(agent.ModeNative)
+	}
+	return a
+}
+
+// ID is the run's id in the store.
+func (a *Agent) ID() string { return a.rec.ID }
+
+// Event takes the run's next event and the stream's error with it. On
+// EventDone it hands the record to the sink.
+func (a *Agent) Event(e agent.Event, err error) {
+	if a.done {
+		return
+	}
+	switch e.Kind {
+	case agent.EventIteration:
+		a.callStart, a.open = time.Now(), true
+	case agent.EventModelDone:
+		a.rec.ModelCalls = append(a.rec.ModelCalls, trace.ModelCall{Mode: a.mode, Usage: e.Usage, Latency: trace.Millis(time.Since(a.callStart))})
+		a.open = false
+	case agent.EventModeSwitch:
+		a.mode = string(agent.ModePTK)
+	case agent.EventCallEnd:
+		if e.Err != nil {
+			a.tool(e, trace.OutcomeInvalid, e.Err.Message, true)
+		}
+	case agent.EventDuplicate:
+		a.tool(e, trace.OutcomeDuplicate, e.Text, false)
+	case agent.EventDenied:
+		a.tool(e, trace.OutcomeDenied, e.Text, true)
+	case agent.EventToolResult:
+		outcome := trace.OutcomeRan
+		if e.Cached {
+			outcome = trace.OutcomeCached
+		}
+		var content string
+		var isErr bool
+		if e.ToolResult != nil {
+			content, isErr = e.ToolResult.Content, e.ToolResult.IsError
+		}
+		a.tool(e, outcome, content, isErr)
+		a.rec.ToolCalls[len(a.rec.ToolCalls)-1].Duration = trace.Millis(e.Duration)
+	case agent.EventDone:
+		a.finish(e.Run, err)
+	}
+}
+
+func (a *Agent) tool(e agent.Event, outcome, result string, isErr bool) {
+	tc := trace.ToolCall{Iteration: e.Iteration, Outcome: outcome, IsError: isErr}
+	tc.Result, tc.Truncated = trace.Cap(result, trace.MaxResultBytes)
+	if c := e.Call; c != nil {
+		tc.CallID, tc.Tool, tc.Args, tc.Repairs = c.ID, c.Tool, c.Args, c.Repairs
+	}
+	if tc.Tool == "" && e.Err != nil {
+		tc.Tool = e.Err.Tool
+	}
+	a.rec.ToolCalls = append(a.rec.ToolCalls, tc)
+}
+
+// finish fills the record in from the run's result and hands it over.
+func (a *Agent) finish(res *agent.Result, err error) {
+	a.done = true
+	r := a.rec
+	r.Duration = trace.Millis(time.Since(a.start))
+	r.Status = trace.StatusOK
+	if a.open {
+		mc := trace.ModelCall{Mode: a.mode, Latency: trace.Millis(time.Since(a.callStart))}
+		if err != nil {
+			mc.Error = err.Error()
+		}
+		r.ModelCalls = append(r.ModelCalls, mc)
+	}
+	if res == nil {
+		r.Status = trace.StatusError
+		if err != nil {
+			r.ErrorMessage = err.Error()
+		}
+		a.sink.RecordFunc(func() *trace.Record { return r })
+		return
+	}
+	if !res.Success || res.Error != nil || err != nil {
+		r.Status = trace.StatusError
+	}
+	if res.Error != nil {
+		r.ErrorCode, r.ErrorMessage = string(res.Error.Code), res.Error.Message
+	} else if err != nil {
+		r.ErrorMessage = err.Error()
+	}
+	if res.Duration > 0 {
+		r.Duration = trace.Millis(res.Duration)
+	}
+	r.Usage, r.Cost, r.Iterations = res.Usage, res.Cost, res.Iterations
+	r.Output, _ = trace.Cap(res.Content, trace.MaxResultBytes)
+	if res.Mode != "" {
+		r.Mode = string(res.Mode)
+	}
+	msgs := res.Messages
+	a.sink.RecordFunc(func() *trace.Record {
+		replies(r.ModelCalls, msgs) // hashing and encoding, on the sink's goroutine
+		return r
+	})
+}
+
+// replies fills in each completed model call's reply (what the model
+// wrote, its calls) and the hash of the conversation it was sent, from the
+// run's messages: each completed model call added one assistant turn, so
+// the last assistant turns are the calls' replies, in order.
+func replies(calls []trace.ModelCall, msgs []ptk.Message) {
+	done := 0
+	for _, mc := range calls {
+		if mc.Error == "" {
+			done++
+		}
+	}
+	var at []int
+	for i := len(msgs) - 1; i >= 0 && len(at) < done; i-- {
+		if msgs[i].Role == ptk.RoleAssistant {
+			at = append(at, i)
+		}
+	}
+	if len(at) < done {
+		return
+	}
+	h := sha256.New()
+	var buf []byte
+	next := len(at) - 1 // at is from the last turn back
+	for i, m := range msgs {
+		if next >= 0 && i == at[next] {
+			mc := &calls[len(at)-1-next]
+			mc.RequestHash = hex.EncodeToString(h.Sum(nil))
+			text := m.Raw
+			if text == "" {
+				text = m.Content
+			}
+			mc.Text, _ = trace.Cap(text, trace.MaxResultBytes)
+			mc.Calls = m.Calls
+			next--
+		}
+		buf = hashMessage(h, buf, m)
+	}
+}
+
+// hashMessage writes what a message says into h, each field prefixed by
+// its length so that no two messages write the same bytes; buf is reused.
+func hashMessage(h hash.Hash, buf []byte, m ptk.Message) []byte {
+	buf = buf[:0]
+	field := func(s string) {
+		buf = binary.LittleEndian.AppendUint64(buf, uint64(len(s)))
+		buf = append(buf, s...)
+	}
+	field(string(m.Role))
+	field(m.Content)
+	field(m.Raw)
+	field(m.CallID)
+	field(m.Tool)
+	if m.IsError {
+		field("error")
+	}
+	for _, c := range m.Calls {
+		field(c.ID)
+		field(c.Tool)
+		field(string(c.Args))
+	}
+	field("")
+	h.Write(buf)
+	return buf
+}

@@ -1,0 +1,444 @@
+package trace
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
+	_ "modernc.org/sqlite"             // the "sqlite" database/sql driver
+)
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// migrations are the schema's steps, in order; the schema's version is the
+// number of steps applied.
+var migrations = loadMigrations()
+
+func loadMigrations() []string {
+	names, err := fs.Glob(migrationFS, "migrations/*.sql")
+	if err != nil {
+		panic(err)
+	}
+	slices.Sort(names)
+	var out []string
+	for _, n := range names {
+		b, err := migrationFS.ReadFile(n)
+		if err != nil {
+			panic(err)
+		}
+		out = append(out, string(b))
+	}
+	return out
+}
+
+// SchemaVersion is the version of the schema this package writes.
+func SchemaVersion() int { return len(migrations) }
+
+// ErrNotFound is returned for a run or conversation that is not there.
+var ErrNotFound = errors.New("not found")
+
+// ErrNewerSchema is returned by Open for a store made by a newer ptk.
+var ErrNewerSchema = errors.New("the store was made by a newer ptk")
+
+// Store is a trace store: SQLite in one file, or PostgreSQL. It is safe for
+// concurrent use, and several processes can use one store at once.
+type Store struct {
+	db   *sql.DB
+	pg   bool
+	name string // what the user named, for messages (a URL without its password)
+}
+
+// BusyTimeout is how long a SQLite write waits for another process's.
+const BusyTimeout = 10 * time.Second
+
+// DefaultPath is the embedded store's file: $XDG_DATA_HOME/ptk/traces.db,
+// or the platform's equivalent (~/.local/share/ptk/traces.db on Linux,
+// ~/Library/Application Support/ptk on macOS, %LocalAppData%\ptk on
+// Windows).
+func DefaultPath() (string, error) {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "ptk", "traces.db"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", err
+	}
+	switch runtime.GOOS {
+	case "windows":
+		if d := os.Getenv("LocalAppData"); d != "" {
+			return filepath.Join(d, "ptk", "traces.db"), nil
+		}
+	case "darwin", "ios":
+		return filepath.Join(home, "Library", "Application Support", "ptk", "traces.db"), nil
+	}
+	return filepath.Join(home, ".local", "share", "ptk", "traces.db"), nil
+}
+
+// IsPostgres reports whether dsn names a PostgreSQL store.
+func IsPostgres(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
+}
+
+// Open opens the store dsn names: a postgres:// URL, else a SQLite file
+// (made, with its folder, when missing), and brings its schema up to date.
+// An error names the store and says what is wrong in one line: not a
+// database, read-only, made by a newer ptk (ErrNewerSchema), unreachable.
+func Open(ctx context.Context, dsn string) (*Store, error) {
+	s, err := connect(dsn)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.migrate(ctx); err != nil {
+		s.db.Close()
+		return nil, s.errorf(err)
+	}
+	return s, nil
+}
+
+// connect opens the database without looking at its schema.
+func connect(dsn string) (*Store, error) {
+	s := &Store{pg: IsPostgres(dsn), name: dsn}
+	var err error
+	if s.pg {
+		if u, perr := url.Parse(dsn); perr == nil {
+			s.name = u.Redacted()
+		}
+		s.db, err = sql.Open("pgx", dsn)
+	} else {
+		if dir := filepath.Dir(dsn); dir != "" {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return nil, fmt.Errorf("trace store %s: %w", dsn, err)
+			}
+		}
+		q := url.Values{}
+		q.Add("_pragma", "busy_timeout("+strconv.Itoa(int(BusyTimeout/time.Millisecond))+")")
+		q.Add("_pragma", "journal_mode(WAL)")
+		q.Add("_pragma", "synchronous(NORMAL)")
+		q.Set("_txlock", "immediate")
+		s.db, err = sql.Open("sqlite", "file:"+dsn+"?"+q.Encode())
+	}
+	if err != nil {
+		return nil, s.errorf(err)
+	}
+	if !s.pg {
+		// A few connections: SQLite writes one at a time anyway, and in WAL
+		// mode readers do not wait for the writer.
+		s.db.SetMaxOpenConns(4)
+	}
+	return s, nil
+}
+
+func isNotADatabase(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "file is not a database") || strings.Contains(msg, "malformed")
+}
+
+func (s *Store) errorf(err error) error {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "file is not a database"), strings.Contains(msg, "malformed"):
+		return fmt.Errorf("trace store %s is not a readable SQLite database (%v): move it away or name another with --trace-db", s.name, err)
+	case strings.Contains(msg, "readonly"), strings.Contains(msg, "read-only"), strings.Contains(msg, "unable to open"):
+		return fmt.Errorf("trace store %s cannot be written (%v): check its permissions or name another with --trace-db", s.name, err)
+	}
+	return fmt.Errorf("trace store %s: %w", s.name, err)
+}
+
+// Name is the store's file or URL (without a password).
+func (s *Store) Name() string { return s.name }
+
+// Close closes the store.
+func (s *Store) Close() error { return s.db.Close() }
+
+// q rewrites a query's ? placeholders for the store's database.
+func (s *Store) q(query string) string {
+	if !s.pg {
+		return query
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range query {
+		if r == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// Version returns the store's schema version.
+func (s *Store) Version(ctx context.Context) (int, error) {
+	var v int
+	err := s.db.QueryRowContext(ctx, "SELECT version FROM ptk_schema").Scan(&v)
+	return v, err
+}
+
+// migrate applies the migrations the store lacks, in one transaction that
+// holds the database's write lock (SQLite's BEGIN IMMEDIATE, a PostgreSQL
+// advisory lock), so that processes opening a new store at once apply each
+// step once.
+func (s *Store) migrate(ctx context.Context) error {
+	return s.migrateTo(ctx, len(migrations))
+}
+
+func (s *Store) migrateTo(ctx context.Context, target int) error {
+	// A store that is up to date, the usual case, is only read: no
+	// process waits for another's lock to open it.
+	var v int
+	if err := s.db.QueryRowContext(ctx, "SELECT version FROM ptk_schema").Scan(&v); err == nil {
+		if v > len(migrations) {
+			return fmt.Errorf("%w: its schema is version %d, this ptk knows up to %d; upgrade ptk or name another store with --trace-db", ErrNewerSchema, v, len(migrations))
+		}
+		if v == target {
+			return nil
+		}
+	} else if isNotADatabase(err) {
+		return err
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if s.pg {
+		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(7210516)"); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS ptk_schema (version INTEGER NOT NULL)"); err != nil {
+		return err
+	}
+	switch err := tx.QueryRowContext(ctx, "SELECT version FROM ptk_schema").Scan(&v); {
+	case errors.Is(err, sql.ErrNoRows):
+		if _, err := tx.ExecContext(ctx, "INSERT INTO ptk_schema (version) VALUES (0)"); err != nil {
+			return err
+		}
+	case err != nil:
+		return err
+	}
+	if v > len(migrations) {
+		return fmt.Errorf("%w: its schema is version %d, this ptk knows up to %d; upgrade ptk or name another store with --trace-db", ErrNewerSchema, v, len(migrations))
+	}
+	if v >= target {
+		return nil
+	}
+	for i := v; i < target; i++ {
+		for _, stmt := range splitSQL(migrations[i]) {
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("migration %d: %w", i+1, err)
+			}
+		}
+	}
+	if _, err := tx.ExecContext(ctx, s.q("UPDATE ptk_schema SET version = ?"), target); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// splitSQL splits a migration into statements at the semicolons that end
+// lines, leaving out comments.
+func splitSQL(src string) []string {
+	var out []string
+	var cur strings.Builder
+	for line := range strings.SplitSeq(src, "\n") {
+		t := strings.TrimSpace(line)
+		if t == "" || strings.HasPrefix(t, "--") {
+			continue
+		}
+		cur.WriteString(line + "\n")
+		if strings.HasSuffix(t, ";") {
+			out = append(out, strings.TrimSpace(cur.String()))
+			cur.Reset()
+		}
+	}
+	if strings.TrimSpace(cur.String()) != "" {
+		out = append(out, cur.String())
+	}
+	return out
+}
+
+// Write stores records in one transaction. A record whose id is already
+// stored is left as it is.
+func (s *Store) Write(ctx context.Context, recs ...*Record) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	// The runs go in one statement per chunk, and so do their calls: a
+	// statement per row costs more than the row.
+	ins := &inserter{s: s, tx: tx}
+	fresh, err := s.fresh(ctx, tx, recs)
+	if err != nil {
+		return err
+	}
+	for _, r := range fresh {
+		if r.StartedAt.IsZero() {
+			r.StartedAt = time.Now()
+		}
+		if r.Status == "" {
+			r.Status = StatusOK
+		}
+		ntc := r.NumToolCalls
+		if len(r.ToolCalls) > 0 {
+			ntc = len(r.ToolCalls)
+		}
+		ins.add("runs", runCols, r.ID, r.ParentID, string(r.Kind), r.Name, r.Model, r.Mode, r.StartedAt.UnixMicro(),
+			time.Duration(r.Duration).Microseconds(), string(r.Status), r.ErrorCode, r.ErrorMessage, r.Usage.PromptTokens,
+			r.Usage.CompletionTokens, r.Cost, r.Iterations, ntc, r.Input, r.Output, string(r.Detail))
+	}
+	if err := ins.flush(ctx, "runs", ""); err != nil {
+		return err
+	}
+	for _, r := range fresh {
+		for i, mc := range r.ModelCalls {
+			ins.add("model_calls", modelCallCols, r.ID, i, mc.Mode, mc.Usage.PromptTokens, mc.Usage.CompletionTokens,
+				time.Duration(mc.Latency).Microseconds(), mc.Cost, mc.RequestHash, mc.Text, jsonText(mc.Calls), mc.Error)
+		}
+		for i, tc := range r.ToolCalls {
+			ins.add("tool_calls", toolCallCols, r.ID, i, tc.Iteration, tc.CallID, tc.Tool, string(tc.Args), tc.Result,
+				b2i(tc.Truncated), b2i(tc.IsError), tc.Outcome, jsonText(tc.Repairs), time.Duration(tc.Duration).Microseconds())
+		}
+		for i, pc := range r.PtoolCalls {
+			ins.add("ptool_calls", ptoolCallCols, r.ID, i, pc.Ptool, string(pc.Input), string(pc.Output), jsonText(pc.Attempts),
+				jsonText(pc.Repairs), pc.Source, b2i(pc.Fallback), b2i(pc.IsError), time.Duration(pc.Duration).Microseconds())
+		}
+	}
+	for _, t := range []string{"model_calls", "tool_calls", "ptool_calls"} {
+		if err := ins.flush(ctx, t, ""); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// fresh returns the records whose ids are not stored yet, each id once,
+// giving an id to those without one.
+func (s *Store) fresh(ctx context.Context, tx *sql.Tx, recs []*Record) ([]*Record, error) {
+	seen := make(map[string]bool, len(recs))
+	var out []*Record
+	ids := make([]any, 0, len(recs))
+	for _, r := range recs {
+		if r.ID == "" {
+			r.ID = NewID()
+		}
+		if !seen[r.ID] {
+			seen[r.ID] = true
+			out = append(out, r)
+			ids = append(ids, r.ID)
+		}
+	}
+	for len(ids) > 0 {
+		chunk := ids[:min(len(ids), 1000)]
+		ids = ids[len(chunk):]
+		rows, err := tx.QueryContext(ctx, s.q("SELECT id FROM runs WHERE id IN ("+strings.TrimSuffix(strings.Repeat("?, ", len(chunk)), ", ")+")"), chunk...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			seen[id] = false
+		}
+		rows.Close()
+	}
+	return slices.DeleteFunc(out, func(r *Record) bool { return !seen[r.ID] }), nil
+}
+
+var (
+	runCols = []string{"id", "parent_id", "kind", "name", "model", "mode", "started_us", "duration_us", "status",
+		"error_code", "error_message", "prompt_tokens", "completion_tokens", "cost", "iterations", "tool_calls", "input", "output", "detail"}
+	modelCallCols = []string{"run_id", "seq", "mode", "prompt_tokens", "completion_tokens", "latency_us", "cost", "request_hash", "text", "calls", "error"}
+	toolCallCols  = []string{"run_id", "seq", "iteration", "call_id", "tool", "args", "result", "truncated", "is_error", "outcome", "repairs", "duration_us"}
+	ptoolCallCols = []string{"run_id", "seq", "ptool", "input", "output", "attempts", "repairs", "source", "fallback", "is_error", "duration_us"}
+)
+
+// inserter gathers rows by table and inserts them with one statement per
+// chunk of rows.
+type inserter struct {
+	s        *Store
+	tx       *sql.Tx
+	cols     map[string][]string
+	rows     map[string][][]any
+	affected int64
+}
+
+// maxVars keeps a statement under SQLite's limit of 32,766 variables and
+// PostgreSQL's of 65,535.
+const maxVars = 30000
+
+func (in *inserter) add(table string, cols []string, vals ...any) {
+	if in.rows == nil {
+		in.cols, in.rows = map[string][]string{}, map[string][][]any{}
+	}
+	in.cols[table] = cols
+	in.rows[table] = append(in.rows[table], vals)
+}
+
+func (in *inserter) flush(ctx context.Context, table, suffix string) error {
+	rows, cols := in.rows[table], in.cols[table]
+	delete(in.rows, table)
+	per := max(1, maxVars/max(1, len(cols)))
+	for len(rows) > 0 {
+		chunk := rows[:min(per, len(rows))]
+		rows = rows[len(chunk):]
+		var b strings.Builder
+		b.WriteString("INSERT INTO " + table + " (" + strings.Join(cols, ", ") + ") VALUES ")
+		tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ") + ")"
+		args := make([]any, 0, len(chunk)*len(cols))
+		for i, r := range chunk {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(tuple)
+			args = append(args, r...)
+		}
+		b.WriteString(suffix)
+		res, err := in.tx.ExecContext(ctx, in.s.q(b.String()), args...)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err == nil {
+			in.affected += n
+		}
+	}
+	return nil
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// jsonText is v as JSON, or "" for an empty slice.
+func jsonText[T any](v []T) string {
+	if len(v) == 0 {
+		return ""
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
