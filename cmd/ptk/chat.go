@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -9,11 +10,12 @@ import (
 	"github.com/ptkit/ptk/agent"
 	"github.com/ptkit/ptk/cmd/ptk/internal/chat"
 	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/trace"
 )
 
 func newChatCmd() *cobra.Command {
 	var f runFlags
-	var conversation string
+	var conversation, traceDBFlag string
 	cmd := &cobra.Command{
 		Use:   "chat [flags]",
 		Short: "Work with a coding assistant in the terminal, in a conversation",
@@ -38,15 +40,16 @@ terminal; from a script, use ptk run.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runChat(cmd, f, conversation)
+			return runChat(cmd, f, conversation, traceDBFlag)
 		},
 	}
 	addRunFlags(cmd.Flags(), &f)
-	cmd.Flags().StringVar(&conversation, "conversation", "", "the conversation's name, to resume it (kept in memory until ptk has a conversation store)")
+	cmd.Flags().StringVar(&conversation, "conversation", "", "the conversation's name, to resume it (kept in the trace store; 'ptk conversations' lists them)")
+	cmd.Flags().StringVar(&traceDBFlag, "trace-db", "", "the store that keeps conversations: a SQLite file or a postgres:// URL (env PTK_TRACE_DB; default "+defaultTraceDB()+")")
 	return cmd
 }
 
-func runChat(cmd *cobra.Command, f runFlags, conversation string) error {
+func runChat(cmd *cobra.Command, f runFlags, conversation, traceDBFlag string) error {
 	in, out := cmd.InOrStdin(), cmd.OutOrStdout()
 	if !isTerminal(in) || !isTerminal(out) {
 		return usagef(`ptk chat needs a terminal; without one, use ptk run "PROMPT"`)
@@ -59,7 +62,20 @@ func runChat(cmd *cobra.Command, f runFlags, conversation string) error {
 	if conversation == "" {
 		conversation = "chat-" + time.Now().Format("2006-01-02-150405")
 	}
-	store := &agent.MemoryStore{}
+	// Conversations live in the trace store, so --conversation resumes one
+	// tomorrow; without a store they live as long as the process.
+	var store agent.Store = &agent.MemoryStore{}
+	db, err := traceDB(cmd, traceDBFlag)
+	if err == nil {
+		var ts *trace.Store
+		if ts, err = trace.Open(cmd.Context(), db); err == nil {
+			defer ts.Close()
+			store = ts
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "ptk: the conversation is kept in memory only: %v\n", err)
+	}
 	history, err := store.Load(cmd.Context(), conversation)
 	if err != nil {
 		return err
