@@ -16,4 +16,11 @@
 // independent steps concurrently up to a bound, and returns the finished
 // trace with each step's status, result, attempts, usage, cost and the
 // ptool's Record; Stream reports each step as an Event.
+//
+// Plan is the program generator: a model writes a trace for a goal from a
+// registry's signatures and docs (structured output), the trace is checked,
+// and a plan with problems is asked again with them. GoProgram renders a
+// trace as a Go program that calls the ptools by name through a registry
+// (with Call and At), for when code, not a model, should decide what to
+// call.
 package workflow

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -245,7 +246,8 @@ func substitute(v any, value func(Reference) (any, error)) (any, error) {
 	switch x := v.(type) {
 	case map[string]any:
 		out := make(map[string]any, len(x))
-		for k, e := range x {
+		for _, k := range sortedKeys(x) { // in order: value may count
+			e := x[k]
 			s, err := substitute(e, value)
 			if err != nil {
 				return nil, err
@@ -322,4 +324,13 @@ func kindOf(v any) string {
 		return "null"
 	}
 	return fmt.Sprintf("%T", v)
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
