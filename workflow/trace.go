@@ -101,15 +101,26 @@ func (t *Trace) Index(id string) int {
 
 // Clone returns a deep copy of t, which a run may fill in.
 func (t *Trace) Clone() *Trace {
-	b, err := json.Marshal(t)
-	if err != nil {
-		panic(err) // a Trace is always JSON
-	}
-	var c Trace
-	if err := json.Unmarshal(b, &c); err != nil {
-		panic(err)
+	c := *t
+	c.Steps = make([]Step, len(t.Steps))
+	for i, s := range t.Steps {
+		s.Args, s.Expects, s.Result, s.Input = cloneRaw(s.Args), cloneRaw(s.Expects), cloneRaw(s.Result), cloneRaw(s.Input)
+		if s.Record != nil {
+			r := *s.Record
+			r.Input, r.Output = cloneRaw(r.Input), cloneRaw(r.Output)
+			r.Attempts = slices.Clone(r.Attempts)
+			s.Record = &r
+		}
+		c.Steps[i] = s
 	}
 	return &c
+}
+
+func cloneRaw(b json.RawMessage) json.RawMessage {
+	if b == nil {
+		return nil
+	}
+	return slices.Clone(b)
 }
 
 // Parse reads a trace from JSON; fields it does not know are ignored, so a
@@ -160,7 +171,7 @@ type refAt struct {
 
 // decodeArgs reads a step's arguments, keeping numbers as written.
 func decodeArgs(raw json.RawMessage) (any, error) {
-	if len(bytes.TrimSpace(raw)) == 0 {
+	if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "null" {
 		return map[string]any{}, nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))

@@ -322,3 +322,56 @@ func TestTraceJSONReads(t *testing.T) {
 		t.Errorf("pointer: %v %v", v, err)
 	}
 }
+
+func TestResumeKeepsCompletedSteps(t *testing.T) {
+	extract := answer(`{"items": ["never asked"]}`)
+	describe := answer(`"a green dish"`)
+	reg := orders(t, extract, describe, answer(`1`))
+	tr := &Trace{Goal: "resume", Steps: []Step{
+		{PTool: "extract_items", Args: Args(Order{"a salad"}), Status: StatusCompleted, Result: json.RawMessage(`{"items":["salad"]}`)},
+		{PTool: "describe_item", Args: Args(map[string]any{"item": Ref("step_0", "/items/0")}), Status: StatusFailed, Error: "earlier"},
+	}}
+	out, err := Run(context.Background(), tr, Options{Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(extract.Requests()) != 0 || string(out.Steps[1].Input) != `{"item":"salad"}` || out.Steps[1].Error != "" {
+		t.Errorf("%d extract calls, step 1 %+v", len(extract.Requests()), out.Steps[1])
+	}
+	if tr.Steps[1].Status != StatusFailed {
+		t.Errorf("the caller's trace was changed")
+	}
+}
+
+func TestInvalidArgsJSONDoesNotPanic(t *testing.T) {
+	reg := orders(t, answer(`{}`), answer(`""`), answer(`1`))
+	tr := &Trace{Goal: "g", Steps: []Step{{PTool: "describe_item", Args: json.RawMessage(`{"item": `)}}}
+	_, err := Run(context.Background(), tr, Options{Registry: reg})
+	if !errors.Is(err, ErrCheck) || !strings.Contains(err.Error(), "the arguments:") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func FuzzCheck(f *testing.F) {
+	f.Add(`{"goal":"g","steps":[{"ptool":"describe_item","args":{"item":{"$ref":"step_0","path":"/items/0"}}}]}`)
+	f.Add(`{"steps":[{"ptool":"count_items","args":{"items":[{"$ref":"step_1"}],"note":{"$ref":7}}},{"id":"step_1","ptool":"extract_items","args":null}]}`)
+	f.Add(`{"steps":[{"ptool":"extract_items","args":{"text":{"$ref":"step_0","path":"~"}}}]}`)
+	reg := ptool.NewRegistry()
+	for _, fn := range []ptool.Func{
+		ptool.New[Order, Items]("extract_items", "List the items."),
+		ptool.New[Item, string]("describe_item", "Describe."),
+		ptool.New[Tally, int]("count_items", "Count."),
+	} {
+		_ = reg.Register(fn)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		tr, err := Parse([]byte(src))
+		if err != nil {
+			return
+		}
+		Check(tr, reg)
+		if len(tr.Steps) < 20 {
+			_, _ = GoProgram(tr)
+		}
+	})
+}
