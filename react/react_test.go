@@ -14,6 +14,7 @@ import (
 	"github.com/ptkit/ptk/llm/llmtest"
 	"github.com/ptkit/ptk/ptool"
 	"github.com/ptkit/ptk/tool"
+	"github.com/ptkit/ptk/turn"
 	"github.com/ptkit/ptk/workflow"
 )
 
@@ -206,4 +207,32 @@ func TestExamplesInPrompt(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "system.golden", got)
+}
+
+func TestNativeActions(t *testing.T) {
+	reg, price := shop(t)
+	model := llmtest.New(
+		llmtest.Reply{Content: "Looking it up.", Calls: []ptk.Call{{ID: "c1", Tool: "price", Args: json.RawMessage(`{"item": "salad"}`)}}},
+		llmtest.Text("<answer>5</answer>"),
+	)
+	res, err := Run(context.Background(), "What does a salad cost?", Options{Model: model, PTools: reg, Tools: []ptk.Tool{price}, Mode: turn.Native})
+	if err != nil || res.Answer != "5" {
+		t.Fatalf("%q %v", res.Answer, err)
+	}
+	if len(model.Requests()[0].Tools) != 2 {
+		t.Errorf("native tools sent: %d", len(model.Requests()[0].Tools))
+	}
+	if o := res.Trajectory.Steps[0].Observation; o == nil || o.Result != "5" {
+		t.Errorf("observation %+v", o)
+	}
+}
+
+func TestCanceled(t *testing.T) {
+	model := llmtest.New(llmtest.Reply{Wait: true})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, err := Run(ctx, "g", Options{Model: model})
+	if !errors.Is(err, context.Canceled) || res.Success || res.Trajectory.Stopped != "canceled" {
+		t.Errorf("err %v, stopped %q", err, res.Trajectory.Stopped)
+	}
 }

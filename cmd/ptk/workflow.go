@@ -243,7 +243,7 @@ trace has before any model is called; 'run' runs it, independent steps at once;
 				switch e.Kind {
 				case workflow.EventStepEnd:
 					s := e.Step
-					id := done0(t, e.Index)
+					id := stepName(t, e.Index)
 					line := fmt.Sprintf("%s %s: %s", id, s.PTool, s.Status)
 					if s.Status == workflow.StatusCompleted {
 						line += fmt.Sprintf(" (%d attempt(s), %d+%d tokens, $%.6f, %s)", s.Attempts, s.Usage.PromptTokens, s.Usage.CompletionTokens, s.Cost, s.Duration.Round(1e6))
@@ -306,8 +306,8 @@ trace has before any model is called; 'run' runs it, independent steps at once;
 	return cmd
 }
 
-// done0 names step i of t as references do.
-func done0(t *workflow.Trace, i int) string {
+// stepName names step i of t as references do.
+func stepName(t *workflow.Trace, i int) string {
 	if i < len(t.Steps) {
 		return t.StepID(i)
 	}
