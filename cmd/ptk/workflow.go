@@ -1,0 +1,315 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/ptool"
+	"github.com/ptkit/ptk/workflow"
+)
+
+// modelFlags are the model flags of 'ptk workflow' and 'ptk react', as
+// 'ptk ptool call' takes them.
+type modelFlags struct {
+	baseURL, apiKey, model, models string
+}
+
+func (m *modelFlags) add(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&m.baseURL, "base-url", "", "the model's OpenAI-compatible API (env PTK_BASE_URL; default "+defaultBaseURL+")")
+	fl.StringVar(&m.apiKey, "api-key", "", "API key (env PTK_API_KEY, then OPENAI_API_KEY)")
+	fl.StringVar(&m.model, "model", "", "model name, as for 'ptk run' (env PTK_MODEL; default each ptool's own, then the catalog's default)")
+	fl.StringVar(&m.models, "models", "", "a model catalog file laid over the built-in one (env PTK_MODELS)")
+}
+
+// resolver returns the model for a name (the flag's or env's model first,
+// then name, then the catalog's default), one per name.
+func (m *modelFlags) resolver(cmd *cobra.Command) (func(name string) (llm.Model, error), error) {
+	baseURL := setting(cmd, "base-url", m.baseURL, defaultBaseURL, "PTK_BASE_URL")
+	apiKey := setting(cmd, "api-key", m.apiKey, "", "PTK_API_KEY", "OPENAI_API_KEY")
+	cat, err := loadCatalog(m.models)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	override := setting(cmd, "model", m.model, "", "PTK_MODEL")
+	cache := map[string]llm.Model{}
+	return func(name string) (llm.Model, error) {
+		if override != "" {
+			name = override
+		}
+		if name == "" {
+			name = cat.DefaultModel
+		}
+		if mod, ok := cache[name]; ok {
+			return mod, nil
+		}
+		mod, err := resolveModels(cat, modelChoice{names: splitList(name), baseURL: baseURL, apiKey: apiKey,
+			baseURLExplicit: cmd.Flags().Changed("base-url") || os.Getenv("PTK_BASE_URL") != "",
+			apiKeyExplicit:  cmd.Flags().Changed("api-key") || os.Getenv("PTK_API_KEY") != ""})
+		if err != nil {
+			return nil, usageError{err}
+		}
+		cache[name] = mod
+		return mod, nil
+	}, nil
+}
+
+// loadRegistry reads a ptools file into a registry, each ptool with the
+// model model gives for the name its definition says (nil: no model).
+func loadRegistry(file string, model func(string) (llm.Model, error)) (*ptool.Registry, error) {
+	defs, err := ptool.ReadDefs(file)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	reg := ptool.NewRegistry()
+	for _, d := range defs {
+		var m llm.Model = noModel{}
+		if model != nil {
+			if m, err = model(d.Model); err != nil {
+				return nil, err
+			}
+		}
+		p, err := d.New(ptool.WithModel(m))
+		if err != nil {
+			return nil, usageError{fmt.Errorf("%s: %w", file, err)}
+		}
+		if err := reg.Register(p); err != nil {
+			return nil, usageError{err}
+		}
+	}
+	return reg, nil
+}
+
+func readTrace(file string, stdin io.Reader) (*workflow.Trace, error) {
+	var data []byte
+	var err error
+	if file == "-" {
+		data, err = io.ReadAll(stdin)
+	} else {
+		data, err = os.ReadFile(file)
+	}
+	if err != nil {
+		return nil, usageError{err}
+	}
+	t, err := workflow.Parse(data)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("%s: %w", file, err)}
+	}
+	return t, nil
+}
+
+func writeIndented(w io.Writer, v any) error {
+	e := json.NewEncoder(w)
+	e.SetEscapeHTML(false)
+	e.SetIndent("", "  ")
+	return e.Encode(v)
+}
+
+func newWorkflowCmd() *cobra.Command {
+	var file string
+	cmd := &cobra.Command{
+		Use:   "workflow",
+		Short: "Plan, check and run workflows of ptool calls",
+		Long: `A workflow is a trace: a goal and steps, each a ptool of a ptools file (see
+'ptk ptool') and its arguments, where an argument may be an earlier step's
+output, {"$ref": "step_0"}, or a value in it, {"$ref": "step_0", "path": "/items/0"}:
+
+  {"goal": "describe the first item",
+   "steps": [{"ptool": "extract_items", "args": {"order": "a pizza and a salad"}},
+             {"ptool": "describe", "args": {"item": {"$ref": "step_0", "path": "/0"}}}]}
+
+'plan' asks a model to write one for a goal; 'check' lists every problem a
+trace has before any model is called; 'run' runs it, independent steps at once;
+'go' writes it as a Go program.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.PersistentFlags().StringVar(&file, "ptools", "ptools.json", "the ptools file")
+
+	var mf modelFlags
+	var output string
+	var rounds int
+	plan := &cobra.Command{
+		Use:   "plan GOAL",
+		Short: "Ask a model for a workflow that reaches GOAL with the file's ptools, checked",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			model, err := mf.resolver(cmd)
+			if err != nil {
+				return err
+			}
+			reg, err := loadRegistry(file, nil)
+			if err != nil {
+				return err
+			}
+			m, err := model("")
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			defer stop()
+			t, err := workflow.Plan(ctx, args[0], reg, workflow.PlanOptions{Model: m, Rounds: rounds})
+			if t != nil {
+				w := cmd.OutOrStdout()
+				if output != "" {
+					f, ferr := os.Create(output)
+					if ferr != nil {
+						return ferr
+					}
+					defer f.Close()
+					w = f
+				}
+				if werr := writeIndented(w, t); werr != nil {
+					return werr
+				}
+			}
+			return err
+		},
+	}
+	mf.add(plan)
+	plan.Flags().StringVarP(&output, "output", "o", "", "write the trace to FILE (default stdout)")
+	plan.Flags().IntVar(&rounds, "rounds", 0, "most plans to ask for when one fails the check (default 3)")
+
+	var asJSON bool
+	check := &cobra.Command{
+		Use:   "check TRACE.json",
+		Short: "List every problem of a trace against the ptools file, without calling a model",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t, err := readTrace(args[0], cmd.InOrStdin())
+			if err != nil {
+				return err
+			}
+			reg, err := loadRegistry(file, nil)
+			if err != nil {
+				return err
+			}
+			probs := workflow.Check(t, reg)
+			if asJSON {
+				if probs == nil {
+					probs = []workflow.Problem{}
+				}
+				if err := writeIndented(cmd.OutOrStdout(), probs); err != nil {
+					return err
+				}
+			} else {
+				for _, p := range probs {
+					fmt.Fprintln(cmd.OutOrStdout(), p)
+				}
+			}
+			if probs != nil {
+				return &workflow.CheckError{Problems: probs}
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d steps, no problems\n", args[0], len(t.Steps))
+			return nil
+		},
+	}
+	check.Flags().BoolVar(&asJSON, "json", false, "print the problems as JSON")
+
+	var rf modelFlags
+	var runJSON, keepGoing bool
+	var concurrency int
+	runCmd := &cobra.Command{
+		Use:   "run TRACE.json",
+		Short: "Run a trace's steps, independent ones at once; progress on stderr, the last output on stdout",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t, err := readTrace(args[0], cmd.InOrStdin())
+			if err != nil {
+				return err
+			}
+			model, err := rf.resolver(cmd)
+			if err != nil {
+				return err
+			}
+			reg, err := loadRegistry(file, model)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			defer stop()
+			errOut := cmd.ErrOrStderr()
+			var done *workflow.Trace
+			var runErr error
+			for e, err := range workflow.Stream(ctx, t, workflow.Options{Registry: reg, Concurrency: concurrency, ContinueOnError: keepGoing}) {
+				switch e.Kind {
+				case workflow.EventStepEnd:
+					s := e.Step
+					id := stepName(t, e.Index)
+					line := fmt.Sprintf("%s %s: %s", id, s.PTool, s.Status)
+					if s.Status == workflow.StatusCompleted {
+						line += fmt.Sprintf(" (%d attempt(s), %d+%d tokens, $%.6f, %s)", s.Attempts, s.Usage.PromptTokens, s.Usage.CompletionTokens, s.Cost, s.Duration.Round(1e6))
+					} else if s.Error != "" {
+						line += ": " + s.Error
+					}
+					fmt.Fprintln(errOut, line)
+				case workflow.EventDone:
+					done, runErr = e.Trace, err
+				}
+			}
+			var cerr *workflow.CheckError
+			if errors.As(runErr, &cerr) {
+				for _, p := range cerr.Problems {
+					fmt.Fprintln(errOut, p)
+				}
+				return runErr
+			}
+			if runJSON {
+				if err := writeIndented(cmd.OutOrStdout(), done); err != nil {
+					return err
+				}
+				return runErr
+			}
+			if runErr == nil && len(done.Steps) > 0 {
+				out := done.Steps[len(done.Steps)-1].Result
+				var s string
+				if json.Unmarshal(out, &s) == nil {
+					fmt.Fprintln(cmd.OutOrStdout(), s)
+				} else {
+					fmt.Fprintln(cmd.OutOrStdout(), strings.TrimSpace(string(out)))
+				}
+			}
+			return runErr
+		},
+	}
+	rf.add(runCmd)
+	runCmd.Flags().BoolVar(&runJSON, "json", false, "print the finished trace as JSON")
+	runCmd.Flags().BoolVar(&keepGoing, "continue", false, "after a failed step, run the steps that do not need it")
+	runCmd.Flags().IntVar(&concurrency, "concurrency", 0, "most steps at once (default 4)")
+
+	goCmd := &cobra.Command{
+		Use:   "go TRACE.json",
+		Short: "Write a trace as a Go program that calls its ptools through a registry",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t, err := readTrace(args[0], cmd.InOrStdin())
+			if err != nil {
+				return err
+			}
+			src, err := workflow.GoProgram(t)
+			if err != nil {
+				return err
+			}
+			_, err = cmd.OutOrStdout().Write(src)
+			return err
+		},
+	}
+	cmd.AddCommand(plan, check, runCmd, goCmd)
+	return cmd
+}
+
+// stepName names step i of t as references do.
+func stepName(t *workflow.Trace, i int) string {
+	if i < len(t.Steps) {
+		return t.StepID(i)
+	}
+	return fmt.Sprintf("step_%d", i)
+}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestWorkflowCheck(t *testing.T) {
+	code, out, errOut := runPTK(t, "", "workflow", "check", "testdata/workflow_bad.json", "--ptools", "testdata/workflow_ptools.json")
+	if code != 1 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	want := `step_0 (describe), argument /item: refers to step_1, which comes later (step 1); a step can use only earlier steps' outputs
+step_2 (summarize): no ptool "summarize" is registered (registered: describe, extract_items)
+step_3 (describe), argument /item: step_1 is array, but the argument takes string
+`
+	if out != want {
+		t.Errorf("got:\n%s\nwant:\n%s", out, want)
+	}
+	code, _, errOut = runPTK(t, "", "workflow", "check", "testdata/workflow_trace.json", "--ptools", "testdata/workflow_ptools.json")
+	if code != 0 || !strings.Contains(errOut, "2 steps, no problems") {
+		t.Errorf("exit %d: %s", code, errOut)
+	}
+}
+
+func TestWorkflowRun(t *testing.T) {
+	fake, url := newFakeOpenAI(t, fakeReply{content: `{"answer": ["pizza", "salad"]}`}, fakeReply{content: `{"answer": "a round flatbread"}`})
+	code, out, errOut := runPTK(t, "", "workflow", "run", "testdata/workflow_trace.json", "--ptools", "testdata/workflow_ptools.json",
+		"--base-url", url, "--model", "local-model")
+	if code != 0 || out != "a round flatbread\n" {
+		t.Fatalf("exit %d, out %q, err %s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "step_0 extract_items: completed (1 attempt(s)") || !strings.Contains(errOut, "step_1 describe: completed") {
+		t.Errorf("progress: %s", errOut)
+	}
+	if msgs := fake.request(1)["messages"].([]any); !strings.Contains(toJSON(msgs[len(msgs)-1]), `pizza`) {
+		t.Errorf("the reference was not resolved: %v", msgs[len(msgs)-1])
+	}
+	// a trace with problems: no request at all
+	fake, url = newFakeOpenAI(t)
+	code, _, errOut = runPTK(t, "", "workflow", "run", "testdata/workflow_bad.json", "--ptools", "testdata/workflow_ptools.json",
+		"--base-url", url, "--model", "local-model")
+	if code != 1 || !strings.Contains(errOut, "3 problems") || len(fake.requests) != 0 {
+		t.Errorf("exit %d, %d requests: %s", code, len(fake.requests), errOut)
+	}
+}
+
+func TestWorkflowPlanAndGo(t *testing.T) {
+	plan := `{"answer": {"steps": [{"ptool": "extract_items", "args": {"order": "a pizza"}, "goal": "items"},
+		{"ptool": "describe", "args": {"item": {"$ref": "step_0", "path": "/0"}}, "goal": "describe it"}]}}`
+	_, url := newFakeOpenAI(t, fakeReply{content: plan})
+	file := filepath.Join(t.TempDir(), "trace.json")
+	code, _, errOut := runPTK(t, "", "workflow", "plan", "describe the first item of 'a pizza'", "--ptools", "testdata/workflow_ptools.json",
+		"--base-url", url, "--model", "local-model", "-o", file)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr struct {
+		Steps []struct{ PTool string }
+	}
+	if json.Unmarshal(data, &tr) != nil || len(tr.Steps) != 2 || tr.Steps[1].PTool != "describe" {
+		t.Fatalf("trace: %s", data)
+	}
+	code, out, errOut := runPTK(t, "", "workflow", "go", file)
+	if code != 0 || !strings.Contains(out, `workflow.At(s_step_0, "/0")`) {
+		t.Errorf("exit %d: %s %s", code, out, errOut)
+	}
+}
+
+func TestReact(t *testing.T) {
+	_, url := newFakeOpenAI(t,
+		fakeReply{content: "I list the items.\n<PTK_CALL>\n{\"tool\": \"extract_items\", \"args\": {\"order\": \"a pizza and a salad\"}}\n</PTK_CALL>"},
+		fakeReply{content: `{"answer": ["pizza", "salad"]}`}, // the ptool's own call
+		fakeReply{content: "Two items. <answer>2</answer>"},
+	)
+	code, out, errOut := runPTK(t, "", "react", "How many items are in 'a pizza and a salad'?", "--ptools", "testdata/workflow_ptools.json",
+		"--base-url", url, "--model", "local-model", "--echo")
+	if code != 0 || out != "2\n" {
+		t.Fatalf("exit %d, out %q: %s", code, out, errOut)
+	}
+	for _, want := range []string{"Thought 1: I list the items.", `Action 1: extract_items(order="a pizza and a salad")`, `Observation 1: ["pizza","salad"]`, "Answer: 2", "2 steps"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, errOut)
+		}
+	}
+}
+
+func toJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}

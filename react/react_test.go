@@ -1,0 +1,238 @@
+package react
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/llm/llmtest"
+	"github.com/ptkit/ptk/ptool"
+	"github.com/ptkit/ptk/tool"
+	"github.com/ptkit/ptk/turn"
+	"github.com/ptkit/ptk/workflow"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+type Order struct {
+	Text string `json:"text"`
+}
+type Item struct {
+	Item string `json:"item"`
+}
+
+func call(name, args string) string {
+	return "\n<PTK_CALL>\n{\"tool\": \"" + name + "\", \"args\": " + args + "}\n</PTK_CALL>"
+}
+
+// shop is a ptool that extracts items (scripted) and a tool that prices one.
+func shop(t *testing.T, extract ...llmtest.Reply) (*ptool.Registry, ptk.Tool) {
+	t.Helper()
+	reg := ptool.NewRegistry()
+	if err := reg.Register(ptool.New[Order, []string]("extract_items", "List the food items ordered.",
+		ptool.WithModel(llmtest.New(extract...)))); err != nil {
+		t.Fatal(err)
+	}
+	price := tool.New("price", "The price of an item, in dollars.", func(_ context.Context, in Item) (int, error) {
+		switch in.Item {
+		case "pizza":
+			return 9, nil
+		case "salad":
+			return 5, nil
+		}
+		return 0, errors.New("no price for " + in.Item)
+	})
+	return reg, price
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("%s:\ngot:\n%s\nwant:\n%s", name, got, want)
+	}
+}
+
+func TestTwoActions(t *testing.T) {
+	reg, price := shop(t, llmtest.Text(`<answer>["pizza", "salad"]</answer>`))
+	model := llmtest.New(
+		llmtest.Text("I need the items first."+call("extract_items", `{"text": "a pizza and a salad"}`)),
+		llmtest.Text("The first item is pizza; its price:"+call("price", `{"item": "pizza"}`)),
+		llmtest.Text("The pizza costs 9 dollars.\n<answer>9</answer>"),
+	)
+	var echo strings.Builder
+	var observed *Trajectory
+	res, err := Run(context.Background(), "What does the first item of 'a pizza and a salad' cost?",
+		Options{Model: model, PTools: reg, Tools: []ptk.Tool{price}, Echo: &echo, Observer: func(t *Trajectory) { observed = t }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Success || res.Answer != "9" || observed != res.Trajectory {
+		t.Fatalf("answer %q success %v", res.Answer, res.Success)
+	}
+	tr := res.Trajectory
+	if len(tr.Steps) != 3 || !tr.Steps[0].Action.PTool || tr.Steps[1].Action.PTool || tr.Steps[2].Action != nil {
+		t.Fatalf("steps %+v", tr.Steps)
+	}
+	if o := tr.Steps[1].Observation; o.Result != "9" || !o.Success {
+		t.Errorf("observation %+v", o)
+	}
+	// the trajectory round-trips as JSON
+	b1, _ := json.Marshal(tr)
+	var back Trajectory
+	if err := json.Unmarshal(b1, &back); err != nil {
+		t.Fatal(err)
+	}
+	if b2, _ := json.Marshal(&back); string(b1) != string(b2) {
+		t.Errorf("round trip:\n%s\n%s", b1, b2)
+	}
+	golden(t, "two_actions.ptp", tr.PTP())
+	golden(t, "two_actions.echo", echo.String())
+
+	// the trajectory becomes a workflow of the same calls, the price's
+	// argument a reference to the first item, that checks and runs again
+	wf := tr.Trace()
+	wf.ID = "wf_fixed"
+	b, _ := json.MarshalIndent(wf, "", "  ")
+	golden(t, "two_actions.trace.json", string(b)+"\n")
+}
+
+func TestTrajectoryTraceRuns(t *testing.T) {
+	// the converted trace runs as a workflow on new data
+	reg, _ := shop(t, llmtest.Text(`<answer>["salad"]</answer>`))
+	describe := ptool.New[Item, string]("describe", "Describe the item.",
+		ptool.WithModel(llmtest.New(llmtest.Text(`<answer>"green"</answer>`))))
+	if err := reg.Register(describe); err != nil {
+		t.Fatal(err)
+	}
+	tr := &Trajectory{Goal: "g", Success: true, FinalAnswer: "x", Steps: []Step{
+		{Thought: Thought{"items", 1}, Action: &Action{Name: "extract_items", Args: json.RawMessage(`{"text":"a pizza"}`), PTool: true}, Observation: &Observation{`["pizza"]`, true}},
+		{Thought: Thought{"oops", 2}, Action: &Action{Name: "describe", Args: json.RawMessage(`{"itm":"pizza"}`), PTool: true}, Observation: &Observation{`missing item`, false}},
+		{Thought: Thought{"describe", 3}, Action: &Action{Name: "describe", Args: json.RawMessage(`{"item":"pizza"}`), PTool: true}, Observation: &Observation{`"round"`, true}},
+	}}
+	wf := tr.Trace()
+	if len(wf.Steps) != 2 || string(wf.Steps[1].Args) != `{"item":{"$ref":"step_0","path":"/0"}}` {
+		t.Fatalf("trace %+v", wf.Steps)
+	}
+	// run it afresh: the results of the exploration are dropped
+	for i := range wf.Steps {
+		wf.Steps[i].Status, wf.Steps[i].Result = "", nil
+	}
+	wf.Steps[0].Args = workflow.Args(Order{"a salad"})
+	out, err := workflow.Run(context.Background(), wf, workflow.Options{Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out.Steps[1].Input) != `{"item":"salad"}` || string(out.Steps[1].Result) != `"green"` {
+		t.Errorf("step 1: %s -> %s", out.Steps[1].Input, out.Steps[1].Result)
+	}
+}
+
+func TestStepLimit(t *testing.T) {
+	reg, price := shop(t)
+	model := llmtest.New(
+		llmtest.Text("Price of pizza."+call("price", `{"item": "pizza"}`)),
+		llmtest.Text("Price of salad."+call("price", `{"item": "salad"}`)),
+		llmtest.Text("One more."+call("price", `{"item": "pizza"}`)),
+	)
+	res, err := Run(context.Background(), "Price everything.", Options{Model: model, PTools: reg, Tools: []ptk.Tool{price}, MaxSteps: 2})
+	if !errors.Is(err, ErrMaxSteps) {
+		t.Fatalf("err = %v", err)
+	}
+	tr := res.Trajectory
+	if res.Success || tr.Stopped != "max_steps" || len(tr.Steps) != 2 || len(model.Requests()) != 2 {
+		t.Fatalf("success %v stopped %q steps %d calls %d", res.Success, tr.Stopped, len(tr.Steps), len(model.Requests()))
+	}
+	if tr.Steps[1].Observation.Result != "5" {
+		t.Errorf("what it has: %+v", tr.Steps[1].Observation)
+	}
+	if !strings.HasSuffix(tr.PTP(), "...price returned 5\nNo answer (max_steps)\n") {
+		t.Errorf("PTP:\n%s", tr.PTP())
+	}
+}
+
+func TestMalformedActionIsCorrected(t *testing.T) {
+	reg, price := shop(t)
+	model := llmtest.New(
+		llmtest.Text("The price."+call("price", `{"name": "pizza"}`)),
+		llmtest.Text("With the right argument."+call("price", `{"item": "pizza"}`)),
+		llmtest.Text("<answer>9</answer>"),
+	)
+	res, err := Run(context.Background(), "What does a pizza cost?", Options{Model: model, PTools: reg, Tools: []ptk.Tool{price}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := res.Trajectory.Steps[0].Observation
+	if first.Success || !strings.Contains(first.Result, "item") {
+		t.Errorf("the malformed action's observation: %+v", first)
+	}
+	msgs := model.Requests()[1].Messages
+	if last := msgs[len(msgs)-1].Content; !strings.Contains(last, first.Result) {
+		t.Errorf("the model was not told: %q", last)
+	}
+	if res.Answer != "9" || !res.Trajectory.Steps[1].Observation.Success {
+		t.Errorf("answer %q", res.Answer)
+	}
+}
+
+func TestFinalMessageWithoutAction(t *testing.T) {
+	model := llmtest.New(llmtest.Text("Paris is the capital of France."))
+	res, err := Run(context.Background(), "What is the capital of France?", Options{Model: model})
+	if err != nil || res.Answer != "Paris is the capital of France." || !res.Success {
+		t.Fatalf("%q %v %v", res.Answer, res.Success, err)
+	}
+}
+
+func TestExamplesInPrompt(t *testing.T) {
+	ex := &Trajectory{Goal: "Price a salad.", Success: true, FinalAnswer: "5", Steps: []Step{
+		{Action: &Action{Name: "price", Args: json.RawMessage(`{"item": "salad"}`)}, Observation: &Observation{"5", true}},
+	}}
+	got, err := SystemPrompt(Options{Examples: []*Trajectory{ex}, Instructions: "Prices are in dollars."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "system.golden", got)
+}
+
+func TestNativeActions(t *testing.T) {
+	reg, price := shop(t)
+	model := llmtest.New(
+		llmtest.Reply{Content: "Looking it up.", Calls: []ptk.Call{{ID: "c1", Tool: "price", Args: json.RawMessage(`{"item": "salad"}`)}}},
+		llmtest.Text("<answer>5</answer>"),
+	)
+	res, err := Run(context.Background(), "What does a salad cost?", Options{Model: model, PTools: reg, Tools: []ptk.Tool{price}, Mode: turn.Native})
+	if err != nil || res.Answer != "5" {
+		t.Fatalf("%q %v", res.Answer, err)
+	}
+	if len(model.Requests()[0].Tools) != 2 {
+		t.Errorf("native tools sent: %d", len(model.Requests()[0].Tools))
+	}
+	if o := res.Trajectory.Steps[0].Observation; o == nil || o.Result != "5" {
+		t.Errorf("observation %+v", o)
+	}
+}
+
+func TestCanceled(t *testing.T) {
+	model := llmtest.New(llmtest.Reply{Wait: true})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, err := Run(ctx, "g", Options{Model: model})
+	if !errors.Is(err, context.Canceled) || res.Success || res.Trajectory.Stopped != "canceled" {
+		t.Errorf("err %v, stopped %q", err, res.Trajectory.Stopped)
+	}
+}
