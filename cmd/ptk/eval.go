@@ -120,10 +120,7 @@ func runEval(cmd *cobra.Command, f evalFlags) error {
 	if len(names) == 0 {
 		return usagef("no model named: give --model NAME or set PTK_MODEL ('ptk models' lists the catalog)")
 	}
-	m, err := resolveModels(cat, modelChoice{names: names, baseURL: baseURL,
-		apiKey:          setting(cmd, "api-key", f.apiKey, "", "PTK_API_KEY", "OPENAI_API_KEY"),
-		baseURLExplicit: cmd.Flags().Changed("base-url") || os.Getenv("PTK_BASE_URL") != "",
-		apiKeyExplicit:  cmd.Flags().Changed("api-key") || os.Getenv("PTK_API_KEY") != ""})
+	m, err := resolveModels(cat, choice(cmd, names, f.baseURL, f.apiKey))
 	if err != nil {
 		return usageError{err}
 	}

@@ -59,6 +59,17 @@ type modelChoice struct {
 	baseURLExplicit, apiKeyExplicit bool
 }
 
+// choice is the model choice the command's flags and the environment make
+// for names: --base-url (PTK_BASE_URL), --api-key (PTK_API_KEY, then
+// OPENAI_API_KEY), and whether each was given explicitly.
+func choice(cmd *cobra.Command, names []string, baseURLFlag, apiKeyFlag string) modelChoice {
+	return modelChoice{names: names,
+		baseURL:         setting(cmd, "base-url", baseURLFlag, defaultBaseURL, "PTK_BASE_URL"),
+		apiKey:          setting(cmd, "api-key", apiKeyFlag, "", "PTK_API_KEY", "OPENAI_API_KEY"),
+		baseURLExplicit: cmd.Flags().Changed("base-url") || os.Getenv("PTK_BASE_URL") != "",
+		apiKeyExplicit:  cmd.Flags().Changed("api-key") || os.Getenv("PTK_API_KEY") != ""}
+}
+
 // resolveModels turns --model NAME[,NAME...] into one model: each name
 // through the catalog, or, when the catalog does not have it, as a model
 // of the OpenAI-compatible server at the base URL; several names make a

@@ -157,8 +157,6 @@ func ptoolCall(cmd *cobra.Command, f ptoolFlags, name string) error {
 	if !json.Valid(input) {
 		return usagef("--input must be a JSON object, as %s's input schema says", name)
 	}
-	baseURL := setting(cmd, "base-url", f.baseURL, defaultBaseURL, "PTK_BASE_URL")
-	apiKey := setting(cmd, "api-key", f.apiKey, "", "PTK_API_KEY", "OPENAI_API_KEY")
 	cat, err := loadCatalog(f.models)
 	if err != nil {
 		return usageError{err}
@@ -170,9 +168,7 @@ func ptoolCall(cmd *cobra.Command, f ptoolFlags, name string) error {
 	if modelName == "" {
 		modelName = cat.DefaultModel
 	}
-	m, err := resolveModels(cat, modelChoice{names: splitList(modelName), baseURL: baseURL, apiKey: apiKey,
-		baseURLExplicit: cmd.Flags().Changed("base-url") || os.Getenv("PTK_BASE_URL") != "",
-		apiKeyExplicit:  cmd.Flags().Changed("api-key") || os.Getenv("PTK_API_KEY") != ""})
+	m, err := resolveModels(cat, choice(cmd, splitList(modelName), f.baseURL, f.apiKey))
 	if err != nil {
 		return usageError{err}
 	}

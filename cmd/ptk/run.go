@@ -168,7 +168,6 @@ func (s *runSetup) hint(err error) string {
 // prepareRun checks the shared flags and builds the run's setup.
 func prepareRun(cmd *cobra.Command, f runFlags) (*runSetup, error) {
 	baseURL := setting(cmd, "base-url", f.baseURL, defaultBaseURL, "PTK_BASE_URL")
-	apiKey := setting(cmd, "api-key", f.apiKey, "", "PTK_API_KEY", "OPENAI_API_KEY")
 	cat, err := loadCatalog(f.models)
 	if err != nil {
 		return nil, usageError{err}
@@ -210,9 +209,7 @@ func prepareRun(cmd *cobra.Command, f runFlags) (*runSetup, error) {
 		return nil, usageError{err}
 	}
 	resolve := func(names []string) (llm.Model, error) {
-		return resolveModels(cat, modelChoice{names: names, baseURL: baseURL, apiKey: apiKey,
-			baseURLExplicit: cmd.Flags().Changed("base-url") || os.Getenv("PTK_BASE_URL") != "",
-			apiKeyExplicit:  cmd.Flags().Changed("api-key") || os.Getenv("PTK_API_KEY") != ""})
+		return resolveModels(cat, choice(cmd, names, f.baseURL, f.apiKey))
 	}
 	m, err := resolve(names)
 	if err != nil {

@@ -33,8 +33,6 @@ func (m *modelFlags) add(cmd *cobra.Command) {
 // resolver returns the model for a name (the flag's or env's model first,
 // then name, then the catalog's default), one per name.
 func (m *modelFlags) resolver(cmd *cobra.Command) (func(name string) (llm.Model, error), error) {
-	baseURL := setting(cmd, "base-url", m.baseURL, defaultBaseURL, "PTK_BASE_URL")
-	apiKey := setting(cmd, "api-key", m.apiKey, "", "PTK_API_KEY", "OPENAI_API_KEY")
 	cat, err := loadCatalog(m.models)
 	if err != nil {
 		return nil, usageError{err}
@@ -51,9 +49,7 @@ func (m *modelFlags) resolver(cmd *cobra.Command) (func(name string) (llm.Model,
 		if mod, ok := cache[name]; ok {
 			return mod, nil
 		}
-		mod, err := resolveModels(cat, modelChoice{names: splitList(name), baseURL: baseURL, apiKey: apiKey,
-			baseURLExplicit: cmd.Flags().Changed("base-url") || os.Getenv("PTK_BASE_URL") != "",
-			apiKeyExplicit:  cmd.Flags().Changed("api-key") || os.Getenv("PTK_API_KEY") != ""})
+		mod, err := resolveModels(cat, choice(cmd, splitList(name), m.baseURL, m.apiKey))
 		if err != nil {
 			return nil, usageError{err}
 		}
