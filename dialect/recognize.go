@@ -56,7 +56,20 @@ func (m *machine) quoted(i int) bool {
 // bytes on; need is true when the input ends first.
 func (m *machine) skipWS(i, n int) (j int, need, far bool) {
 	j = i
-	for j < len(m.buf) && lenient.IsWS(m.buf[j]) {
+	for j < len(m.buf) {
+		if c := m.buf[j]; !lenient.IsWS(c) {
+			if c != 0xC4 && c != 0xE2 {
+				break
+			}
+			k, need := lenient.Artefact(m.buf, j, m.eof)
+			if need {
+				return j, true, false
+			}
+			if k == 0 {
+				break
+			}
+			j += k - 1 // a detokenizer's ▁, Ġ, Ċ for white space
+		}
 		j++
 		if j-i > n {
 			// far: j is a byte of white space, or the end of the reply

@@ -187,9 +187,9 @@ func (r *tagCall) advanceJSON(m *machine) bool {
 			r.after = r.jp.End
 			r.phase = 1
 		case 1: // after a value: more values, a closing fence, the closer
-			i := r.after
-			for i < len(buf) && lenient.IsWS(buf[i]) {
-				i++
+			i, need, _ := m.skipWS(r.after, len(buf))
+			if need {
+				return false
 			}
 			if i >= len(buf) {
 				if !m.eof {

@@ -216,24 +216,28 @@ const (
 	rExtraClosers
 	rLiteralBackslash
 	rMissingClosers
+	rTypographicQuotes
+	rArtefact
 	nRepairKinds
 )
 
 var repairText = [nRepairKinds]string{
-	rSingleQuotes:     "json: single-quoted strings read as JSON strings",
-	rUnescapedQuote:   "json: unescaped quote inside a string kept as text",
-	rControlChar:      "json: raw control character inside a string escaped",
-	rBadEscape:        "json: invalid escape sequence kept as text",
-	rPythonLiteral:    "json: Python literal True/False/None read as true/false/null",
-	rNonFinite:        "json: NaN/Infinity/undefined read as null",
-	rBareKey:          "json: unquoted object key quoted",
-	rComment:          "json: comment removed",
-	rTrailingComma:    "json: trailing comma removed",
-	rMissingComma:     "json: missing comma inserted",
-	rNumber:           "json: number rewritten in JSON form",
-	rExtraClosers:     "json: extra closing brackets after the value removed",
-	rLiteralBackslash: "json: backslashes in a string with invalid escapes read as written",
-	rMissingClosers:   "json: missing closing brackets added before the closing tag",
+	rSingleQuotes:      "json: single-quoted strings read as JSON strings",
+	rUnescapedQuote:    "json: unescaped quote inside a string kept as text",
+	rControlChar:       "json: raw control character inside a string escaped",
+	rBadEscape:         "json: invalid escape sequence kept as text",
+	rPythonLiteral:     "json: Python literal True/False/None read as true/false/null",
+	rNonFinite:         "json: NaN/Infinity/undefined read as null",
+	rBareKey:           "json: unquoted object key quoted",
+	rComment:           "json: comment removed",
+	rTrailingComma:     "json: trailing comma removed",
+	rMissingComma:      "json: missing comma inserted",
+	rNumber:            "json: number rewritten in JSON form",
+	rExtraClosers:      "json: extra closing brackets after the value removed",
+	rLiteralBackslash:  "json: backslashes in a string with invalid escapes read as written",
+	rMissingClosers:    "json: missing closing brackets added before the closing tag",
+	rTypographicQuotes: "json: typographic quotes read as JSON quotes",
+	rArtefact:          "json: detokenizer artefacts (▁, Ġ, Ċ) between tokens read as white space",
 }
 
 type Repairs struct {
@@ -315,6 +319,8 @@ type Reader struct {
 	// string in progress
 	inStr    bool
 	quote    byte
+	typo     byte  // the string opened with a typographic quote: '"' for “, '\'' for ‘
+	qlen     uint8 // the opening quote's length in bytes
 	isKey    bool
 	strStart int
 	strRep   int
@@ -333,6 +339,7 @@ type Reader struct {
 	FailMsg string
 	// Truncated reports that the input ended inside the value.
 	Truncated bool
+	eof       bool // Feed's eof, for the steps that look ahead
 
 	// Closed holds the outermost containers closed so far inside a value
 	// that is still open: what is left to salvage when the value fails.
@@ -404,6 +411,7 @@ func (p *Reader) top() *jframe {
 
 // Feed advances over buf. eof reports that buf holds the whole input.
 func (p *Reader) Feed(buf []byte, eof bool) Status {
+	p.eof = eof
 	for {
 		switch {
 		case p.state == jsDone:
@@ -425,8 +433,25 @@ func (p *Reader) Feed(buf []byte, eof bool) Status {
 			continue
 		}
 		i := p.Pos
-		for i < len(buf) && IsWS(buf[i]) {
-			i++
+		for i < len(buf) {
+			c := buf[i]
+			if IsWS(c) {
+				i++
+				continue
+			}
+			if c == 0xC4 || c == 0xE2 {
+				n, need := Artefact(buf, i, eof)
+				if need {
+					p.Pos = i
+					return Need
+				}
+				if n > 0 {
+					p.Rep.Add(rArtefact)
+					i += n
+					continue
+				}
+			}
+			break
 		}
 		p.Pos = i
 		if i >= len(buf) {
@@ -447,6 +472,13 @@ func (p *Reader) Feed(buf []byte, eof bool) Status {
 					return p.autoClose(i)
 				}
 			}
+		}
+		if c == '#' && !p.bare && len(p.stack) > 0 {
+			// a Python or YAML comment, as models write in JSON
+			p.comment = 1
+			p.Rep.Add(rComment)
+			p.Pos = i + 1
+			continue
 		}
 		if c == '/' {
 			if i+1 >= len(buf) {
@@ -499,6 +531,11 @@ func (p *Reader) token(buf []byte, i int, c byte) (Status, bool) {
 		case c == '"' || c == '\'':
 			p.beginString(i, c, true)
 			return 0, true
+		case c == 0xE2:
+			if st, ok := p.typoString(buf, i, true); !ok {
+				return st, false
+			}
+			return 0, true
 		case IsIdentStart(c) || c >= '0' && c <= '9':
 			p.inWord, p.wordStart, p.Pos = true, i, i+1
 			return 0, true
@@ -527,7 +564,7 @@ func (p *Reader) token(buf []byte, i int, c byte) (Status, bool) {
 		case ']':
 			return p.closeContainer(i, Array)
 		}
-		if !p.bare && (c == '"' || c == '\'' || c == '{' || c == '[' || c >= '0' && c <= '9' || c == '-' || IsIdentStart(c)) {
+		if !p.bare && (c == '"' || c == '\'' || c == 0xE2 || c == '{' || c == '[' || c >= '0' && c <= '9' || c == '-' || IsIdentStart(c)) {
 			// A missing comma between two values, a common slip.
 			p.Rep.Add(rMissingComma)
 			if f.node.Kind == Object {
@@ -589,6 +626,8 @@ func (p *Reader) beginValue(buf []byte, i int, c byte) (Status, bool) {
 	case c == '"' || c == '\'':
 		p.beginString(i, c, false)
 		return 0, true
+	case c == 0xE2:
+		return p.typoString(buf, i, false)
 	case c == '-' || c == '+' || c == '.' || c >= '0' && c <= '9' || IsIdentStart(c):
 		p.inWord, p.wordStart, p.Pos = true, i, i+1
 		return 0, true
@@ -598,11 +637,82 @@ func (p *Reader) beginValue(buf []byte, i int, c byte) (Status, bool) {
 
 func (p *Reader) beginString(i int, q byte, key bool) {
 	p.inStr, p.quote, p.isKey, p.strStart, p.strRep = true, q, key, i, p.Rep.n
+	p.typo, p.qlen = 0, 1
 	p.sb = p.sb[:0]
 	if q == '\'' {
 		p.Rep.Add(rSingleQuotes)
 	}
 	p.Pos = i + 1
+}
+
+// typoString begins a string at a typographic quote (“ or ‘, or their
+// closing forms, as a chat interface's smart quotes write them).
+func (p *Reader) typoString(buf []byte, i int, key bool) (Status, bool) {
+	k, need := TypoQuote(buf, i, p.eof)
+	if need {
+		p.Pos = i
+		return Need, false
+	}
+	if k == 0 {
+		if key {
+			return p.fail(i, "expected an object key"), false
+		}
+		return p.fail(i, "expected a JSON value"), false
+	}
+	p.beginString(i, k, key)
+	p.Rep.Add(rTypographicQuotes)
+	p.typo, p.qlen, p.quote = k, 3, 0xE2
+	p.Pos = i + 3
+	return 0, true
+}
+
+// TypoQuote reports a typographic quote at buf[i]: '"' for “ and ”, '\”
+// for ‘ and ’, 0 for none; need reports that buf ends inside one.
+func TypoQuote(buf []byte, i int, eof bool) (q byte, need bool) {
+	if buf[i] != 0xE2 {
+		return 0, false
+	}
+	if i+2 >= len(buf) {
+		if eof || i+1 < len(buf) && buf[i+1] != 0x80 {
+			return 0, false
+		}
+		return 0, true
+	}
+	if buf[i+1] != 0x80 {
+		return 0, false
+	}
+	switch buf[i+2] {
+	case 0x9C, 0x9D:
+		return '"', false
+	case 0x98, 0x99:
+		return '\'', false
+	}
+	return 0, false
+}
+
+// Artefact reports a detokenizer artefact that stands for white space at
+// buf[i]: SentencePiece's ▁ (U+2581), byte-level BPE's Ġ (U+0120, a space),
+// Ċ (U+010A, a line break) and ĉ (U+0109, a tab). n is its length in bytes,
+// 0 for none; need reports that buf ends inside one.
+func Artefact(buf []byte, i int, eof bool) (n int, need bool) {
+	switch buf[i] {
+	case 0xC4:
+		if i+1 >= len(buf) {
+			return 0, !eof
+		}
+		switch buf[i+1] {
+		case 0xA0, 0x8A, 0x89:
+			return 2, false
+		}
+	case 0xE2:
+		if i+2 >= len(buf) {
+			return 0, !eof && (i+1 >= len(buf) || buf[i+1] == 0x96)
+		}
+		if buf[i+1] == 0x96 && buf[i+2] == 0x81 {
+			return 3, false
+		}
+	}
+	return 0, false
 }
 
 func (p *Reader) closeContainer(i int, k Kind) (Status, bool) {
@@ -668,23 +778,37 @@ func (p *Reader) scanString(buf []byte, eof bool) (st Status, ok bool) {
 		c := buf[i]
 		switch {
 		case c == q:
-			switch p.quoteEnds(buf, i, eof) {
+			after := i + 1
+			if p.typo != 0 {
+				k, need := TypoQuote(buf, i, eof)
+				if need {
+					p.Pos = i
+					return Need, false
+				}
+				if k != p.typo {
+					p.sb = append(p.sb, c)
+					i++
+					continue
+				}
+				after = i + 3
+			}
+			switch p.quoteEnds(buf, after, eof) {
 			case -1:
 				p.Pos = i
 				return Need, false
 			case 0:
 				p.Rep.Add(rUnescapedQuote)
-				p.sb = append(p.sb, c)
-				i++
+				p.sb = append(p.sb, buf[i:after]...)
+				i = after
 				continue
 			}
 			p.inStr = false
-			p.Pos = i + 1
+			p.Pos = after
 			if p.literal {
 				// A backslash that escapes nothing (C:\Users) says the model
 				// did not escape its backslashes: read them all as written.
 				p.Rep.Add(rLiteralBackslash)
-				p.sb = literalBackslashes(p.sb[:0], buf[p.strStart+1:i])
+				p.sb = literalBackslashes(p.sb[:0], buf[p.strStart+int(p.qlen):i])
 				p.literal = false
 			}
 			s := string(p.sb)
@@ -694,7 +818,7 @@ func (p *Reader) scanString(buf []byte, eof bool) (st Status, ok bool) {
 				return 0, true
 			}
 			n := p.pool.get()
-			*n = Node{Kind: String, Str: s, Start: p.strStart, End: i + 1, Clean: p.Rep.n == p.strRep}
+			*n = Node{Kind: String, Str: s, Start: p.strStart, End: after, Clean: p.Rep.n == p.strRep}
 			return p.valueDone(n)
 		case c == '\\':
 			if i+1 >= len(buf) {
@@ -854,8 +978,8 @@ func unhex(c byte) int {
 // 1 yes, 0 no (it is part of the text), -1 more input is needed. A quote ends
 // a string when what follows makes sense after a string; in valid JSON that is
 // always so, and in a model's unescaped `"use "strict";"` it is not.
-func (p *Reader) quoteEnds(buf []byte, i int, eof bool) int {
-	j, ok := skipWSBounded(buf, i+1)
+func (p *Reader) quoteEnds(buf []byte, after int, eof bool) int {
+	j, ok := p.skipGap(buf, after)
 	if !ok {
 		return 1
 	}
@@ -878,7 +1002,7 @@ func (p *Reader) quoteEnds(buf []byte, i int, eof bool) int {
 	}
 	switch c {
 	case ',':
-		k, ok := skipWSBounded(buf, j+1)
+		k, ok := p.skipGap(buf, j+1)
 		if !ok {
 			return 1
 		}
@@ -891,7 +1015,7 @@ func (p *Reader) quoteEnds(buf []byte, i int, eof bool) int {
 		n := buf[k]
 		f := p.top()
 		if f.node.Kind == Object {
-			if n == '"' || n == '\'' || n == '}' || f.bareKeys && IsIdentStart(n) {
+			if n == '"' || n == '\'' || n == 0xE2 || n == '}' || f.bareKeys && IsIdentStart(n) {
 				return 1
 			}
 			if IsIdentStart(n) {
@@ -899,7 +1023,7 @@ func (p *Reader) quoteEnds(buf []byte, i int, eof bool) int {
 			}
 			return 0
 		}
-		if n == '"' || n == '\'' || n == '{' || n == '[' || n == ']' || n == '-' || n >= '0' && n <= '9' ||
+		if n == '"' || n == '\'' || n == 0xE2 || n == '{' || n == '[' || n == ']' || n == '-' || n >= '0' && n <= '9' ||
 			n == 't' || n == 'f' || n == 'n' || n == 'T' || n == 'F' || n == 'N' {
 			return 1
 		}
@@ -919,7 +1043,7 @@ func (p *Reader) quoteEnds(buf []byte, i int, eof bool) int {
 				return 1
 			}
 			var ok bool
-			j, ok = skipWSBounded(buf, j+1)
+			j, ok = p.skipGap(buf, j+1)
 			if !ok {
 				return 1
 			}
@@ -963,14 +1087,47 @@ func bareKeyAhead(buf []byte, k int, eof bool) int {
 	return 0
 }
 
-// skipWSBounded skips JSON whitespace from i; ok is false when there is more of
-// it than the lookahead allows.
-func skipWSBounded(buf []byte, i int) (int, bool) {
+// skipGap skips what may stand between tokens from i: white space,
+// comments, detokenizer artefacts. ok is false when there is more of it than
+// the lookahead allows; j is len(buf) when buf ends inside it.
+func (p *Reader) skipGap(buf []byte, i int) (j int, ok bool) {
 	limit := i + quoteLookahead
-	for i < len(buf) && IsWS(buf[i]) {
-		i++
+	for i < len(buf) {
 		if i > limit {
 			return i, false
+		}
+		c := buf[i]
+		switch {
+		case IsWS(c):
+			i++
+		case c == '/' && i+1 >= len(buf):
+			return len(buf), true
+		case c == '/' && buf[i+1] == '/' || c == '#' && !p.bare:
+			for i < len(buf) && buf[i] != '\n' && i <= limit {
+				i++
+			}
+		case c == '/' && buf[i+1] == '*':
+			i += 2
+			for i+1 < len(buf) && !(buf[i] == '*' && buf[i+1] == '/') && i <= limit {
+				i++
+			}
+			if i+1 >= len(buf) {
+				return len(buf), true
+			}
+			if i <= limit {
+				i += 2
+			}
+		case c == 0xC4 || c == 0xE2:
+			n, need := Artefact(buf, i, false)
+			if need {
+				return len(buf), true
+			}
+			if n == 0 {
+				return i, true
+			}
+			i += n
+		default:
+			return i, true
 		}
 	}
 	return i, true

@@ -31,6 +31,12 @@ func TestRepairJSON(t *testing.T) {
 		{`{"a": "\q"}`, `{"a":"\\q"}`, 1},
 		{`{"a": 1}}`, `{"a":1}`, 1},
 		{`{"a": "\ud83d\ude80"}`, `{"a": "\ud83d\ude80"}`, 0},
+		{"{'tool': 'read_file', // the reader\n 'args': {'path':'a.yaml',},\n}", `{"tool":"read_file","args":{"path":"a.yaml"}}`, 3},
+		{`{"a": "x" /* c */, "b": /* d */ 2}`, `{"a":"x","b":2}`, 1},
+		{"{'a': 'q', # why\n 'b': 1}", `{"a":"q","b":1}`, 2},
+		{`{“a”: “say ‘hi’”, ‘b’: ‘it’s’}`, `{"a":"say ‘hi’","b":"it’s"}`, 1},
+		{`{"a":▁"x",▁"b":Ġ[1,Ċ2]}`, `{"a":"x","b":[1,2]}`, 1},
+		{`{"a": "▁x"}`, `{"a": "▁x"}`, 0},
 	}
 	for _, c := range cases {
 		out, rep, err := RepairJSON([]byte(c.in))
