@@ -13,6 +13,8 @@ import (
 const (
 	repairMissingCloser = "missing closing tag: the call ends where its JSON ends"
 	repairExtraClosers  = "extra closing brackets after the call ignored"
+	repairCutCloser     = "the closing tag is cut off at the end of the reply"
+	repairCutBrace      = "the reply ends before the call's closing brace: the call ends where its arguments end"
 )
 
 // maxJunk bounds how far past a call's JSON its closing tag is looked for.
@@ -175,6 +177,15 @@ func (r *tagCall) advanceJSON(m *machine) bool {
 				return false
 			case lenient.Fail:
 				r.mergeRepairs()
+				if r.jp.Truncated && !r.weak && r.jp.CloseAtEnd(len(buf)) && completeCall(r.jp.Root, r.name) {
+					// {"name": "f", "arguments": {...}  and the reply ends:
+					// the arguments are complete, only the brace is missing.
+					r.extra = append(r.extra, repairCutBrace)
+					r.vals = append(r.vals, r.jp.Root)
+					r.after = len(buf)
+					r.phase = 1
+					continue
+				}
 				if r.jp.Truncated {
 					return r.finishBad(m, len(buf), DiagTruncated, "the call is cut off before its JSON ends: "+r.jp.FailMsg)
 				}
@@ -199,6 +210,10 @@ func (r *tagCall) advanceJSON(m *machine) bool {
 				return r.finish(m, r.jp.End, r.jp.End)
 			}
 			c := buf[i]
+			if c == '<' && m.eof && lenient.CutOff(buf, i, r.closers) {
+				r.extra = append(r.extra, repairCutCloser)
+				return r.finish(m, r.jp.End, len(buf))
+			}
 			if c == '<' {
 				for _, cl := range r.closers {
 					match, need := lenient.HasPrefixFold(buf, i, cl, m.eof)
@@ -282,6 +297,19 @@ func (r *tagCall) advanceJSON(m *machine) bool {
 			return r.finishBad(m, idx+len(r.closers[k]), DiagMalformed, "the call's JSON cannot be read: "+r.jp.FailMsg)
 		}
 	}
+}
+
+// completeCall reports that v, a call's JSON cut off before its closing
+// brace, holds a name (or follows one) and complete arguments.
+func completeCall(v *lenient.Node, name string) bool {
+	if v == nil || v.Kind != lenient.Object {
+		return false
+	}
+	if name != "" {
+		return false // v is the arguments, cut off
+	}
+	rc, shape, _ := callOf(v, nil)
+	return shape == nameArgs && rc.Args != nil && rc.Args.Kind == lenient.Object
 }
 
 func appendOnce(s []string, x string) []string {

@@ -463,6 +463,9 @@ func (p *Reader) Feed(buf []byte, eof bool) Status {
 		}
 		c := buf[i]
 		if c == '<' && len(p.Closers) > 0 && len(p.stack) > 0 {
+			if eof && CutOff(buf, i, p.Closers) {
+				return p.autoClose(i) // the closing tag itself is cut off
+			}
 			for _, cl := range p.Closers {
 				match, need := HasPrefixFold(buf, i, cl, eof)
 				if need {
@@ -577,6 +580,36 @@ func (p *Reader) token(buf []byte, i int, c byte) (Status, bool) {
 		return p.fail(i, "expected ',' or a closing bracket"), false
 	}
 	return p.fail(i, "unexpected input"), false
+}
+
+// CutOff reports that buf[i:] is, but for trailing white space, the start
+// of one of pats cut off by the end of the input: "</tool_" of "</tool_call>".
+func CutOff(buf []byte, i int, pats []string) bool {
+	j := len(buf)
+	for j > i && IsWS(buf[j-1]) {
+		j--
+	}
+	if j == i {
+		return false
+	}
+	for _, pat := range pats {
+		if _, need := HasPrefixFold(buf[:j], i, pat, false); need {
+			return true
+		}
+	}
+	return false
+}
+
+// CloseAtEnd ends a value that the input cut off just before its outermost
+// closing bracket, after a complete member: {"name": "f", "arguments": {...}
+// It reports whether it could; Root is then the value, its bracket added.
+func (p *Reader) CloseAtEnd(end int) bool {
+	if p.state != jsCommaOrClose || len(p.stack) != 1 || p.inStr || p.inWord || p.comment == 2 {
+		return false
+	}
+	p.FailPos, p.FailMsg, p.Truncated = 0, "", false
+	p.autoClose(end)
+	return true
 }
 
 // autoClose closes every open container at i.
