@@ -261,7 +261,8 @@ func (m *machine) xmlCall(i int, t tag.Info) action {
 		if need {
 			return action{need: true}
 		}
-		if !ok || !(nt.Name == "parameter" || nt.Closing && (nt.Name == t.Name || nt.Name == "tool_call")) {
+		if !ok || !(nt.Name == "parameter" || nt.Closing && (nt.Name == t.Name || nt.Name == "tool_call") ||
+			bareParam(nt) && t.Name == "function" && m.declared(name)) {
 			return action{}
 		}
 	}
@@ -446,6 +447,9 @@ func (m *machine) wrapper(i int, t tag.Info, closers []string, weak, gemma bool)
 		word := buf[j:k]
 		if bytes.HasPrefix(word, []byte("call:")) {
 			return a // Gemma-style call:name{...}
+		}
+		if string(word) == "function" && k < len(buf) && buf[k] == '=' {
+			return a // Qwen3-Coder's <function=name> missing its '<'
 		}
 		if k < len(buf) && buf[k] == '(' {
 			r.py, r.pyOpen = true, k // f(a=1), one call a line

@@ -512,6 +512,13 @@ func parseTextBody(b []byte, off int, gemma bool) ([]RawCall, bool) {
 		return parseGemma(t, off)
 	case t[0] == '<':
 		return parseXMLCalls(t, off)
+	case bytes.HasPrefix(t, []byte("function=")):
+		// Qwen3-Coder's opener written without its '<'
+		calls, complete := parseXMLCalls(append([]byte("<"), t...), off)
+		for i := range calls {
+			calls[i].Repairs = append(calls[i].Repairs, "the opening tag <function=...> was missing its '<'")
+		}
+		return calls, complete
 	case t[0] == '[':
 		pp := &lenient.Python{Src: t, End: len(t)}
 		calls := pp.CallList(true)

@@ -157,3 +157,9 @@ func validUTF8Prefix(b []byte) int {
 	}
 	return n
 }
+
+// declared reports whether name may be a call's tool: a declared tool, or
+// any name when none is declared.
+func (m *machine) declared(name string) bool {
+	return !m.cfg.Declared || m.cfg.known(name, false)
+}

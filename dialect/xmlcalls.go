@@ -66,7 +66,6 @@ func parseXMLCalls(b []byte, off int) ([]RawCall, bool) {
 		if !ok {
 			break
 		}
-		_ = at
 		i = after
 		switch {
 		case (t.Name == "function" || t.Name == "invoke" || t.Name == "tool") && !t.Closing:
@@ -191,6 +190,20 @@ func parseXMLCalls(b []byte, off int) ([]RawCall, bool) {
 				cur.Args, cur.TextArgs = lenient.Detach(n), false
 			}
 			i = after
+		case bareParam(t) && cur != nil && cur.Name != "" && cur.TextArgs:
+			// Qwen3-Coder as live models write it: <path>a.go</path> for
+			// <parameter=path>a.go</parameter>. The value runs to the
+			// matching closer; tags inside it (<b>, <중요>) are text.
+			_, vEnd, vAfter, found := nextTag(b, i, func(u tag.Info) bool { return u.Closing && u.Raw == t.Raw })
+			if !found {
+				_, vEnd, _, found = nextTag(b, i, isEnd)
+				if !found {
+					complete = false
+				}
+				vAfter = vEnd
+			}
+			set(string(b[at+1:at+1+len(t.Raw)]), trimNewline(b[i:vEnd]), false)
+			i = vAfter
 		}
 	}
 	flush()
@@ -203,6 +216,21 @@ func parseXMLCalls(b []byte, off int) ([]RawCall, bool) {
 		return []RawCall{{Offset: off, Err: DiagMalformed, ErrMsg: "no call found in the XML"}}, false
 	}
 	return calls, complete
+}
+
+// bareParam reports a tag that can hold a parameter written as its own
+// element: <path>, <max_results>, opening, without attributes.
+func bareParam(t tag.Info) bool {
+	if t.Closing || t.BarL || t.BarR || t.Eq != "" || t.Attrs != "" || t.Raw != t.Name || t.Name == "" {
+		return false
+	}
+	for i := 0; i < len(t.Name); i++ {
+		c := t.Name[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // nextTag finds the first tag at or after i that match accepts. at and
