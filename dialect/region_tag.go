@@ -416,7 +416,7 @@ type xmlScan struct {
 	closers []string
 	gemma   bool
 	inParam string // the closer of the parameter value we are in
-	inStr   bool   // inside a Gemma <|"|> string
+	inStr   string // inside a Gemma string: its quote, <|"|> or <escape>
 	lastEnd int    // after the last </function> or </invoke> seen
 }
 
@@ -432,16 +432,27 @@ func (x *xmlScan) find(buf []byte, eof bool) (int, int) {
 		}
 		x.at = i
 		if x.gemma {
-			match, need := lenient.HasPrefixFold(buf, i, `<|"|>`, eof)
-			if need {
-				return -1, -1
+			found := false
+			for _, q := range lenient.GemmaQuotes {
+				if x.inStr != "" && x.inStr != q {
+					continue
+				}
+				match, need := lenient.HasPrefixFold(buf, i, q, eof)
+				if need {
+					return -1, -1
+				}
+				if match {
+					if x.inStr == "" {
+						x.inStr = q
+					} else {
+						x.inStr = ""
+					}
+					i += len(q) - 1
+					found = true
+					break
+				}
 			}
-			if match {
-				x.inStr = !x.inStr
-				i += 4
-				continue
-			}
-			if x.inStr {
+			if found || x.inStr != "" {
 				continue
 			}
 		}

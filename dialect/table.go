@@ -57,6 +57,14 @@ var tagRules = []struct {
 	}, func(m *machine, i int, t tag.Info) action {
 		return m.wrapper(i, t, []string{"<tool_call|>"}, false, true)
 	}},
+	{"FunctionGemma <start_function_call>call:name{k:<escape>v<escape>}<end_function_call>", func(t tag.Info) bool {
+		return t.Name == "start_function_call" && !t.Closing && !t.BarL && !t.BarR
+	}, func(m *machine, i int, t tag.Info) action {
+		return m.wrapper(i, t, []string{"<end_function_call>"}, false, true)
+	}},
+	{"FunctionGemma's <end_function_call> left over", func(t tag.Info) bool {
+		return t.Name == "end_function_call" && !t.BarL && !t.BarR
+	}, func(m *machine, i int, t tag.Info) action { return m.drop(t) }},
 	{"PTK, Hermes/Qwen and other wrappers: <PTK_CALL>, <tool_call>, <function_calls>, ...", func(t tag.Info) bool {
 		return wrapperNames[t.Name] && !t.Closing && !t.BarR
 	}, (*machine).callWrapper},
