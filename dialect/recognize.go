@@ -894,6 +894,10 @@ func (m *machine) recognizeArrows(i int) action {
 	if n < len(buf) && buf[n] == '{' {
 		return action{reg: regionOf(&m.regions.headerCall, headerCall{start: i, jsonAt: n, name: name}), call: true}
 	}
+	if (name == "python" || name == "ipython") && n < len(buf) && m.declared(name) {
+		// functionary's python recipient takes raw code
+		return action{reg: regionOf(&m.regions.rawCode, rawCode{start: i, body: k + 1, name: name}), call: true}
+	}
 	return action{}
 }
 

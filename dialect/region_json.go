@@ -1,9 +1,49 @@
 package dialect
 
 import (
-	"github.com/ptkit/ptk/lenient"
 	"strconv"
+	"strings"
+
+	"github.com/ptkit/ptk/dialect/tag"
+	"github.com/ptkit/ptk/lenient"
 )
+
+// rawCode is functionary's python recipient: >>>python and raw code up to
+// the next recipient or the end of the reply, run as {"code": ...}.
+type rawCode struct {
+	start, body int
+	name        string
+	began       bool
+	sent        int
+	f           tag.Finder
+}
+
+func (r *rawCode) advance(m *machine) bool {
+	buf := m.buf
+	if !r.began {
+		r.began = true
+		m.beginCall(r.name)
+		r.f = tag.Finder{Pats: []string{">>>"}, At: r.body}
+		r.sent = r.body
+	}
+	idx, _ := r.f.Find(buf, m.eof)
+	end := r.f.At
+	if idx < 0 && m.eof {
+		end = len(buf)
+	}
+	if end > r.sent {
+		m.callDelta(buf[r.sent:end])
+		r.sent = end
+	}
+	if idx < 0 && !m.eof {
+		return false
+	}
+	code := strings.TrimRight(string(buf[r.body:end]), " \t\r\n")
+	args := &lenient.Node{Kind: lenient.Object, Keys: []string{"code"}, Kids: []*lenient.Node{{Kind: lenient.String, Str: code}}}
+	m.addCalls([]RawCall{{Name: r.name, Args: args, Offset: r.start, Repairs: []string{`raw code for the python recipient read as {"code": ...}`}}})
+	m.pos = end
+	return true
+}
 
 // Calls written as JSON after a header that names the tool, and JSON found
 // in prose.

@@ -75,6 +75,7 @@ type machine struct {
 		inlineCode   inlineCode
 		textFence    textFence
 		fusedHarmony fusedHarmony
+		rawCode      rawCode
 	}
 	jp         lenient.Reader // reused by the regions that read JSON
 	nodes      lenient.Pool

@@ -91,6 +91,28 @@ func parseXMLCalls(b []byte, off int) ([]RawCall, bool) {
 				k++
 			}
 			if k < len(b) && (b[k] == '{' || b[k] == '[') {
+				// The JSON ends by its brackets: the closer may be cut off
+				// or missing at the end of the reply (functionary v3.1).
+				jr := lenient.NewReader(k, false)
+				if jr.Feed(b, true) == lenient.Done {
+					rest := jr.End
+					for rest < len(b) && lenient.IsWS(b[rest]) {
+						rest++
+					}
+					if _, at, after, found := nextTag(b, jr.End, isEnd); found && at == rest {
+						cur.Args, cur.TextArgs = lenient.Detach(jr.Root), false
+						i = after
+						flush()
+						continue
+					}
+					if rest == len(b) || lenient.CutOff(b, rest, []string{"</function>", "</invoke>", "</tool_call>"}) {
+						cur.Args, cur.TextArgs = lenient.Detach(jr.Root), false
+						cur.Repairs = append(cur.Repairs, "missing closing tag: the call ends where its JSON ends")
+						i = len(b)
+						flush()
+						continue
+					}
+				}
 				_, end, after, found := nextTag(b, k, isEnd)
 				if n, _, err := lenient.Parse(b[k:end]); err == nil {
 					cur.Args, cur.TextArgs = lenient.Detach(n), false
