@@ -596,8 +596,98 @@ func (m *machine) recognizeBracket(i int) action {
 		if k < len(buf) && buf[k] == '(' && m.standsAlone(i) {
 			return action{reg: regionOf(&m.regions.pythonic, pythonic{start: i, bracket: true}), call: true}
 		}
+		if k < len(buf) && buf[k] == ']' && j == i+1 {
+			return m.bracketMarker(i, buf[j:k], k+1)
+		}
 	}
 	return action{}
+}
+
+// bracketMarker reads a call between bracket markers: [tool]name[args]{...}[end]
+// when name is a declared tool, and LM Studio's [TOOL_REQUEST]{...}
+// [END_TOOL_REQUEST]. w is the marker's word; after is the byte after it.
+func (m *machine) bracketMarker(i int, w []byte, after int) action {
+	buf := m.buf
+	lw := string(bytes.ToLower(w))
+	ends := []string{"[end]", "[/" + lw + "]", "[end_" + lw + "]"}
+	n, need, far := m.skipWS(after, maxLook)
+	if need {
+		return action{need: true}
+	}
+	if far || n >= len(buf) {
+		return action{}
+	}
+	if buf[n] == '{' {
+		if lw != "tool_request" {
+			return action{}
+		}
+		return action{reg: regionOf(&m.regions.headerCall, headerCall{start: i, jsonAt: n, ends: ends}), call: true}
+	}
+	if !lenient.IsIdentStart(buf[n]) || !m.cfg.Declared {
+		return action{}
+	}
+	k := n
+	for k < len(buf) && k-n < 2*maxStealWord && (lenient.IsPyIdentByte(buf[k]) || buf[k] == '.' || buf[k] == '-') {
+		k++
+	}
+	if k >= len(buf) && !m.eof {
+		return action{need: true}
+	}
+	name := string(buf[n:k])
+	if !m.cfg.known(name, false) {
+		return action{}
+	}
+	if k < len(buf) && buf[k] == '[' { // a marker before the arguments: [args]
+		e := k + 1
+		for e < len(buf) && e-k < 32 && lenient.IsPyIdentByte(buf[e]) {
+			e++
+		}
+		if e >= len(buf) && !m.eof {
+			return action{need: true}
+		}
+		if e >= len(buf) || buf[e] != ']' || e == k+1 {
+			return action{}
+		}
+		k = e + 1
+	}
+	o, need, far := m.skipWS(k, maxLook)
+	if need {
+		return action{need: true}
+	}
+	if far || o >= len(buf) || buf[o] != '{' {
+		return action{}
+	}
+	return action{reg: regionOf(&m.regions.headerCall, headerCall{start: i, jsonAt: o, name: name, ends: ends}), call: true}
+}
+
+// responseTag drops a <response> wrapper around calls: the opener when a
+// tag follows it, the closer right after a call.
+func (m *machine) responseTag(i int, t tag.Info) action {
+	if t.Closing {
+		if m.callEnd >= 0 && m.callEnd <= i && isAllSpace(m.buf[m.callEnd:i]) {
+			a := m.drop(t)
+			a.call = true // it may share a code fence with the calls
+			return a
+		}
+		return action{}
+	}
+	j, need, far := m.skipWS(t.End, maxLook)
+	if need {
+		return action{need: true}
+	}
+	if far || j >= len(m.buf) || m.buf[j] != '<' {
+		return action{}
+	}
+	nt, ok, need := tag.Read(m.buf, j, m.eof)
+	if need {
+		return action{need: true}
+	}
+	if !ok || nt.Closing || !(wrapperNames[nt.Name] || nt.Name == "function" || nt.Name == "invoke") {
+		return action{}
+	}
+	a := m.drop(t)
+	a.call = true
+	return a
 }
 
 // mistral reads what follows [TOOL_CALLS]: a JSON list of calls, or

@@ -19,6 +19,8 @@ var recognizers = []struct {
 	{"`~", "a code fence or span: fenced JSON, ```tool_code", (*machine).recognizeTicks},
 	{">", "functionary's >>>name", (*machine).recognizeArrows},
 	{"(", "name(...) on a line of its own, for a declared tool", (*machine).recognizeParen},
+	// "[": also unknown markers around a declared tool's name and object,
+	// [tool]name[args]{...}[end], and LM Studio's [TOOL_REQUEST]{...}.
 }
 
 // byTrigger and trigger are recognizers by byte.
@@ -85,6 +87,8 @@ var tagRules = []struct {
 	{"an XML call's closer left over", func(t tag.Info) bool {
 		return (t.Name == "function" || t.Name == "invoke" || t.Name == "function_calls") && t.Closing
 	}, (*machine).strayCloser},
+	{"a <response> wrapper around calls", func(t tag.Info) bool { return t.Name == "response" && t.Attrs == "" && !t.BarL && !t.BarR },
+		(*machine).responseTag},
 	{"Hunyuan's <answer>", func(t tag.Info) bool { return t.Name == "answer" && t.Attrs == "" && !t.BarL },
 		func(m *machine, i int, t tag.Info) action { return m.drop(t) }},
 	{"Mistral's end of sequence </s>", func(t tag.Info) bool { return t.Name == "s" && t.Closing && !t.BarL },
