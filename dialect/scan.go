@@ -588,7 +588,8 @@ func frozen(b []byte) string {
 
 func (m *machine) result() Parsed {
 	r := Parsed{
-		Text:        frozen(bytes.TrimSpace(m.text)),
+		// a copy: the text buffer may be much larger than the text
+		Text:        string(bytes.TrimSpace(m.text)),
 		Reasoning:   string(m.reasoning),
 		Attempts:    m.attempts,
 		Diagnostics: m.diags,

@@ -37,7 +37,6 @@ func Parse(cfg *Config, text string) Parsed {
 	m := newMachine(cfg, nil)
 	// The machine never writes to its input: read the string in place.
 	m.buf = unsafe.Slice(unsafe.StringData(text), len(text))
-	m.text = make([]byte, 0, len(text))
 	m.eof = true
 	m.run()
 	return m.result()

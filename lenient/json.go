@@ -12,11 +12,13 @@
 package lenient
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // This file holds ptk's lenient JSON reader. It is incremental: it is fed the
@@ -324,7 +326,7 @@ type Reader struct {
 	isKey    bool
 	strStart int
 	strRep   int
-	sb       []byte
+	esc      bool // the string has escapes to decode
 	literal  bool // the string has a backslash that escapes nothing
 
 	// bare word (number, literal, unquoted key) in progress
@@ -360,7 +362,7 @@ func NewReader(start int, bare bool) *Reader {
 // Reset makes p ready to read a new value at start, keeping its buffers.
 func (p *Reader) Reset(start int, bare bool, pool *Pool) *Reader {
 	*p = Reader{Pos: start, bare: bare, trackClosed: bare, pool: pool,
-		stack: p.stack[:0], sb: p.sb[:0], Closed: p.Closed[:0], Rep: Repairs{order: p.Rep.order[:0]}}
+		stack: p.stack[:0], Closed: p.Closed[:0], Rep: Repairs{order: p.Rep.order[:0]}}
 	return p
 }
 
@@ -671,7 +673,6 @@ func (p *Reader) beginValue(buf []byte, i int, c byte) (Status, bool) {
 func (p *Reader) beginString(i int, q byte, key bool) {
 	p.inStr, p.quote, p.isKey, p.strStart, p.strRep = true, q, key, i, p.Rep.n
 	p.typo, p.qlen = 0, 1
-	p.sb = p.sb[:0]
 	if q == '\'' {
 		p.Rep.Add(rSingleQuotes)
 	}
@@ -787,11 +788,12 @@ func (p *Reader) valueDone(n *Node) (Status, bool) {
 }
 
 // scanString advances through a string; ok is false when feed must return st.
+// It only finds where the string ends and what it needs repaired; the value
+// is decoded once, at the end, into a buffer of its own size.
 func (p *Reader) scanString(buf []byte, eof bool) (st Status, ok bool) {
 	i := p.Pos
 	q := p.quote
 	for {
-		run := i
 		for i < len(buf) {
 			c := buf[i]
 			if c == q || c == '\\' || c < 0x20 {
@@ -799,7 +801,6 @@ func (p *Reader) scanString(buf []byte, eof bool) (st Status, ok bool) {
 			}
 			i++
 		}
-		p.sb = append(p.sb, buf[run:i]...)
 		if i >= len(buf) {
 			p.Pos = i
 			if eof {
@@ -819,7 +820,6 @@ func (p *Reader) scanString(buf []byte, eof bool) (st Status, ok bool) {
 					return Need, false
 				}
 				if k != p.typo {
-					p.sb = append(p.sb, c)
 					i++
 					continue
 				}
@@ -831,20 +831,25 @@ func (p *Reader) scanString(buf []byte, eof bool) (st Status, ok bool) {
 				return Need, false
 			case 0:
 				p.Rep.Add(rUnescapedQuote)
-				p.sb = append(p.sb, buf[i:after]...)
 				i = after
 				continue
 			}
 			p.inStr = false
 			p.Pos = after
-			if p.literal {
-				// A backslash that escapes nothing (C:\Users) says the model
+			raw := buf[p.strStart+int(p.qlen) : i]
+			var s string
+			switch {
+			case p.literal:
+				// A backslash that escapes nothing (C:\\Users) says the model
 				// did not escape its backslashes: read them all as written.
 				p.Rep.Add(rLiteralBackslash)
-				p.sb = literalBackslashes(p.sb[:0], buf[p.strStart+int(p.qlen):i])
-				p.literal = false
+				s = owned(literalBackslashes(make([]byte, 0, len(raw)), raw))
+			case p.esc:
+				s = owned(decodeEscapes(make([]byte, 0, len(raw)), raw))
+			default:
+				s = string(raw)
 			}
-			s := string(p.sb)
+			p.literal, p.esc = false, false
 			if p.isKey {
 				p.top().key = s
 				p.state = jsColon
@@ -862,47 +867,27 @@ func (p *Reader) scanString(buf []byte, eof bool) (st Status, ok bool) {
 				}
 				return Need, false
 			}
-			e := buf[i+1]
-			switch e {
-			case '"', '\\', '/':
-				p.sb = append(p.sb, e)
-				i += 2
-			case 'b':
-				p.sb = append(p.sb, '\b')
-				i += 2
-			case 'f':
-				p.sb = append(p.sb, '\f')
-				i += 2
-			case 'n':
-				p.sb = append(p.sb, '\n')
-				i += 2
-			case 'r':
-				p.sb = append(p.sb, '\r')
-				i += 2
-			case 't':
-				p.sb = append(p.sb, '\t')
+			p.esc = true
+			switch buf[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				i += 2
 			case '\'':
 				p.Rep.Add(rBadEscape)
-				p.sb = append(p.sb, '\'')
 				i += 2
 			case 'u':
-				r, n, need := readUnicodeEscape(buf, i, eof)
+				_, n, need := readUnicodeEscape(buf, i, eof)
 				if need {
 					p.Pos = i
 					return Need, false
 				}
 				if n == 0 {
 					p.Rep.Add(rBadEscape)
-					p.sb = append(p.sb, '\\', 'u')
 					i += 2
 					continue
 				}
-				p.sb = utf8.AppendRune(p.sb, r)
 				i += n
 			default:
 				p.Rep.Add(rBadEscape)
-				p.sb = append(p.sb, '\\')
 				p.literal = true
 				i++
 			}
@@ -911,10 +896,68 @@ func (p *Reader) scanString(buf []byte, eof bool) (st Status, ok bool) {
 				return p.fail(i, "line break inside a string"), false
 			}
 			p.Rep.Add(rControlChar)
-			p.sb = append(p.sb, c)
 			i++
 		}
 	}
+}
+
+// owned returns b as a string without copying it: b is a buffer made for
+// this string and never written again.
+func owned(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+// decodeEscapes appends raw string text with its escapes decoded to dst, the
+// way scanString read them: valid escapes decoded, \' read as ', an invalid
+// \u kept as written, anything else kept as it is.
+func decodeEscapes(dst, raw []byte) []byte {
+	for i := 0; i < len(raw); {
+		k := bytes.IndexByte(raw[i:], '\\')
+		if k < 0 {
+			return append(dst, raw[i:]...)
+		}
+		dst = append(dst, raw[i:i+k]...)
+		i += k
+		if i+1 >= len(raw) {
+			return append(dst, '\\')
+		}
+		switch e := raw[i+1]; e {
+		case '"', '\\', '/', '\'':
+			dst = append(dst, e)
+			i += 2
+		case 'b':
+			dst = append(dst, '\b')
+			i += 2
+		case 'f':
+			dst = append(dst, '\f')
+			i += 2
+		case 'n':
+			dst = append(dst, '\n')
+			i += 2
+		case 'r':
+			dst = append(dst, '\r')
+			i += 2
+		case 't':
+			dst = append(dst, '\t')
+			i += 2
+		case 'u':
+			r, n, _ := readUnicodeEscape(raw, i, true)
+			if n == 0 {
+				dst = append(dst, '\\', 'u')
+				i += 2
+				continue
+			}
+			dst = utf8.AppendRune(dst, r)
+			i += n
+		default:
+			dst = append(dst, '\\')
+			i++
+		}
+	}
+	return dst
 }
 
 // literalBackslashes decodes raw string text in which backslashes are meant
