@@ -77,7 +77,7 @@ func callOf(n *lenient.Node, src []byte) (rc RawCall, shape callShape, exact boo
 			// OpenAI's {"type": "function", "function": {"name", "arguments"}}
 			inner, sh, ex := callOf(v, src)
 			if sh == nameArgs || sh == nameOnly {
-				inner.Reasoning = firstString(n, reasonKeys)
+				inner.Reasoning = n.FirstString(reasonKeys...)
 				inner.plain = inner.plain && onlyKeys(n, "function")
 				return inner, sh, ex && onlyKeys(n, "function")
 			}
@@ -89,7 +89,7 @@ func callOf(n *lenient.Node, src []byte) (rc RawCall, shape callShape, exact boo
 			break
 		}
 	}
-	rc.Reasoning = firstString(n, reasonKeys)
+	rc.Reasoning = n.FirstString(reasonKeys...)
 	rc.plain = callKeysOnly(n)
 	switch {
 	case nameKey != "" && argsKey != "":
@@ -133,15 +133,6 @@ outer:
 		}
 	}
 	return true
-}
-
-func firstString(n *lenient.Node, keys []string) string {
-	for _, k := range keys {
-		if v := n.Get(k); v != nil && v.Kind == lenient.String {
-			return v.Str
-		}
-	}
-	return ""
 }
 
 // looksLikeSchema reports whether a value is a JSON Schema of an object:

@@ -2,6 +2,7 @@ package dialect
 
 import (
 	"bytes"
+	"github.com/ptkit/ptk/dialect/internal/markup"
 	"github.com/ptkit/ptk/dialect/tag"
 	"github.com/ptkit/ptk/lenient"
 	"strings"
@@ -246,7 +247,7 @@ func (m *machine) xmlCall(i int, t tag.Info) action {
 	if name == "" {
 		name, _ = tag.Attr(t.Attrs, "name")
 	}
-	if !isToolName(name) {
+	if !tag.IsToolName(name) {
 		return action{}
 	}
 	j, need, far := m.skipWS(t.End, maxLook)
@@ -262,7 +263,7 @@ func (m *machine) xmlCall(i int, t tag.Info) action {
 			return action{need: true}
 		}
 		if !ok || !(nt.Name == "parameter" || nt.Closing && (nt.Name == t.Name || nt.Name == "tool_call") ||
-			bareParam(nt) && t.Name == "function" && m.declared(name)) {
+			markup.BareParam(nt) && t.Name == "function" && m.declared(name)) {
 			return action{}
 		}
 	}
@@ -271,42 +272,13 @@ func (m *machine) xmlCall(i int, t tag.Info) action {
 		closers = []string{"</invoke>"}
 	}
 	if t.Raw != t.Name {
-		closers = append([]string{"</" + string(bytes.ToLower(m.buf[i+1:i+1+tagNameLen(m.buf[i+1:t.End])]))}, closers...)
+		closers = append([]string{"</" + string(bytes.ToLower(m.buf[i+1:i+1+tag.NameLen(m.buf[i+1:t.End])]))}, closers...)
 	}
 	a := action{reg: regionOf(&m.regions.xmlCall, xmlCall{start: i, closers: closers}), call: true}
 	if t.Name == "invoke" {
 		a.steal = m.strayLine(i)
 	}
 	return a
-}
-
-// tagNameLen is the length of the name at the start of a tag's text (after
-// '<'), up to its attributes.
-func tagNameLen(b []byte) int {
-	for k, c := range b {
-		if c == ' ' || c == '\t' || c == '=' || c == '>' {
-			if c == '>' {
-				return k + 1
-			}
-			return k
-		}
-	}
-	return len(b)
-}
-
-// isToolName reports whether s can be a tool's name: not a placeholder like
-// "..." or "name here".
-func isToolName(s string) bool {
-	if s == "" || len(s) > 128 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == ':' || c >= 0x80) {
-			return false
-		}
-	}
-	return true
 }
 
 // strayLine returns the length of a lone short word line (and the white

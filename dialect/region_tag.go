@@ -5,6 +5,7 @@ package dialect
 
 import (
 	"bytes"
+	"github.com/ptkit/ptk/dialect/internal/markup"
 	"github.com/ptkit/ptk/dialect/tag"
 	"github.com/ptkit/ptk/lenient"
 	"slices"
@@ -52,7 +53,7 @@ type tagCall struct {
 	extra   []string
 	phase   int
 	after   int
-	xs      xmlScan
+	xs      markup.Scan
 	cf      tag.Finder
 	// junk is where text between the JSON and the closer starts;
 	// textAfter is that text, kept after the call.
@@ -71,7 +72,7 @@ func (r *tagCall) advance(m *machine) bool {
 			r.jp = m.newJParser(r.jsonAt, false)
 			r.jp.Closers = r.closers
 		} else {
-			r.xs = xmlScan{at: r.body, closers: r.closers, gemma: r.gemma}
+			r.xs = markup.Scan{At: r.body, Closers: r.closers, Gemma: r.gemma}
 		}
 	}
 	switch {
@@ -100,7 +101,7 @@ func (r *tagCall) advancePython(m *machine) bool {
 			case lenient.Fail:
 				// Unbalanced: fall back to finding the closer.
 				r.py = false
-				r.xs = xmlScan{at: r.sc.FailPos, closers: r.closers}
+				r.xs = markup.Scan{At: r.sc.FailPos, Closers: r.closers}
 				return r.advanceText(m)
 			}
 			r.after, r.phase = r.sc.End, 1
@@ -378,9 +379,9 @@ func (r *tagCall) finishBad(m *machine, end int, k DiagKind, msg string) bool {
 
 func (r *tagCall) advanceText(m *machine) bool {
 	buf := m.buf
-	idx, k := r.xs.find(buf, m.eof)
+	idx, k := r.xs.Find(buf, m.eof)
 	if idx < 0 {
-		r.delta(m, r.xs.at)
+		r.delta(m, r.xs.At)
 		if !m.eof {
 			return false
 		}
@@ -389,8 +390,8 @@ func (r *tagCall) advanceText(m *machine) bool {
 			return r.finishBad(m, len(buf), DiagTruncated, "the call is cut off right after its opening tag")
 		}
 		end := len(buf)
-		if r.xs.lastEnd > r.body {
-			end = r.xs.lastEnd
+		if r.xs.LastEnd > r.body {
+			end = r.xs.LastEnd
 		}
 		raws, complete := parseTextBody(buf[r.body:end], r.start, r.gemma)
 		if !complete {
@@ -410,108 +411,6 @@ func (r *tagCall) advanceText(m *machine) bool {
 	return true
 }
 
-// xmlScan finds a closer outside parameter values, resumably.
-type xmlScan struct {
-	at      int
-	closers []string
-	gemma   bool
-	inParam string // the closer of the parameter value we are in
-	inStr   string // inside a Gemma string: its quote, <|"|> or <escape>
-	lastEnd int    // after the last </function> or </invoke> seen
-}
-
-var paramOpen = []struct{ open, close string }{
-	{"<parameter", "</parameter>"},
-	{"<arg_value>", "</arg_value>"},
-}
-
-func (x *xmlScan) find(buf []byte, eof bool) (int, int) {
-	for i := x.at; i < len(buf); i++ {
-		if buf[i] != '<' {
-			continue
-		}
-		x.at = i
-		if x.gemma {
-			found := false
-			for _, q := range lenient.GemmaQuotes {
-				if x.inStr != "" && x.inStr != q {
-					continue
-				}
-				match, need := lenient.HasPrefixFold(buf, i, q, eof)
-				if need {
-					return -1, -1
-				}
-				if match {
-					if x.inStr == "" {
-						x.inStr = q
-					} else {
-						x.inStr = ""
-					}
-					i += len(q) - 1
-					found = true
-					break
-				}
-			}
-			if found || x.inStr != "" {
-				continue
-			}
-		}
-		if x.inParam != "" {
-			match, need := lenient.HasPrefixFold(buf, i, x.inParam, eof)
-			if need {
-				return -1, -1
-			}
-			if match {
-				i += len(x.inParam) - 1
-				x.inParam = ""
-			}
-			continue
-		}
-		for _, p := range paramOpen {
-			match, need := lenient.HasPrefixFold(buf, i, p.open, eof)
-			if need {
-				return -1, -1
-			}
-			if match {
-				if p.open == "<parameter" {
-					// <parameter>key</parameter> holds a key, not a value
-					if i+len(p.open) >= len(buf) && !eof {
-						return -1, -1
-					}
-					if i+len(p.open) < len(buf) && buf[i+len(p.open)] == '>' {
-						break
-					}
-				}
-				x.inParam = p.close
-				break
-			}
-		}
-		if x.inParam != "" {
-			continue
-		}
-		for k, c := range x.closers {
-			match, need := lenient.HasPrefixFold(buf, i, c, eof)
-			if need {
-				return -1, -1
-			}
-			if match {
-				return i, k
-			}
-		}
-		for _, c := range []string{"</function>", "</invoke>"} {
-			match, need := lenient.HasPrefixFold(buf, i, c, eof)
-			if need {
-				return -1, -1
-			}
-			if match {
-				x.lastEnd = i + len(c)
-			}
-		}
-	}
-	x.at = len(buf)
-	return -1, -1
-}
-
 // parseTextBody reads the calls in a non-JSON call body. complete reports
 // that the body reads as whole calls.
 func parseTextBody(b []byte, off int, gemma bool) ([]RawCall, bool) {
@@ -520,12 +419,12 @@ func parseTextBody(b []byte, off int, gemma bool) ([]RawCall, bool) {
 	case len(t) == 0:
 		return []RawCall{{Offset: off, Err: DiagMalformed, ErrMsg: "the call is empty"}}, true
 	case gemma || bytes.HasPrefix(t, []byte("call:")):
-		return parseGemma(t, off)
+		return rawsOf(markup.Gemma(t, off))
 	case t[0] == '<':
-		return parseXMLCalls(t, off)
+		return rawsOf(markup.XMLCalls(t, off))
 	case bytes.HasPrefix(t, []byte("function=")):
 		// Qwen3-Coder's opener written without its '<'
-		calls, complete := parseXMLCalls(append([]byte("<"), t...), off)
+		calls, complete := rawsOf(markup.XMLCalls(append([]byte("<"), t...), off))
 		for i := range calls {
 			calls[i].Repairs = append(calls[i].Repairs, "the opening tag <function=...> was missing its '<'")
 		}
@@ -557,7 +456,7 @@ func parseTextBody(b []byte, off int, gemma bool) ([]RawCall, bool) {
 		}
 		return out, true
 	default:
-		return parseGLM(t, off)
+		return rawsOf(markup.GLM(t, off))
 	}
 }
 

@@ -4,6 +4,7 @@ package dialect
 
 import (
 	"bytes"
+	"github.com/ptkit/ptk/dialect/internal/markup"
 	"github.com/ptkit/ptk/dialect/tag"
 	"github.com/ptkit/ptk/lenient"
 	"strings"
@@ -229,7 +230,7 @@ func parseTokenCall(b []byte, off int) RawCall {
 	header := strings.TrimSpace(string(b[:k]))
 	rest := bytes.TrimSpace(b[k+len(tokenSeps[p]):])
 	if len(rest) > 0 && rest[0] == '<' { // Step-3: <steptml:invoke name="x">...
-		raws, _ := parseXMLCalls(rest, off)
+		raws, _ := rawsOf(markup.XMLCalls(rest, off))
 		return raws[0]
 	}
 	name := header

@@ -93,6 +93,17 @@ func (n *Node) Get(key string) *Node {
 	return nil
 }
 
+// FirstString returns the value of the first of keys that n holds as a
+// string, or "".
+func (n *Node) FirstString(keys ...string) string {
+	for _, k := range keys {
+		if v := n.Get(k); v != nil && v.Kind == String {
+			return v.Str
+		}
+	}
+	return ""
+}
+
 // AppendJSON writes n as compact JSON. A clean node is copied from src.
 func AppendJSON(dst []byte, n *Node, src []byte) []byte {
 	if n.Clean && src != nil && n.End <= len(src) {
