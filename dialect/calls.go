@@ -70,7 +70,7 @@ func callOf(n *lenient.Node, src []byte) (rc RawCall, shape callShape, exact boo
 			continue
 		}
 		if v.Kind == lenient.String {
-			rc.Name, nameKey = v.Str, k
+			rc.Name, nameKey = v.Text(), k
 			break
 		}
 		if k == "function" && v.Kind == lenient.Object {
@@ -97,7 +97,7 @@ func callOf(n *lenient.Node, src []byte) (rc RawCall, shape callShape, exact boo
 		case lenient.Object:
 			exact = onlyKeys(n, nameKey, argsKey)
 		case lenient.String:
-			exact = onlyKeys(n, nameKey, argsKey) && unwrapsToObject(rc.Args.Str)
+			exact = onlyKeys(n, nameKey, argsKey) && unwrapsToObject(rc.Args.Text())
 		}
 		return rc, nameArgs, exact
 	case nameKey != "":

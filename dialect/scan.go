@@ -98,7 +98,9 @@ func newMachine(cfg *Config, emit func(Event)) *machine {
 
 // newJParser returns the machine's JSON reader, ready at start.
 func (m *machine) newJParser(start int, bare bool) *lenient.Reader {
-	return m.jp.Reset(start, bare, &m.nodes)
+	r := m.jp.Reset(start, bare, &m.nodes)
+	r.Lazy = true // a file's content in an argument is copied, rarely read
+	return r
 }
 
 // regionOf stores v in the machine's slot for its type and returns it.

@@ -79,7 +79,24 @@ type Node struct {
 	// Clean reports that source[start:end] is valid JSON for this value
 	// exactly: no repair, coercion or edit touched it.
 	Clean bool
+	// lazy is a long string's text as written, escapes and all, when a
+	// Reader with Lazy set left it to be decoded when read (see Text).
+	lazy []byte
 }
+
+// Text returns a string value's text. A long string read lazily is decoded
+// now, into a string of its own that the node does not keep: arguments are
+// copied into a call as written, and most are never read as text.
+func (n *Node) Text() string {
+	if n.lazy != nil {
+		return owned(decodeEscapes(make([]byte, 0, len(n.lazy)), n.lazy))
+	}
+	return n.Str
+}
+
+// lazyMin is the length from which a Reader with Lazy set leaves a clean
+// string undecoded.
+const lazyMin = 1024
 
 func (n *Node) Get(key string) *Node {
 	if n == nil || n.Kind != Object {
@@ -98,7 +115,7 @@ func (n *Node) Get(key string) *Node {
 func (n *Node) FirstString(keys ...string) string {
 	for _, k := range keys {
 		if v := n.Get(k); v != nil && v.Kind == String {
-			return v.Str
+			return v.Text()
 		}
 	}
 	return ""
@@ -120,7 +137,7 @@ func AppendJSON(dst []byte, n *Node, src []byte) []byte {
 	case Number:
 		return append(dst, n.Str...)
 	case String:
-		return AppendString(dst, n.Str)
+		return AppendString(dst, n.Text())
 	case Array:
 		dst = append(dst, '[')
 		for i, k := range n.Kids {
@@ -360,6 +377,8 @@ type Reader struct {
 	// trackClosed enables Closed.
 	trackClosed bool
 	pool        *Pool
+	// Lazy leaves long clean strings undecoded until Node.Text reads them.
+	Lazy bool
 	// Closers end the value where it stands, with its containers closed,
 	// when one of them appears between tokens: the closing tag of the call
 	// proves the value ended, only a bracket is missing.
@@ -848,6 +867,12 @@ func (p *Reader) scanString(buf []byte, eof bool) (st Status, ok bool) {
 			p.inStr = false
 			p.Pos = after
 			raw := buf[p.strStart+int(p.qlen) : i]
+			if p.Lazy && !p.isKey && !p.literal && len(raw) >= lazyMin && p.Rep.n == p.strRep {
+				p.esc = false
+				n := p.pool.get()
+				*n = Node{Kind: String, Start: p.strStart, End: after, Clean: true, lazy: raw}
+				return p.valueDone(n)
+			}
 			var s string
 			switch {
 			case p.literal:

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/ptkit/ptk"
 )
 
 // TestSubTokenStreams feeds replies the way a server streams them, one
@@ -51,5 +53,41 @@ func TestSubTokenStreams(t *testing.T) {
 				t.Errorf("%s: call %d = %s %s, want %s %s", c.name, i, got.Calls[i].Tool, got.Calls[i].Args, w.tool, w.args)
 			}
 		}
+	}
+}
+
+// TestLongStrings reads arguments longer than the length from which the
+// JSON reader leaves strings undecoded until they are read: copied as
+// written, decoded where the call needs their text.
+func TestLongStrings(t *testing.T) {
+	long := strings.Repeat("line \"one\"\ttab\n", 100) // 1,500 bytes decoded
+	enc, _ := json.Marshal(long)
+	inner, _ := json.Marshal(`{"path": "a.txt", "content": ` + string(enc) + `}`)
+	tools := append(append([]ptk.ToolInfo(nil), writeFileTools...), ptk.ToolInfo{Name: "pick", Parameters: json.RawMessage(`{"type":"object","properties":{"mode":{"type":"string","enum":["fast","slow"]}},"required":["mode"]}`)})
+	p, err := NewParser(tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(map[string]string{"path": "a.txt", "content": long})
+	for _, in := range []string{
+		`<tool_call>{"name": "write_file", "arguments": {"path": "a.txt", "content": ` + string(enc) + `}}</tool_call>`,
+		`<tool_call>{"name": "write_file", "arguments": ` + string(inner) + `}</tool_call>`,
+		`<function=write_file>{"path": "a.txt", "content": ` + string(enc) + `}</function>`,
+	} {
+		r := p.Parse(in)
+		if len(r.Calls) != 1 || !jsonEqual(r.Calls[0].Args, want) {
+			t.Errorf("%.60q...: %+v %+v", in, r.Calls, r.Diagnostics)
+		}
+		s := p.NewStream(nil)
+		for i := 0; i < len(in); i += 5 {
+			s.WriteString(in[i:min(i+5, len(in))])
+		}
+		if got := s.Finish(); !cmp.Equal(r, got) {
+			t.Errorf("%.60q...: streamed differs from whole", in)
+		}
+	}
+	r := p.Parse(`<tool_call>{"name": "pick", "arguments": {"mode": ` + string(enc) + `}}</tool_call>`)
+	if len(r.Calls) != 0 || len(r.Attempts) != 1 || r.Attempts[0].Err == nil {
+		t.Errorf("a long value outside the enum: %+v", r.Attempts)
 	}
 }
