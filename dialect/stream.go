@@ -128,13 +128,19 @@ func (finishedError) Error() string { return "protocol: write after Finish" }
 
 var errFinished error = finishedError{}
 
-// grow makes room for n more bytes in b, doubling its capacity: a reply
-// streamed in tiny chunks is copied a bounded number of times.
+// grow makes room for n more bytes in b, doubling its capacity up to
+// 256 KiB and adding a quarter beyond: a reply streamed in tiny chunks is
+// copied a bounded number of times, and a long one holds at most a quarter
+// of its size unused.
 func grow(b []byte, n int) []byte {
 	if len(b)+n <= cap(b) {
 		return b
 	}
-	nb := make([]byte, len(b), max(2*cap(b), len(b)+n, 4096))
+	c := 2 * cap(b)
+	if cap(b) >= 256<<10 {
+		c = cap(b) + cap(b)/4
+	}
+	nb := make([]byte, len(b), max(c, len(b)+n, 4096))
 	copy(nb, b)
 	return nb
 }
