@@ -13,6 +13,7 @@ package lenient
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -823,8 +824,13 @@ func (p *Reader) valueDone(n *Node) (Status, bool) {
 func (p *Reader) scanString(buf []byte, eof bool) (st Status, ok bool) {
 	i := p.Pos
 	q := p.quote
+	qq := swarOnes * uint64(q)
 	for {
 		for i < len(buf) {
+			if i+8 <= len(buf) && !swarStops(binary.LittleEndian.Uint64(buf[i:]), qq) {
+				i += 8 // eight bytes of plain text at once
+				continue
+			}
 			c := buf[i]
 			if c == q || c == '\\' || c < 0x20 {
 				break
@@ -935,6 +941,20 @@ func (p *Reader) scanString(buf []byte, eof bool) (st Status, ok bool) {
 			i++
 		}
 	}
+}
+
+const (
+	swarOnes = 0x0101010101010101
+	swarHigh = 0x8080808080808080
+)
+
+// swarStops reports whether any of the eight bytes in x is the quote (qq
+// holds it in every byte), a backslash or a control character: the bytes
+// that stop a run of string text.
+func swarStops(x, qq uint64) bool {
+	a := x ^ qq
+	b := x ^ (swarOnes * '\\')
+	return ((a-swarOnes)&^a|(b-swarOnes)&^b|(x-swarOnes*0x20)&^x)&swarHigh != 0
 }
 
 // owned returns b as a string without copying it: b is a buffer made for
