@@ -588,10 +588,20 @@ func frozen(b []byte) string {
 	return unsafe.String(&b[0], len(b))
 }
 
+// textResult returns the reply's text. It is copied unless it fills its
+// buffer but for an eighth: a result keeps what it returns, not a buffer
+// sized for the whole reply.
+func (m *machine) textResult() string {
+	t := bytes.TrimSpace(m.text)
+	if cap(m.text) > len(t)+len(t)/8+64 {
+		return string(t)
+	}
+	return frozen(t)
+}
+
 func (m *machine) result() Parsed {
 	r := Parsed{
-		// a copy: the text buffer may be much larger than the text
-		Text:        string(bytes.TrimSpace(m.text)),
+		Text:        m.textResult(),
 		Reasoning:   string(m.reasoning),
 		Attempts:    m.attempts,
 		Diagnostics: m.diags,

@@ -88,7 +88,7 @@ func (s *Stream) write(b []byte, str string) (int, error) {
 		return 0, errFinished
 	}
 	m := s.m
-	m.buf = append(grow(m.buf, s.np+len(b)+len(str)), s.pend[:s.np]...)
+	m.buf = append(growInput(m.buf, s.np+len(b)+len(str)), s.pend[:s.np]...)
 	s.np = 0
 	m.buf = append(m.buf, b...)
 	m.buf = append(m.buf, str...)
@@ -128,19 +128,25 @@ func (finishedError) Error() string { return "protocol: write after Finish" }
 
 var errFinished error = finishedError{}
 
-// grow makes room for n more bytes in b, doubling its capacity up to
-// 256 KiB and adding a quarter beyond: a reply streamed in tiny chunks is
-// copied a bounded number of times, and a long one holds at most a quarter
-// of its size unused.
+// growInput makes room for n more bytes of a streamed reply, doubling its
+// capacity up to 256 KiB and adding a quarter beyond: a reply streamed in
+// tiny chunks is copied a bounded number of times, and a long one holds at
+// most a quarter of its size unused.
+func growInput(b []byte, n int) []byte {
+	if len(b)+n <= cap(b) || cap(b) < 256<<10 {
+		return grow(b, n)
+	}
+	nb := make([]byte, len(b), max(cap(b)+cap(b)/4, len(b)+n))
+	copy(nb, b)
+	return nb
+}
+
+// grow makes room for n more bytes in b, doubling its capacity.
 func grow(b []byte, n int) []byte {
 	if len(b)+n <= cap(b) {
 		return b
 	}
-	c := 2 * cap(b)
-	if cap(b) >= 256<<10 {
-		c = cap(b) + cap(b)/4
-	}
-	nb := make([]byte, len(b), max(c, len(b)+n, 4096))
+	nb := make([]byte, len(b), max(2*cap(b), len(b)+n, 4096))
 	copy(nb, b)
 	return nb
 }
