@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"encoding/json"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -90,4 +91,30 @@ func TestLongStrings(t *testing.T) {
 	if len(r.Calls) != 0 || len(r.Attempts) != 1 || r.Attempts[0].Err == nil {
 		t.Errorf("a long value outside the enum: %+v", r.Attempts)
 	}
+}
+
+// TestResultKeepsWhatItReturns parses a 1 MiB reply with one call and
+// checks the result holds its call's arguments and its text, not a buffer
+// sized for the whole reply.
+func TestResultKeepsWhatItReturns(t *testing.T) {
+	p, err := NewParser(writeFileTools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := writeFileReply(1 << 20)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	r := p.Parse(text)
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	kept := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	if len(r.Calls) != 1 {
+		t.Fatalf("%d calls", len(r.Calls))
+	}
+	if limit := int64(len(r.Calls[0].Args)+len(r.Text)) + 256<<10; kept > limit {
+		t.Errorf("the result keeps %d bytes; its arguments and text are %d", kept, len(r.Calls[0].Args)+len(r.Text))
+	}
+	runtime.KeepAlive(r)
+	runtime.KeepAlive(text)
 }
