@@ -1,9 +1,7 @@
 package dialect
 
 import (
-	"bytes"
 	"io"
-	"strings"
 	"unicode/utf8"
 	"unsafe"
 )
@@ -67,8 +65,15 @@ func NewStream(cfg *Config, emit func(Event)) *Stream {
 
 // Write feeds the next chunk. It fails only after Finish.
 func (s *Stream) Write(b []byte) (int, error) {
-	if n := len(b); n > 0 && n <= maxDeferred-s.np && bytes.IndexByte(b, '\n') < 0 {
-		s.np += copy(s.pend[s.np:], b)
+	if n := len(b); n > 0 && n <= maxDeferred-s.np {
+		p := s.pend[s.np : s.np+n]
+		for i, c := range b {
+			if c == '\n' {
+				return s.write(b, "")
+			}
+			p[i] = c
+		}
+		s.np += n
 		return n, nil
 	}
 	return s.write(b, "")
@@ -76,8 +81,16 @@ func (s *Stream) Write(b []byte) (int, error) {
 
 // WriteString feeds the next chunk. It fails only after Finish.
 func (s *Stream) WriteString(str string) (int, error) {
-	if n := len(str); n > 0 && n <= maxDeferred-s.np && strings.IndexByte(str, '\n') < 0 {
-		s.np += copy(s.pend[s.np:], str)
+	if n := len(str); n > 0 && n <= maxDeferred-s.np {
+		p := s.pend[s.np : s.np+n]
+		for i := 0; i < len(p); i++ {
+			c := str[i]
+			if c == '\n' {
+				return s.write(nil, str)
+			}
+			p[i] = c
+		}
+		s.np += n
 		return n, nil
 	}
 	return s.write(nil, str)
