@@ -615,18 +615,15 @@ func (p *Reader) token(buf []byte, i int, c byte) (Status, bool) {
 	return p.fail(i, "unexpected input"), false
 }
 
-// CutOff reports that buf[i:] is, but for trailing white space, the start
-// of one of pats cut off by the end of the input: "</tool_" of "</tool_call>".
+// CutOff reports that buf[i:] is the start of one of pats cut off by the
+// end of the input: "</tool_" of "</tool_call>". Nothing may follow it, not
+// even white space: a stream decides on "</tool_ " before the input ends.
 func CutOff(buf []byte, i int, pats []string) bool {
-	j := len(buf)
-	for j > i && IsWS(buf[j-1]) {
-		j--
-	}
-	if j == i {
+	if i >= len(buf) {
 		return false
 	}
 	for _, pat := range pats {
-		if _, need := HasPrefixFold(buf[:j], i, pat, false); need {
+		if _, need := HasPrefixFold(buf, i, pat, false); need {
 			return true
 		}
 	}
