@@ -62,6 +62,7 @@ type headerCall struct {
 	rep           lenient.Repairs
 	sent          int
 	got           bool // the current value is read
+	cut           bool // the reply ended before the value's last bracket
 	// textBefore is text between the header and the JSON (Mistral's
 	// "[TOOL_CALLS] junk [{...}]"), kept as text.
 	textBefore [2]int
@@ -96,6 +97,15 @@ func (r *headerCall) advance(m *machine) bool {
 			case lenient.Need:
 				return false
 			case lenient.Fail:
+				if r.name == "" && r.jp.Truncated && r.jp.CloseAtEnd(len(buf)) {
+					// [{"name": "f", "arguments": {...}} and the reply ends:
+					// the calls are complete, only the bracket is missing.
+					r.rep.Merge(&r.jp.Rep)
+					r.vals = append(r.vals, r.jp.Root)
+					r.got = true
+					r.cut = true
+					continue
+				}
 				k := DiagMalformed
 				msg := "the call's JSON cannot be read: " + r.jp.FailMsg
 				end := r.jp.FailPos
@@ -155,6 +165,9 @@ func (r *headerCall) advance(m *machine) bool {
 			raws = appendCallsFromJSON(raws, v, buf, r.start)
 		}
 		rep := r.rep.Strings()
+		if r.cut {
+			rep = append(rep, repairCutBrace)
+		}
 		for k := range raws {
 			raws[k].Repairs = append(raws[k].Repairs, rep...)
 		}
@@ -213,7 +226,9 @@ func (r *bareJSON) advance(m *machine) bool {
 		case lenient.Need:
 			return false
 		case lenient.Fail:
-			return r.salvage(m)
+			if !r.cutCall(m) {
+				return r.salvage(m)
+			}
 		}
 		end := r.jp.End
 		var raws []RawCall
@@ -236,6 +251,22 @@ func (r *bareJSON) advance(m *machine) bool {
 		}
 		r.after, r.phase = end, 1
 	}
+}
+
+// cutCall reads JSON in prose that the reply cut off just before its last
+// brace as a call, when it is one: {"name": "f", "arguments": {...}
+func (r *bareJSON) cutCall(m *machine) bool {
+	jp := r.jp
+	if !jp.Truncated || r.textRun || !m.cfg.Declared {
+		return false
+	}
+	failPos, failMsg := jp.FailPos, jp.FailMsg
+	if jp.CloseAtEnd(len(m.buf)) && completeCall(jp.Root, "") && m.bareCalls(jp.Root, m.buf, r.start) != nil {
+		jp.Rep.Add(lenient.RepairCutBrace)
+		return true
+	}
+	jp.FailPos, jp.FailMsg, jp.Truncated = failPos, failMsg, true
+	return false
 }
 
 // salvage handles JSON that failed: it is text, except the outermost

@@ -249,6 +249,7 @@ const (
 	rMissingClosers
 	rTypographicQuotes
 	rArtefact
+	RepairCutBrace
 	nRepairKinds
 )
 
@@ -269,6 +270,7 @@ var repairText = [nRepairKinds]string{
 	rMissingClosers:    "json: missing closing brackets added before the closing tag",
 	rTypographicQuotes: "json: typographic quotes read as JSON quotes",
 	rArtefact:          "json: detokenizer artefacts (▁, Ġ, Ċ) between tokens read as white space",
+	RepairCutBrace:     "json: the reply ends before the call's last closing bracket: the call ends where its arguments end",
 }
 
 type Repairs struct {
