@@ -97,7 +97,7 @@ func (r *headerCall) advance(m *machine) bool {
 			case lenient.Need:
 				return false
 			case lenient.Fail:
-				if r.name == "" && r.jp.Truncated && r.jp.CloseAtEnd(len(buf)) {
+				if r.name == "" && r.jp.CloseAtEnd(len(buf), completeEnvelope) {
 					// [{"name": "f", "arguments": {...}} and the reply ends:
 					// the calls are complete, only the bracket is missing.
 					r.rep.Merge(&r.jp.Rep)
@@ -260,12 +260,10 @@ func (r *bareJSON) cutCall(m *machine) bool {
 	if !jp.Truncated || r.textRun || !m.cfg.Declared {
 		return false
 	}
-	failPos, failMsg := jp.FailPos, jp.FailMsg
-	if jp.CloseAtEnd(len(m.buf)) && completeCall(jp.Root, "") && m.bareCalls(jp.Root, m.buf, r.start) != nil {
+	if jp.CloseAtEnd(len(m.buf), func(v *lenient.Node) bool { return completeCall(v) && m.bareCalls(v, m.buf, r.start) != nil }) {
 		jp.Rep.Add(lenient.RepairCutBrace)
 		return true
 	}
-	jp.FailPos, jp.FailMsg, jp.Truncated = failPos, failMsg, true
 	return false
 }
 

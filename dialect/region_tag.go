@@ -178,7 +178,7 @@ func (r *tagCall) advanceJSON(m *machine) bool {
 				return false
 			case lenient.Fail:
 				r.mergeRepairs()
-				if r.jp.Truncated && !r.weak && r.jp.CloseAtEnd(len(buf)) && completeCall(r.jp.Root, r.name) {
+				if !r.weak && r.name == "" && r.jp.CloseAtEnd(len(buf), completeEnvelope) {
 					// {"name": "f", "arguments": {...}  and the reply ends:
 					// the arguments are complete, only the brace is missing.
 					r.extra = append(r.extra, repairCutBrace)
@@ -300,14 +300,21 @@ func (r *tagCall) advanceJSON(m *machine) bool {
 	}
 }
 
+// completeEnvelope reports that v, the JSON of calls cut off before its
+// last bracket, holds complete calls: a list of them, or an object with a
+// name and arguments.
+func completeEnvelope(v *lenient.Node) bool {
+	if v != nil && v.Kind == lenient.Array {
+		return true
+	}
+	return completeCall(v)
+}
+
 // completeCall reports that v, a call's JSON cut off before its closing
-// brace, holds a name (or follows one) and complete arguments.
-func completeCall(v *lenient.Node, name string) bool {
+// brace, holds a name and complete arguments.
+func completeCall(v *lenient.Node) bool {
 	if v == nil || v.Kind != lenient.Object {
 		return false
-	}
-	if name != "" {
-		return false // v is the arguments, cut off
 	}
 	rc, shape, _ := callOf(v, nil)
 	return shape == nameArgs && rc.Args != nil && rc.Args.Kind == lenient.Object

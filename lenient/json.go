@@ -634,14 +634,20 @@ func CutOff(buf []byte, i int, pats []string) bool {
 
 // CloseAtEnd ends a value that the input cut off just before its outermost
 // closing bracket, after a complete member: {"name": "f", "arguments": {...}
-// It reports whether it could; Root is then the value, its bracket added.
-func (p *Reader) CloseAtEnd(end int) bool {
-	if p.state != jsCommaOrClose || len(p.stack) != 1 || p.inStr || p.inWord || p.comment == 2 {
+// when accept takes the value so closed. It reports whether it did; Root is
+// then the value, its bracket added. Otherwise p is as Feed left it.
+func (p *Reader) CloseAtEnd(end int, accept func(*Node) bool) bool {
+	if !p.Truncated || p.state != jsCommaOrClose || len(p.stack) != 1 || p.inStr || p.inWord || p.comment == 2 {
 		return false
 	}
-	p.FailPos, p.FailMsg, p.Truncated = 0, "", false
+	failPos, failMsg, root := p.FailPos, p.FailMsg, p.Root
 	p.autoClose(end)
-	return true
+	if accept(p.Root) {
+		p.FailPos, p.FailMsg, p.Truncated = 0, "", false
+		return true
+	}
+	p.FailPos, p.FailMsg, p.Root, p.state = failPos, failMsg, root, jsDone
+	return false
 }
 
 // autoClose closes every open container at i.
