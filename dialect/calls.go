@@ -1,6 +1,7 @@
 package dialect
 
 import (
+	"github.com/ptkit/ptk/dialect/result"
 	"github.com/ptkit/ptk/lenient"
 	"slices"
 )
@@ -27,7 +28,7 @@ type RawCall struct {
 	// name, arguments and metadata (bare JSON must, to be a call).
 	plain bool
 	// Err marks a call that cannot run: DiagMalformed or DiagTruncated.
-	Err    DiagKind
+	Err    result.DiagKind
 	ErrMsg string
 }
 
@@ -165,7 +166,7 @@ func appendCallsFromJSON(out []RawCall, n *lenient.Node, src []byte, offset int)
 		rc, shape, _ := callOf(n, src)
 		rc.Offset = offset
 		if shape == notCall {
-			return append(out, RawCall{Offset: offset, Err: DiagMalformed, ErrMsg: "the call has no tool name (expected {\"tool\": name, \"args\": {...}})"})
+			return append(out, RawCall{Offset: offset, Err: result.DiagMalformed, ErrMsg: "the call has no tool name (expected {\"tool\": name, \"args\": {...}})"})
 		}
 		return append(out, rc)
 	case lenient.Array:
@@ -174,9 +175,9 @@ func appendCallsFromJSON(out []RawCall, n *lenient.Node, src []byte, offset int)
 			out = appendCallsFromJSON(out, k, src, offset)
 		}
 		if len(out) == before {
-			return append(out, RawCall{Offset: offset, Err: DiagMalformed, ErrMsg: "an empty list of calls"})
+			return append(out, RawCall{Offset: offset, Err: result.DiagMalformed, ErrMsg: "an empty list of calls"})
 		}
 		return out
 	}
-	return append(out, RawCall{Offset: offset, Err: DiagMalformed, ErrMsg: "expected a call object, found a JSON " + n.Kind.String()})
+	return append(out, RawCall{Offset: offset, Err: result.DiagMalformed, ErrMsg: "expected a call object, found a JSON " + n.Kind.String()})
 }

@@ -3,6 +3,7 @@ package dialect
 import (
 	"bytes"
 	"github.com/ptkit/ptk/dialect/internal/markup"
+	"github.com/ptkit/ptk/dialect/result"
 	"github.com/ptkit/ptk/dialect/tag"
 	"github.com/ptkit/ptk/lenient"
 	"strings"
@@ -125,7 +126,7 @@ func (m *machine) recognizeTag(i int) action {
 		return action{need: true}
 	} else if match {
 		return action{reg: regionOf(&m.regions.dropRegion, dropRegion{start: i, end: i + len("<call:"), text: true,
-			diag: &Diagnostic{Kind: DiagUnsupported, Offset: i, Message: "<call:...> syntax is not a call ptk runs; read as text"}})}
+			diag: &result.Diagnostic{Kind: result.DiagUnsupported, Offset: i, Message: "<call:...> syntax is not a call ptk runs; read as text"}})}
 	}
 	t, ok, need := tag.Read(buf, i, m.eof)
 	if need {
@@ -150,7 +151,7 @@ func (m *machine) drop(t tag.Info) action {
 // unopenedThink drops a </think> that closes a block the reply never opened.
 func (m *machine) unopenedThink(i int, t tag.Info) action {
 	return action{reg: regionOf(&m.regions.dropRegion, dropRegion{end: t.End,
-		diag: &Diagnostic{Kind: DiagUnopenedThink, Offset: i, Message: "the reply closes a reasoning block it never opened: the model's template opens it; " +
+		diag: &result.Diagnostic{Kind: result.DiagUnopenedThink, Offset: i, Message: "the reply closes a reasoning block it never opened: the model's template opens it; " +
 			"parse with StartInThink (ptk parse --think) so its reasoning is not read as text or calls"}})}
 }
 
@@ -675,7 +676,7 @@ func (m *machine) mistral(i, e int) action {
 		return drop
 	}
 	if j >= len(buf) {
-		return action{reg: regionOf(&m.regions.badCall, badCall{start: i, end: len(buf), kind: DiagTruncated, msg: "[TOOL_CALLS] with no call after it"}), call: true}
+		return action{reg: regionOf(&m.regions.badCall, badCall{start: i, end: len(buf), kind: result.DiagTruncated, msg: "[TOOL_CALLS] with no call after it"}), call: true}
 	}
 	c := buf[j]
 	if c == '[' || c == '{' {
@@ -709,7 +710,7 @@ func (m *machine) mistral(i, e int) action {
 			return action{need: true}
 		}
 		name := string(buf[j:k])
-		return action{reg: regionOf(&m.regions.badCall, badCall{start: i, end: k, name: name, kind: DiagTruncated, msg: "the call to " + name + " has no arguments ([ARGS] missing)"}), call: true}
+		return action{reg: regionOf(&m.regions.badCall, badCall{start: i, end: k, name: name, kind: result.DiagTruncated, msg: "the call to " + name + " has no arguments ([ARGS] missing)"}), call: true}
 	}
 	name := string(buf[j:k])
 	n := k
@@ -740,7 +741,7 @@ func (m *machine) mistral(i, e int) action {
 		return action{reg: regionOf(&m.regions.headerCall, headerCall{start: i, jsonAt: n, name: name}), call: true}
 	}
 	if n >= len(buf) {
-		return action{reg: regionOf(&m.regions.badCall, badCall{start: i, end: n, name: name, kind: DiagTruncated, msg: "the call to " + name + " has no arguments"}), call: true}
+		return action{reg: regionOf(&m.regions.badCall, badCall{start: i, end: n, name: name, kind: result.DiagTruncated, msg: "the call to " + name + " has no arguments"}), call: true}
 	}
 	return drop
 }
@@ -804,7 +805,7 @@ func (m *machine) mistralArgs(j int) int {
 type badCall struct {
 	start, end int
 	name, msg  string
-	kind       DiagKind
+	kind       result.DiagKind
 }
 
 func (r *badCall) advance(m *machine) bool {

@@ -1,6 +1,7 @@
 package dialect
 
 import (
+	"github.com/ptkit/ptk/dialect/result"
 	"strconv"
 	"strings"
 
@@ -106,11 +107,11 @@ func (r *headerCall) advance(m *machine) bool {
 					r.cut = true
 					continue
 				}
-				k := DiagMalformed
+				k := result.DiagMalformed
 				msg := "the call's JSON cannot be read: " + r.jp.FailMsg
 				end := r.jp.FailPos
 				if r.jp.Truncated {
-					k, msg, end = DiagTruncated, "the call is cut off before its JSON ends", len(buf)
+					k, msg, end = result.DiagTruncated, "the call is cut off before its JSON ends", len(buf)
 				}
 				m.addCalls([]RawCall{{Name: r.name, Offset: r.start, Err: k, ErrMsg: msg}})
 				m.pos = end
@@ -157,7 +158,7 @@ func (r *headerCall) advance(m *machine) bool {
 			if r.name != "" && k == 0 {
 				rc := RawCall{Name: r.name, Args: v, Src: buf, Offset: r.start}
 				if v.Kind != lenient.Object {
-					rc.Err, rc.ErrMsg = DiagMalformed, "the arguments must be a JSON object"
+					rc.Err, rc.ErrMsg = result.DiagMalformed, "the arguments must be a JSON object"
 				}
 				raws = append(raws, rc)
 				continue
@@ -359,7 +360,7 @@ func (m *machine) bareCall(v *lenient.Node, src []byte) (RawCall, bool) {
 	found, requiresArgs := m.cfg.Lookup(rc.Name, shape == nameAsKey)
 	if !found {
 		if shape == nameArgs {
-			m.diag(Diagnostic{Kind: DiagNotACall, Offset: v.Start, Tool: rc.Name,
+			m.diag(result.Diagnostic{Kind: result.DiagNotACall, Offset: v.Start, Tool: rc.Name,
 				Message: "JSON naming " + strconv.Quote(rc.Name) + " read as text: no such tool is declared"})
 		}
 		return rc, false

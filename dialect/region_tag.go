@@ -6,6 +6,7 @@ package dialect
 import (
 	"bytes"
 	"github.com/ptkit/ptk/dialect/internal/markup"
+	"github.com/ptkit/ptk/dialect/result"
 	"github.com/ptkit/ptk/dialect/tag"
 	"github.com/ptkit/ptk/lenient"
 	"slices"
@@ -152,7 +153,7 @@ func (r *tagCall) finishPython(m *machine, end int, repair string) bool {
 		}
 	}
 	if pp.Err != "" {
-		raws = append(raws, RawCall{Offset: r.start, Err: DiagMalformed, ErrMsg: "the call cannot be read: " + pp.Err})
+		raws = append(raws, RawCall{Offset: r.start, Err: result.DiagMalformed, ErrMsg: "the call cannot be read: " + pp.Err})
 	}
 	m.addCalls(raws)
 	m.pos = end
@@ -188,7 +189,7 @@ func (r *tagCall) advanceJSON(m *machine) bool {
 					continue
 				}
 				if r.jp.Truncated {
-					return r.finishBad(m, len(buf), DiagTruncated, "the call is cut off before its JSON ends: "+r.jp.FailMsg)
+					return r.finishBad(m, len(buf), result.DiagTruncated, "the call is cut off before its JSON ends: "+r.jp.FailMsg)
 				}
 				r.cf = tag.Finder{Pats: r.closers, At: r.jp.FailPos}
 				r.phase = 2
@@ -292,10 +293,10 @@ func (r *tagCall) advanceJSON(m *machine) bool {
 				if !m.eof {
 					return false
 				}
-				return r.finishBad(m, len(buf), DiagMalformed, "the call's JSON cannot be read: "+r.jp.FailMsg)
+				return r.finishBad(m, len(buf), result.DiagMalformed, "the call's JSON cannot be read: "+r.jp.FailMsg)
 			}
 			r.delta(m, idx)
-			return r.finishBad(m, idx+len(r.closers[k]), DiagMalformed, "the call's JSON cannot be read: "+r.jp.FailMsg)
+			return r.finishBad(m, idx+len(r.closers[k]), result.DiagMalformed, "the call's JSON cannot be read: "+r.jp.FailMsg)
 		}
 	}
 }
@@ -373,7 +374,7 @@ func (r *tagCall) finish(m *machine, bodyEnd, end int) bool {
 	return true
 }
 
-func (r *tagCall) finishBad(m *machine, end int, k DiagKind, msg string) bool {
+func (r *tagCall) finishBad(m *machine, end int, k result.DiagKind, msg string) bool {
 	if r.weak {
 		m.pos = end
 		m.regionText(r.start, end)
@@ -394,7 +395,7 @@ func (r *tagCall) advanceText(m *machine) bool {
 		}
 		// No closer: the call ends with its last complete element, or is cut off.
 		if isAllSpace(buf[r.body:]) {
-			return r.finishBad(m, len(buf), DiagTruncated, "the call is cut off right after its opening tag")
+			return r.finishBad(m, len(buf), result.DiagTruncated, "the call is cut off right after its opening tag")
 		}
 		end := len(buf)
 		if r.xs.LastEnd > r.body {
@@ -402,10 +403,14 @@ func (r *tagCall) advanceText(m *machine) bool {
 		}
 		raws, complete := parseTextBody(buf[r.body:end], r.start, r.gemma)
 		if !complete {
-			return r.finishBad(m, len(buf), DiagTruncated, "the call is cut off before it ends")
+			return r.finishBad(m, len(buf), result.DiagTruncated, "the call is cut off before it ends")
+		}
+		repair := "missing closing tag: the call ends where its last element ends"
+		if k, _, _ := m.skipWS(end, len(buf)); lenient.CutOff(buf, k, r.closers) {
+			repair, end = repairCutCloser, len(buf) // </function>\n</tool_
 		}
 		for i := range raws {
-			raws[i].Repairs = append(raws[i].Repairs, "missing closing tag: the call ends where its last element ends")
+			raws[i].Repairs = append(raws[i].Repairs, repair)
 		}
 		m.addCalls(raws)
 		m.pos = end
@@ -424,7 +429,7 @@ func parseTextBody(b []byte, off int, gemma bool) ([]RawCall, bool) {
 	t := bytes.TrimSpace(b)
 	switch {
 	case len(t) == 0:
-		return []RawCall{{Offset: off, Err: DiagMalformed, ErrMsg: "the call is empty"}}, true
+		return []RawCall{{Offset: off, Err: result.DiagMalformed, ErrMsg: "the call is empty"}}, true
 	case gemma || bytes.HasPrefix(t, []byte("call:")):
 		return rawsOf(markup.Gemma(t, off))
 	case t[0] == '<':
@@ -441,7 +446,7 @@ func parseTextBody(b []byte, off int, gemma bool) ([]RawCall, bool) {
 		calls := pp.CallList(true)
 		out := pyRaws(calls, t, off)
 		if pp.Err != "" {
-			out = append(out, RawCall{Offset: off, Err: DiagMalformed, ErrMsg: "the call cannot be read: " + pp.Err})
+			out = append(out, RawCall{Offset: off, Err: result.DiagMalformed, ErrMsg: "the call cannot be read: " + pp.Err})
 			return out, len(calls) > 0
 		}
 		return out, true
@@ -458,7 +463,7 @@ func parseTextBody(b []byte, off int, gemma bool) ([]RawCall, bool) {
 		calls := pp.CallList(false)
 		out := pyRaws(calls, t, off)
 		if pp.Err != "" {
-			out = append(out, RawCall{Offset: off, Err: DiagMalformed, ErrMsg: "the call cannot be read: " + pp.Err})
+			out = append(out, RawCall{Offset: off, Err: result.DiagMalformed, ErrMsg: "the call cannot be read: " + pp.Err})
 			return out, len(calls) > 0
 		}
 		return out, true
@@ -472,7 +477,7 @@ func pyRaws(calls []lenient.PyCall, src []byte, off int) []RawCall {
 	for _, c := range calls {
 		rc := RawCall{Name: c.Name, Args: c.Args, Positional: c.Positional, Offset: off + c.Start, raw: src[c.Start:c.End]}
 		if c.Err != "" {
-			rc.Err, rc.ErrMsg = DiagMalformed, "the call's arguments cannot be read: "+c.Err
+			rc.Err, rc.ErrMsg = result.DiagMalformed, "the call's arguments cannot be read: "+c.Err
 		}
 		out = append(out, rc)
 	}

@@ -1,6 +1,7 @@
 package dialect
 
 import (
+	"github.com/ptkit/ptk/dialect/result"
 	"io"
 	"unicode/utf8"
 	"unsafe"
@@ -17,7 +18,7 @@ type Config struct {
 	Lookup func(name string, exact bool) (found, requiresArgs bool)
 	// Finish checks a call read from the reply against the declared tools and
 	// makes it an Attempt with id, with what was wrong or repaired.
-	Finish func(c RawCall, id string) (Attempt, []Diagnostic)
+	Finish func(c RawCall, id string) (result.Attempt, []result.Diagnostic)
 	// InThink: the reply begins inside a reasoning block.
 	InThink bool
 	// IDPrefix starts the ids of the calls, numbered from 1.
@@ -31,7 +32,7 @@ func (c *Config) known(name string, exact bool) bool {
 }
 
 // Parse reads a whole reply.
-func Parse(cfg *Config, text string) Parsed {
+func Parse(cfg *Config, text string) result.Parsed {
 	m := newMachine(cfg, nil)
 	// The machine never writes to its input: read the string in place.
 	m.buf = unsafe.Slice(unsafe.StringData(text), len(text))
@@ -59,7 +60,7 @@ var (
 // NewStream starts reading a streamed reply. emit, if not nil, receives the
 // events as they happen, from inside Write and Finish. The concatenated
 // EventText texts are exactly the final Parsed.Text.
-func NewStream(cfg *Config, emit func(Event)) *Stream {
+func NewStream(cfg *Config, emit func(result.Event)) *Stream {
 	return &Stream{m: newMachine(cfg, emit)}
 }
 
@@ -123,7 +124,7 @@ const maxDeferred = 64
 
 // Finish ends the reply and returns the Parsed reply, the same as Parse would
 // give on the whole text.
-func (s *Stream) Finish() Parsed {
+func (s *Stream) Finish() result.Parsed {
 	if !s.finished {
 		s.m.buf = append(s.m.buf, s.pend[:s.np]...)
 		s.finished = true

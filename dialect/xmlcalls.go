@@ -5,6 +5,7 @@ package dialect
 
 import (
 	"github.com/ptkit/ptk/dialect/internal/markup"
+	"github.com/ptkit/ptk/dialect/result"
 	"github.com/ptkit/ptk/dialect/tag"
 	"github.com/ptkit/ptk/lenient"
 )
@@ -42,7 +43,7 @@ func (r *xmlCall) advance(m *machine) bool {
 		}
 		raws, complete := rawsOf(markup.XMLCalls(buf[r.start:], r.start))
 		if !complete {
-			m.addCalls([]RawCall{{Name: firstName(raws), Offset: r.start, Err: DiagTruncated, ErrMsg: "the call is cut off before it ends"}})
+			m.addCalls([]RawCall{{Name: firstName(raws), Offset: r.start, Err: result.DiagTruncated, ErrMsg: "the call is cut off before it ends"}})
 		} else {
 			m.addCalls(raws)
 		}
@@ -127,7 +128,7 @@ func (r *glmInline) wait(m *machine) bool {
 	if !m.eof {
 		return false
 	}
-	m.addCalls([]RawCall{{Name: string(m.buf[r.start:r.at]), Offset: r.start, Err: DiagTruncated, ErrMsg: "the call is cut off before its arguments end"}})
+	m.addCalls([]RawCall{{Name: string(m.buf[r.start:r.at]), Offset: r.start, Err: result.DiagTruncated, ErrMsg: "the call is cut off before its arguments end"}})
 	m.pos = len(m.buf)
 	return true
 }
@@ -138,7 +139,7 @@ func (r *glmInline) end(m *machine, end int, ok bool) bool {
 	}
 	raws, _ := rawsOf(markup.GLM(m.buf[r.start:end], r.start))
 	if !ok {
-		raws = []RawCall{{Name: string(m.buf[r.start:r.at]), Offset: r.start, Err: DiagMalformed, ErrMsg: "an <arg_key> without its <arg_value>"}}
+		raws = []RawCall{{Name: string(m.buf[r.start:r.at]), Offset: r.start, Err: result.DiagMalformed, ErrMsg: "an <arg_key> without its <arg_value>"}}
 	}
 	m.addCalls(raws)
 	m.pos = end
@@ -151,7 +152,7 @@ func rawsOf(cs []markup.Call, complete bool) ([]RawCall, bool) {
 	for i, c := range cs {
 		out[i] = RawCall{Name: c.Name, Args: c.Args, TextArgs: c.TextArgs, Offset: c.Offset, Repairs: c.Repairs}
 		if c.Err != "" {
-			out[i].Err, out[i].ErrMsg = DiagMalformed, c.Err
+			out[i].Err, out[i].ErrMsg = result.DiagMalformed, c.Err
 		}
 	}
 	return out, complete
