@@ -1,6 +1,7 @@
 package dialect
 
 import (
+	"github.com/ptkit/ptk/dialect/result"
 	"github.com/ptkit/ptk/lenient"
 	"slices"
 )
@@ -27,7 +28,7 @@ type RawCall struct {
 	// name, arguments and metadata (bare JSON must, to be a call).
 	plain bool
 	// Err marks a call that cannot run: DiagMalformed or DiagTruncated.
-	Err    DiagKind
+	Err    result.DiagKind
 	ErrMsg string
 }
 
@@ -70,14 +71,14 @@ func callOf(n *lenient.Node, src []byte) (rc RawCall, shape callShape, exact boo
 			continue
 		}
 		if v.Kind == lenient.String {
-			rc.Name, nameKey = v.Str, k
+			rc.Name, nameKey = v.Text(), k
 			break
 		}
 		if k == "function" && v.Kind == lenient.Object {
 			// OpenAI's {"type": "function", "function": {"name", "arguments"}}
 			inner, sh, ex := callOf(v, src)
 			if sh == nameArgs || sh == nameOnly {
-				inner.Reasoning = firstString(n, reasonKeys)
+				inner.Reasoning = n.FirstString(reasonKeys...)
 				inner.plain = inner.plain && onlyKeys(n, "function")
 				return inner, sh, ex && onlyKeys(n, "function")
 			}
@@ -89,7 +90,7 @@ func callOf(n *lenient.Node, src []byte) (rc RawCall, shape callShape, exact boo
 			break
 		}
 	}
-	rc.Reasoning = firstString(n, reasonKeys)
+	rc.Reasoning = n.FirstString(reasonKeys...)
 	rc.plain = callKeysOnly(n)
 	switch {
 	case nameKey != "" && argsKey != "":
@@ -97,7 +98,7 @@ func callOf(n *lenient.Node, src []byte) (rc RawCall, shape callShape, exact boo
 		case lenient.Object:
 			exact = onlyKeys(n, nameKey, argsKey)
 		case lenient.String:
-			exact = onlyKeys(n, nameKey, argsKey) && unwrapsToObject(rc.Args.Str)
+			exact = onlyKeys(n, nameKey, argsKey) && unwrapsToObject(rc.Args.Text())
 		}
 		return rc, nameArgs, exact
 	case nameKey != "":
@@ -135,15 +136,6 @@ outer:
 	return true
 }
 
-func firstString(n *lenient.Node, keys []string) string {
-	for _, k := range keys {
-		if v := n.Get(k); v != nil && v.Kind == lenient.String {
-			return v.Str
-		}
-	}
-	return ""
-}
-
 // looksLikeSchema reports whether a value is a JSON Schema of an object:
 // {"type": "object", "properties": {...}}, as a tool definition holds.
 func looksLikeSchema(n *lenient.Node) bool {
@@ -174,7 +166,7 @@ func appendCallsFromJSON(out []RawCall, n *lenient.Node, src []byte, offset int)
 		rc, shape, _ := callOf(n, src)
 		rc.Offset = offset
 		if shape == notCall {
-			return append(out, RawCall{Offset: offset, Err: DiagMalformed, ErrMsg: "the call has no tool name (expected {\"tool\": name, \"args\": {...}})"})
+			return append(out, RawCall{Offset: offset, Err: result.DiagMalformed, ErrMsg: "the call has no tool name (expected {\"tool\": name, \"args\": {...}})"})
 		}
 		return append(out, rc)
 	case lenient.Array:
@@ -183,9 +175,9 @@ func appendCallsFromJSON(out []RawCall, n *lenient.Node, src []byte, offset int)
 			out = appendCallsFromJSON(out, k, src, offset)
 		}
 		if len(out) == before {
-			return append(out, RawCall{Offset: offset, Err: DiagMalformed, ErrMsg: "an empty list of calls"})
+			return append(out, RawCall{Offset: offset, Err: result.DiagMalformed, ErrMsg: "an empty list of calls"})
 		}
 		return out
 	}
-	return append(out, RawCall{Offset: offset, Err: DiagMalformed, ErrMsg: "expected a call object, found a JSON " + n.Kind.String()})
+	return append(out, RawCall{Offset: offset, Err: result.DiagMalformed, ErrMsg: "expected a call object, found a JSON " + n.Kind.String()})
 }

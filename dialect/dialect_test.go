@@ -2,6 +2,7 @@ package dialect
 
 import (
 	"encoding/json"
+	"github.com/ptkit/ptk/dialect/result"
 	"reflect"
 	"strings"
 	"testing"
@@ -22,8 +23,8 @@ func testConfig(tools ...string) *Config {
 			}
 			return false, false
 		},
-		Finish: func(c RawCall, id string) (Attempt, []Diagnostic) {
-			a := Attempt{Call: ptk.Call{ID: id, Tool: c.Name, Args: json.RawMessage("{}")}, Offset: c.Offset}
+		Finish: func(c RawCall, id string) (result.Attempt, []result.Diagnostic) {
+			a := result.Attempt{Call: ptk.Call{ID: id, Tool: c.Name, Args: json.RawMessage("{}")}, Offset: c.Offset}
 			if c.Args != nil {
 				a.Call.Args = lenient.AppendJSON(nil, c.Args, c.Src)
 			}

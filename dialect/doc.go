@@ -1,8 +1,8 @@
 // Package dialect finds tool calls in what a model wrote, in every format
 // models write them: PTK tags in any case, Hermes/Qwen <tool_call> and its
 // wrapper variants, Qwen3-Coder and Claude XML, Mistral [TOOL_CALLS], Llama
-// <|python_tag|>, pythonic [f(a=1)] lists, GLM, Gemma, Kimi, DeepSeek and
-// Harmony tokens, functionary, fenced and bare JSON.
+// <|python_tag|>, pythonic [f(a=1)] lists, GLM, Gemma and FunctionGemma,
+// Kimi, DeepSeek and Harmony tokens, functionary, fenced and bare JSON.
 //
 // It is one linear scanner (scan.go): prose is read up to a trigger byte,
 // where a recognizer (recognize.go) decides within a bounded look-ahead

@@ -2,6 +2,8 @@ package dialect
 
 import (
 	"bytes"
+	"github.com/ptkit/ptk/dialect/internal/markup"
+	"github.com/ptkit/ptk/dialect/result"
 	"github.com/ptkit/ptk/dialect/tag"
 	"github.com/ptkit/ptk/lenient"
 	"strings"
@@ -56,7 +58,20 @@ func (m *machine) quoted(i int) bool {
 // bytes on; need is true when the input ends first.
 func (m *machine) skipWS(i, n int) (j int, need, far bool) {
 	j = i
-	for j < len(m.buf) && lenient.IsWS(m.buf[j]) {
+	for j < len(m.buf) {
+		if c := m.buf[j]; !lenient.IsWS(c) {
+			if c != 0xC4 && c != 0xE2 {
+				break
+			}
+			k, need := lenient.Artefact(m.buf, j, m.eof)
+			if need {
+				return j, true, false
+			}
+			if k == 0 {
+				break
+			}
+			j += k - 1 // a detokenizer's ▁, Ġ, Ċ for white space
+		}
 		j++
 		if j-i > n {
 			// far: j is a byte of white space, or the end of the reply
@@ -111,7 +126,7 @@ func (m *machine) recognizeTag(i int) action {
 		return action{need: true}
 	} else if match {
 		return action{reg: regionOf(&m.regions.dropRegion, dropRegion{start: i, end: i + len("<call:"), text: true,
-			diag: &Diagnostic{Kind: DiagUnsupported, Offset: i, Message: "<call:...> syntax is not a call ptk runs; read as text"}})}
+			diag: &result.Diagnostic{Kind: result.DiagUnsupported, Offset: i, Message: "<call:...> syntax is not a call ptk runs; read as text"}})}
 	}
 	t, ok, need := tag.Read(buf, i, m.eof)
 	if need {
@@ -136,7 +151,7 @@ func (m *machine) drop(t tag.Info) action {
 // unopenedThink drops a </think> that closes a block the reply never opened.
 func (m *machine) unopenedThink(i int, t tag.Info) action {
 	return action{reg: regionOf(&m.regions.dropRegion, dropRegion{end: t.End,
-		diag: &Diagnostic{Kind: DiagUnopenedThink, Offset: i, Message: "the reply closes a reasoning block it never opened: the model's template opens it; " +
+		diag: &result.Diagnostic{Kind: result.DiagUnopenedThink, Offset: i, Message: "the reply closes a reasoning block it never opened: the model's template opens it; " +
 			"parse with StartInThink (ptk parse --think) so its reasoning is not read as text or calls"}})}
 }
 
@@ -233,7 +248,7 @@ func (m *machine) xmlCall(i int, t tag.Info) action {
 	if name == "" {
 		name, _ = tag.Attr(t.Attrs, "name")
 	}
-	if !isToolName(name) {
+	if !tag.IsToolName(name) {
 		return action{}
 	}
 	j, need, far := m.skipWS(t.End, maxLook)
@@ -248,7 +263,8 @@ func (m *machine) xmlCall(i int, t tag.Info) action {
 		if need {
 			return action{need: true}
 		}
-		if !ok || !(nt.Name == "parameter" || nt.Closing && (nt.Name == t.Name || nt.Name == "tool_call")) {
+		if !ok || !(nt.Name == "parameter" || nt.Closing && (nt.Name == t.Name || nt.Name == "tool_call") ||
+			markup.BareParam(nt) && t.Name == "function" && m.declared(name)) {
 			return action{}
 		}
 	}
@@ -257,42 +273,13 @@ func (m *machine) xmlCall(i int, t tag.Info) action {
 		closers = []string{"</invoke>"}
 	}
 	if t.Raw != t.Name {
-		closers = append([]string{"</" + string(bytes.ToLower(m.buf[i+1:i+1+tagNameLen(m.buf[i+1:t.End])]))}, closers...)
+		closers = append([]string{"</" + string(bytes.ToLower(m.buf[i+1:i+1+tag.NameLen(m.buf[i+1:t.End])]))}, closers...)
 	}
 	a := action{reg: regionOf(&m.regions.xmlCall, xmlCall{start: i, closers: closers}), call: true}
 	if t.Name == "invoke" {
 		a.steal = m.strayLine(i)
 	}
 	return a
-}
-
-// tagNameLen is the length of the name at the start of a tag's text (after
-// '<'), up to its attributes.
-func tagNameLen(b []byte) int {
-	for k, c := range b {
-		if c == ' ' || c == '\t' || c == '=' || c == '>' {
-			if c == '>' {
-				return k + 1
-			}
-			return k
-		}
-	}
-	return len(b)
-}
-
-// isToolName reports whether s can be a tool's name: not a placeholder like
-// "..." or "name here".
-func isToolName(s string) bool {
-	if s == "" || len(s) > 128 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == ':' || c >= 0x80) {
-			return false
-		}
-	}
-	return true
 }
 
 // strayLine returns the length of a lone short word line (and the white
@@ -433,6 +420,9 @@ func (m *machine) wrapper(i int, t tag.Info, closers []string, weak, gemma bool)
 		word := buf[j:k]
 		if bytes.HasPrefix(word, []byte("call:")) {
 			return a // Gemma-style call:name{...}
+		}
+		if string(word) == "function" && k < len(buf) && buf[k] == '=' {
+			return a // Qwen3-Coder's <function=name> missing its '<'
 		}
 		if k < len(buf) && buf[k] == '(' {
 			r.py, r.pyOpen = true, k // f(a=1), one call a line
@@ -579,8 +569,98 @@ func (m *machine) recognizeBracket(i int) action {
 		if k < len(buf) && buf[k] == '(' && m.standsAlone(i) {
 			return action{reg: regionOf(&m.regions.pythonic, pythonic{start: i, bracket: true}), call: true}
 		}
+		if k < len(buf) && buf[k] == ']' && j == i+1 {
+			return m.bracketMarker(i, buf[j:k], k+1)
+		}
 	}
 	return action{}
+}
+
+// bracketMarker reads a call between bracket markers: [tool]name[args]{...}[end]
+// when name is a declared tool, and LM Studio's [TOOL_REQUEST]{...}
+// [END_TOOL_REQUEST]. w is the marker's word; after is the byte after it.
+func (m *machine) bracketMarker(i int, w []byte, after int) action {
+	buf := m.buf
+	lw := string(bytes.ToLower(w))
+	ends := []string{"[end]", "[/" + lw + "]", "[end_" + lw + "]"}
+	n, need, far := m.skipWS(after, maxLook)
+	if need {
+		return action{need: true}
+	}
+	if far || n >= len(buf) {
+		return action{}
+	}
+	if buf[n] == '{' {
+		if lw != "tool_request" {
+			return action{}
+		}
+		return action{reg: regionOf(&m.regions.headerCall, headerCall{start: i, jsonAt: n, ends: ends}), call: true}
+	}
+	if !lenient.IsIdentStart(buf[n]) || !m.cfg.Declared {
+		return action{}
+	}
+	k := n
+	for k < len(buf) && k-n < 2*maxStealWord && (lenient.IsPyIdentByte(buf[k]) || buf[k] == '.' || buf[k] == '-') {
+		k++
+	}
+	if k >= len(buf) && !m.eof {
+		return action{need: true}
+	}
+	name := string(buf[n:k])
+	if !m.cfg.known(name, false) {
+		return action{}
+	}
+	if k < len(buf) && buf[k] == '[' { // a marker before the arguments: [args]
+		e := k + 1
+		for e < len(buf) && e-k < 32 && lenient.IsPyIdentByte(buf[e]) {
+			e++
+		}
+		if e >= len(buf) && !m.eof {
+			return action{need: true}
+		}
+		if e >= len(buf) || buf[e] != ']' || e == k+1 {
+			return action{}
+		}
+		k = e + 1
+	}
+	o, need, far := m.skipWS(k, maxLook)
+	if need {
+		return action{need: true}
+	}
+	if far || o >= len(buf) || buf[o] != '{' {
+		return action{}
+	}
+	return action{reg: regionOf(&m.regions.headerCall, headerCall{start: i, jsonAt: o, name: name, ends: ends}), call: true}
+}
+
+// responseTag drops a <response> wrapper around calls: the opener when a
+// tag follows it, the closer right after a call.
+func (m *machine) responseTag(i int, t tag.Info) action {
+	if t.Closing {
+		if m.callEnd >= 0 && m.callEnd <= i && isAllSpace(m.buf[m.callEnd:i]) {
+			a := m.drop(t)
+			a.call = true // it may share a code fence with the calls
+			return a
+		}
+		return action{}
+	}
+	j, need, far := m.skipWS(t.End, maxLook)
+	if need {
+		return action{need: true}
+	}
+	if far || j >= len(m.buf) || m.buf[j] != '<' {
+		return action{}
+	}
+	nt, ok, need := tag.Read(m.buf, j, m.eof)
+	if need {
+		return action{need: true}
+	}
+	if !ok || nt.Closing || !(wrapperNames[nt.Name] || nt.Name == "function" || nt.Name == "invoke") {
+		return action{}
+	}
+	a := m.drop(t)
+	a.call = true
+	return a
 }
 
 // mistral reads what follows [TOOL_CALLS]: a JSON list of calls, or
@@ -596,7 +676,7 @@ func (m *machine) mistral(i, e int) action {
 		return drop
 	}
 	if j >= len(buf) {
-		return action{reg: regionOf(&m.regions.badCall, badCall{start: i, end: len(buf), kind: DiagTruncated, msg: "[TOOL_CALLS] with no call after it"}), call: true}
+		return action{reg: regionOf(&m.regions.badCall, badCall{start: i, end: len(buf), kind: result.DiagTruncated, msg: "[TOOL_CALLS] with no call after it"}), call: true}
 	}
 	c := buf[j]
 	if c == '[' || c == '{' {
@@ -630,7 +710,7 @@ func (m *machine) mistral(i, e int) action {
 			return action{need: true}
 		}
 		name := string(buf[j:k])
-		return action{reg: regionOf(&m.regions.badCall, badCall{start: i, end: k, name: name, kind: DiagTruncated, msg: "the call to " + name + " has no arguments ([ARGS] missing)"}), call: true}
+		return action{reg: regionOf(&m.regions.badCall, badCall{start: i, end: k, name: name, kind: result.DiagTruncated, msg: "the call to " + name + " has no arguments ([ARGS] missing)"}), call: true}
 	}
 	name := string(buf[j:k])
 	n := k
@@ -661,7 +741,7 @@ func (m *machine) mistral(i, e int) action {
 		return action{reg: regionOf(&m.regions.headerCall, headerCall{start: i, jsonAt: n, name: name}), call: true}
 	}
 	if n >= len(buf) {
-		return action{reg: regionOf(&m.regions.badCall, badCall{start: i, end: n, name: name, kind: DiagTruncated, msg: "the call to " + name + " has no arguments"}), call: true}
+		return action{reg: regionOf(&m.regions.badCall, badCall{start: i, end: n, name: name, kind: result.DiagTruncated, msg: "the call to " + name + " has no arguments"}), call: true}
 	}
 	return drop
 }
@@ -725,7 +805,7 @@ func (m *machine) mistralArgs(j int) int {
 type badCall struct {
 	start, end int
 	name, msg  string
-	kind       DiagKind
+	kind       result.DiagKind
 }
 
 func (r *badCall) advance(m *machine) bool {
@@ -876,6 +956,10 @@ func (m *machine) recognizeArrows(i int) action {
 	}
 	if n < len(buf) && buf[n] == '{' {
 		return action{reg: regionOf(&m.regions.headerCall, headerCall{start: i, jsonAt: n, name: name}), call: true}
+	}
+	if (name == "python" || name == "ipython") && n < len(buf) && m.declared(name) {
+		// functionary's python recipient takes raw code
+		return action{reg: regionOf(&m.regions.rawCode, rawCode{start: i, body: k + 1, name: name}), call: true}
 	}
 	return action{}
 }

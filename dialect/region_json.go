@@ -1,9 +1,50 @@
 package dialect
 
 import (
-	"github.com/ptkit/ptk/lenient"
+	"github.com/ptkit/ptk/dialect/result"
 	"strconv"
+	"strings"
+
+	"github.com/ptkit/ptk/dialect/tag"
+	"github.com/ptkit/ptk/lenient"
 )
+
+// rawCode is functionary's python recipient: >>>python and raw code up to
+// the next recipient or the end of the reply, run as {"code": ...}.
+type rawCode struct {
+	start, body int
+	name        string
+	began       bool
+	sent        int
+	f           tag.Finder
+}
+
+func (r *rawCode) advance(m *machine) bool {
+	buf := m.buf
+	if !r.began {
+		r.began = true
+		m.beginCall(r.name)
+		r.f = tag.Finder{Pats: []string{">>>"}, At: r.body}
+		r.sent = r.body
+	}
+	idx, _ := r.f.Find(buf, m.eof)
+	end := r.f.At
+	if idx < 0 && m.eof {
+		end = len(buf)
+	}
+	if end > r.sent {
+		m.callDelta(buf[r.sent:end])
+		r.sent = end
+	}
+	if idx < 0 && !m.eof {
+		return false
+	}
+	code := strings.TrimRight(string(buf[r.body:end]), " \t\r\n")
+	args := &lenient.Node{Kind: lenient.Object, Keys: []string{"code"}, Kids: []*lenient.Node{{Kind: lenient.String, Str: code}}}
+	m.addCalls([]RawCall{{Name: r.name, Args: args, Offset: r.start, Repairs: []string{`raw code for the python recipient read as {"code": ...}`}}})
+	m.pos = end
+	return true
+}
 
 // Calls written as JSON after a header that names the tool, and JSON found
 // in prose.
@@ -22,6 +63,7 @@ type headerCall struct {
 	rep           lenient.Repairs
 	sent          int
 	got           bool // the current value is read
+	cut           bool // the reply ended before the value's last bracket
 	// textBefore is text between the header and the JSON (Mistral's
 	// "[TOOL_CALLS] junk [{...}]"), kept as text.
 	textBefore [2]int
@@ -56,11 +98,20 @@ func (r *headerCall) advance(m *machine) bool {
 			case lenient.Need:
 				return false
 			case lenient.Fail:
-				k := DiagMalformed
+				if r.name == "" && r.jp.CloseAtEnd(len(buf), completeEnvelope) {
+					// [{"name": "f", "arguments": {...}} and the reply ends:
+					// the calls are complete, only the bracket is missing.
+					r.rep.Merge(&r.jp.Rep)
+					r.vals = append(r.vals, r.jp.Root)
+					r.got = true
+					r.cut = true
+					continue
+				}
+				k := result.DiagMalformed
 				msg := "the call's JSON cannot be read: " + r.jp.FailMsg
 				end := r.jp.FailPos
 				if r.jp.Truncated {
-					k, msg, end = DiagTruncated, "the call is cut off before its JSON ends", len(buf)
+					k, msg, end = result.DiagTruncated, "the call is cut off before its JSON ends", len(buf)
 				}
 				m.addCalls([]RawCall{{Name: r.name, Offset: r.start, Err: k, ErrMsg: msg}})
 				m.pos = end
@@ -107,7 +158,7 @@ func (r *headerCall) advance(m *machine) bool {
 			if r.name != "" && k == 0 {
 				rc := RawCall{Name: r.name, Args: v, Src: buf, Offset: r.start}
 				if v.Kind != lenient.Object {
-					rc.Err, rc.ErrMsg = DiagMalformed, "the arguments must be a JSON object"
+					rc.Err, rc.ErrMsg = result.DiagMalformed, "the arguments must be a JSON object"
 				}
 				raws = append(raws, rc)
 				continue
@@ -115,6 +166,9 @@ func (r *headerCall) advance(m *machine) bool {
 			raws = appendCallsFromJSON(raws, v, buf, r.start)
 		}
 		rep := r.rep.Strings()
+		if r.cut {
+			rep = append(rep, repairCutBrace)
+		}
 		for k := range raws {
 			raws[k].Repairs = append(raws[k].Repairs, rep...)
 		}
@@ -173,7 +227,9 @@ func (r *bareJSON) advance(m *machine) bool {
 		case lenient.Need:
 			return false
 		case lenient.Fail:
-			return r.salvage(m)
+			if !r.cutCall(m) {
+				return r.salvage(m)
+			}
 		}
 		end := r.jp.End
 		var raws []RawCall
@@ -196,6 +252,20 @@ func (r *bareJSON) advance(m *machine) bool {
 		}
 		r.after, r.phase = end, 1
 	}
+}
+
+// cutCall reads JSON in prose that the reply cut off just before its last
+// brace as a call, when it is one: {"name": "f", "arguments": {...}
+func (r *bareJSON) cutCall(m *machine) bool {
+	jp := r.jp
+	if !jp.Truncated || r.textRun || !m.cfg.Declared {
+		return false
+	}
+	if jp.CloseAtEnd(len(m.buf), func(v *lenient.Node) bool { return completeCall(v) && m.bareCalls(v, m.buf, r.start) != nil }) {
+		jp.Rep.Add(lenient.RepairCutBrace)
+		return true
+	}
+	return false
 }
 
 // salvage handles JSON that failed: it is text, except the outermost
@@ -290,7 +360,7 @@ func (m *machine) bareCall(v *lenient.Node, src []byte) (RawCall, bool) {
 	found, requiresArgs := m.cfg.Lookup(rc.Name, shape == nameAsKey)
 	if !found {
 		if shape == nameArgs {
-			m.diag(Diagnostic{Kind: DiagNotACall, Offset: v.Start, Tool: rc.Name,
+			m.diag(result.Diagnostic{Kind: result.DiagNotACall, Offset: v.Start, Tool: rc.Name,
 				Message: "JSON naming " + strconv.Quote(rc.Name) + " read as text: no such tool is declared"})
 		}
 		return rc, false

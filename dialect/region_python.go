@@ -1,6 +1,9 @@
 package dialect
 
-import "github.com/ptkit/ptk/lenient"
+import (
+	"github.com/ptkit/ptk/dialect/result"
+	"github.com/ptkit/ptk/lenient"
+)
 
 // Calls written in Python syntax outside any marker.
 
@@ -78,7 +81,7 @@ func (r *pythonic) advance(m *machine) bool {
 		if pp.Err != "" {
 			msg += ": " + pp.Err
 		}
-		m.addCalls([]RawCall{{Offset: r.start, Err: DiagMalformed, ErrMsg: msg}})
+		m.addCalls([]RawCall{{Offset: r.start, Err: result.DiagMalformed, ErrMsg: msg}})
 		m.pos = max(end, r.start+1)
 		return true
 	}
@@ -101,7 +104,7 @@ func (r *pythonic) advance(m *machine) bool {
 	}
 	raws := pyRaws(calls, buf, 0)
 	if pp.Err != "" {
-		raws = append(raws, RawCall{Offset: pp.ErrAt, Err: DiagMalformed, ErrMsg: "a call in the list cannot be read: " + pp.Err})
+		raws = append(raws, RawCall{Offset: pp.ErrAt, Err: result.DiagMalformed, ErrMsg: "a call in the list cannot be read: " + pp.Err})
 	}
 	if st == lenient.Fail && pp.Err == "" {
 		end = pp.Pos

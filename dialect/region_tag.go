@@ -5,6 +5,8 @@ package dialect
 
 import (
 	"bytes"
+	"github.com/ptkit/ptk/dialect/internal/markup"
+	"github.com/ptkit/ptk/dialect/result"
 	"github.com/ptkit/ptk/dialect/tag"
 	"github.com/ptkit/ptk/lenient"
 	"slices"
@@ -13,6 +15,8 @@ import (
 const (
 	repairMissingCloser = "missing closing tag: the call ends where its JSON ends"
 	repairExtraClosers  = "extra closing brackets after the call ignored"
+	repairCutCloser     = "the closing tag is cut off at the end of the reply"
+	repairCutBrace      = "the reply ends before the call's closing brace: the call ends where its arguments end"
 )
 
 // maxJunk bounds how far past a call's JSON its closing tag is looked for.
@@ -50,7 +54,7 @@ type tagCall struct {
 	extra   []string
 	phase   int
 	after   int
-	xs      xmlScan
+	xs      markup.Scan
 	cf      tag.Finder
 	// junk is where text between the JSON and the closer starts;
 	// textAfter is that text, kept after the call.
@@ -69,7 +73,7 @@ func (r *tagCall) advance(m *machine) bool {
 			r.jp = m.newJParser(r.jsonAt, false)
 			r.jp.Closers = r.closers
 		} else {
-			r.xs = xmlScan{at: r.body, closers: r.closers, gemma: r.gemma}
+			r.xs = markup.Scan{At: r.body, Closers: r.closers, Gemma: r.gemma}
 		}
 	}
 	switch {
@@ -98,7 +102,7 @@ func (r *tagCall) advancePython(m *machine) bool {
 			case lenient.Fail:
 				// Unbalanced: fall back to finding the closer.
 				r.py = false
-				r.xs = xmlScan{at: r.sc.FailPos, closers: r.closers}
+				r.xs = markup.Scan{At: r.sc.FailPos, Closers: r.closers}
 				return r.advanceText(m)
 			}
 			r.after, r.phase = r.sc.End, 1
@@ -149,7 +153,7 @@ func (r *tagCall) finishPython(m *machine, end int, repair string) bool {
 		}
 	}
 	if pp.Err != "" {
-		raws = append(raws, RawCall{Offset: r.start, Err: DiagMalformed, ErrMsg: "the call cannot be read: " + pp.Err})
+		raws = append(raws, RawCall{Offset: r.start, Err: result.DiagMalformed, ErrMsg: "the call cannot be read: " + pp.Err})
 	}
 	m.addCalls(raws)
 	m.pos = end
@@ -175,8 +179,17 @@ func (r *tagCall) advanceJSON(m *machine) bool {
 				return false
 			case lenient.Fail:
 				r.mergeRepairs()
+				if !r.weak && r.name == "" && r.jp.CloseAtEnd(len(buf), completeEnvelope) {
+					// {"name": "f", "arguments": {...}  and the reply ends:
+					// the arguments are complete, only the brace is missing.
+					r.extra = append(r.extra, repairCutBrace)
+					r.vals = append(r.vals, r.jp.Root)
+					r.after = len(buf)
+					r.phase = 1
+					continue
+				}
 				if r.jp.Truncated {
-					return r.finishBad(m, len(buf), DiagTruncated, "the call is cut off before its JSON ends: "+r.jp.FailMsg)
+					return r.finishBad(m, len(buf), result.DiagTruncated, "the call is cut off before its JSON ends: "+r.jp.FailMsg)
 				}
 				r.cf = tag.Finder{Pats: r.closers, At: r.jp.FailPos}
 				r.phase = 2
@@ -187,9 +200,9 @@ func (r *tagCall) advanceJSON(m *machine) bool {
 			r.after = r.jp.End
 			r.phase = 1
 		case 1: // after a value: more values, a closing fence, the closer
-			i := r.after
-			for i < len(buf) && lenient.IsWS(buf[i]) {
-				i++
+			i, need, _ := m.skipWS(r.after, len(buf))
+			if need {
+				return false
 			}
 			if i >= len(buf) {
 				if !m.eof {
@@ -199,6 +212,10 @@ func (r *tagCall) advanceJSON(m *machine) bool {
 				return r.finish(m, r.jp.End, r.jp.End)
 			}
 			c := buf[i]
+			if c == '<' && m.eof && lenient.CutOff(buf, i, r.closers) {
+				r.extra = append(r.extra, repairCutCloser)
+				return r.finish(m, r.jp.End, len(buf))
+			}
 			if c == '<' {
 				for _, cl := range r.closers {
 					match, need := lenient.HasPrefixFold(buf, i, cl, m.eof)
@@ -276,12 +293,32 @@ func (r *tagCall) advanceJSON(m *machine) bool {
 				if !m.eof {
 					return false
 				}
-				return r.finishBad(m, len(buf), DiagMalformed, "the call's JSON cannot be read: "+r.jp.FailMsg)
+				return r.finishBad(m, len(buf), result.DiagMalformed, "the call's JSON cannot be read: "+r.jp.FailMsg)
 			}
 			r.delta(m, idx)
-			return r.finishBad(m, idx+len(r.closers[k]), DiagMalformed, "the call's JSON cannot be read: "+r.jp.FailMsg)
+			return r.finishBad(m, idx+len(r.closers[k]), result.DiagMalformed, "the call's JSON cannot be read: "+r.jp.FailMsg)
 		}
 	}
+}
+
+// completeEnvelope reports that v, the JSON of calls cut off before its
+// last bracket, holds complete calls: a list of them, or an object with a
+// name and arguments.
+func completeEnvelope(v *lenient.Node) bool {
+	if v != nil && v.Kind == lenient.Array {
+		return true
+	}
+	return completeCall(v)
+}
+
+// completeCall reports that v, a call's JSON cut off before its closing
+// brace, holds a name and complete arguments.
+func completeCall(v *lenient.Node) bool {
+	if v == nil || v.Kind != lenient.Object {
+		return false
+	}
+	rc, shape, _ := callOf(v, nil)
+	return shape == nameArgs && rc.Args != nil && rc.Args.Kind == lenient.Object
 }
 
 func appendOnce(s []string, x string) []string {
@@ -337,7 +374,7 @@ func (r *tagCall) finish(m *machine, bodyEnd, end int) bool {
 	return true
 }
 
-func (r *tagCall) finishBad(m *machine, end int, k DiagKind, msg string) bool {
+func (r *tagCall) finishBad(m *machine, end int, k result.DiagKind, msg string) bool {
 	if r.weak {
 		m.pos = end
 		m.regionText(r.start, end)
@@ -350,26 +387,30 @@ func (r *tagCall) finishBad(m *machine, end int, k DiagKind, msg string) bool {
 
 func (r *tagCall) advanceText(m *machine) bool {
 	buf := m.buf
-	idx, k := r.xs.find(buf, m.eof)
+	idx, k := r.xs.Find(buf, m.eof)
 	if idx < 0 {
-		r.delta(m, r.xs.at)
+		r.delta(m, r.xs.At)
 		if !m.eof {
 			return false
 		}
 		// No closer: the call ends with its last complete element, or is cut off.
 		if isAllSpace(buf[r.body:]) {
-			return r.finishBad(m, len(buf), DiagTruncated, "the call is cut off right after its opening tag")
+			return r.finishBad(m, len(buf), result.DiagTruncated, "the call is cut off right after its opening tag")
 		}
 		end := len(buf)
-		if r.xs.lastEnd > r.body {
-			end = r.xs.lastEnd
+		if r.xs.LastEnd > r.body {
+			end = r.xs.LastEnd
 		}
 		raws, complete := parseTextBody(buf[r.body:end], r.start, r.gemma)
 		if !complete {
-			return r.finishBad(m, len(buf), DiagTruncated, "the call is cut off before it ends")
+			return r.finishBad(m, len(buf), result.DiagTruncated, "the call is cut off before it ends")
+		}
+		repair := "missing closing tag: the call ends where its last element ends"
+		if k, _, _ := m.skipWS(end, len(buf)); lenient.CutOff(buf, k, r.closers) {
+			repair, end = repairCutCloser, len(buf) // </function>\n</tool_
 		}
 		for i := range raws {
-			raws[i].Repairs = append(raws[i].Repairs, "missing closing tag: the call ends where its last element ends")
+			raws[i].Repairs = append(raws[i].Repairs, repair)
 		}
 		m.addCalls(raws)
 		m.pos = end
@@ -382,114 +423,30 @@ func (r *tagCall) advanceText(m *machine) bool {
 	return true
 }
 
-// xmlScan finds a closer outside parameter values, resumably.
-type xmlScan struct {
-	at      int
-	closers []string
-	gemma   bool
-	inParam string // the closer of the parameter value we are in
-	inStr   bool   // inside a Gemma <|"|> string
-	lastEnd int    // after the last </function> or </invoke> seen
-}
-
-var paramOpen = []struct{ open, close string }{
-	{"<parameter", "</parameter>"},
-	{"<arg_value>", "</arg_value>"},
-}
-
-func (x *xmlScan) find(buf []byte, eof bool) (int, int) {
-	for i := x.at; i < len(buf); i++ {
-		if buf[i] != '<' {
-			continue
-		}
-		x.at = i
-		if x.gemma {
-			match, need := lenient.HasPrefixFold(buf, i, `<|"|>`, eof)
-			if need {
-				return -1, -1
-			}
-			if match {
-				x.inStr = !x.inStr
-				i += 4
-				continue
-			}
-			if x.inStr {
-				continue
-			}
-		}
-		if x.inParam != "" {
-			match, need := lenient.HasPrefixFold(buf, i, x.inParam, eof)
-			if need {
-				return -1, -1
-			}
-			if match {
-				i += len(x.inParam) - 1
-				x.inParam = ""
-			}
-			continue
-		}
-		for _, p := range paramOpen {
-			match, need := lenient.HasPrefixFold(buf, i, p.open, eof)
-			if need {
-				return -1, -1
-			}
-			if match {
-				if p.open == "<parameter" {
-					// <parameter>key</parameter> holds a key, not a value
-					if i+len(p.open) >= len(buf) && !eof {
-						return -1, -1
-					}
-					if i+len(p.open) < len(buf) && buf[i+len(p.open)] == '>' {
-						break
-					}
-				}
-				x.inParam = p.close
-				break
-			}
-		}
-		if x.inParam != "" {
-			continue
-		}
-		for k, c := range x.closers {
-			match, need := lenient.HasPrefixFold(buf, i, c, eof)
-			if need {
-				return -1, -1
-			}
-			if match {
-				return i, k
-			}
-		}
-		for _, c := range []string{"</function>", "</invoke>"} {
-			match, need := lenient.HasPrefixFold(buf, i, c, eof)
-			if need {
-				return -1, -1
-			}
-			if match {
-				x.lastEnd = i + len(c)
-			}
-		}
-	}
-	x.at = len(buf)
-	return -1, -1
-}
-
 // parseTextBody reads the calls in a non-JSON call body. complete reports
 // that the body reads as whole calls.
 func parseTextBody(b []byte, off int, gemma bool) ([]RawCall, bool) {
 	t := bytes.TrimSpace(b)
 	switch {
 	case len(t) == 0:
-		return []RawCall{{Offset: off, Err: DiagMalformed, ErrMsg: "the call is empty"}}, true
+		return []RawCall{{Offset: off, Err: result.DiagMalformed, ErrMsg: "the call is empty"}}, true
 	case gemma || bytes.HasPrefix(t, []byte("call:")):
-		return parseGemma(t, off)
+		return rawsOf(markup.Gemma(t, off))
 	case t[0] == '<':
-		return parseXMLCalls(t, off)
+		return rawsOf(markup.XMLCalls(t, off))
+	case bytes.HasPrefix(t, []byte("function=")):
+		// Qwen3-Coder's opener written without its '<'
+		calls, complete := rawsOf(markup.XMLCalls(append([]byte("<"), t...), off))
+		for i := range calls {
+			calls[i].Repairs = append(calls[i].Repairs, "the opening tag <function=...> was missing its '<'")
+		}
+		return calls, complete
 	case t[0] == '[':
 		pp := &lenient.Python{Src: t, End: len(t)}
 		calls := pp.CallList(true)
 		out := pyRaws(calls, t, off)
 		if pp.Err != "" {
-			out = append(out, RawCall{Offset: off, Err: DiagMalformed, ErrMsg: "the call cannot be read: " + pp.Err})
+			out = append(out, RawCall{Offset: off, Err: result.DiagMalformed, ErrMsg: "the call cannot be read: " + pp.Err})
 			return out, len(calls) > 0
 		}
 		return out, true
@@ -506,19 +463,23 @@ func parseTextBody(b []byte, off int, gemma bool) ([]RawCall, bool) {
 		calls := pp.CallList(false)
 		out := pyRaws(calls, t, off)
 		if pp.Err != "" {
-			out = append(out, RawCall{Offset: off, Err: DiagMalformed, ErrMsg: "the call cannot be read: " + pp.Err})
+			out = append(out, RawCall{Offset: off, Err: result.DiagMalformed, ErrMsg: "the call cannot be read: " + pp.Err})
 			return out, len(calls) > 0
 		}
 		return out, true
 	default:
-		return parseGLM(t, off)
+		return rawsOf(markup.GLM(t, off))
 	}
 }
 
 func pyRaws(calls []lenient.PyCall, src []byte, off int) []RawCall {
 	out := make([]RawCall, 0, len(calls))
 	for _, c := range calls {
-		out = append(out, RawCall{Name: c.Name, Args: c.Args, Positional: c.Positional, Offset: off + c.Start, raw: src[c.Start:c.End]})
+		rc := RawCall{Name: c.Name, Args: c.Args, Positional: c.Positional, Offset: off + c.Start, raw: src[c.Start:c.End]}
+		if c.Err != "" {
+			rc.Err, rc.ErrMsg = result.DiagMalformed, "the call's arguments cannot be read: "+c.Err
+		}
+		out = append(out, rc)
 	}
 	return out
 }

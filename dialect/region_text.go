@@ -1,6 +1,7 @@
 package dialect
 
 import (
+	"github.com/ptkit/ptk/dialect/result"
 	"github.com/ptkit/ptk/dialect/tag"
 	"github.com/ptkit/ptk/lenient"
 )
@@ -13,7 +14,7 @@ import (
 type dropRegion struct {
 	start, end int
 	text       bool
-	diag       *Diagnostic
+	diag       *result.Diagnostic
 }
 
 func (r *dropRegion) advance(m *machine) bool {
@@ -121,7 +122,7 @@ scan:
 		}
 		r.at = i
 		if m.eof && !wait {
-			m.diag(Diagnostic{Kind: DiagUnclosedThink, Message: "a reasoning block is not closed; its text is reasoning, and no call in it is run", Offset: r.contentFrom})
+			m.diag(result.Diagnostic{Kind: result.DiagUnclosedThink, Message: "a reasoning block is not closed; its text is reasoning, and no call in it is run", Offset: r.contentFrom})
 			m.pos = len(buf)
 			return true
 		}

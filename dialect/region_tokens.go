@@ -4,6 +4,8 @@ package dialect
 
 import (
 	"bytes"
+	"github.com/ptkit/ptk/dialect/internal/markup"
+	"github.com/ptkit/ptk/dialect/result"
 	"github.com/ptkit/ptk/dialect/tag"
 	"github.com/ptkit/ptk/lenient"
 	"strings"
@@ -64,14 +66,14 @@ func (r *tokenCall) advance(m *machine) bool {
 				if !m.eof {
 					return false
 				}
-				return r.bad(m, len(buf), DiagTruncated, "the call is cut off before its arguments")
+				return r.bad(m, len(buf), result.DiagTruncated, "the call is cut off before its arguments")
 			}
 			if k >= len(tokenSeps) { // an end token before any separator
 				end := idx
 				if consumedEnd(k - len(tokenSeps)) {
 					end += len(tokenCallEnds[k-len(tokenSeps)])
 				}
-				return r.bad(m, end, DiagMalformed, "the call has no arguments")
+				return r.bad(m, end, result.DiagMalformed, "the call has no arguments")
 			}
 			header := strings.TrimSpace(string(buf[r.body:idx]))
 			r.pos = idx + len(tokenSeps[k])
@@ -128,7 +130,7 @@ func (r *tokenCall) advance(m *machine) bool {
 				return false
 			case lenient.Fail:
 				if r.jp.Truncated {
-					return r.bad(m, len(buf), DiagTruncated, "the call is cut off before its JSON ends")
+					return r.bad(m, len(buf), result.DiagTruncated, "the call is cut off before its JSON ends")
 				}
 				r.phase = 4
 				continue
@@ -182,7 +184,7 @@ func (r *tokenCall) advance(m *machine) bool {
 			r.delta(m, idx)
 			rc := parseTokenCall(buf[r.body:idx], r.start)
 			if k < 0 && rc.Err == "" {
-				rc.Err, rc.ErrMsg = DiagTruncated, "the call is cut off before its end token"
+				rc.Err, rc.ErrMsg = result.DiagTruncated, "the call is cut off before its end token"
 			}
 			m.addCalls([]RawCall{rc})
 			m.pos = idx
@@ -201,7 +203,7 @@ func (r *tokenCall) delta(m *machine, upto int) {
 	}
 }
 
-func (r *tokenCall) bad(m *machine, end int, k DiagKind, msg string) bool {
+func (r *tokenCall) bad(m *machine, end int, k result.DiagKind, msg string) bool {
 	r.delta(m, end)
 	m.addCalls([]RawCall{{Name: r.name, Offset: r.start, Err: k, ErrMsg: msg}})
 	m.pos = end
@@ -224,12 +226,12 @@ func parseTokenCall(b []byte, off int) RawCall {
 	f := tag.Finder{Pats: tokenSeps}
 	k, p := f.Find(b, true)
 	if k < 0 {
-		return RawCall{Name: tokenName(string(b)), Offset: off, Err: DiagMalformed, ErrMsg: "the call has no arguments"}
+		return RawCall{Name: tokenName(string(b)), Offset: off, Err: result.DiagMalformed, ErrMsg: "the call has no arguments"}
 	}
 	header := strings.TrimSpace(string(b[:k]))
 	rest := bytes.TrimSpace(b[k+len(tokenSeps[p]):])
 	if len(rest) > 0 && rest[0] == '<' { // Step-3: <steptml:invoke name="x">...
-		raws, _ := parseXMLCalls(rest, off)
+		raws, _ := rawsOf(markup.XMLCalls(rest, off))
 		return raws[0]
 	}
 	name := header
@@ -251,9 +253,9 @@ func parseTokenCall(b []byte, off int) RawCall {
 	if err != nil {
 		msg := "the call's JSON cannot be read: " + err.Error()
 		if se, ok := err.(*lenient.SyntaxError); ok && se.Truncated {
-			return RawCall{Name: name, Offset: off, Err: DiagTruncated, ErrMsg: msg}
+			return RawCall{Name: name, Offset: off, Err: result.DiagTruncated, ErrMsg: msg}
 		}
-		return RawCall{Name: name, Offset: off, Err: DiagMalformed, ErrMsg: msg}
+		return RawCall{Name: name, Offset: off, Err: result.DiagMalformed, ErrMsg: msg}
 	}
 	return RawCall{Name: name, Args: lenient.Detach(n), Offset: off, Repairs: rep.Strings()}
 }

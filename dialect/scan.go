@@ -2,6 +2,7 @@ package dialect
 
 import (
 	"bytes"
+	"github.com/ptkit/ptk/dialect/result"
 	"github.com/ptkit/ptk/dialect/tag"
 	"github.com/ptkit/ptk/lenient"
 	"strconv"
@@ -40,8 +41,8 @@ type machine struct {
 
 	text      []byte
 	reasoning []byte
-	attempts  []Attempt
-	diags     []Diagnostic
+	attempts  []result.Attempt
+	diags     []result.Diagnostic
 
 	fence *fenceCtx
 	// callEnd is where the last region that made a call ended, or -1.
@@ -55,7 +56,7 @@ type machine struct {
 	// there whatever precedes it.
 	bareRetry int
 
-	emit func(Event)
+	emit func(result.Event)
 	em   emitState
 
 	// One of each region, reused: only one region is read at a time.
@@ -75,6 +76,7 @@ type machine struct {
 		inlineCode   inlineCode
 		textFence    textFence
 		fusedHarmony fusedHarmony
+		rawCode      rawCode
 	}
 	jp         lenient.Reader // reused by the regions that read JSON
 	nodes      lenient.Pool
@@ -91,13 +93,15 @@ type emitState struct {
 	rsent   int // reasoning[:rsent] has been emitted
 }
 
-func newMachine(cfg *Config, emit func(Event)) *machine {
+func newMachine(cfg *Config, emit func(result.Event)) *machine {
 	return &machine{cfg: cfg, emit: emit, open: -1, callEnd: -1, bareRetry: -1, em: emitState{first: -1, spaceAt: -1}}
 }
 
 // newJParser returns the machine's JSON reader, ready at start.
 func (m *machine) newJParser(start int, bare bool) *lenient.Reader {
-	return m.jp.Reset(start, bare, &m.nodes)
+	r := m.jp.Reset(start, bare, &m.nodes)
+	r.Lazy = true // a file's content in an argument is copied, rarely read
+	return r
 }
 
 // regionOf stores v in the machine's slot for its type and returns it.
@@ -423,7 +427,7 @@ func (m *machine) beginCall(tool string) {
 		return
 	}
 	m.open = m.nextIndex()
-	m.event(Event{Kind: EventCallStart, Index: m.open, Tool: tool})
+	m.event(result.Event{Kind: result.EventCallStart, Index: m.open, Tool: tool})
 }
 
 // callDelta reports raw call text as the model writes it.
@@ -431,7 +435,7 @@ func (m *machine) callDelta(b []byte) {
 	if m.emit == nil || m.open < 0 || len(b) == 0 {
 		return
 	}
-	m.event(Event{Kind: EventCallDelta, Index: m.open, Text: frozen(b)})
+	m.event(result.Event{Kind: result.EventCallDelta, Index: m.open, Text: frozen(b)})
 }
 
 func (m *machine) nextIndex() int {
@@ -449,14 +453,14 @@ func (m *machine) addCalls(raws []RawCall) {
 		a, diags := m.cfg.Finish(rc, m.cfg.IDPrefix+strconv.Itoa(idx+1))
 		if m.emit != nil {
 			if m.open < 0 {
-				m.event(Event{Kind: EventCallStart, Index: idx, Tool: a.Call.Tool})
+				m.event(result.Event{Kind: result.EventCallStart, Index: idx, Tool: a.Call.Tool})
 				if len(rc.raw) > 0 {
-					m.event(Event{Kind: EventCallDelta, Index: idx, Text: frozen(rc.raw)})
+					m.event(result.Event{Kind: result.EventCallDelta, Index: idx, Text: frozen(rc.raw)})
 				}
 			}
 			m.open = -1
 			ac := a
-			m.event(Event{Kind: EventCallEnd, Index: idx, Tool: a.Call.Tool, Attempt: &ac})
+			m.event(result.Event{Kind: result.EventCallEnd, Index: idx, Tool: a.Call.Tool, Attempt: &ac})
 		}
 		if m.fence != nil {
 			m.fence.attempts = append(m.fence.attempts, a)
@@ -470,7 +474,7 @@ func (m *machine) addCalls(raws []RawCall) {
 }
 
 // diag records a diagnostic that is not about a call.
-func (m *machine) diag(d Diagnostic) {
+func (m *machine) diag(d result.Diagnostic) {
 	if m.fence != nil {
 		m.fence.diags = append(m.fence.diags, d)
 		return
@@ -479,7 +483,7 @@ func (m *machine) diag(d Diagnostic) {
 }
 
 // event sends an event, after the text that comes before it.
-func (m *machine) event(e Event) {
+func (m *machine) event(e result.Event) {
 	if m.fence != nil {
 		m.fence.events = append(m.fence.events, e)
 		return
@@ -507,7 +511,7 @@ func (m *machine) emitText(final bool) {
 			n = len(m.reasoning)
 		}
 		if n > m.em.rsent {
-			m.emit(Event{Kind: EventReasoning, Text: frozen(m.reasoning[m.em.rsent:n])})
+			m.emit(result.Event{Kind: result.EventReasoning, Text: frozen(m.reasoning[m.em.rsent:n])})
 			m.em.rsent = n
 		}
 	}
@@ -570,7 +574,7 @@ func (m *machine) emitText(final bool) {
 		end = e.spaceAt
 	}
 	if end > e.emitted {
-		m.emit(Event{Kind: EventText, Text: frozen(t[e.emitted:end])})
+		m.emit(result.Event{Kind: result.EventText, Text: frozen(t[e.emitted:end])})
 		e.emitted = end
 	}
 }
@@ -585,9 +589,20 @@ func frozen(b []byte) string {
 	return unsafe.String(&b[0], len(b))
 }
 
-func (m *machine) result() Parsed {
-	r := Parsed{
-		Text:        frozen(bytes.TrimSpace(m.text)),
+// textResult returns the reply's text. It is copied unless it fills its
+// buffer but for an eighth: a result keeps what it returns, not a buffer
+// sized for the whole reply.
+func (m *machine) textResult() string {
+	t := bytes.TrimSpace(m.text)
+	if cap(m.text) > len(t)+len(t)/8+64 {
+		return string(t)
+	}
+	return frozen(t)
+}
+
+func (m *machine) result() result.Parsed {
+	r := result.Parsed{
+		Text:        m.textResult(),
 		Reasoning:   string(m.reasoning),
 		Attempts:    m.attempts,
 		Diagnostics: m.diags,
@@ -621,9 +636,9 @@ type fenceCtx struct {
 	closed   bool
 
 	held     []byte // white space seen in the fence, or after it once closed
-	attempts []Attempt
-	diags    []Diagnostic
-	events   []Event
+	attempts []result.Attempt
+	diags    []result.Diagnostic
+	events   []result.Event
 }
 
 // closeFence is called at the closing backticks of an open call fence.

@@ -1,6 +1,7 @@
 package dialect
 
 import (
+	"github.com/ptkit/ptk/dialect/result"
 	"io"
 	"unicode/utf8"
 	"unsafe"
@@ -17,7 +18,7 @@ type Config struct {
 	Lookup func(name string, exact bool) (found, requiresArgs bool)
 	// Finish checks a call read from the reply against the declared tools and
 	// makes it an Attempt with id, with what was wrong or repaired.
-	Finish func(c RawCall, id string) (Attempt, []Diagnostic)
+	Finish func(c RawCall, id string) (result.Attempt, []result.Diagnostic)
 	// InThink: the reply begins inside a reasoning block.
 	InThink bool
 	// IDPrefix starts the ids of the calls, numbered from 1.
@@ -31,11 +32,10 @@ func (c *Config) known(name string, exact bool) bool {
 }
 
 // Parse reads a whole reply.
-func Parse(cfg *Config, text string) Parsed {
+func Parse(cfg *Config, text string) result.Parsed {
 	m := newMachine(cfg, nil)
 	// The machine never writes to its input: read the string in place.
 	m.buf = unsafe.Slice(unsafe.StringData(text), len(text))
-	m.text = make([]byte, 0, len(text))
 	m.eof = true
 	m.run()
 	return m.result()
@@ -47,7 +47,7 @@ func Parse(cfg *Config, text string) Parsed {
 type Stream struct {
 	m        *machine
 	finished bool
-	// pend holds one-byte chunks taken in but not yet read (see maxDeferred).
+	// pend holds small chunks taken in but not yet read (see maxDeferred).
 	pend [maxDeferred]byte
 	np   int
 }
@@ -60,26 +60,39 @@ var (
 // NewStream starts reading a streamed reply. emit, if not nil, receives the
 // events as they happen, from inside Write and Finish. The concatenated
 // EventText texts are exactly the final Parsed.Text.
-func NewStream(cfg *Config, emit func(Event)) *Stream {
+func NewStream(cfg *Config, emit func(result.Event)) *Stream {
 	return &Stream{m: newMachine(cfg, emit)}
 }
 
 // Write feeds the next chunk. It fails only after Finish.
 func (s *Stream) Write(b []byte) (int, error) {
-	if len(b) == 1 && b[0] != '\n' && s.np < maxDeferred {
-		s.pend[s.np&(maxDeferred-1)] = b[0]
-		s.np++
-		return 1, nil
+	if n := len(b); n > 0 && n <= maxDeferred-s.np {
+		p := s.pend[s.np : s.np+n]
+		for i, c := range b {
+			if c == '\n' {
+				return s.write(b, "")
+			}
+			p[i] = c
+		}
+		s.np += n
+		return n, nil
 	}
 	return s.write(b, "")
 }
 
 // WriteString feeds the next chunk. It fails only after Finish.
 func (s *Stream) WriteString(str string) (int, error) {
-	if len(str) == 1 && str[0] != '\n' && s.np < maxDeferred {
-		s.pend[s.np&(maxDeferred-1)] = str[0]
-		s.np++
-		return 1, nil
+	if n := len(str); n > 0 && n <= maxDeferred-s.np {
+		p := s.pend[s.np : s.np+n]
+		for i := 0; i < len(p); i++ {
+			c := str[i]
+			if c == '\n' {
+				return s.write(nil, str)
+			}
+			p[i] = c
+		}
+		s.np += n
+		return n, nil
 	}
 	return s.write(nil, str)
 }
@@ -89,7 +102,7 @@ func (s *Stream) write(b []byte, str string) (int, error) {
 		return 0, errFinished
 	}
 	m := s.m
-	m.buf = append(grow(m.buf, s.np+len(b)+len(str)), s.pend[:s.np]...)
+	m.buf = append(growInput(m.buf, s.np+len(b)+len(str)), s.pend[:s.np]...)
 	s.np = 0
 	m.buf = append(m.buf, b...)
 	m.buf = append(m.buf, str...)
@@ -98,20 +111,20 @@ func (s *Stream) write(b []byte, str string) (int, error) {
 	return len(b) + len(str), nil
 }
 
-// maxDeferred bounds how many one-byte chunks a stream takes in before it
-// reads them.
-const maxDeferred = 32
+// maxDeferred bounds how many bytes of small chunks a stream takes in
+// before it reads them.
+const maxDeferred = 64
 
-// A Stream takes one-byte chunks in without reading them at once, up to
-// maxDeferred of them or a line break: reading later never changes what is
+// A Stream takes small chunks in without reading them at once, up to
+// maxDeferred bytes or a line break: reading later never changes what is
 // read (a decision depends only on the bytes, never on where a chunk ended),
-// and for a reply streamed byte by byte it saves a pass of the machine per
-// byte. Events are delayed by at most maxDeferred bytes; a chunk of several
-// bytes is read at once.
+// and for a reply streamed in token-sized deltas of 1 to 6 bytes it saves a
+// pass of the machine per delta. Events are delayed by at most maxDeferred
+// bytes; a larger chunk is read at once.
 
 // Finish ends the reply and returns the Parsed reply, the same as Parse would
 // give on the whole text.
-func (s *Stream) Finish() Parsed {
+func (s *Stream) Finish() result.Parsed {
 	if !s.finished {
 		s.m.buf = append(s.m.buf, s.pend[:s.np]...)
 		s.finished = true
@@ -129,8 +142,20 @@ func (finishedError) Error() string { return "protocol: write after Finish" }
 
 var errFinished error = finishedError{}
 
-// grow makes room for n more bytes in b, doubling its capacity: a reply
-// streamed in tiny chunks is copied a bounded number of times.
+// growInput makes room for n more bytes of a streamed reply, doubling its
+// capacity up to 256 KiB and adding a quarter beyond: a reply streamed in
+// tiny chunks is copied a bounded number of times, and a long one holds at
+// most a quarter of its size unused.
+func growInput(b []byte, n int) []byte {
+	if len(b)+n <= cap(b) || cap(b) < 256<<10 {
+		return grow(b, n)
+	}
+	nb := make([]byte, len(b), max(cap(b)+cap(b)/4, len(b)+n))
+	copy(nb, b)
+	return nb
+}
+
+// grow makes room for n more bytes in b, doubling its capacity.
 func grow(b []byte, n int) []byte {
 	if len(b)+n <= cap(b) {
 		return b
@@ -156,4 +181,10 @@ func validUTF8Prefix(b []byte) int {
 		}
 	}
 	return n
+}
+
+// declared reports whether name may be a call's tool: a declared tool, or
+// any name when none is declared.
+func (m *machine) declared(name string) bool {
+	return !m.cfg.Declared || m.cfg.known(name, false)
 }

@@ -19,6 +19,8 @@ var recognizers = []struct {
 	{"`~", "a code fence or span: fenced JSON, ```tool_code", (*machine).recognizeTicks},
 	{">", "functionary's >>>name", (*machine).recognizeArrows},
 	{"(", "name(...) on a line of its own, for a declared tool", (*machine).recognizeParen},
+	// "[": also unknown markers around a declared tool's name and object,
+	// [tool]name[args]{...}[end], and LM Studio's [TOOL_REQUEST]{...}.
 }
 
 // byTrigger and trigger are recognizers by byte.
@@ -57,6 +59,14 @@ var tagRules = []struct {
 	}, func(m *machine, i int, t tag.Info) action {
 		return m.wrapper(i, t, []string{"<tool_call|>"}, false, true)
 	}},
+	{"FunctionGemma <start_function_call>call:name{k:<escape>v<escape>}<end_function_call>", func(t tag.Info) bool {
+		return t.Name == "start_function_call" && !t.Closing && !t.BarL && !t.BarR
+	}, func(m *machine, i int, t tag.Info) action {
+		return m.wrapper(i, t, []string{"<end_function_call>"}, false, true)
+	}},
+	{"FunctionGemma's <end_function_call> left over", func(t tag.Info) bool {
+		return t.Name == "end_function_call" && !t.BarL && !t.BarR
+	}, func(m *machine, i int, t tag.Info) action { return m.drop(t) }},
 	{"PTK, Hermes/Qwen and other wrappers: <PTK_CALL>, <tool_call>, <function_calls>, ...", func(t tag.Info) bool {
 		return wrapperNames[t.Name] && !t.Closing && !t.BarR
 	}, (*machine).callWrapper},
@@ -77,6 +87,8 @@ var tagRules = []struct {
 	{"an XML call's closer left over", func(t tag.Info) bool {
 		return (t.Name == "function" || t.Name == "invoke" || t.Name == "function_calls") && t.Closing
 	}, (*machine).strayCloser},
+	{"a <response> wrapper around calls", func(t tag.Info) bool { return t.Name == "response" && t.Attrs == "" && !t.BarL && !t.BarR },
+		(*machine).responseTag},
 	{"Hunyuan's <answer>", func(t tag.Info) bool { return t.Name == "answer" && t.Attrs == "" && !t.BarL },
 		func(m *machine, i int, t tag.Info) action { return m.drop(t) }},
 	{"Mistral's end of sequence </s>", func(t tag.Info) bool { return t.Name == "s" && t.Closing && !t.BarL },

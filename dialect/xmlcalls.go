@@ -4,278 +4,11 @@ package dialect
 // DSML, Step-3, GLM and LongCat arguments, and Gemma 4's call:name{...}.
 
 import (
-	"bytes"
+	"github.com/ptkit/ptk/dialect/internal/markup"
+	"github.com/ptkit/ptk/dialect/result"
 	"github.com/ptkit/ptk/dialect/tag"
 	"github.com/ptkit/ptk/lenient"
-	"strings"
 )
-
-// trimNewline removes one line break at each end, as Qwen writes values.
-func trimNewline(b []byte) []byte {
-	b = bytes.TrimPrefix(b, []byte("\r"))
-	if len(b) > 0 && b[0] == '\n' {
-		b = b[1:]
-	}
-	b = bytes.TrimSuffix(b, []byte("\r"))
-	if len(b) > 0 && b[len(b)-1] == '\n' {
-		b = b[:len(b)-1]
-		b = bytes.TrimSuffix(b, []byte("\r"))
-	}
-	return b
-}
-
-// parseXMLCalls reads XML-style calls: Qwen's <function=name><parameter=k>v
-// </parameter></function>, <function name="x">{json}</function>, Claude's
-// <invoke name="x"><parameter name="k">v</parameter></invoke>,
-// <function>name</function><parameter>k</parameter>v, GLM's
-// <arg_key>k</arg_key><arg_value>v</arg_value>, and the same with a
-// namespace (<steptml:parameter>, <｜DSML｜invoke>, <longcat_arg_key>).
-func parseXMLCalls(b []byte, off int) ([]RawCall, bool) {
-	var calls []RawCall
-	var cur *RawCall
-	complete := true
-	flush := func() {
-		if cur != nil {
-			calls = append(calls, *cur)
-			cur = nil
-		}
-	}
-	start := func(name string) {
-		flush()
-		cur = &RawCall{Name: name, Offset: off, TextArgs: true, Args: &lenient.Node{Kind: lenient.Object}}
-	}
-	set := func(key string, val []byte, json bool) {
-		if cur == nil {
-			start("")
-		}
-		v := &lenient.Node{Kind: lenient.String, Str: string(val)}
-		if json { // DSML's string="false": the value is JSON
-			if n := lenient.ParseLiteral(strings.TrimSpace(v.Str)); n != nil {
-				v = n
-			}
-		}
-		cur.Args.Keys = append(cur.Args.Keys, key)
-		cur.Args.Kids = append(cur.Args.Kids, v)
-	}
-	isEnd := func(t tag.Info) bool {
-		return t.Closing && (t.Name == "function" || t.Name == "invoke" || t.Name == "tool_call" || t.Name == "function_calls")
-	}
-	i := 0
-	for {
-		t, at, after, ok := nextTag(b, i, func(tag.Info) bool { return true })
-		if !ok {
-			break
-		}
-		_ = at
-		i = after
-		switch {
-		case (t.Name == "function" || t.Name == "invoke" || t.Name == "tool") && !t.Closing:
-			name := t.Eq
-			if name == "" {
-				name, _ = tag.Attr(t.Attrs, "name")
-			}
-			if name == "" && t.Name == "function" {
-				// <function>name</function>, parameters follow
-				u, end, after, _ := nextTag(b, i, func(u tag.Info) bool { return u.Name == "function" })
-				start(string(bytes.TrimSpace(b[i:end])))
-				if u.Closing {
-					i = after
-				} else {
-					i = end
-				}
-				continue
-			}
-			start(name)
-			// a JSON body: <function=name>{"a": 1}</function>
-			k := i
-			for k < len(b) && lenient.IsWS(b[k]) {
-				k++
-			}
-			if k < len(b) && (b[k] == '{' || b[k] == '[') {
-				_, end, after, found := nextTag(b, k, isEnd)
-				if n, _, err := lenient.Parse(b[k:end]); err == nil {
-					cur.Args, cur.TextArgs = lenient.Detach(n), false
-				} else {
-					cur.Err, cur.ErrMsg = DiagMalformed, "the call's JSON cannot be read: "+err.Error()
-				}
-				i = after
-				if found {
-					flush()
-				} else {
-					complete = false
-				}
-			}
-		case isEnd(t):
-			flush()
-		case t.Name == "parameter" && !t.Closing:
-			key := t.Eq
-			if key == "" {
-				key, _ = tag.Attr(t.Attrs, "name")
-			}
-			if key == "" {
-				// <parameter>key</parameter>value
-				u, kEnd, kAfter, _ := nextTag(b, i, func(u tag.Info) bool { return u.Name == "parameter" || isEnd(u) })
-				if !u.Closing || u.Name != "parameter" {
-					i = kEnd // not a key: <parameter> without </parameter>
-					continue
-				}
-				_, vEnd, _, _ := nextTag(b, kAfter, func(u tag.Info) bool { return u.Name == "parameter" && !u.Closing || isEnd(u) })
-				set(string(bytes.TrimSpace(b[i:kEnd])), bytes.TrimSpace(b[kAfter:vEnd]), false)
-				i = vEnd
-				continue
-			}
-			isJSON := false
-			if s, ok := tag.Attr(t.Attrs, "string"); ok && s == "false" {
-				isJSON = true
-			}
-			// The value runs to </parameter>; a missing one ends it at the
-			// next parameter or the end of the call.
-			pt, pAt, pAfter, found := nextTag(b, i, func(u tag.Info) bool { return u.Name == "parameter" })
-			switch {
-			case found && pt.Closing:
-				set(key, trimNewline(b[i:pAt]), isJSON)
-				i = pAfter
-			default:
-				_, end, _, eFound := nextTag(b[:pAt], i, isEnd)
-				if !found && !eFound {
-					complete = false
-				}
-				set(key, trimNewline(b[i:end]), isJSON)
-				i = end
-			}
-		case t.Name == "arg_key" && !t.Closing:
-			u, kEnd, kAfter, _ := nextTag(b, i, func(u tag.Info) bool { return u.Name == "arg_key" || u.Name == "arg_value" })
-			if !u.Closing || u.Name != "arg_key" {
-				i = kEnd
-				continue
-			}
-			key := string(bytes.TrimSpace(b[i:kEnd]))
-			vk := kAfter
-			for vk < len(b) && lenient.IsWS(b[vk]) {
-				vk++
-			}
-			i = kAfter
-			var val []byte
-			if vt, vOK, _ := tag.Read(b, vk, true); vOK && vt.Name == "arg_value" && !vt.Closing {
-				u, vEnd, vAfter, found := nextTag(b, vt.End, func(u tag.Info) bool { return u.Name == "arg_value" || u.Name == "arg_key" })
-				if !found {
-					complete = false
-				}
-				val = b[vt.End:vEnd]
-				i = vAfter
-				if !u.Closing || u.Name != "arg_value" {
-					i = vEnd
-				}
-			}
-			set(key, val, false)
-		case (t.Name == "name" || t.Name == "tool_name") && !t.Closing:
-			u, end, after, _ := nextTag(b, i, func(u tag.Info) bool { return u.Name == t.Name })
-			if !u.Closing {
-				after = end
-			}
-			if cur == nil || cur.Name != "" {
-				start(string(bytes.TrimSpace(b[i:end])))
-			} else {
-				cur.Name = string(bytes.TrimSpace(b[i:end]))
-			}
-			i = after
-		case (t.Name == "arguments" || t.Name == "args" || t.Name == "parameters" || t.Name == "input") && !t.Closing:
-			u, end, after, _ := nextTag(b, i, func(u tag.Info) bool { return u.Name == t.Name })
-			if !u.Closing {
-				after = end
-			}
-			if cur == nil {
-				start("")
-			}
-			if n := lenient.ParseLiteral(string(bytes.TrimSpace(b[i:end]))); n != nil && n.Kind == lenient.Object {
-				cur.Args, cur.TextArgs = lenient.Detach(n), false
-			}
-			i = after
-		}
-	}
-	flush()
-	for k := range calls {
-		if calls[k].Name == "" && calls[k].Err == "" {
-			calls[k].Err, calls[k].ErrMsg = DiagMalformed, "the call has no tool name"
-		}
-	}
-	if len(calls) == 0 {
-		return []RawCall{{Offset: off, Err: DiagMalformed, ErrMsg: "no call found in the XML"}}, false
-	}
-	return calls, complete
-}
-
-// nextTag finds the first tag at or after i that match accepts. at and
-// after are where it starts and ends (len(b) when there is none).
-func nextTag(b []byte, i int, match func(tag.Info) bool) (t tag.Info, at, after int, found bool) {
-	for i < len(b) {
-		j := bytes.IndexByte(b[i:], '<')
-		if j < 0 {
-			break
-		}
-		j += i
-		if t, ok, _ := tag.Read(b, j, true); ok && match(t) {
-			return t, j, t.End, true
-		}
-		i = j + 1
-	}
-	return tag.Info{}, len(b), len(b), false
-}
-
-// parseGLM reads GLM's name<arg_key>k</arg_key><arg_value>v</arg_value>...
-func parseGLM(b []byte, off int) ([]RawCall, bool) {
-	_, k, _, found := nextTag(b, 0, func(t tag.Info) bool { return t.Name == "arg_key" && !t.Closing })
-	name := bytes.TrimSpace(b[:k])
-	if len(name) == 0 || bytes.ContainsAny(name, " \t\n<>{}") {
-		return []RawCall{{Offset: off, Err: DiagMalformed, ErrMsg: "the call cannot be read: " + lenient.Clip(string(b), 40)}}, false
-	}
-	rc := RawCall{Name: string(name), Offset: off, TextArgs: true, Args: &lenient.Node{Kind: lenient.Object}}
-	complete := true
-	if found {
-		calls, c := parseXMLCalls(b[k:], off)
-		complete = c
-		if len(calls) > 0 && calls[0].Err == DiagMalformed && calls[0].Args != nil {
-			rc.Args = calls[0].Args
-		}
-	}
-	return []RawCall{rc}, complete
-}
-
-// parseGemma reads Gemma 4's call:name{key:<|"|>text<|"|>,n:1}.
-func parseGemma(b []byte, off int) ([]RawCall, bool) {
-	g := lenient.Gemma{Src: b}
-	var out []RawCall
-	for {
-		g.WS()
-		if g.Pos >= len(b) {
-			break
-		}
-		if !bytes.HasPrefix(b[g.Pos:], []byte("call:")) {
-			break
-		}
-		g.Pos += len("call:")
-		s := g.Pos
-		for g.Pos < len(b) && b[g.Pos] != '{' && b[g.Pos] != '<' && !lenient.IsWS(b[g.Pos]) {
-			g.Pos++
-		}
-		name := string(b[s:g.Pos])
-		g.WS()
-		if g.Pos >= len(b) || b[g.Pos] != '{' {
-			out = append(out, RawCall{Name: name, Offset: off, Err: DiagMalformed, ErrMsg: "expected '{' after call:" + name})
-			return out, false
-		}
-		v := g.Value()
-		if v == nil {
-			out = append(out, RawCall{Name: name, Offset: off, Err: DiagMalformed, ErrMsg: "the call's arguments cannot be read"})
-			return out, false
-		}
-		out = append(out, RawCall{Name: name, Args: v, Offset: off})
-	}
-	if len(out) == 0 {
-		return []RawCall{{Offset: off, Err: DiagMalformed, ErrMsg: "expected call:name{...}"}}, false
-	}
-	return out, true
-}
 
 // xmlCall is a call in XML written without a wrapper:
 // <function=name>...</function>, <invoke name="x">...</invoke>.
@@ -283,7 +16,7 @@ type xmlCall struct {
 	start   int
 	closers []string
 	began   bool
-	xs      xmlScan
+	xs      markup.Scan
 	sent    int
 }
 
@@ -292,11 +25,11 @@ func (r *xmlCall) advance(m *machine) bool {
 	if !r.began {
 		r.began = true
 		m.beginCall("")
-		r.xs = xmlScan{at: r.start + 1, closers: r.closers}
+		r.xs = markup.Scan{At: r.start + 1, Closers: r.closers}
 		r.sent = r.start
 	}
-	idx, k := r.xs.find(buf, m.eof)
-	upto := r.xs.at
+	idx, k := r.xs.Find(buf, m.eof)
+	upto := r.xs.At
 	if idx >= 0 {
 		upto = idx + len(r.closers[k])
 	}
@@ -308,16 +41,16 @@ func (r *xmlCall) advance(m *machine) bool {
 		if !m.eof {
 			return false
 		}
-		raws, complete := parseXMLCalls(buf[r.start:], r.start)
+		raws, complete := rawsOf(markup.XMLCalls(buf[r.start:], r.start))
 		if !complete {
-			m.addCalls([]RawCall{{Name: firstName(raws), Offset: r.start, Err: DiagTruncated, ErrMsg: "the call is cut off before it ends"}})
+			m.addCalls([]RawCall{{Name: firstName(raws), Offset: r.start, Err: result.DiagTruncated, ErrMsg: "the call is cut off before it ends"}})
 		} else {
 			m.addCalls(raws)
 		}
 		m.pos = len(buf)
 		return true
 	}
-	raws, _ := parseXMLCalls(buf[r.start:upto], r.start)
+	raws, _ := rawsOf(markup.XMLCalls(buf[r.start:upto], r.start))
 	m.addCalls(raws)
 	m.pos = upto
 	return true
@@ -395,7 +128,7 @@ func (r *glmInline) wait(m *machine) bool {
 	if !m.eof {
 		return false
 	}
-	m.addCalls([]RawCall{{Name: string(m.buf[r.start:r.at]), Offset: r.start, Err: DiagTruncated, ErrMsg: "the call is cut off before its arguments end"}})
+	m.addCalls([]RawCall{{Name: string(m.buf[r.start:r.at]), Offset: r.start, Err: result.DiagTruncated, ErrMsg: "the call is cut off before its arguments end"}})
 	m.pos = len(m.buf)
 	return true
 }
@@ -404,11 +137,23 @@ func (r *glmInline) end(m *machine, end int, ok bool) bool {
 	if end > r.sent {
 		m.callDelta(m.buf[r.sent:end])
 	}
-	raws, _ := parseGLM(m.buf[r.start:end], r.start)
+	raws, _ := rawsOf(markup.GLM(m.buf[r.start:end], r.start))
 	if !ok {
-		raws = []RawCall{{Name: string(m.buf[r.start:r.at]), Offset: r.start, Err: DiagMalformed, ErrMsg: "an <arg_key> without its <arg_value>"}}
+		raws = []RawCall{{Name: string(m.buf[r.start:r.at]), Offset: r.start, Err: result.DiagMalformed, ErrMsg: "an <arg_key> without its <arg_value>"}}
 	}
 	m.addCalls(raws)
 	m.pos = end
 	return true
+}
+
+// rawsOf makes the calls markup read RawCalls; complete passes through.
+func rawsOf(cs []markup.Call, complete bool) ([]RawCall, bool) {
+	out := make([]RawCall, len(cs))
+	for i, c := range cs {
+		out[i] = RawCall{Name: c.Name, Args: c.Args, TextArgs: c.TextArgs, Offset: c.Offset, Repairs: c.Repairs}
+		if c.Err != "" {
+			out[i].Err, out[i].ErrMsg = result.DiagMalformed, c.Err
+		}
+	}
+	return out, complete
 }

@@ -6,14 +6,15 @@ import (
 )
 
 // Gemma reads Gemma 4's argument values, {key:<|"|>text<|"|>,n:1,ok:true}:
-// strings between <|"|> quotes, bare keys, bare scalars, nested objects and
-// lists. Src[Pos:] is what is left to read.
+// strings between <|"|> quotes (FunctionGemma's <escape>), bare keys, bare
+// scalars, nested objects and lists. Src[Pos:] is what is left to read.
 type Gemma struct {
 	Src []byte
 	Pos int
 }
 
-const gemmaQuote = `<|"|>`
+// GemmaQuotes are the quotes of Gemma's strings: Gemma 4's, FunctionGemma's.
+var GemmaQuotes = []string{`<|"|>`, `<escape>`}
 
 // WS skips white space.
 func (g *Gemma) WS() {
@@ -32,15 +33,21 @@ func (g *Gemma) value(depth int) *Node {
 	}
 	b := g.Src
 	switch {
-	case bytes.HasPrefix(b[g.Pos:], []byte(gemmaQuote)):
-		g.Pos += len(gemmaQuote)
-		end := bytes.Index(b[g.Pos:], []byte(gemmaQuote))
-		if end < 0 {
-			return nil
+	case b[g.Pos] == '<':
+		for _, q := range GemmaQuotes {
+			if !bytes.HasPrefix(b[g.Pos:], []byte(q)) {
+				continue
+			}
+			g.Pos += len(q)
+			end := bytes.Index(b[g.Pos:], []byte(q))
+			if end < 0 {
+				return nil
+			}
+			s := string(b[g.Pos : g.Pos+end])
+			g.Pos += end + len(q)
+			return &Node{Kind: String, Str: s}
 		}
-		s := string(b[g.Pos : g.Pos+end])
-		g.Pos += end + len(gemmaQuote)
-		return &Node{Kind: String, Str: s}
+		return nil
 	case b[g.Pos] == '{':
 		g.Pos++
 		n := &Node{Kind: Object}

@@ -12,11 +12,14 @@
 package lenient
 
 import (
+	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // This file holds ptk's lenient JSON reader. It is incremental: it is fed the
@@ -77,7 +80,24 @@ type Node struct {
 	// Clean reports that source[start:end] is valid JSON for this value
 	// exactly: no repair, coercion or edit touched it.
 	Clean bool
+	// lazy is a long string's text as written, escapes and all, when a
+	// Reader with Lazy set left it to be decoded when read (see Text).
+	lazy []byte
 }
+
+// Text returns a string value's text. A long string read lazily is decoded
+// now, into a string of its own that the node does not keep: arguments are
+// copied into a call as written, and most are never read as text.
+func (n *Node) Text() string {
+	if n.lazy != nil {
+		return owned(decodeEscapes(make([]byte, 0, len(n.lazy)), n.lazy))
+	}
+	return n.Str
+}
+
+// lazyMin is the length from which a Reader with Lazy set leaves a clean
+// string undecoded.
+const lazyMin = 1024
 
 func (n *Node) Get(key string) *Node {
 	if n == nil || n.Kind != Object {
@@ -89,6 +109,17 @@ func (n *Node) Get(key string) *Node {
 		}
 	}
 	return nil
+}
+
+// FirstString returns the value of the first of keys that n holds as a
+// string, or "".
+func (n *Node) FirstString(keys ...string) string {
+	for _, k := range keys {
+		if v := n.Get(k); v != nil && v.Kind == String {
+			return v.Text()
+		}
+	}
+	return ""
 }
 
 // AppendJSON writes n as compact JSON. A clean node is copied from src.
@@ -107,7 +138,7 @@ func AppendJSON(dst []byte, n *Node, src []byte) []byte {
 	case Number:
 		return append(dst, n.Str...)
 	case String:
-		return AppendString(dst, n.Str)
+		return AppendString(dst, n.Text())
 	case Array:
 		dst = append(dst, '[')
 		for i, k := range n.Kids {
@@ -216,24 +247,30 @@ const (
 	rExtraClosers
 	rLiteralBackslash
 	rMissingClosers
+	rTypographicQuotes
+	rArtefact
+	RepairCutBrace
 	nRepairKinds
 )
 
 var repairText = [nRepairKinds]string{
-	rSingleQuotes:     "json: single-quoted strings read as JSON strings",
-	rUnescapedQuote:   "json: unescaped quote inside a string kept as text",
-	rControlChar:      "json: raw control character inside a string escaped",
-	rBadEscape:        "json: invalid escape sequence kept as text",
-	rPythonLiteral:    "json: Python literal True/False/None read as true/false/null",
-	rNonFinite:        "json: NaN/Infinity/undefined read as null",
-	rBareKey:          "json: unquoted object key quoted",
-	rComment:          "json: comment removed",
-	rTrailingComma:    "json: trailing comma removed",
-	rMissingComma:     "json: missing comma inserted",
-	rNumber:           "json: number rewritten in JSON form",
-	rExtraClosers:     "json: extra closing brackets after the value removed",
-	rLiteralBackslash: "json: backslashes in a string with invalid escapes read as written",
-	rMissingClosers:   "json: missing closing brackets added before the closing tag",
+	rSingleQuotes:      "json: single-quoted strings read as JSON strings",
+	rUnescapedQuote:    "json: unescaped quote inside a string kept as text",
+	rControlChar:       "json: raw control character inside a string escaped",
+	rBadEscape:         "json: invalid escape sequence kept as text",
+	rPythonLiteral:     "json: Python literal True/False/None read as true/false/null",
+	rNonFinite:         "json: NaN/Infinity/undefined read as null",
+	rBareKey:           "json: unquoted object key quoted",
+	rComment:           "json: comment removed",
+	rTrailingComma:     "json: trailing comma removed",
+	rMissingComma:      "json: missing comma inserted",
+	rNumber:            "json: number rewritten in JSON form",
+	rExtraClosers:      "json: extra closing brackets after the value removed",
+	rLiteralBackslash:  "json: backslashes in a string with invalid escapes read as written",
+	rMissingClosers:    "json: missing closing brackets added before the closing tag",
+	rTypographicQuotes: "json: typographic quotes read as JSON quotes",
+	rArtefact:          "json: detokenizer artefacts (▁, Ġ, Ċ) between tokens read as white space",
+	RepairCutBrace:     "json: the reply ends before the call's last closing bracket: the call ends where its arguments end",
 }
 
 type Repairs struct {
@@ -315,10 +352,12 @@ type Reader struct {
 	// string in progress
 	inStr    bool
 	quote    byte
+	typo     byte  // the string opened with a typographic quote: '"' for “, '\'' for ‘
+	qlen     uint8 // the opening quote's length in bytes
 	isKey    bool
 	strStart int
 	strRep   int
-	sb       []byte
+	esc      bool // the string has escapes to decode
 	literal  bool // the string has a backslash that escapes nothing
 
 	// bare word (number, literal, unquoted key) in progress
@@ -333,6 +372,7 @@ type Reader struct {
 	FailMsg string
 	// Truncated reports that the input ended inside the value.
 	Truncated bool
+	eof       bool // Feed's eof, for the steps that look ahead
 
 	// Closed holds the outermost containers closed so far inside a value
 	// that is still open: what is left to salvage when the value fails.
@@ -340,6 +380,8 @@ type Reader struct {
 	// trackClosed enables Closed.
 	trackClosed bool
 	pool        *Pool
+	// Lazy leaves long clean strings undecoded until Node.Text reads them.
+	Lazy bool
 	// Closers end the value where it stands, with its containers closed,
 	// when one of them appears between tokens: the closing tag of the call
 	// proves the value ended, only a bracket is missing.
@@ -353,7 +395,7 @@ func NewReader(start int, bare bool) *Reader {
 // Reset makes p ready to read a new value at start, keeping its buffers.
 func (p *Reader) Reset(start int, bare bool, pool *Pool) *Reader {
 	*p = Reader{Pos: start, bare: bare, trackClosed: bare, pool: pool,
-		stack: p.stack[:0], sb: p.sb[:0], Closed: p.Closed[:0], Rep: Repairs{order: p.Rep.order[:0]}}
+		stack: p.stack[:0], Closed: p.Closed[:0], Rep: Repairs{order: p.Rep.order[:0]}}
 	return p
 }
 
@@ -404,6 +446,7 @@ func (p *Reader) top() *jframe {
 
 // Feed advances over buf. eof reports that buf holds the whole input.
 func (p *Reader) Feed(buf []byte, eof bool) Status {
+	p.eof = eof
 	for {
 		switch {
 		case p.state == jsDone:
@@ -425,8 +468,25 @@ func (p *Reader) Feed(buf []byte, eof bool) Status {
 			continue
 		}
 		i := p.Pos
-		for i < len(buf) && IsWS(buf[i]) {
-			i++
+		for i < len(buf) {
+			c := buf[i]
+			if IsWS(c) {
+				i++
+				continue
+			}
+			if c == 0xC4 || c == 0xE2 {
+				n, need := Artefact(buf, i, eof)
+				if need {
+					p.Pos = i
+					return Need
+				}
+				if n > 0 {
+					p.Rep.Add(rArtefact)
+					i += n
+					continue
+				}
+			}
+			break
 		}
 		p.Pos = i
 		if i >= len(buf) {
@@ -438,6 +498,9 @@ func (p *Reader) Feed(buf []byte, eof bool) Status {
 		}
 		c := buf[i]
 		if c == '<' && len(p.Closers) > 0 && len(p.stack) > 0 {
+			if eof && CutOff(buf, i, p.Closers) {
+				return p.autoClose(i) // the closing tag itself is cut off
+			}
 			for _, cl := range p.Closers {
 				match, need := HasPrefixFold(buf, i, cl, eof)
 				if need {
@@ -447,6 +510,13 @@ func (p *Reader) Feed(buf []byte, eof bool) Status {
 					return p.autoClose(i)
 				}
 			}
+		}
+		if c == '#' && !p.bare && len(p.stack) > 0 {
+			// a Python or YAML comment, as models write in JSON
+			p.comment = 1
+			p.Rep.Add(rComment)
+			p.Pos = i + 1
+			continue
 		}
 		if c == '/' {
 			if i+1 >= len(buf) {
@@ -499,6 +569,11 @@ func (p *Reader) token(buf []byte, i int, c byte) (Status, bool) {
 		case c == '"' || c == '\'':
 			p.beginString(i, c, true)
 			return 0, true
+		case c == 0xE2:
+			if st, ok := p.typoString(buf, i, true); !ok {
+				return st, false
+			}
+			return 0, true
 		case IsIdentStart(c) || c >= '0' && c <= '9':
 			p.inWord, p.wordStart, p.Pos = true, i, i+1
 			return 0, true
@@ -527,7 +602,7 @@ func (p *Reader) token(buf []byte, i int, c byte) (Status, bool) {
 		case ']':
 			return p.closeContainer(i, Array)
 		}
-		if !p.bare && (c == '"' || c == '\'' || c == '{' || c == '[' || c >= '0' && c <= '9' || c == '-' || IsIdentStart(c)) {
+		if !p.bare && (c == '"' || c == '\'' || c == 0xE2 || c == '{' || c == '[' || c >= '0' && c <= '9' || c == '-' || IsIdentStart(c)) {
 			// A missing comma between two values, a common slip.
 			p.Rep.Add(rMissingComma)
 			if f.node.Kind == Object {
@@ -540,6 +615,39 @@ func (p *Reader) token(buf []byte, i int, c byte) (Status, bool) {
 		return p.fail(i, "expected ',' or a closing bracket"), false
 	}
 	return p.fail(i, "unexpected input"), false
+}
+
+// CutOff reports that buf[i:] is the start of one of pats cut off by the
+// end of the input: "</tool_" of "</tool_call>". Nothing may follow it, not
+// even white space: a stream decides on "</tool_ " before the input ends.
+func CutOff(buf []byte, i int, pats []string) bool {
+	if i >= len(buf) {
+		return false
+	}
+	for _, pat := range pats {
+		if _, need := HasPrefixFold(buf, i, pat, false); need {
+			return true
+		}
+	}
+	return false
+}
+
+// CloseAtEnd ends a value that the input cut off just before its outermost
+// closing bracket, after a complete member: {"name": "f", "arguments": {...}
+// when accept takes the value so closed. It reports whether it did; Root is
+// then the value, its bracket added. Otherwise p is as Feed left it.
+func (p *Reader) CloseAtEnd(end int, accept func(*Node) bool) bool {
+	if !p.Truncated || p.state != jsCommaOrClose || len(p.stack) != 1 || p.inStr || p.inWord || p.comment == 2 {
+		return false
+	}
+	failPos, failMsg, root := p.FailPos, p.FailMsg, p.Root
+	p.autoClose(end)
+	if accept(p.Root) {
+		p.FailPos, p.FailMsg, p.Truncated = 0, "", false
+		return true
+	}
+	p.FailPos, p.FailMsg, p.Root, p.state = failPos, failMsg, root, jsDone
+	return false
 }
 
 // autoClose closes every open container at i.
@@ -589,6 +697,8 @@ func (p *Reader) beginValue(buf []byte, i int, c byte) (Status, bool) {
 	case c == '"' || c == '\'':
 		p.beginString(i, c, false)
 		return 0, true
+	case c == 0xE2:
+		return p.typoString(buf, i, false)
 	case c == '-' || c == '+' || c == '.' || c >= '0' && c <= '9' || IsIdentStart(c):
 		p.inWord, p.wordStart, p.Pos = true, i, i+1
 		return 0, true
@@ -598,11 +708,81 @@ func (p *Reader) beginValue(buf []byte, i int, c byte) (Status, bool) {
 
 func (p *Reader) beginString(i int, q byte, key bool) {
 	p.inStr, p.quote, p.isKey, p.strStart, p.strRep = true, q, key, i, p.Rep.n
-	p.sb = p.sb[:0]
+	p.typo, p.qlen = 0, 1
 	if q == '\'' {
 		p.Rep.Add(rSingleQuotes)
 	}
 	p.Pos = i + 1
+}
+
+// typoString begins a string at a typographic quote (“ or ‘, or their
+// closing forms, as a chat interface's smart quotes write them).
+func (p *Reader) typoString(buf []byte, i int, key bool) (Status, bool) {
+	k, need := TypoQuote(buf, i, p.eof)
+	if need {
+		p.Pos = i
+		return Need, false
+	}
+	if k == 0 {
+		if key {
+			return p.fail(i, "expected an object key"), false
+		}
+		return p.fail(i, "expected a JSON value"), false
+	}
+	p.beginString(i, k, key)
+	p.Rep.Add(rTypographicQuotes)
+	p.typo, p.qlen, p.quote = k, 3, 0xE2
+	p.Pos = i + 3
+	return 0, true
+}
+
+// TypoQuote reports a typographic quote at buf[i]: '"' for “ and ”, '\”
+// for ‘ and ’, 0 for none; need reports that buf ends inside one.
+func TypoQuote(buf []byte, i int, eof bool) (q byte, need bool) {
+	if buf[i] != 0xE2 {
+		return 0, false
+	}
+	if i+2 >= len(buf) {
+		if eof || i+1 < len(buf) && buf[i+1] != 0x80 {
+			return 0, false
+		}
+		return 0, true
+	}
+	if buf[i+1] != 0x80 {
+		return 0, false
+	}
+	switch buf[i+2] {
+	case 0x9C, 0x9D:
+		return '"', false
+	case 0x98, 0x99:
+		return '\'', false
+	}
+	return 0, false
+}
+
+// Artefact reports a detokenizer artefact that stands for white space at
+// buf[i]: SentencePiece's ▁ (U+2581), byte-level BPE's Ġ (U+0120, a space),
+// Ċ (U+010A, a line break) and ĉ (U+0109, a tab). n is its length in bytes,
+// 0 for none; need reports that buf ends inside one.
+func Artefact(buf []byte, i int, eof bool) (n int, need bool) {
+	switch buf[i] {
+	case 0xC4:
+		if i+1 >= len(buf) {
+			return 0, !eof
+		}
+		switch buf[i+1] {
+		case 0xA0, 0x8A, 0x89:
+			return 2, false
+		}
+	case 0xE2:
+		if i+2 >= len(buf) {
+			return 0, !eof && (i+1 >= len(buf) || buf[i+1] == 0x96)
+		}
+		if buf[i+1] == 0x96 && buf[i+2] == 0x81 {
+			return 3, false
+		}
+	}
+	return 0, false
 }
 
 func (p *Reader) closeContainer(i int, k Kind) (Status, bool) {
@@ -644,19 +824,24 @@ func (p *Reader) valueDone(n *Node) (Status, bool) {
 }
 
 // scanString advances through a string; ok is false when feed must return st.
+// It only finds where the string ends and what it needs repaired; the value
+// is decoded once, at the end, into a buffer of its own size.
 func (p *Reader) scanString(buf []byte, eof bool) (st Status, ok bool) {
 	i := p.Pos
 	q := p.quote
+	qq := swarOnes * uint64(q)
 	for {
-		run := i
 		for i < len(buf) {
+			if i+8 <= len(buf) && !swarStops(binary.LittleEndian.Uint64(buf[i:]), qq) {
+				i += 8 // eight bytes of plain text at once
+				continue
+			}
 			c := buf[i]
 			if c == q || c == '\\' || c < 0x20 {
 				break
 			}
 			i++
 		}
-		p.sb = append(p.sb, buf[run:i]...)
 		if i >= len(buf) {
 			p.Pos = i
 			if eof {
@@ -668,33 +853,57 @@ func (p *Reader) scanString(buf []byte, eof bool) (st Status, ok bool) {
 		c := buf[i]
 		switch {
 		case c == q:
-			switch p.quoteEnds(buf, i, eof) {
+			after := i + 1
+			if p.typo != 0 {
+				k, need := TypoQuote(buf, i, eof)
+				if need {
+					p.Pos = i
+					return Need, false
+				}
+				if k != p.typo {
+					i++
+					continue
+				}
+				after = i + 3
+			}
+			switch p.quoteEnds(buf, after, eof) {
 			case -1:
 				p.Pos = i
 				return Need, false
 			case 0:
 				p.Rep.Add(rUnescapedQuote)
-				p.sb = append(p.sb, c)
-				i++
+				i = after
 				continue
 			}
 			p.inStr = false
-			p.Pos = i + 1
-			if p.literal {
-				// A backslash that escapes nothing (C:\Users) says the model
+			p.Pos = after
+			raw := buf[p.strStart+int(p.qlen) : i]
+			if p.Lazy && !p.isKey && !p.literal && len(raw) >= lazyMin && p.Rep.n == p.strRep {
+				p.esc = false
+				n := p.pool.get()
+				*n = Node{Kind: String, Start: p.strStart, End: after, Clean: true, lazy: raw}
+				return p.valueDone(n)
+			}
+			var s string
+			switch {
+			case p.literal:
+				// A backslash that escapes nothing (C:\\Users) says the model
 				// did not escape its backslashes: read them all as written.
 				p.Rep.Add(rLiteralBackslash)
-				p.sb = literalBackslashes(p.sb[:0], buf[p.strStart+1:i])
-				p.literal = false
+				s = owned(literalBackslashes(make([]byte, 0, len(raw)), raw))
+			case p.esc:
+				s = owned(decodeEscapes(make([]byte, 0, len(raw)), raw))
+			default:
+				s = string(raw)
 			}
-			s := string(p.sb)
+			p.literal, p.esc = false, false
 			if p.isKey {
 				p.top().key = s
 				p.state = jsColon
 				return 0, true
 			}
 			n := p.pool.get()
-			*n = Node{Kind: String, Str: s, Start: p.strStart, End: i + 1, Clean: p.Rep.n == p.strRep}
+			*n = Node{Kind: String, Str: s, Start: p.strStart, End: after, Clean: p.Rep.n == p.strRep}
 			return p.valueDone(n)
 		case c == '\\':
 			if i+1 >= len(buf) {
@@ -705,47 +914,27 @@ func (p *Reader) scanString(buf []byte, eof bool) (st Status, ok bool) {
 				}
 				return Need, false
 			}
-			e := buf[i+1]
-			switch e {
-			case '"', '\\', '/':
-				p.sb = append(p.sb, e)
-				i += 2
-			case 'b':
-				p.sb = append(p.sb, '\b')
-				i += 2
-			case 'f':
-				p.sb = append(p.sb, '\f')
-				i += 2
-			case 'n':
-				p.sb = append(p.sb, '\n')
-				i += 2
-			case 'r':
-				p.sb = append(p.sb, '\r')
-				i += 2
-			case 't':
-				p.sb = append(p.sb, '\t')
+			p.esc = true
+			switch buf[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				i += 2
 			case '\'':
 				p.Rep.Add(rBadEscape)
-				p.sb = append(p.sb, '\'')
 				i += 2
 			case 'u':
-				r, n, need := readUnicodeEscape(buf, i, eof)
+				_, n, need := readUnicodeEscape(buf, i, eof)
 				if need {
 					p.Pos = i
 					return Need, false
 				}
 				if n == 0 {
 					p.Rep.Add(rBadEscape)
-					p.sb = append(p.sb, '\\', 'u')
 					i += 2
 					continue
 				}
-				p.sb = utf8.AppendRune(p.sb, r)
 				i += n
 			default:
 				p.Rep.Add(rBadEscape)
-				p.sb = append(p.sb, '\\')
 				p.literal = true
 				i++
 			}
@@ -754,10 +943,82 @@ func (p *Reader) scanString(buf []byte, eof bool) (st Status, ok bool) {
 				return p.fail(i, "line break inside a string"), false
 			}
 			p.Rep.Add(rControlChar)
-			p.sb = append(p.sb, c)
 			i++
 		}
 	}
+}
+
+const (
+	swarOnes = 0x0101010101010101
+	swarHigh = 0x8080808080808080
+)
+
+// swarStops reports whether any of the eight bytes in x is the quote (qq
+// holds it in every byte), a backslash or a control character: the bytes
+// that stop a run of string text.
+func swarStops(x, qq uint64) bool {
+	a := x ^ qq
+	b := x ^ (swarOnes * '\\')
+	return ((a-swarOnes)&^a|(b-swarOnes)&^b|(x-swarOnes*0x20)&^x)&swarHigh != 0
+}
+
+// owned returns b as a string without copying it: b is a buffer made for
+// this string and never written again.
+func owned(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+// decodeEscapes appends raw string text with its escapes decoded to dst, the
+// way scanString read them: valid escapes decoded, \' read as ', an invalid
+// \u kept as written, anything else kept as it is.
+func decodeEscapes(dst, raw []byte) []byte {
+	for i := 0; i < len(raw); {
+		k := bytes.IndexByte(raw[i:], '\\')
+		if k < 0 {
+			return append(dst, raw[i:]...)
+		}
+		dst = append(dst, raw[i:i+k]...)
+		i += k
+		if i+1 >= len(raw) {
+			return append(dst, '\\')
+		}
+		switch e := raw[i+1]; e {
+		case '"', '\\', '/', '\'':
+			dst = append(dst, e)
+			i += 2
+		case 'b':
+			dst = append(dst, '\b')
+			i += 2
+		case 'f':
+			dst = append(dst, '\f')
+			i += 2
+		case 'n':
+			dst = append(dst, '\n')
+			i += 2
+		case 'r':
+			dst = append(dst, '\r')
+			i += 2
+		case 't':
+			dst = append(dst, '\t')
+			i += 2
+		case 'u':
+			r, n, _ := readUnicodeEscape(raw, i, true)
+			if n == 0 {
+				dst = append(dst, '\\', 'u')
+				i += 2
+				continue
+			}
+			dst = utf8.AppendRune(dst, r)
+			i += n
+		default:
+			dst = append(dst, '\\')
+			i++
+		}
+	}
+	return dst
 }
 
 // literalBackslashes decodes raw string text in which backslashes are meant
@@ -854,8 +1115,8 @@ func unhex(c byte) int {
 // 1 yes, 0 no (it is part of the text), -1 more input is needed. A quote ends
 // a string when what follows makes sense after a string; in valid JSON that is
 // always so, and in a model's unescaped `"use "strict";"` it is not.
-func (p *Reader) quoteEnds(buf []byte, i int, eof bool) int {
-	j, ok := skipWSBounded(buf, i+1)
+func (p *Reader) quoteEnds(buf []byte, after int, eof bool) int {
+	j, ok := p.skipGap(buf, after)
 	if !ok {
 		return 1
 	}
@@ -878,7 +1139,7 @@ func (p *Reader) quoteEnds(buf []byte, i int, eof bool) int {
 	}
 	switch c {
 	case ',':
-		k, ok := skipWSBounded(buf, j+1)
+		k, ok := p.skipGap(buf, j+1)
 		if !ok {
 			return 1
 		}
@@ -891,7 +1152,7 @@ func (p *Reader) quoteEnds(buf []byte, i int, eof bool) int {
 		n := buf[k]
 		f := p.top()
 		if f.node.Kind == Object {
-			if n == '"' || n == '\'' || n == '}' || f.bareKeys && IsIdentStart(n) {
+			if n == '"' || n == '\'' || n == 0xE2 || n == '}' || f.bareKeys && IsIdentStart(n) {
 				return 1
 			}
 			if IsIdentStart(n) {
@@ -899,7 +1160,7 @@ func (p *Reader) quoteEnds(buf []byte, i int, eof bool) int {
 			}
 			return 0
 		}
-		if n == '"' || n == '\'' || n == '{' || n == '[' || n == ']' || n == '-' || n >= '0' && n <= '9' ||
+		if n == '"' || n == '\'' || n == 0xE2 || n == '{' || n == '[' || n == ']' || n == '-' || n >= '0' && n <= '9' ||
 			n == 't' || n == 'f' || n == 'n' || n == 'T' || n == 'F' || n == 'N' {
 			return 1
 		}
@@ -919,7 +1180,7 @@ func (p *Reader) quoteEnds(buf []byte, i int, eof bool) int {
 				return 1
 			}
 			var ok bool
-			j, ok = skipWSBounded(buf, j+1)
+			j, ok = p.skipGap(buf, j+1)
 			if !ok {
 				return 1
 			}
@@ -963,14 +1224,47 @@ func bareKeyAhead(buf []byte, k int, eof bool) int {
 	return 0
 }
 
-// skipWSBounded skips JSON whitespace from i; ok is false when there is more of
-// it than the lookahead allows.
-func skipWSBounded(buf []byte, i int) (int, bool) {
+// skipGap skips what may stand between tokens from i: white space,
+// comments, detokenizer artefacts. ok is false when there is more of it than
+// the lookahead allows; j is len(buf) when buf ends inside it.
+func (p *Reader) skipGap(buf []byte, i int) (j int, ok bool) {
 	limit := i + quoteLookahead
-	for i < len(buf) && IsWS(buf[i]) {
-		i++
+	for i < len(buf) {
 		if i > limit {
 			return i, false
+		}
+		c := buf[i]
+		switch {
+		case IsWS(c):
+			i++
+		case c == '/' && i+1 >= len(buf):
+			return len(buf), true
+		case c == '/' && buf[i+1] == '/' || c == '#' && !p.bare:
+			for i < len(buf) && buf[i] != '\n' && i <= limit {
+				i++
+			}
+		case c == '/' && buf[i+1] == '*':
+			i += 2
+			for i+1 < len(buf) && !(buf[i] == '*' && buf[i+1] == '/') && i <= limit {
+				i++
+			}
+			if i+1 >= len(buf) {
+				return len(buf), true
+			}
+			if i <= limit {
+				i += 2
+			}
+		case c == 0xC4 || c == 0xE2:
+			n, need := Artefact(buf, i, false)
+			if need {
+				return len(buf), true
+			}
+			if n == 0 {
+				return i, true
+			}
+			i += n
+		default:
+			return i, true
 		}
 	}
 	return i, true

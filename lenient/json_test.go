@@ -1,6 +1,7 @@
 package lenient
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -31,6 +32,12 @@ func TestRepairJSON(t *testing.T) {
 		{`{"a": "\q"}`, `{"a":"\\q"}`, 1},
 		{`{"a": 1}}`, `{"a":1}`, 1},
 		{`{"a": "\ud83d\ude80"}`, `{"a": "\ud83d\ude80"}`, 0},
+		{"{'tool': 'read_file', // the reader\n 'args': {'path':'a.yaml',},\n}", `{"tool":"read_file","args":{"path":"a.yaml"}}`, 3},
+		{`{"a": "x" /* c */, "b": /* d */ 2}`, `{"a":"x","b":2}`, 1},
+		{"{'a': 'q', # why\n 'b': 1}", `{"a":"q","b":1}`, 2},
+		{`{“a”: “say ‘hi’”, ‘b’: ‘it’s’}`, `{"a":"say ‘hi’","b":"it’s"}`, 1},
+		{`{"a":▁"x",▁"b":Ġ[1,Ċ2]}`, `{"a":"x","b":[1,2]}`, 1},
+		{`{"a": "▁x"}`, `{"a": "▁x"}`, 0},
 	}
 	for _, c := range cases {
 		out, rep, err := RepairJSON([]byte(c.in))
@@ -95,6 +102,21 @@ func TestIsIntegral(t *testing.T) {
 	for n, want := range map[string]bool{"5": true, "5.0": true, "5.5": false, "1e3": true, "1.5e1": true, "1.25e1": false, "1e-3": false, "0.0": true, "-0": true, "1e100000": true, "1e-100000": false, "123.456e2": false, "123.456e3": true, "1e99999999999999999999": true} {
 		if got := IsIntegral(n); got != want {
 			t.Errorf("%s: %v", n, got)
+		}
+	}
+}
+
+func TestSwarStops(t *testing.T) {
+	for _, q := range []byte{'"', '\'', 0xE2} {
+		for pos := 0; pos < 8; pos++ {
+			for c := 0; c < 256; c++ {
+				w := []byte("abcdefgh")
+				w[pos] = byte(c)
+				want := byte(c) == q || c == '\\' || c < 0x20
+				if got := swarStops(binary.LittleEndian.Uint64(w), swarOnes*uint64(q)); got != want {
+					t.Fatalf("quote %#x, byte %#x at %d: %v, want %v", q, c, pos, got, want)
+				}
+			}
 		}
 	}
 }

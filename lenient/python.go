@@ -1,6 +1,7 @@
 package lenient
 
 import (
+	"math"
 	"math/big"
 	"strconv"
 	"strings"
@@ -126,6 +127,9 @@ type PyCall struct {
 	Args       *Node   // object of keyword arguments
 	Positional []*Node // positional arguments, in order
 	Start, End int
+	// Err says why the call, well formed, has a value JSON cannot hold (a
+	// bytes literal, a number out of range): it must not run.
+	Err string
 }
 
 // Python reads Python literals and calls from src.
@@ -136,6 +140,8 @@ type Python struct {
 	depth int
 	Err   string
 	ErrAt int
+	// bad is the first value of the current call JSON cannot hold.
+	bad string
 }
 
 func (p *Python) fail(msg string) {
@@ -245,10 +251,12 @@ func (p *Python) call() (PyCall, bool) {
 	}
 	p.Pos++
 	c := PyCall{Name: name, Args: &Node{Kind: Object}, Start: start}
+	p.bad = ""
 	if !p.arguments(&c) {
 		return PyCall{}, false
 	}
 	c.End = p.Pos
+	c.Err, p.bad = p.bad, ""
 	return c, true
 }
 
@@ -402,6 +410,9 @@ func (p *Python) Value() *Node {
 		if p.Pos < p.End && (p.Src[p.Pos] == '\'' || p.Src[p.Pos] == '"') && len(name) <= 2 && strings.ContainsAny(strings.ToLower(name), "rbuf") && strings.Trim(strings.ToLower(name), "rbuf") == "" {
 			raw := strings.ContainsAny(name, "rR")
 			p.Pos = start + len(name)
+			if strings.ContainsAny(name, "bB") && p.bad == "" {
+				p.bad = "a bytes literal (" + name + "'...') has no JSON value"
+			}
 			return p.stringsRaw(raw)
 		}
 		switch name {
@@ -597,6 +608,11 @@ func (p *Python) number() *Node {
 	}
 	if neg && out != "0" {
 		out = "-" + out
+	}
+	if strings.ContainsAny(out, ".eE") && p.bad == "" {
+		if f, err := strconv.ParseFloat(out, 64); err != nil && math.IsInf(f, 0) {
+			p.bad = "the number " + Clip(out, 20) + " is out of range"
+		}
 	}
 	return &Node{Kind: Number, Str: out}
 }

@@ -1,10 +1,13 @@
 package protocol
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/ptkit/ptk"
 )
 
 // benchReply builds a model reply of about n bytes: paragraphs of prose (with
@@ -86,5 +89,61 @@ func BenchmarkParse(b *testing.B) {
 				s.Finish()
 			}
 		})
+	}
+}
+
+// writeFileReply is a reply whose one write_file call carries about n bytes
+// of Go source, escaped as a JSON string: the shape of a coding agent's
+// largest replies, and the one the README's parser table measures.
+func writeFileReply(n int) string {
+	src := goSource(n)
+	arg, _ := json.Marshal(src)
+	return "I'll write the file.\n<tool_call>\n{\"name\": \"write_file\", \"arguments\": {\"path\": \"main.go\", \"content\": " + string(arg) + "}}\n</tool_call>"
+}
+
+// goSource returns about n bytes of Go-like source: tabs, quotes, line
+// breaks, the characters JSON escapes.
+func goSource(n int) string {
+	var b strings.Builder
+	for i := 0; b.Len() < n; i++ {
+		fmt.Fprintf(&b, "func handle%d(w http.ResponseWriter, r *http.Request) {\n\tif r.Method != \"GET\" {\n\t\thttp.Error(w, \"method %d not allowed\", 405)\n\t\treturn\n\t}\n\tfmt.Fprintf(w, \"%%s\\n\", r.URL.Path)\n}\n\n", i, i)
+	}
+	return b.String()[:n]
+}
+
+var writeFileTools = []ptk.ToolInfo{{Name: "write_file", Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"required":["path","content"]}`)}}
+
+// BenchmarkParseWriteFile parses writeFileReply whole and streamed in
+// writes of 1 to 64 bytes, as APIs stream deltas.
+func BenchmarkParseWriteFile(b *testing.B) {
+	p, err := NewParser(writeFileTools)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{4 << 10, 64 << 10, 1 << 20} {
+		text := writeFileReply(n)
+		b.Run(fmt.Sprintf("whole/%dKiB", n>>10), func(b *testing.B) {
+			b.SetBytes(int64(len(text)))
+			b.ReportAllocs()
+			for b.Loop() {
+				p.Parse(text)
+			}
+		})
+		if n < 64<<10 {
+			continue
+		}
+		for _, w := range []int{1, 2, 3, 4, 6, 16, 64} {
+			b.Run(fmt.Sprintf("stream%dB/%dKiB", w, n>>10), func(b *testing.B) {
+				b.SetBytes(int64(len(text)))
+				b.ReportAllocs()
+				for b.Loop() {
+					s := p.NewStream(nil)
+					for i := 0; i < len(text); i += w {
+						s.WriteString(text[i:min(i+w, len(text))])
+					}
+					s.Finish()
+				}
+			})
+		}
 	}
 }

@@ -35,7 +35,7 @@ func (c derivedCase) parser(t testing.TB, tools []ptk.ToolInfo) *Parser {
 	return p
 }
 
-var derivedFiles = []string{"testdata/derived_cases.jsonl", "testdata/derived_cases2.jsonl"}
+var derivedFiles = []string{"testdata/derived_cases.jsonl", "testdata/derived_cases2.jsonl", "testdata/derived_cases3.jsonl"}
 
 func loadDerived(t testing.TB) []derivedCase {
 	t.Helper()

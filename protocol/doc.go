@@ -23,10 +23,11 @@
 // A [Parser] accepts PTK in any letter case and the formats models were
 // trained on: Hermes/Qwen <tool_call> and its wrapper variants, Qwen3-Coder
 // and Claude XML, Mistral [TOOL_CALLS], Llama <|python_tag|>, pythonic
-// [f(a=1)] lists, GLM, Gemma, Kimi, DeepSeek and Harmony tokens, functionary,
-// fenced and bare JSON. Inside a call it reads key aliases, arguments encoded
-// as a JSON string, and lenient JSON (see [RepairJSON]), never changing
-// valid JSON. It finds where a call ends by its structure, so a closing tag
+// [f(a=1)] lists, GLM, Gemma and FunctionGemma, Kimi, DeepSeek and Harmony
+// tokens, functionary, fenced and bare JSON. Inside a call it reads key
+// aliases, arguments encoded as a JSON string, and lenient JSON (see
+// [RepairJSON]: single quotes, comments, typographic quotes, a
+// detokenizer's ▁ or Ġ for spaces), never changing valid JSON. It finds where a call ends by its structure, so a closing tag
 // inside a string argument is part of the string.
 //
 // It does not read as calls: reasoning (<think>, Harmony's analysis channel),

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/dialect"
+	"github.com/ptkit/ptk/dialect/result"
 	"github.com/ptkit/ptk/lenient"
 )
 
@@ -124,47 +125,48 @@ var ErrNotJSON = lenient.ErrNotJSON
 // SyntaxError is RepairJSON's error for JSON it cannot repair.
 type SyntaxError = lenient.SyntaxError
 
-// The parse's vocabulary, defined with the scanner that produces it.
+// The parse's vocabulary, defined in dialect/result for the scanner that
+// produces it.
 type (
-	// Parsed is what a model's reply means: see [dialect.Parsed].
-	Parsed = dialect.Parsed
-	// Attempt is one call the model tried to make: see [dialect.Attempt].
-	Attempt = dialect.Attempt
+	// Parsed is what a model's reply means: see [result.Parsed].
+	Parsed = result.Parsed
+	// Attempt is one call the model tried to make: see [result.Attempt].
+	Attempt = result.Attempt
 	// Diagnostic says what was wrong with, or done to, what the model wrote.
-	Diagnostic = dialect.Diagnostic
+	Diagnostic = result.Diagnostic
 	// DiagKind names a kind of diagnostic.
-	DiagKind = dialect.DiagKind
-	// Event is one step of a streamed parse: see [dialect.Event].
-	Event = dialect.Event
+	DiagKind = result.DiagKind
+	// Event is one step of a streamed parse: see [result.Event].
+	Event = result.Event
 	// EventKind says what an Event reports.
-	EventKind = dialect.EventKind
+	EventKind = result.EventKind
 	// Stream reads a reply chunk by chunk: see [dialect.Stream].
 	Stream = dialect.Stream
 )
 
-// The kinds of diagnostics: see [dialect.DiagUnknownTool] and the rest.
+// The kinds of diagnostics: see [result.DiagUnknownTool] and the rest.
 const (
-	DiagUnknownTool        = dialect.DiagUnknownTool
-	DiagMissingArgument    = dialect.DiagMissingArgument
-	DiagWrongType          = dialect.DiagWrongType
-	DiagInvalidArgument    = dialect.DiagInvalidArgument
-	DiagUnexpectedArgument = dialect.DiagUnexpectedArgument
-	DiagCoerced            = dialect.DiagCoerced
-	DiagNameCorrected      = dialect.DiagNameCorrected
-	DiagRepaired           = dialect.DiagRepaired
-	DiagMalformed          = dialect.DiagMalformed
-	DiagTruncated          = dialect.DiagTruncated
-	DiagUnclosedThink      = dialect.DiagUnclosedThink
-	DiagUnopenedThink      = dialect.DiagUnopenedThink
-	DiagNotACall           = dialect.DiagNotACall
-	DiagUnsupported        = dialect.DiagUnsupported
+	DiagUnknownTool        = result.DiagUnknownTool
+	DiagMissingArgument    = result.DiagMissingArgument
+	DiagWrongType          = result.DiagWrongType
+	DiagInvalidArgument    = result.DiagInvalidArgument
+	DiagUnexpectedArgument = result.DiagUnexpectedArgument
+	DiagCoerced            = result.DiagCoerced
+	DiagNameCorrected      = result.DiagNameCorrected
+	DiagRepaired           = result.DiagRepaired
+	DiagMalformed          = result.DiagMalformed
+	DiagTruncated          = result.DiagTruncated
+	DiagUnclosedThink      = result.DiagUnclosedThink
+	DiagUnopenedThink      = result.DiagUnopenedThink
+	DiagNotACall           = result.DiagNotACall
+	DiagUnsupported        = result.DiagUnsupported
 )
 
-// The kinds of streaming events: see [dialect.EventText] and the rest.
+// The kinds of streaming events: see [result.EventText] and the rest.
 const (
-	EventText      = dialect.EventText
-	EventReasoning = dialect.EventReasoning
-	EventCallStart = dialect.EventCallStart
-	EventCallDelta = dialect.EventCallDelta
-	EventCallEnd   = dialect.EventCallEnd
+	EventText      = result.EventText
+	EventReasoning = result.EventReasoning
+	EventCallStart = result.EventCallStart
+	EventCallDelta = result.EventCallDelta
+	EventCallEnd   = result.EventCallEnd
 )

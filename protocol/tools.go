@@ -272,7 +272,7 @@ func (p *Parser) finish(rc dialect.RawCall, id string) (a Attempt, diags []Diagn
 		repairs = append(repairs, "positional arguments matched to parameters in schema order")
 	}
 	if args.Kind == lenient.String {
-		if n, s, ok := lenient.Unwrap(args.Str); ok && n.Kind == lenient.Object {
+		if n, s, ok := lenient.Unwrap(args.Text()); ok && n.Kind == lenient.Object {
 			args, src = n, s
 			repairs = append(repairs, "arguments given as a JSON string were decoded")
 		}

@@ -211,7 +211,7 @@ func validSimple(v *lenient.Node, s *sch, depth int) bool {
 		}
 		found := false
 		for _, e := range s.enum {
-			found = found || e == v.Str
+			found = found || e == v.Text()
 		}
 		if !found {
 			return false
@@ -293,7 +293,7 @@ func refreshClean(n *lenient.Node, depth int) bool {
 // textAsJSON reads text that is, whole, a JSON object or array, when there
 // is no schema to go by.
 func (c *coercer) textAsJSON(v *lenient.Node, ptr string) *lenient.Node {
-	if n, _, ok := lenient.Unwrap(v.Str); ok {
+	if n, _, ok := lenient.Unwrap(v.Text()); ok {
 		c.note(Coerced, ptr, ptrName(ptr)+": text read as JSON "+n.Kind.String())
 		return lenient.Detach(n)
 	}
@@ -359,13 +359,13 @@ func (c *coercer) coerceAlternatives(v *lenient.Node, s *sch, ptr string) (*leni
 	}
 	for _, a := range s.altSch {
 		if len(a.types) > 0 && !matchesAny(v, a.types) {
-			if nv, how := convert(v, a.types); nv != nil && (len(a.enum) == 0 || nv.Kind == lenient.String && slices.Contains(a.enum, nv.Str)) {
+			if nv, how := convert(v, a.types); nv != nil && (len(a.enum) == 0 || nv.Kind == lenient.String && slices.Contains(a.enum, nv.Text())) {
 				c.note(Coerced, ptr, ptrName(ptr)+": "+how)
 				return nv, true
 			}
 			continue
 		}
-		if len(a.enum) > 0 && v.Kind == lenient.String && !slices.Contains(a.enum, v.Str) {
+		if len(a.enum) > 0 && v.Kind == lenient.String && !slices.Contains(a.enum, v.Text()) {
 			if nv := c.fixEnum(v, a.enum, ptr); nv != v {
 				return nv, true
 			}
@@ -403,7 +403,7 @@ func (c *coercer) coerceObject(v *lenient.Node, s *sch, ptr string, depth int) {
 		}
 		if c.text && v.Kids[i].Kind == lenient.String && !slices.Contains(ps.types, "string") && len(ps.types) > 0 {
 			// XML text "null" (or "None") for a value that cannot be a string
-			if t := strings.TrimSpace(v.Kids[i].Str); t == "null" || t == "None" {
+			if t := strings.TrimSpace(v.Kids[i].Text()); t == "null" || t == "None" {
 				v.Kids[i] = &lenient.Node{Kind: lenient.Null}
 				v.Clean = false
 			}
@@ -423,11 +423,12 @@ func (c *coercer) coerceObject(v *lenient.Node, s *sch, ptr string, depth int) {
 func (c *coercer) fixEnum(v *lenient.Node, enum []string, ptr string) *lenient.Node {
 	match := ""
 	found := false
+	text := v.Text()
 	for _, opt := range enum {
-		if opt == v.Str {
+		if opt == text {
 			return v
 		}
-		if strings.EqualFold(strings.TrimSpace(opt), strings.TrimSpace(v.Str)) {
+		if strings.EqualFold(strings.TrimSpace(opt), strings.TrimSpace(text)) {
 			if found {
 				return v
 			}
@@ -437,6 +438,6 @@ func (c *coercer) fixEnum(v *lenient.Node, enum []string, ptr string) *lenient.N
 	if !found {
 		return v
 	}
-	c.note(Coerced, ptr, ptrName(ptr)+": "+strconv.Quote(v.Str)+" read as "+strconv.Quote(match))
+	c.note(Coerced, ptr, ptrName(ptr)+": "+strconv.Quote(text)+" read as "+strconv.Quote(match))
 	return &lenient.Node{Kind: lenient.String, Str: match}
 }

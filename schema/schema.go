@@ -118,7 +118,7 @@ func truthy(n *lenient.Node) bool {
 	case lenient.Bool:
 		return n.Bool
 	case lenient.String:
-		switch strings.ToLower(n.Str) {
+		switch strings.ToLower(n.Text()) {
 		case "true", "yes", "1":
 			return true
 		}
@@ -297,7 +297,7 @@ func toAny(n *lenient.Node, depth int) any {
 	case lenient.Number:
 		return json.Number(n.Str)
 	case lenient.String:
-		return n.Str
+		return n.Text()
 	case lenient.Array:
 		out := make([]any, len(n.Kids))
 		for i, k := range n.Kids {
@@ -539,7 +539,7 @@ func convert(v *lenient.Node, types []string) (*lenient.Node, string) {
 	for _, t := range types {
 		switch v.Kind {
 		case lenient.String:
-			s := strings.TrimSpace(v.Str)
+			s := strings.TrimSpace(v.Text())
 			switch t {
 			case "integer", "number":
 				if num, ok, _ := lenient.ParseNumberWord(s); ok && (t == "number" || lenient.IsIntegral(num)) {
@@ -553,18 +553,18 @@ func convert(v *lenient.Node, types []string) (*lenient.Node, string) {
 						r, _ := new(big.Rat).SetString(num)
 						num = r.Num().String()
 					}
-					return &lenient.Node{Kind: lenient.Number, Str: num}, strconv.Quote(lenient.Clip(v.Str, 40)) + " read as " + t + " " + num
+					return &lenient.Node{Kind: lenient.Number, Str: num}, strconv.Quote(lenient.Clip(v.Text(), 40)) + " read as " + t + " " + num
 				}
 			case "boolean":
 				switch strings.ToLower(s) {
 				case "true":
-					return &lenient.Node{Kind: lenient.Bool, Bool: true}, strconv.Quote(v.Str) + " read as boolean true"
+					return &lenient.Node{Kind: lenient.Bool, Bool: true}, strconv.Quote(v.Text()) + " read as boolean true"
 				case "false":
-					return &lenient.Node{Kind: lenient.Bool}, strconv.Quote(v.Str) + " read as boolean false"
+					return &lenient.Node{Kind: lenient.Bool}, strconv.Quote(v.Text()) + " read as boolean false"
 				}
 			case "null":
 				if s == "null" || s == "None" || s == "" {
-					return &lenient.Node{Kind: lenient.Null}, strconv.Quote(v.Str) + " read as null"
+					return &lenient.Node{Kind: lenient.Null}, strconv.Quote(v.Text()) + " read as null"
 				}
 			case "array", "object":
 				if n := lenient.ParseLiteral(s); n != nil && (t == "array" && n.Kind == lenient.Array || t == "object" && n.Kind == lenient.Object) {

@@ -286,3 +286,32 @@ func (f *Finder) Find(buf []byte, eof bool) (int, int) {
 	f.At = end
 	return -1, -1
 }
+
+// NameLen is the length of the name at the start of a tag's text (after
+// '<'), up to its attributes.
+func NameLen(b []byte) int {
+	for k, c := range b {
+		if c == ' ' || c == '\t' || c == '=' || c == '>' {
+			if c == '>' {
+				return k + 1
+			}
+			return k
+		}
+	}
+	return len(b)
+}
+
+// IsToolName reports whether s can be a tool's name: not a placeholder like
+// "..." or "name here".
+func IsToolName(s string) bool {
+	if s == "" || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == ':' || c >= 0x80) {
+			return false
+		}
+	}
+	return true
+}

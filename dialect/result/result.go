@@ -1,4 +1,8 @@
-package dialect
+// Package result holds what a parse of a model's reply returns: the Parsed
+// reply (text, reasoning, calls, attempts, diagnostics) and the Events of a
+// streamed parse. The dialect scanner produces them; protocol re-exports
+// them as its own.
+package result
 
 import "github.com/ptkit/ptk"
 

@@ -1,0 +1,454 @@
+// Package markup reads the bodies of tool calls written as markup rather
+// than JSON: Qwen3-Coder's <function=name><parameter=k>v</parameter> (and
+// its bare <k>v</k> parameters), Claude's and MiniMax's <invoke>, DeepSeek
+// DSML, Step-3, GLM's and LongCat's <arg_key>/<arg_value>, and Gemma's
+// call:name{...} with <|"|> or FunctionGemma's <escape> strings. The dialect
+// scanner finds where such a call ends with [Scan] and reads it with
+// [XMLCalls], [GLM] or [Gemma].
+package markup
+
+import (
+	"bytes"
+	"strings"
+
+	"github.com/ptkit/ptk/dialect/tag"
+	"github.com/ptkit/ptk/lenient"
+)
+
+// Call is a call read from markup, before it is checked against the
+// declared tools.
+type Call struct {
+	Name string
+	// Args holds the arguments; with TextArgs their values are text, whose
+	// type the tool's schema decides.
+	Args     *lenient.Node
+	TextArgs bool
+	Offset   int
+	Repairs  []string
+	// Err, when not empty, says why the call cannot be read.
+	Err string
+}
+
+// trimNewline removes one line break at each end, as Qwen writes values.
+func trimNewline(b []byte) []byte {
+	b = bytes.TrimPrefix(b, []byte("\r"))
+	if len(b) > 0 && b[0] == '\n' {
+		b = b[1:]
+	}
+	b = bytes.TrimSuffix(b, []byte("\r"))
+	if len(b) > 0 && b[len(b)-1] == '\n' {
+		b = b[:len(b)-1]
+		b = bytes.TrimSuffix(b, []byte("\r"))
+	}
+	return b
+}
+
+// XMLCalls reads XML-style calls: Qwen's <function=name><parameter=k>v
+// </parameter></function>, <function name="x">{json}</function>, Claude's
+// <invoke name="x"><parameter name="k">v</parameter></invoke>,
+// <function>name</function><parameter>k</parameter>v, GLM's
+// <arg_key>k</arg_key><arg_value>v</arg_value>, and the same with a
+// namespace (<steptml:parameter>, <｜DSML｜invoke>, <longcat_arg_key>).
+func XMLCalls(b []byte, off int) ([]Call, bool) {
+	var calls []Call
+	var cur *Call
+	complete := true
+	flush := func() {
+		if cur != nil {
+			calls = append(calls, *cur)
+			cur = nil
+		}
+	}
+	start := func(name string) {
+		flush()
+		cur = &Call{Name: name, Offset: off, TextArgs: true, Args: &lenient.Node{Kind: lenient.Object}}
+	}
+	set := func(key string, val []byte, json bool) {
+		if cur == nil {
+			start("")
+		}
+		v := &lenient.Node{Kind: lenient.String, Str: string(val)}
+		if json { // DSML's string="false": the value is JSON
+			if n := lenient.ParseLiteral(strings.TrimSpace(v.Str)); n != nil {
+				v = n
+			}
+		}
+		cur.Args.Keys = append(cur.Args.Keys, key)
+		cur.Args.Kids = append(cur.Args.Kids, v)
+	}
+	isEnd := func(t tag.Info) bool {
+		return t.Closing && (t.Name == "function" || t.Name == "invoke" || t.Name == "tool_call" || t.Name == "function_calls")
+	}
+	i := 0
+	for {
+		t, at, after, ok := nextTag(b, i, func(tag.Info) bool { return true })
+		if !ok {
+			break
+		}
+		i = after
+		switch {
+		case (t.Name == "function" || t.Name == "invoke" || t.Name == "tool") && !t.Closing:
+			name := t.Eq
+			if name == "" {
+				name, _ = tag.Attr(t.Attrs, "name")
+			}
+			if name == "" && t.Name == "function" {
+				// <function>name</function>, parameters follow
+				u, end, after, _ := nextTag(b, i, func(u tag.Info) bool { return u.Name == "function" })
+				start(string(bytes.TrimSpace(b[i:end])))
+				if u.Closing {
+					i = after
+				} else {
+					i = end
+				}
+				continue
+			}
+			start(name)
+			// a JSON body: <function=name>{"a": 1}</function>
+			k := i
+			for k < len(b) && lenient.IsWS(b[k]) {
+				k++
+			}
+			if k < len(b) && (b[k] == '{' || b[k] == '[') {
+				// The JSON ends by its brackets: the closer may be cut off
+				// or missing at the end of the reply (functionary v3.1).
+				jr := lenient.NewReader(k, false)
+				if jr.Feed(b, true) == lenient.Done {
+					rest := jr.End
+					for rest < len(b) && lenient.IsWS(b[rest]) {
+						rest++
+					}
+					if _, at, after, found := nextTag(b, jr.End, isEnd); found && at == rest {
+						cur.Args, cur.TextArgs = lenient.Detach(jr.Root), false
+						i = after
+						flush()
+						continue
+					}
+					if rest == len(b) || lenient.CutOff(b, rest, []string{"</function>", "</invoke>", "</tool_call>"}) {
+						cur.Args, cur.TextArgs = lenient.Detach(jr.Root), false
+						cur.Repairs = append(cur.Repairs, "missing closing tag: the call ends where its JSON ends")
+						i = len(b)
+						flush()
+						continue
+					}
+				}
+				_, end, after, found := nextTag(b, k, isEnd)
+				if n, _, err := lenient.Parse(b[k:end]); err == nil {
+					cur.Args, cur.TextArgs = lenient.Detach(n), false
+				} else {
+					cur.Err = "the call's JSON cannot be read: " + err.Error()
+				}
+				i = after
+				if found {
+					flush()
+				} else {
+					complete = false
+				}
+			}
+		case isEnd(t):
+			flush()
+		case t.Name == "parameter" && !t.Closing:
+			key := t.Eq
+			if key == "" {
+				key, _ = tag.Attr(t.Attrs, "name")
+			}
+			if key == "" {
+				// <parameter>key</parameter>value
+				u, kEnd, kAfter, _ := nextTag(b, i, func(u tag.Info) bool { return u.Name == "parameter" || isEnd(u) })
+				if !u.Closing || u.Name != "parameter" {
+					i = kEnd // not a key: <parameter> without </parameter>
+					continue
+				}
+				_, vEnd, _, _ := nextTag(b, kAfter, func(u tag.Info) bool { return u.Name == "parameter" && !u.Closing || isEnd(u) })
+				set(string(bytes.TrimSpace(b[i:kEnd])), bytes.TrimSpace(b[kAfter:vEnd]), false)
+				i = vEnd
+				continue
+			}
+			isJSON := false
+			if s, ok := tag.Attr(t.Attrs, "string"); ok && s == "false" {
+				isJSON = true
+			}
+			// The value runs to </parameter>; a missing one ends it at the
+			// next parameter or the end of the call.
+			pt, pAt, pAfter, found := nextTag(b, i, func(u tag.Info) bool { return u.Name == "parameter" })
+			switch {
+			case found && pt.Closing:
+				set(key, trimNewline(b[i:pAt]), isJSON)
+				i = pAfter
+			default:
+				_, end, _, eFound := nextTag(b[:pAt], i, isEnd)
+				if !found && !eFound {
+					complete = false
+				}
+				set(key, trimNewline(b[i:end]), isJSON)
+				i = end
+			}
+		case t.Name == "arg_key" && !t.Closing:
+			u, kEnd, kAfter, _ := nextTag(b, i, func(u tag.Info) bool { return u.Name == "arg_key" || u.Name == "arg_value" })
+			if !u.Closing || u.Name != "arg_key" {
+				i = kEnd
+				continue
+			}
+			key := string(bytes.TrimSpace(b[i:kEnd]))
+			vk := kAfter
+			for vk < len(b) && lenient.IsWS(b[vk]) {
+				vk++
+			}
+			i = kAfter
+			var val []byte
+			if vt, vOK, _ := tag.Read(b, vk, true); vOK && vt.Name == "arg_value" && !vt.Closing {
+				u, vEnd, vAfter, found := nextTag(b, vt.End, func(u tag.Info) bool { return u.Name == "arg_value" || u.Name == "arg_key" })
+				if !found {
+					complete = false
+				}
+				val = b[vt.End:vEnd]
+				i = vAfter
+				if !u.Closing || u.Name != "arg_value" {
+					i = vEnd
+				}
+			}
+			set(key, val, false)
+		case (t.Name == "name" || t.Name == "tool_name") && !t.Closing:
+			u, end, after, _ := nextTag(b, i, func(u tag.Info) bool { return u.Name == t.Name })
+			if !u.Closing {
+				after = end
+			}
+			if cur == nil || cur.Name != "" {
+				start(string(bytes.TrimSpace(b[i:end])))
+			} else {
+				cur.Name = string(bytes.TrimSpace(b[i:end]))
+			}
+			i = after
+		case (t.Name == "arguments" || t.Name == "args" || t.Name == "parameters" || t.Name == "input") && !t.Closing:
+			u, end, after, _ := nextTag(b, i, func(u tag.Info) bool { return u.Name == t.Name })
+			if !u.Closing {
+				after = end
+			}
+			if cur == nil {
+				start("")
+			}
+			if n := lenient.ParseLiteral(string(bytes.TrimSpace(b[i:end]))); n != nil && n.Kind == lenient.Object {
+				cur.Args, cur.TextArgs = lenient.Detach(n), false
+			}
+			i = after
+		case BareParam(t) && cur != nil && cur.Name != "" && cur.TextArgs:
+			// Qwen3-Coder as live models write it: <path>a.go</path> for
+			// <parameter=path>a.go</parameter>. The value runs to the
+			// matching closer; tags inside it (<b>, <중요>) are text.
+			_, vEnd, vAfter, found := nextTag(b, i, func(u tag.Info) bool { return u.Closing && u.Raw == t.Raw })
+			if !found {
+				_, vEnd, _, found = nextTag(b, i, isEnd)
+				if !found {
+					complete = false
+				}
+				vAfter = vEnd
+			}
+			set(string(b[at+1:at+1+len(t.Raw)]), trimNewline(b[i:vEnd]), false)
+			i = vAfter
+		}
+	}
+	flush()
+	for k := range calls {
+		if calls[k].Name == "" && calls[k].Err == "" {
+			calls[k].Err = "the call has no tool name"
+		}
+	}
+	if len(calls) == 0 {
+		return []Call{{Offset: off, Err: "no call found in the XML"}}, false
+	}
+	return calls, complete
+}
+
+// BareParam reports a tag that can hold a parameter written as its own
+// element: <path>, <max_results>, opening, without attributes.
+func BareParam(t tag.Info) bool {
+	if t.Closing || t.BarL || t.BarR || t.Eq != "" || t.Attrs != "" || t.Raw != t.Name || t.Name == "" {
+		return false
+	}
+	for i := 0; i < len(t.Name); i++ {
+		c := t.Name[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// nextTag finds the first tag at or after i that match accepts. at and
+// after are where it starts and ends (len(b) when there is none).
+func nextTag(b []byte, i int, match func(tag.Info) bool) (t tag.Info, at, after int, found bool) {
+	for i < len(b) {
+		j := bytes.IndexByte(b[i:], '<')
+		if j < 0 {
+			break
+		}
+		j += i
+		if t, ok, _ := tag.Read(b, j, true); ok && match(t) {
+			return t, j, t.End, true
+		}
+		i = j + 1
+	}
+	return tag.Info{}, len(b), len(b), false
+}
+
+// GLM reads GLM's name<arg_key>k</arg_key><arg_value>v</arg_value>...
+func GLM(b []byte, off int) ([]Call, bool) {
+	_, k, _, found := nextTag(b, 0, func(t tag.Info) bool { return t.Name == "arg_key" && !t.Closing })
+	name := bytes.TrimSpace(b[:k])
+	if len(name) == 0 || bytes.ContainsAny(name, " \t\n<>{}") {
+		return []Call{{Offset: off, Err: "the call cannot be read: " + lenient.Clip(string(b), 40)}}, false
+	}
+	rc := Call{Name: string(name), Offset: off, TextArgs: true, Args: &lenient.Node{Kind: lenient.Object}}
+	complete := true
+	if found {
+		calls, c := XMLCalls(b[k:], off)
+		complete = c
+		if len(calls) > 0 && calls[0].Err != "" && calls[0].Args != nil {
+			rc.Args = calls[0].Args
+		}
+	}
+	return []Call{rc}, complete
+}
+
+// Gemma reads Gemma 4's call:name{key:<|"|>text<|"|>,n:1} and
+// FunctionGemma's call:name{key:<escape>text<escape>}.
+func Gemma(b []byte, off int) ([]Call, bool) {
+	g := lenient.Gemma{Src: b}
+	var out []Call
+	for {
+		g.WS()
+		if g.Pos >= len(b) {
+			break
+		}
+		if !bytes.HasPrefix(b[g.Pos:], []byte("call:")) {
+			break
+		}
+		g.Pos += len("call:")
+		s := g.Pos
+		for g.Pos < len(b) && b[g.Pos] != '{' && b[g.Pos] != '<' && !lenient.IsWS(b[g.Pos]) {
+			g.Pos++
+		}
+		name := string(b[s:g.Pos])
+		g.WS()
+		if g.Pos >= len(b) || b[g.Pos] != '{' {
+			out = append(out, Call{Name: name, Offset: off, Err: "expected '{' after call:" + name})
+			return out, false
+		}
+		v := g.Value()
+		if v == nil {
+			out = append(out, Call{Name: name, Offset: off, Err: "the call's arguments cannot be read"})
+			return out, false
+		}
+		out = append(out, Call{Name: name, Args: v, Offset: off})
+	}
+	if len(out) == 0 {
+		return []Call{{Offset: off, Err: "expected call:name{...}"}}, false
+	}
+	return out, true
+}
+
+// Scan finds the closer of a call written as markup, outside its parameter
+// values and Gemma strings, resumably: Find may be called again as the
+// buffer grows.
+type Scan struct {
+	At      int
+	Closers []string
+	Gemma   bool
+	inParam string // the closer of the parameter value we are in
+	inStr   string // inside a Gemma string: its quote, <|"|> or <escape>
+	LastEnd int    // after the last </function> or </invoke> seen
+}
+
+var paramOpen = []struct{ open, close string }{
+	{"<parameter", "</parameter>"},
+	{"<arg_value>", "</arg_value>"},
+}
+
+// Find returns the index of the first closer at or after At and which of
+// Closers it is, or -1, -1 when there is none yet.
+func (x *Scan) Find(buf []byte, eof bool) (int, int) {
+	for i := x.At; i < len(buf); i++ {
+		if buf[i] != '<' {
+			continue
+		}
+		x.At = i
+		if x.Gemma {
+			found := false
+			for _, q := range lenient.GemmaQuotes {
+				if x.inStr != "" && x.inStr != q {
+					continue
+				}
+				match, need := lenient.HasPrefixFold(buf, i, q, eof)
+				if need {
+					return -1, -1
+				}
+				if match {
+					if x.inStr == "" {
+						x.inStr = q
+					} else {
+						x.inStr = ""
+					}
+					i += len(q) - 1
+					found = true
+					break
+				}
+			}
+			if found || x.inStr != "" {
+				continue
+			}
+		}
+		if x.inParam != "" {
+			match, need := lenient.HasPrefixFold(buf, i, x.inParam, eof)
+			if need {
+				return -1, -1
+			}
+			if match {
+				i += len(x.inParam) - 1
+				x.inParam = ""
+			}
+			continue
+		}
+		for _, p := range paramOpen {
+			match, need := lenient.HasPrefixFold(buf, i, p.open, eof)
+			if need {
+				return -1, -1
+			}
+			if match {
+				if p.open == "<parameter" {
+					// <parameter>key</parameter> holds a key, not a value
+					if i+len(p.open) >= len(buf) && !eof {
+						return -1, -1
+					}
+					if i+len(p.open) < len(buf) && buf[i+len(p.open)] == '>' {
+						break
+					}
+				}
+				x.inParam = p.close
+				break
+			}
+		}
+		if x.inParam != "" {
+			continue
+		}
+		for k, c := range x.Closers {
+			match, need := lenient.HasPrefixFold(buf, i, c, eof)
+			if need {
+				return -1, -1
+			}
+			if match {
+				return i, k
+			}
+		}
+		for _, c := range []string{"</function>", "</invoke>"} {
+			match, need := lenient.HasPrefixFold(buf, i, c, eof)
+			if need {
+				return -1, -1
+			}
+			if match {
+				x.LastEnd = i + len(c)
+			}
+		}
+	}
+	x.At = len(buf)
+	return -1, -1
+}

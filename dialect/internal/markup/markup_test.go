@@ -1,0 +1,47 @@
+package markup
+
+import (
+	"testing"
+
+	"github.com/ptkit/ptk/lenient"
+)
+
+func TestXMLCalls(t *testing.T) {
+	cases := []struct {
+		in       string
+		name     string
+		args     string
+		complete bool
+	}{
+		{"<function=read_file>\n<parameter=path>\na.go\n</parameter>\n</function>", "read_file", `{"path":"a.go"}`, true},
+		{"<function=write_file>\n<path>a.md</path>\n<content>\n<중요> x </중요>\n</content>\n</function>", "write_file", `{"path":"a.md","content":"<중요> x </중요>"}`, true},
+		{`<function=get_time>{"tz": "UTC"}</func`, "get_time", `{"tz":"UTC"}`, true},
+		{"<function=read_file>\n<parameter=path>\na.go", "read_file", `{"path":"a.go"}`, false},
+	}
+	for _, c := range cases {
+		calls, complete := XMLCalls([]byte(c.in), 0)
+		if len(calls) != 1 || calls[0].Err != "" {
+			t.Errorf("%q: %+v", c.in, calls)
+			continue
+		}
+		if got := string(lenient.AppendJSON(nil, calls[0].Args, nil)); calls[0].Name != c.name || got != c.args || complete != c.complete {
+			t.Errorf("%q: %s %s complete %v, want %s %s %v", c.in, calls[0].Name, got, complete, c.name, c.args, c.complete)
+		}
+	}
+}
+
+func TestScanSkipsValues(t *testing.T) {
+	for _, c := range []struct {
+		in    string
+		gemma bool
+		want  int
+	}{
+		{"<parameter=c>a </tool_call> b</parameter></tool_call>", false, 41},
+		{"call:f{a:<escape>x<end_function_call>y<escape>}<end_function_call>", true, 47},
+	} {
+		s := Scan{Closers: []string{"</tool_call>", "<end_function_call>"}, Gemma: c.gemma}
+		if idx, _ := s.Find([]byte(c.in), true); idx != c.want {
+			t.Errorf("%q: closer at %d, want %d", c.in, idx, c.want)
+		}
+	}
+}

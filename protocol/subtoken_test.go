@@ -1,0 +1,120 @@
+package protocol
+
+import (
+	"encoding/json"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ptkit/ptk"
+)
+
+// TestSubTokenStreams feeds replies the way a server streams them, one
+// tokenizer piece per write, and checks each reads as it does whole and
+// finds the calls it should.
+func TestSubTokenStreams(t *testing.T) {
+	cases := []struct {
+		name   string
+		pieces []string
+		want   []wantCall
+	}{
+		{"functiongemma", []string{"<start_function_call>", "call", ":", "get", "_", "weather", "{", "city", ":", "<", "escape", ">", "Par", "is", "<escape>", ",", "days", ":", "3", "}", "<end_function_call>"},
+			[]wantCall{{"get_weather", `{"city":"Paris","days":3}`}}},
+		{"functiongemma two calls", []string{"Sure", ".", "<start_function_call>", "call:", "now", "{}", "<end_function_call>", "<start_function_call>", "call:", "search", "{", "query:", "<escape>", "a, b", "<escape>", "}", "<end_function_call>"},
+			[]wantCall{{"now", `{}`}, {"search", `{"query":"a, b"}`}}},
+		{"sentencepiece artefacts", []string{"<tool_call>", "▁{", "\"name\":", "▁\"", "read_file", "\",", "▁\"arguments\":", "▁{\"", "path", "\":", "▁\"", "go.mod", "\"}}", "▁</tool_call>"},
+			[]wantCall{{"read_file", `{"path":"go.mod"}`}}},
+		{"byte-level artefacts, split inside a rune", []string{"<tool_call>\xc4", "\x8a{\"name\":\xc4", "\xa0\"bash\",\xc4\xa0\"arguments\":{\"command\":\"ls\"}}</tool_call>"},
+			[]wantCall{{"bash", `{"command":"ls"}`}}},
+		{"typographic quotes, split inside a rune", []string{"<tool_call>{\xe2\x80", "\x9cname\xe2", "\x80\x9d: “now”, “arguments”: {}}</tool_call>"},
+			[]wantCall{{"now", `{}`}}},
+	}
+	p, err := NewParser(testTools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		whole := p.Parse(strings.Join(c.pieces, ""))
+		s := p.NewStream(nil)
+		for _, piece := range c.pieces {
+			s.WriteString(piece)
+		}
+		got := s.Finish()
+		if diff := cmp.Diff(whole, got); diff != "" {
+			t.Errorf("%s: streamed differs from whole (-whole +streamed):\n%s", c.name, diff)
+		}
+		if len(got.Calls) != len(c.want) {
+			t.Errorf("%s: %d calls, want %d: %+v %+v", c.name, len(got.Calls), len(c.want), got.Calls, got.Diagnostics)
+			continue
+		}
+		for i, w := range c.want {
+			if got.Calls[i].Tool != w.tool || !jsonEqual(got.Calls[i].Args, json.RawMessage(w.args)) {
+				t.Errorf("%s: call %d = %s %s, want %s %s", c.name, i, got.Calls[i].Tool, got.Calls[i].Args, w.tool, w.args)
+			}
+		}
+	}
+}
+
+// TestLongStrings reads arguments longer than the length from which the
+// JSON reader leaves strings undecoded until they are read: copied as
+// written, decoded where the call needs their text.
+func TestLongStrings(t *testing.T) {
+	long := strings.Repeat("line \"one\"\ttab\n", 100) // 1,500 bytes decoded
+	enc, _ := json.Marshal(long)
+	inner, _ := json.Marshal(`{"path": "a.txt", "content": ` + string(enc) + `}`)
+	tools := append(append([]ptk.ToolInfo(nil), writeFileTools...), ptk.ToolInfo{Name: "pick", Parameters: json.RawMessage(`{"type":"object","properties":{"mode":{"type":"string","enum":["fast","slow"]}},"required":["mode"]}`)})
+	p, err := NewParser(tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(map[string]string{"path": "a.txt", "content": long})
+	for _, in := range []string{
+		`<tool_call>{"name": "write_file", "arguments": {"path": "a.txt", "content": ` + string(enc) + `}}</tool_call>`,
+		`<tool_call>{"name": "write_file", "arguments": ` + string(inner) + `}</tool_call>`,
+		`<function=write_file>{"path": "a.txt", "content": ` + string(enc) + `}</function>`,
+	} {
+		r := p.Parse(in)
+		if len(r.Calls) != 1 || !jsonEqual(r.Calls[0].Args, want) {
+			t.Errorf("%.60q...: %+v %+v", in, r.Calls, r.Diagnostics)
+		}
+		s := p.NewStream(nil)
+		for i := 0; i < len(in); i += 5 {
+			s.WriteString(in[i:min(i+5, len(in))])
+		}
+		if got := s.Finish(); !cmp.Equal(r, got) {
+			t.Errorf("%.60q...: streamed differs from whole", in)
+		}
+	}
+	r := p.Parse(`<tool_call>{"name": "pick", "arguments": {"mode": ` + string(enc) + `}}</tool_call>`)
+	if len(r.Calls) != 0 || len(r.Attempts) != 1 || r.Attempts[0].Err == nil {
+		t.Errorf("a long value outside the enum: %+v", r.Attempts)
+	}
+}
+
+// TestResultKeepsWhatItReturns parses a 1 MiB reply with one call and
+// checks the result holds its call's arguments and its text, not a buffer
+// sized for the whole reply.
+func TestResultKeepsWhatItReturns(t *testing.T) {
+	p, err := NewParser(writeFileTools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := writeFileReply(1 << 20)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	r := p.Parse(text)
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	kept := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	if len(r.Calls) != 1 {
+		t.Fatalf("%d calls", len(r.Calls))
+	}
+	if limit := int64(len(r.Calls[0].Args)+len(r.Text)) + 256<<10; kept > limit {
+		t.Errorf("the result keeps %d bytes; its arguments and text are %d", kept, len(r.Calls[0].Args)+len(r.Text))
+	}
+	runtime.KeepAlive(r)
+	runtime.KeepAlive(text)
+}
