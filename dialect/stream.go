@@ -122,6 +122,16 @@ const maxDeferred = 64
 // pass of the machine per delta. Events are delayed by at most maxDeferred
 // bytes; a larger chunk is read at once.
 
+// Flush reads the small chunks taken in and not read yet, so that their
+// events come now: for a caller that streams to a person and would rather
+// not wait for maxDeferred bytes when the model writes slowly. What is read
+// does not change.
+func (s *Stream) Flush() {
+	if s != nil && s.np > 0 && !s.finished {
+		s.write(nil, "")
+	}
+}
+
 // Finish ends the reply and returns the Parsed reply, the same as Parse would
 // give on the whole text.
 func (s *Stream) Finish() result.Parsed {

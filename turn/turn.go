@@ -3,6 +3,7 @@ package turn
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/llm"
@@ -143,6 +144,7 @@ func (t Turn) Ask(ctx context.Context, req llm.Request, emit func(Event)) (*Repl
 		var col llm.Collector
 		var raw strings.Builder
 		started := map[int]bool{}
+		lastFlush := time.Now()
 		for ch, err := range s.Stream(ctx, req) {
 			if err != nil {
 				rep.Raw = raw.String()
@@ -154,6 +156,14 @@ func (t Turn) Ask(ctx context.Context, req llm.Request, emit func(Event)) (*Repl
 			}
 			raw.WriteString(ch.Text)
 			rd.text(ch.Text)
+			if rd.ps != nil && ch.Text != "" {
+				// The parser reads small pieces in batches; a slow model's
+				// text is still shown within flushEvery.
+				if now := time.Now(); now.Sub(lastFlush) >= flushEvery {
+					rd.ps.Flush()
+					lastFlush = now
+				}
+			}
 			if d := ch.Call; d != nil && !t.NoCalls {
 				if !started[d.Index] {
 					started[d.Index] = true
@@ -219,6 +229,10 @@ func (t Turn) Ask(ctx context.Context, req llm.Request, emit func(Event)) (*Repl
 	}
 	return rep, nil
 }
+
+// flushEvery bounds how long streamed text waits in the parser's batch
+// before it is reported.
+const flushEvery = 50 * time.Millisecond
 
 // reading is one turn's reading of the model's answer.
 type reading struct {
