@@ -318,3 +318,23 @@ func Distilled(ctx context.Context, in In) (Out, error) {
 		t.Errorf("the network call did not fail in the sandbox: %s", text)
 	}
 }
+
+func TestFile(t *testing.T) {
+	rep := &Report{Ptool: "classify", Train: 42, HeldOut: 18, Accepted: true, Code: goodCode,
+		Rounds: []Round{{Accepted: true, Score: &Score{Total: 18, Correct: 12, Abstained: 6, Coverage: 12.0 / 18}}}}
+	rep.Types, _ = GoTypes(target.Input, target.Output)
+	src, err := File("classify", target, rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"package classify", "type In struct", "func Distilled(ctx context.Context, in In) (Out, error)",
+		`ptool.WithOutputEnum("positive", "negative", "neutral")`, "ptool.Distill(Distilled, ptool.New[In, Out](Name, Doc, opts...))",
+		"// Distilled answers the reviews that say love or hate."} {
+		if !strings.Contains(string(src), want) {
+			t.Errorf("the file lacks %q:\n%s", want, src)
+		}
+	}
+	if _, err := File("classify", target, &Report{}); err == nil {
+		t.Error("a file was written without accepted code")
+	}
+}
