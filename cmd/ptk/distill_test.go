@@ -175,3 +175,29 @@ func main() {
 		t.Errorf("calls, code, fell back = %s; want 40 30 10", got)
 	}
 }
+
+// TestPtoolCallRecorded: ptk ptool call stores its call, where ptk distill
+// finds it; --no-trace stores nothing.
+func TestPtoolCallRecorded(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "traces.db")
+	_, url := newFakeOpenAI(t, fakeReply{content: `{"answer": "Positive"}`}, fakeReply{content: `{"answer": "negative"}`})
+	code, _, errOut := runPTK(t, "", "ptool", "call", "classify_sentiment", "--ptools", "testdata/ptools.json",
+		"--input", `{"text": "I love it"}`, "--base-url", url, "--model", "local-model", "--trace-db", db)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	code, _, errOut = runPTK(t, "", "ptool", "call", "classify_sentiment", "--ptools", "testdata/ptools.json",
+		"--input", `{"text": "Awful"}`, "--base-url", url, "--model", "local-model", "--trace-db", db, "--no-trace")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	s, err := trace.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ex, err := s.Examples(context.Background(), "classify_sentiment", -1)
+	if err != nil || len(ex) != 1 || string(ex[0].Output) != `"positive"` || string(ex[0].Input) != `{"text":"I love it"}` || ex[0].Source != "model" {
+		t.Fatalf("stored calls: %v %+v", err, ex)
+	}
+}
