@@ -201,3 +201,42 @@ func TestPtoolCallRecorded(t *testing.T) {
 		t.Fatalf("stored calls: %v %+v", err, ex)
 	}
 }
+
+func TestRefactorCommands(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "tickets.go")
+	os.WriteFile(file, []byte(`package tickets
+
+import (
+	"context"
+
+	"github.com/ptkit/ptk/ptool"
+)
+
+// Ticket is a support ticket.
+type Ticket struct {
+	Subject string `+"`json:\"subject\"`"+`
+}
+
+// Route routes a ticket to a queue.
+func Route(ctx context.Context, t Ticket) (string, error) { return "", ptool.ErrFallback }
+`), 0o644)
+	code, out, errOut := runPTK(t, "", "refactor", "expand", file, "Route", "--stdout")
+	if code != 0 || !strings.Contains(out, `func NewRoutePtool(opts ...ptool.Option) *ptool.Distilled[Ticket, string] {`) {
+		t.Fatalf("exit %d: %s%s", code, out, errOut)
+	}
+	before, _ := os.ReadFile(file)
+	if strings.Contains(string(before), "NewRoutePtool") {
+		t.Error("--stdout wrote the file")
+	}
+	if code, _, errOut = runPTK(t, "", "refactor", "expand", file, "Route"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	after, _ := os.ReadFile(file)
+	if string(after) != out {
+		t.Errorf("the file written differs from --stdout:\n%s", after)
+	}
+	if code, _, errOut = runPTK(t, "", "refactor", "distill", file, "route", "--code", filepath.Join(dir, "none.go")); code != 2 {
+		t.Errorf("a missing --code file: exit %d: %s", code, errOut)
+	}
+}
