@@ -248,8 +248,8 @@ func TestWrongOnHeldOut(t *testing.T) {
 		return "neutral", nil
 	}
 	return "", ptool.ErrFallback`, 1)
-	rep, err, _ := run(t, patterns, candidate(wrong, ""))
-	if !errors.Is(err, ErrRejected) || rep.Accepted {
+	rep, err, script := run(t, patterns, candidate(wrong, ""), candidate(goodCode, goodTest))
+	if err != nil || !rep.Accepted || len(rep.Rounds) != 2 {
 		t.Fatalf("err %v, accepted %v", err, rep.Accepted)
 	}
 	s := rep.Rounds[0].Score
@@ -259,6 +259,12 @@ func TestWrongOnHeldOut(t *testing.T) {
 	for _, c := range s.WrongCases {
 		if string(c.Got) != `"neutral"` || string(c.Want) != `"positive"` {
 			t.Errorf("wrong case %s: got %s, want %s", c.Input, c.Got, c.Want)
+		}
+		reqs := script.Requests()
+		var in struct{ Text string }
+		json.Unmarshal(c.Input, &in)
+		if !strings.Contains(fmt.Sprint(reqs[len(reqs)-1].Messages), in.Text) {
+			t.Errorf("the second round was not told of %s", c.Input)
 		}
 	}
 	if !strings.Contains(rep.Summary(), "fine") {
