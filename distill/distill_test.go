@@ -344,3 +344,14 @@ func TestFile(t *testing.T) {
 		t.Error("a file was written without accepted code")
 	}
 }
+
+func TestNoSandbox(t *testing.T) {
+	script := llmtest.New(patterns, candidate(goodCode, goodTest))
+	o := options(t, script)
+	o.NoSandbox = true
+	train, held := Split(calls(60), 0.3, 1)
+	rep, err := Run(context.Background(), target, train, held, o)
+	if err != nil || !rep.Accepted || !strings.HasPrefix(rep.Sandbox, "none:") || !strings.Contains(rep.Summary(), "not confined") {
+		t.Fatalf("err %v, report %+v", err, rep)
+	}
+}

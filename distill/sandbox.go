@@ -80,7 +80,7 @@ func (w *workspace) Sandboxed() string {
 		return "bubblewrap: the system read-only, only the temporary module writable, no network"
 	}
 	return "none: bubblewrap is not installed or cannot run, so the code ran as this user, " +
-		"in the temporary module with a bare environment, but with the network and the file system open to it"
+		"in the temporary module with a bare environment, not confined: the network and the file system are open to it"
 }
 
 func (w *workspace) probe() error {
