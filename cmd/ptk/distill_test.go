@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -240,3 +241,56 @@ func Route(ctx context.Context, t Ticket) (string, error) { return "", ptool.Err
 		t.Errorf("a missing --code file: exit %d: %s", code, errOut)
 	}
 }
+
+// TestTracesStatsDistilled: a distilled function's stored calls show in
+// ptk traces stats with its coverage and fallback rate, by day.
+func TestTracesStatsDistilled(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "traces.db")
+	ctx := context.Background()
+	s, err := trace.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	add := func(name string, at time.Time, code bool) {
+		pc := trace.PtoolCall{Ptool: name, Input: json.RawMessage(`{}`), Output: json.RawMessage(`"x"`), Source: "model"}
+		if code {
+			pc.Source = "code"
+		} else if name == "route" {
+			pc.Fallback = true
+		}
+		if err := s.Write(ctx, &trace.Record{Run: trace.Run{ID: trace.NewID(), Kind: trace.KindPtool, Name: name, StartedAt: at},
+			PtoolCalls: []trace.PtoolCall{pc}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	yesterday := now.Add(-24 * time.Hour)
+	for i := range 4 { // yesterday: 1 of 4 by code
+		add("route", yesterday, i == 0)
+	}
+	for i := range 4 { // today: 3 of 4
+		add("route", now, i > 0)
+	}
+	add("plain", now, false) // never distilled
+	s.Close()
+	code, out, errOut := runPTK(t, "", "traces", "stats", "--trace-db", db)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var line string
+	for l := range strings.SplitSeq(out, "\n") {
+		if strings.HasPrefix(l, "route ") {
+			line = l
+		}
+		if strings.HasPrefix(l, "plain ") && strings.Contains(out[strings.Index(out, "DISTILLED"):], "plain") {
+			t.Errorf("a ptool never distilled is listed as distilled:\n%s", out)
+		}
+	}
+	t.Log(out)
+	if !strings.Contains(out, "DISTILLED") || !regexpMatch(`^route\s+8\s+4\s+4\s+50%\s+50%\s+`, line) ||
+		!strings.Contains(line, yesterday.UTC().Format("01-02")+" 25% of 4") || !strings.Contains(line, now.UTC().Format("01-02")+" 75% of 4") {
+		t.Errorf("the distilled line is %q in:\n%s", line, out)
+	}
+}
+
+func regexpMatch(re, s string) bool { return regexp.MustCompile(re).MatchString(s) }
