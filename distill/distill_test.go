@@ -340,7 +340,7 @@ func TestFile(t *testing.T) {
 			t.Errorf("the file lacks %q:\n%s", want, src)
 		}
 	}
-	if _, err := File("classify", target, &Report{}); err == nil {
+	if _, err := File("classify", target, &Report{Accepted: true, Code: goodCode}); err == nil {
 		t.Error("a file was written without accepted code")
 	}
 }

@@ -22,7 +22,7 @@ import (
 // which makes the ptool from t's name and doc with opts (a model at least)
 // and puts Distilled in front of it.
 func File(pkg string, t Target, r *Report) ([]byte, error) {
-	if !r.Accepted || r.Code == "" {
+	if !r.Accepted || r.Code == "" || r.Final() == nil || r.Final().Score == nil {
 		return nil, errors.New("distill: no accepted code to write")
 	}
 	if !token.IsIdentifier(pkg) {
