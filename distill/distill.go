@@ -46,20 +46,17 @@ type Example struct {
 // with seed before the held-out share (0 to 1) is set apart.
 func Split(calls []trace.PtoolCall, heldOut float64, seed int64) (train, held []Example) {
 	var all []Example
+	seen := map[string]bool{}
 	for _, c := range calls {
-		if c.IsError || len(c.Output) == 0 || !json.Valid(c.Input) || !json.Valid(c.Output) {
+		if c.IsError || len(c.Output) == 0 || !json.Valid(c.Output) {
 			continue
 		}
-		dup := false
-		for _, e := range all {
-			if Equal(e.Input, c.Input) {
-				dup = true
-				break
-			}
+		key, ok := canonical(c.Input)
+		if !ok || seen[key] {
+			continue
 		}
-		if !dup {
-			all = append(all, Example{Input: c.Input, Output: c.Output})
-		}
+		seen[key] = true
+		all = append(all, Example{Input: c.Input, Output: c.Output})
 	}
 	r := rand.New(rand.NewPCG(uint64(seed), 0x9e3779b97f4a7c15))
 	r.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })

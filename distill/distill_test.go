@@ -171,9 +171,15 @@ func TestEqual(t *testing.T) {
 		{`1`, `1.0`, true}, {`{"a":1,"b":[1,2]}`, `{"b":[1,2.0],"a":1e0}`, true},
 		{`[1,2]`, `[2,1]`, false}, {`"1"`, `1`, false}, {`{"a":1}`, `{"a":1,"b":null}`, false},
 		{`0.1`, `0.10000000000000001`, false}, {`null`, `null`, true}, {`x`, `x`, false},
+		{`"true"`, `true`, false}, {`"null"`, `null`, false}, {`{"a":"1"}`, `{"a":1}`, false}, {`[true,null]`, `[true,null]`, true},
 	} {
 		if got := Equal(json.RawMessage(c.a), json.RawMessage(c.b)); got != c.eq {
 			t.Errorf("Equal(%s, %s) = %v, want %v", c.a, c.b, got, c.eq)
+		}
+		ka, oka := canonical(json.RawMessage(c.a))
+		kb, okb := canonical(json.RawMessage(c.b))
+		if (oka && okb && ka == kb) != c.eq {
+			t.Errorf("canonical(%s) = %q, canonical(%s) = %q: equal %v, want %v", c.a, ka, c.b, kb, ka == kb, c.eq)
 		}
 	}
 }

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"math/big"
+	"sort"
+	"strconv"
+	"strings"
 )
 
 // Equal reports whether two JSON values are equal as JSON Schema compares
@@ -67,5 +70,55 @@ func equal(a, b any) bool {
 		return true
 	default:
 		return a == b
+	}
+}
+
+// canonical is a JSON value's text such that two values are Equal exactly
+// when their canonical texts are equal: keys sorted, numbers as exact
+// rationals. ok is false for invalid JSON.
+func canonical(raw json.RawMessage) (string, bool) {
+	v, ok := decode(raw)
+	if !ok {
+		return "", false
+	}
+	var b strings.Builder
+	writeCanonical(&b, v)
+	return b.String(), true
+}
+
+func writeCanonical(b *strings.Builder, v any) {
+	switch v := v.(type) {
+	case json.Number:
+		if r, ok := new(big.Rat).SetString(v.String()); ok {
+			b.WriteString("n" + r.RatString())
+		} else {
+			b.WriteString("n?" + v.String())
+		}
+	case string:
+		b.WriteString("s" + strconv.Quote(v))
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		b.WriteByte('{')
+		for _, k := range keys {
+			b.WriteString(strconv.Quote(k) + ":")
+			writeCanonical(b, v[k])
+			b.WriteByte(',')
+		}
+		b.WriteByte('}')
+	case []any:
+		b.WriteByte('[')
+		for _, e := range v {
+			writeCanonical(b, e)
+			b.WriteByte(',')
+		}
+		b.WriteByte(']')
+	case bool:
+		b.WriteString(strconv.FormatBool(v))
+	case nil:
+		b.WriteString("null")
 	}
 }
