@@ -23,6 +23,7 @@ type ptoolFlags struct {
 	record                                 string
 	maxAttempts                            int
 	asJSON, stream                         bool
+	trace                                  traceFlags
 }
 
 func newPtoolCmd() *cobra.Command {
@@ -73,6 +74,7 @@ asks the model and prints the answer, checked against the output schema.`,
 	fl.StringVar(&f.record, "record", "", "append every model request and response to FILE as JSON lines")
 	fl.StringVar(&f.replay, "replay", "", "answer model requests from a file made by --record, without the network")
 	fl.BoolVar(&f.stream, "stream", false, "ask the model to stream")
+	addTraceFlags(fl, &f.trace, false)
 	cmd.AddCommand(list, call)
 	return cmd
 }
@@ -177,7 +179,12 @@ func ptoolCall(cmd *cobra.Command, f ptoolFlags, name string) error {
 		return usageError{err}
 	}
 	defer done()
-	opts := []ptool.Option{ptool.WithModel(m), ptool.WithStream(f.stream)}
+	record, stopRecording, err := ptoolRecorder(cmd, f.trace)
+	if err != nil {
+		return err
+	}
+	defer stopRecording()
+	opts := []ptool.Option{ptool.WithModel(m), ptool.WithStream(f.stream), record}
 	if f.mode != "" {
 		opts = append(opts, ptool.WithMode(ptool.Mode(f.mode)))
 	}

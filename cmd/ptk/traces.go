@@ -276,7 +276,10 @@ lists runs, tools, models and ptools.`,
 				}
 				fmt.Fprintln(tw, "\t\t\t\t\t\t")
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			return printDistilled(cmd.Context(), out, s, f, st)
 		},
 	}
 	addFilterFlags(cmd, &ff)

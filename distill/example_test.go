@@ -1,0 +1,45 @@
+package distill_test
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/ptkit/ptk/distill"
+	"github.com/ptkit/ptk/trace"
+)
+
+func ExampleEqual() {
+	fmt.Println(distill.Equal(json.RawMessage(`{"n": 1, "tags": ["a"]}`), json.RawMessage(`{"tags": ["a"], "n": 1.0}`)))
+	fmt.Println(distill.Equal(json.RawMessage(`["a", "b"]`), json.RawMessage(`["b", "a"]`)))
+	// Output:
+	// true
+	// false
+}
+
+func ExampleGoTypes() {
+	src, _ := distill.GoTypes(
+		json.RawMessage(`{"type": "object", "properties": {"text": {"type": "string"}, "stars": {"type": "integer"}}, "required": ["text"]}`),
+		json.RawMessage(`{"type": "string", "enum": ["positive", "negative"]}`))
+	fmt.Print(src)
+	// Output:
+	// // In is the ptool's input.
+	// type In struct {
+	// 	Stars int64 `json:"stars,omitempty"`
+	// 	Text string `json:"text"`
+	// }
+	//
+	// // Out is the ptool's output.
+	// type Out = string
+}
+
+func ExampleSplit() {
+	var calls []trace.PtoolCall
+	for i := range 10 {
+		in := json.RawMessage(fmt.Sprintf(`{"n": %d}`, i%8)) // two inputs twice
+		calls = append(calls, trace.PtoolCall{Ptool: "double", Input: in, Output: json.RawMessage(fmt.Sprint(2 * (i % 8)))})
+	}
+	train, held := distill.Split(calls, 0.25, 1)
+	fmt.Println(len(train), "training,", len(held), "held out")
+	// Output:
+	// 6 training, 2 held out
+}
