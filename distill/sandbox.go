@@ -21,8 +21,10 @@ type workspace struct {
 	dir     string // the module
 	root    string // the ptk module the replace points at
 	gocache string
-	bwrap   string // empty: not sandboxed
-	timeout time.Duration
+	// modcache is the module cache, read by builds.
+	modcache string
+	bwrap    string // empty: not sandboxed
+	timeout  time.Duration
 }
 
 // maxOutput caps the output of a step kept for the report and the model.
@@ -42,6 +44,10 @@ func newWorkspace(parent, root string, timeout time.Duration, sandbox bool) (*wo
 	}
 	w := &workspace{dir: dir, root: root, timeout: timeout}
 	w.gocache = goEnv("GOCACHE")
+	w.modcache = goEnv("GOMODCACHE")
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		w.root = r
+	}
 	if sandbox {
 		if w.bwrap, err = exec.LookPath("bwrap"); err == nil {
 			if err := w.probe(); err != nil {
@@ -93,8 +99,16 @@ func (w *workspace) probe() error {
 // bwrapArgs confines a command: the system read-only, a private /tmp, the
 // module writable (and the build cache, to build), no network.
 func (w *workspace) bwrapArgs(build bool) []string {
-	args := []string{"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-		"--bind", w.dir, w.dir}
+	args := []string{"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"}
+	// The ptk module and the module cache are read, wherever they are: a
+	// clone under /tmp (as CI's may be) would otherwise vanish under the
+	// private /tmp.
+	for _, d := range []string{w.root, w.modcache} {
+		if d != "" {
+			args = append(args, "--ro-bind", d, d)
+		}
+	}
+	args = append(args, "--bind", w.dir, w.dir)
 	if build && w.gocache != "" {
 		args = append(args, "--bind", w.gocache, w.gocache)
 	}
