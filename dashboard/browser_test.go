@@ -314,7 +314,7 @@ func TestBrowser(t *testing.T) {
 	d := waitJS("analytics", `document.querySelectorAll("svg.chart").length === 2 && document.querySelectorAll("table.stats").length === 3`, 10*time.Second)
 	t.Logf("analytics shown in %v", d.Round(time.Millisecond))
 	analytics, _ := chromedp.Run(bctx, chromedp.Text(chromedp.CSS("#analytics")))
-	for _, want := range []string{"read_file", "gpt-4o-mini", "classify_1", "ready:", "answered by code"} {
+	for _, want := range []string{"read_file", "gpt-4o-mini", "classify_1", "ready:", "answered by code (coverage)", "fell back (rate)"} {
 		if !strings.Contains(analytics, want) {
 			t.Errorf("analytics lack %q", want)
 		}

@@ -62,7 +62,7 @@ function runsView(params) {
   const state = { offset: Number(params.get("offset") || 0), seen: null };
   main.innerHTML = `
     <form class="filters" id="filters">
-      <label>kind<select name="kind"><option value="">any</option><option>agent</option><option>ptool</option><option>workflow</option><option>react</option></select></label>
+      <label>kind<select name="kind"><option value="">any</option><option>agent</option><option>ptool</option><option>workflow</option><option>react</option><option>distill</option></select></label>
       <label>status<select name="status"><option value="">any</option><option>ok</option><option>error</option></select></label>
       <label>model<input name="model" placeholder="any"></label>
       <label>name<input name="name" placeholder="ptool, workflow…"></label>
@@ -213,7 +213,7 @@ function analyticsView() {
   main.innerHTML = `
     <form class="filters" id="afilters"><label>period<select name="since">
       <option value="24h">last day</option><option value="168h" selected>last week</option><option value="720h">last 30 days</option><option value="">all time</option></select></label>
-      <label>kind<select name="kind"><option value="">any</option><option>agent</option><option>ptool</option><option>workflow</option><option>react</option></select></label>
+      <label>kind<select name="kind"><option value="">any</option><option>agent</option><option>ptool</option><option>workflow</option><option>react</option><option>distill</option></select></label>
       <label>model<input name="model" placeholder="any"></label>
       <label>tool<input name="tool" placeholder="runs that called it"></label>
       <label>name<input name="name" placeholder="a ptool, a workflow"></label></form>
@@ -240,7 +240,7 @@ function analyticsView() {
           <div class="card"><h2>models</h2>${statTable(st.models, "model", true)}</div>
           <div class="card"><h2>runs by kind and name</h2>${statTable(st.runs, "run", true)}</div>
         </div>
-        <div class="card"><h2>ptools</h2>${st.ptools.length ? `<table><thead><tr><th>ptool</th><th class="num">calls</th><th>success</th><th class="num">p50</th><th class="num">p95</th><th class="num">answered by code</th><th class="num">fallbacks</th><th>distill</th></tr></thead><tbody>
+        <div class="card"><h2>ptools</h2>${st.ptools.length ? `<table><thead><tr><th>ptool</th><th class="num">calls</th><th>success</th><th class="num">p50</th><th class="num">p95</th><th class="num">answered by code (coverage)</th><th class="num">fell back (rate)</th><th>distill</th></tr></thead><tbody>
           ${st.ptools.map(p => `<tr><td>${esc(p.name)}</td><td class="num">${num(p.calls)}</td><td>${rate(p.success_rate)}</td><td class="num">${ms(p.p50_ms)}</td><td class="num">${ms(p.p95_ms)}</td>
             <td class="num">${num(p.code)} (${(100 * (p.code || 0) / Math.max(1, p.calls)).toFixed(0)}%)</td><td class="num">${num(p.fallbacks)} (${(100 * (p.fallback_rate || 0)).toFixed(0)}%)</td>
             <td>${p.calls - p.errors >= 20 ? "ready: " + num(p.calls - p.errors) + " successful calls" : `<span class="muted">${num(p.calls - p.errors)} of 20 successful calls</span>`}</td></tr>`).join("")}
