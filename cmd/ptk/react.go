@@ -14,6 +14,7 @@ import (
 
 func newReactCmd() *cobra.Command {
 	var mf modelFlags
+	var tf traceFlags
 	var file, tools, workspace, examples string
 	var maxSteps int
 	var echo, asJSON, native bool
@@ -60,9 +61,17 @@ trajectory, which 'ptk react --examples FILE' takes back as demonstrations.`,
 			if echo {
 				opts.Echo = cmd.ErrOrStderr()
 			}
+			rec, err := startRecording(cmd, tf, nil)
+			if err != nil {
+				return err
+			}
+			defer rec.close(cmd.ErrOrStderr())
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
 			res, runErr := react.Run(ctx, args[0], opts)
+			if res != nil && res.Trajectory != nil && rec != nil && rec.writer != nil {
+				rec.writer.Record(reactTrace(res.Trajectory, runErr))
+			}
 			if asJSON {
 				if err := writeIndented(cmd.OutOrStdout(), res.Trajectory); err != nil {
 					return err
@@ -77,6 +86,7 @@ trajectory, which 'ptk react --examples FILE' takes back as demonstrations.`,
 	}
 	mf.add(cmd)
 	fl := cmd.Flags()
+	addTraceFlags(fl, &tf, false)
 	fl.StringVar(&file, "ptools", "", "a ptools file whose ptools the model may call")
 	fl.StringVar(&tools, "tools", "", "comma-separated built-in tools the model may call (as for 'ptk run'; default none)")
 	fl.StringVar(&workspace, "workspace", ".", "the built-in tools' workspace")

@@ -211,6 +211,7 @@ trace has before any model is called; 'run' runs it, independent steps at once;
 	check.Flags().BoolVar(&asJSON, "json", false, "print the problems as JSON")
 
 	var rf modelFlags
+	var tf traceFlags
 	var runJSON, keepGoing bool
 	var concurrency int
 	runCmd := &cobra.Command{
@@ -230,6 +231,11 @@ trace has before any model is called; 'run' runs it, independent steps at once;
 			if err != nil {
 				return err
 			}
+			rec, err := startRecording(cmd, tf, nil)
+			if err != nil {
+				return err
+			}
+			defer rec.close(cmd.ErrOrStderr())
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
 			errOut := cmd.ErrOrStderr()
@@ -250,6 +256,9 @@ trace has before any model is called; 'run' runs it, independent steps at once;
 				case workflow.EventDone:
 					done, runErr = e.Trace, err
 				}
+			}
+			if done != nil && rec != nil && rec.writer != nil {
+				rec.writer.Record(workflowTrace(done, runErr))
 			}
 			var cerr *workflow.CheckError
 			if errors.As(runErr, &cerr) {
@@ -280,6 +289,7 @@ trace has before any model is called; 'run' runs it, independent steps at once;
 	runCmd.Flags().BoolVar(&runJSON, "json", false, "print the finished trace as JSON")
 	runCmd.Flags().BoolVar(&keepGoing, "continue", false, "after a failed step, run the steps that do not need it")
 	runCmd.Flags().IntVar(&concurrency, "concurrency", 0, "most steps at once (default 4)")
+	addTraceFlags(runCmd.Flags(), &tf, false)
 
 	goCmd := &cobra.Command{
 		Use:   "go TRACE.json",

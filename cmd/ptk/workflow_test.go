@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ptkit/ptk/trace"
 )
 
 func TestWorkflowCheck(t *testing.T) {
@@ -28,10 +31,15 @@ step_3 (describe), argument /item: step_1 is array, but the argument takes strin
 
 func TestWorkflowRun(t *testing.T) {
 	fake, url := newFakeOpenAI(t, fakeReply{content: `{"answer": ["pizza", "salad"]}`}, fakeReply{content: `{"answer": "a round flatbread"}`})
+	db := filepath.Join(t.TempDir(), "traces.db")
 	code, out, errOut := runPTK(t, "", "workflow", "run", "testdata/workflow_trace.json", "--ptools", "testdata/workflow_ptools.json",
-		"--base-url", url, "--model", "local-model")
+		"--base-url", url, "--model", "local-model", "--trace-db", db)
 	if code != 0 || out != "a round flatbread\n" {
 		t.Fatalf("exit %d, out %q, err %s", code, out, errOut)
+	}
+	// The run is in the trace store, with its steps' ptool calls.
+	if runs := storedRuns(t, db, "workflow"); len(runs) != 1 || runs[0].Status != "ok" || len(runs[0].PtoolCalls) != 2 || len(runs[0].Detail) == 0 {
+		t.Errorf("stored workflow runs: %+v", runs)
 	}
 	if !strings.Contains(errOut, "step_0 extract_items: completed (1 attempt(s)") || !strings.Contains(errOut, "step_1 describe: completed") {
 		t.Errorf("progress: %s", errOut)
@@ -80,16 +88,43 @@ func TestReact(t *testing.T) {
 		fakeReply{content: `{"answer": ["pizza", "salad"]}`}, // the ptool's own call
 		fakeReply{content: "Two items. <answer>2</answer>"},
 	)
+	db := filepath.Join(t.TempDir(), "traces.db")
 	code, out, errOut := runPTK(t, "", "react", "How many items are in 'a pizza and a salad'?", "--ptools", "testdata/workflow_ptools.json",
-		"--base-url", url, "--model", "local-model", "--echo")
+		"--base-url", url, "--model", "local-model", "--echo", "--trace-db", db)
 	if code != 0 || out != "2\n" {
 		t.Fatalf("exit %d, out %q: %s", code, out, errOut)
+	}
+	if runs := storedRuns(t, db, "react"); len(runs) != 1 || runs[0].Output != "2" || len(runs[0].ToolCalls) != 1 || runs[0].ToolCalls[0].Tool != "extract_items" {
+		t.Errorf("stored react runs: %+v", runs)
 	}
 	for _, want := range []string{"Thought 1: I list the items.", `Action 1: extract_items(order="a pizza and a salad")`, `Observation 1: ["pizza","salad"]`, "Answer: 2", "2 steps"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("stderr does not say %q:\n%s", want, errOut)
 		}
 	}
+}
+
+// storedRuns returns the runs of kind in the store at db, whole.
+func storedRuns(t *testing.T, db, kind string) []*trace.Record {
+	t.Helper()
+	s, err := trace.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	runs, err := s.List(context.Background(), trace.Filter{Kind: trace.Kind(kind)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*trace.Record
+	for _, r := range runs {
+		rec, err := s.Get(context.Background(), r.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, rec)
+	}
+	return out
 }
 
 func toJSON(v any) string {
