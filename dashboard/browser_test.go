@@ -121,6 +121,11 @@ func known(now time.Time) []*trace.Record {
 			Detail: json.RawMessage(`{"steps":[{"ptool":"classify","input":"$ticket"}]}`),
 		},
 		{
+			Run: trace.Run{ID: "known-react", Kind: trace.KindReAct, Name: "count the items", Model: "qwen3:8b", StartedAt: now.Add(-20 * time.Minute),
+				Duration: trace.Millis(900 * time.Millisecond), Status: trace.StatusOK, Input: "count the items", Output: "2"},
+			Detail: json.RawMessage(`{"goal":"count the items","steps":[],"success":true,"final_answer":"2","ptp":"Goal: count the items\nCalling extract_items(order=\"a pizza and a salad\")...\n...extract_items returned [\"pizza\",\"salad\"]\nFinal answer: 2\n"}`),
+		},
+		{
 			Run: trace.Run{ID: "known-ptool", ParentID: "known-workflow", Kind: trace.KindPtool, Name: "classify", Model: "qwen3:8b", StartedAt: now.Add(-7 * time.Second),
 				Duration: trace.Millis(400 * time.Millisecond), Status: trace.StatusOK, Input: `{"text":"printer on fire"}`, Output: `"urgent"`},
 			PtoolCalls: []trace.PtoolCall{{Ptool: "classify", Input: json.RawMessage(`{"text":"printer on fire"}`), Output: json.RawMessage(`"urgent"`),
@@ -155,7 +160,7 @@ func TestBrowser(t *testing.T) {
 	if err := s.Write(ctx, known(now)...); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("seeded %d runs in %v", generated+3, time.Since(start).Round(time.Millisecond))
+	t.Logf("seeded %d runs in %v", generated+4, time.Since(start).Round(time.Millisecond))
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -234,7 +239,7 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("first paint took %.0f ms, want under 1 s", firstPaint)
 	}
 	count, _ := chromedp.Run(bctx, chromedp.Text(chromedp.CSS("#count")))
-	if want := "1–50 of " + thousands(generated+3) + " runs"; count != want {
+	if want := "1–50 of " + thousands(generated+4) + " runs"; count != want {
 		t.Errorf("count = %q", count)
 	}
 	rows, _ := chromedp.Run(bctx, chromedp.Evaluate[[]string](rowsJS))
@@ -306,6 +311,13 @@ func TestBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitJS("the workflow's steps", `document.body.innerText.includes("classify") && document.body.innerText.includes("trace")`, 5*time.Second)
+
+	// A ReAct run shows its trajectory as PTP text.
+	if err := chromedp.Do(bctx, chromedp.Navigate("http://"+addr+"/#/run/known-react")); err != nil {
+		t.Fatal(err)
+	}
+	waitJS("the trajectory's PTP", `document.body.innerText.includes("trajectory as PTP") && document.body.innerText.includes('...extract_items returned ["pizza","salad"]')`, 5*time.Second)
+	shot("3b-react")
 
 	// Analytics: charts, and the tables per tool, model and ptool.
 	if err := chromedp.Do(bctx, chromedp.Navigate("http://"+addr+"/#/analytics")); err != nil {

@@ -56,7 +56,12 @@ func reactTrace(t *react.Trajectory, runErr error) *trace.Record {
 		runErr = errors.New("no answer: " + t.Stopped)
 	}
 	failed(&rec.Run, runErr)
-	rec.Detail, _ = json.Marshal(t)
+	// The trajectory with its Program Trace Prompting text, which the
+	// dashboard shows as it is.
+	rec.Detail, _ = json.Marshal(struct {
+		*react.Trajectory
+		PTP string `json:"ptp"`
+	}{t, t.PTP()})
 	return rec
 }
 

@@ -94,7 +94,7 @@ func TestReact(t *testing.T) {
 	if code != 0 || out != "2\n" {
 		t.Fatalf("exit %d, out %q: %s", code, out, errOut)
 	}
-	if runs := storedRuns(t, db, "react"); len(runs) != 1 || runs[0].Output != "2" || len(runs[0].ToolCalls) != 1 || runs[0].ToolCalls[0].Tool != "extract_items" {
+	if runs := storedRuns(t, db, "react"); len(runs) != 1 || runs[0].Output != "2" || len(runs[0].ToolCalls) != 1 || runs[0].ToolCalls[0].Tool != "extract_items" || !strings.Contains(string(runs[0].Detail), `"ptp":"Goal: How many items`) {
 		t.Errorf("stored react runs: %+v", runs)
 	}
 	for _, want := range []string{"Thought 1: I list the items.", `Action 1: extract_items(order="a pizza and a salad")`, `Observation 1: ["pizza","salad"]`, "Answer: 2", "2 steps"} {

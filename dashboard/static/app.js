@@ -190,6 +190,7 @@ function runView(id) {
       ${children.length ? `<div class="card"><h2>steps</h2><table><tbody>${children.map(c => `
         <tr class="run" data-id="${esc(c.id)}"><td><span class="badge kind">${esc(c.kind)}</span> <a href="#/run/${encodeURIComponent(c.id)}">${esc(c.name || c.id)}</a></td><td>${badge(c.status)}</td><td class="num">${ms(c.duration_ms)}</td><td class="input">${esc(c.input)}</td></tr>`).join("")}</tbody></table></div>` : ""}
       <div class="card"><h2>timeline</h2>${steps.length ? `<div class="timeline" id="timeline">${steps.join("")}</div>` : `<p class="muted">No model or tool calls recorded.</p>`}</div>
+      ${r.detail && r.detail.ptp ? `<div class="card"><h2>trajectory as PTP</h2><pre class="ptp">${esc(r.detail.ptp)}</pre></div>` : ""}
       ${r.detail ? `<div class="card"><h2>${r.kind === "react" ? "trajectory" : "trace"}</h2><pre>${esc(pretty(r.detail))}</pre></div>` : ""}
       ${r.output ? `<div class="card"><h2>answer</h2><pre>${esc(r.output)}</pre></div>` : ""}`;
   }).catch(showError);
