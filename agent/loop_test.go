@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/llm/completion"
 	"github.com/ptkit/ptk/llm/llmtest"
 	"github.com/ptkit/ptk/protocol"
@@ -168,5 +169,28 @@ func TestTextOnlyModelsGetTheRunsTranscript(t *testing.T) {
 	}
 	if len(prompts) != 2 || !strings.HasPrefix(prompts[0], "SYSTEM>> ") || !strings.Contains(prompts[1], "USER>> <PTK_RESULT") || !strings.HasSuffix(prompts[1], "ASSISTANT>> ") {
 		t.Errorf("prompts sent:\n%s", strings.Join(prompts, "\n----\n"))
+	}
+}
+
+// Each model call's cost is on its EventModelDone, and they add up to the
+// run's.
+func TestModelCallCostOnEvents(t *testing.T) {
+	u := ptk.Usage{PromptTokens: 1_000_000, CompletionTokens: 100_000}
+	m := llmtest.New(llmtest.Reply{Content: ptkCall("get_weather", `{"city": "Paris"}`), Usage: u}, llmtest.Reply{Content: "Sunny.", Usage: u})
+	price := llm.Price{Input: 1, Output: 10}
+	res, events := runEvents(t, "w", Options{Model: m, Mode: ModePTK, Tools: []ptk.Tool{weather(nil)}, Price: &price})
+	var sum float64
+	var n int
+	for _, e := range events {
+		if e.Kind == EventModelDone {
+			n++
+			if e.Cost != 2 {
+				t.Errorf("model call %d cost %v, want $2 (1M in at $1, 100k out at $10)", n, e.Cost)
+			}
+			sum += e.Cost
+		}
+	}
+	if n != 2 || sum != res.Cost {
+		t.Errorf("%d model calls costing %v, the run %v", n, sum, res.Cost)
 	}
 }

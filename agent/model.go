@@ -119,12 +119,11 @@ func (r *runner) call(ctx context.Context, final bool) (*turn.Reply, error) {
 	}
 	r.res.Usage = r.res.Usage.Add(rep.Usage)
 	r.lastPrompt = rep.Usage.PromptTokens
-	switch {
-	case rep.Cost > 0:
-		r.res.Cost += rep.Cost
-	case r.opts.Price != nil:
-		r.res.Cost += r.opts.Price.Cost(rep.Usage)
+	cost := rep.Cost
+	if cost == 0 && r.opts.Price != nil {
+		cost = r.opts.Price.Cost(rep.Usage)
 	}
-	r.event(Event{Kind: EventModelDone, Iteration: it, Usage: rep.Usage})
+	r.res.Cost += cost
+	r.event(Event{Kind: EventModelDone, Iteration: it, Usage: rep.Usage, Cost: cost})
 	return rep, nil
 }

@@ -73,7 +73,7 @@ const (
 	// EventCallEnd: a call is complete (Index, Call as ptk read it; Err when
 	// it cannot run).
 	EventCallEnd
-	// EventModelDone: the model call ended (Usage of this call).
+	// EventModelDone: the model call ended (Usage and Cost of this call).
 	EventModelDone
 	// EventToolStart: a call's tool starts running (Index, Call), in call
 	// order; calls to read-only tools may then run at the same time.
@@ -105,8 +105,11 @@ type Event struct {
 	Call       *ptk.Call
 	ToolResult *ptk.Result
 	// Err is the error of a call that cannot run.
-	Err      *ptk.Error
-	Usage    ptk.Usage
+	Err   *ptk.Error
+	Usage ptk.Usage
+	// Cost is the model call's cost in USD, on EventModelDone, where prices
+	// are known.
+	Cost     float64
 	Duration time.Duration
 	Cached   bool
 	// Run is the run's result, on EventDone.

@@ -76,7 +76,7 @@ func (a *Agent) Event(e agent.Event, err error) {
 	case agent.EventIteration:
 		a.callStart, a.open = time.Now(), true
 	case agent.EventModelDone:
-		a.rec.ModelCalls = append(a.rec.ModelCalls, trace.ModelCall{Mode: a.mode, Usage: e.Usage, Latency: trace.Millis(time.Since(a.callStart))})
+		a.rec.ModelCalls = append(a.rec.ModelCalls, trace.ModelCall{Mode: a.mode, Usage: e.Usage, Cost: e.Cost, Latency: trace.Millis(time.Since(a.callStart))})
 		a.open = false
 	case agent.EventModeSwitch:
 		a.mode = string(agent.ModePTK)
