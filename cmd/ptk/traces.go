@@ -139,12 +139,7 @@ characters of an id when only one id starts with them. With --json, one
 object: the fields of list, plus model_calls (mode, usage, latency_ms,
 request_hash, text, calls) and tool_calls, an array (tool, args, result,
 is_error, outcome, repairs, duration_ms).`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usagef("show needs a run's id: ptk traces show ID ('ptk traces list' lists them)")
-			}
-			return nil
-		},
+		Args: oneArg("show needs a run's id: ptk traces show ID ('ptk traces list' lists them)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := openTraceStore(cmd, *db)
 			if err != nil {
@@ -387,12 +382,7 @@ func newConversationsCmd() *cobra.Command {
 	show := &cobra.Command{
 		Use:   "show NAME",
 		Short: "Print a conversation's messages",
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usagef("show needs a conversation's name ('ptk conversations list' lists them)")
-			}
-			return nil
-		},
+		Args:  oneArg("show needs a conversation's name ('ptk conversations list' lists them)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := openTraceStore(cmd, db)
 			if err != nil {
@@ -426,12 +416,7 @@ func newConversationsCmd() *cobra.Command {
 	rm := &cobra.Command{
 		Use:   "rm NAME",
 		Short: "Delete a conversation",
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usagef("rm needs a conversation's name")
-			}
-			return nil
-		},
+		Args:  oneArg("rm needs a conversation's name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := openTraceStore(cmd, db)
 			if err != nil {
@@ -478,3 +463,14 @@ func cut(s string, n int) string {
 }
 
 func indent(s string) string { return strings.ReplaceAll(s, "\n", "\n  ") }
+
+// oneArg accepts exactly one argument, and otherwise says msg as a usage
+// error.
+func oneArg(msg string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) != 1 {
+			return usagef("%s", msg)
+		}
+		return nil
+	}
+}
