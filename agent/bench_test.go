@@ -4,72 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/ptkit/ptk"
-	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/agent/agenttest"
 )
-
-// loopModel calls the no-op tool perRun-1 times with new arguments, then
-// answers; it keeps no per-run state beyond a counter, so that a benchmark
-// measures the loop, not the script.
-type loopModel struct {
-	perRun int
-	n      atomic.Int64
-	native bool
-	calls  []string // the replies, made once
-	args   []json.RawMessage
-}
-
-func newLoopModel(perRun int, native bool) *loopModel {
-	m := &loopModel{perRun: perRun, native: native}
-	for i := range perRun {
-		m.calls = append(m.calls, "Reading the next file.\n<PTK_CALL>\n{\"tool\": \"tool_0\", \"args\": {\"path\": \"src/file_"+strconv.Itoa(i)+".go\", \"limit\": 50}}\n</PTK_CALL>")
-		m.args = append(m.args, json.RawMessage(`{"path": "src/file_`+strconv.Itoa(i)+`.go", "limit": 50}`))
-	}
-	return m
-}
-
-func (m *loopModel) Generate(_ context.Context, req llm.Request) (*llm.Response, error) {
-	i := int(m.n.Add(1)-1) % m.perRun
-	u := ptk.Usage{PromptTokens: 1000, CompletionTokens: 40}
-	if i == m.perRun-1 {
-		return &llm.Response{Content: "All files read; nothing to change.", Usage: u}, nil
-	}
-	if m.native {
-		return &llm.Response{Calls: []ptk.Call{{ID: "c" + strconv.Itoa(i), Tool: "tool_0", Args: m.args[i]}}, Usage: u}, nil
-	}
-	return &llm.Response{Content: m.calls[i], Usage: u}, nil
-}
-
-// benchTools declares 20 tools with realistic schemas; tool_0 does nothing.
-func benchTools() []ptk.Tool {
-	var tools []ptk.Tool
-	for i := range 20 {
-		schema := json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{"path":{"type":"string","description":"File path relative to the workspace."},"limit":{"type":"integer","minimum":1,"description":"Lines to read."},"mode_%d":{"type":"string","enum":["a","b","c"]}},"required":["path"]}`, i))
-		tools = append(tools, ptk.NewTool(ptk.ToolInfo{Name: "tool_" + strconv.Itoa(i), Description: "Tool number " + strconv.Itoa(i) + " of the benchmark.", Parameters: schema, ReadOnly: true},
-			func(context.Context, json.RawMessage) (ptk.Result, error) { return ptk.Result{Content: "ok"}, nil }))
-	}
-	return tools
-}
-
-// benchHistory is 20 messages of earlier conversation.
-func benchHistory() []ptk.Message {
-	var h []ptk.Message
-	for i := range 5 {
-		id := "old_" + strconv.Itoa(i)
-		h = append(h,
-			ptk.Message{Role: ptk.RoleUser, Content: "Please look at module " + strconv.Itoa(i) + " and tell me what it does."},
-			ptk.Message{Role: ptk.RoleAssistant, Content: "Let me read it.", Calls: []ptk.Call{{ID: id, Tool: "tool_1", Args: json.RawMessage(`{"path":"mod.go"}`)}}},
-			ptk.Message{Role: ptk.RoleTool, CallID: id, Tool: "tool_1", Content: "package mod\n\nfunc Do() {}\n"},
-			ptk.Message{Role: ptk.RoleAssistant, Content: "It defines Do, which does nothing yet."},
-		)
-	}
-	return h
-}
 
 // BenchmarkLoopIteration measures the loop's own cost per model call: 20
 // tools declared, 20 messages of history, a scripted model that answers at
@@ -79,9 +19,9 @@ func BenchmarkLoopIteration(b *testing.B) {
 	for _, mode := range []Mode{ModePTK, ModeNative} {
 		b.Run(string(mode), func(b *testing.B) {
 			const perRun = 10
-			m := newLoopModel(perRun, mode == ModeNative)
-			tools := benchTools()
-			hist := benchHistory()
+			m := agenttest.NewLoopModel(perRun, mode == ModeNative)
+			tools := agenttest.Tools()
+			hist := agenttest.History()
 			store := &MemoryStore{}
 			opts := Options{Model: m, Mode: mode, Tools: tools, ConversationID: "bench", Store: store, MaxIterations: perRun}
 			ctx := context.Background()
@@ -110,7 +50,7 @@ func BenchmarkLoopLength(b *testing.B) {
 	for _, mode := range []Mode{ModePTK, ModeNative} {
 		for _, turns := range []int{10, 100, 400, 1600} {
 			b.Run(fmt.Sprintf("%s/turns=%d", mode, turns), func(b *testing.B) {
-				m := newLoopModel(turns, mode == ModeNative)
+				m := agenttest.NewLoopModel(turns, mode == ModeNative)
 				read := ptk.NewTool(ptk.ToolInfo{Name: "tool_0", Description: "Reads a file.", ReadOnly: true,
 					Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"},"limit":{"type":"integer"}},"required":["path"]}`)},
 					func(context.Context, json.RawMessage) (ptk.Result, error) { return ptk.Result{Content: result}, nil })
