@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/agent/agenttest"
@@ -66,6 +67,22 @@ func BenchmarkLoopLength(b *testing.B) {
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*turns), "ns/turn")
 				b.ReportMetric(0, "ns/op")
 			})
+		}
+	}
+}
+
+// BenchmarkRunTool measures what answering one call costs beside the tool:
+// the goroutine that lets a tool deaf to its context be abandoned at its
+// deadline, the recover, the timeout's context.
+func BenchmarkRunTool(b *testing.B) {
+	r := &runner{opts: Options{ToolTimeout: time.Minute}}
+	noop := ptk.NewTool(ptk.ToolInfo{Name: "noop"}, func(context.Context, json.RawMessage) (ptk.Result, error) { return ptk.Result{Content: "ok"}, nil })
+	j := &job{call: ptk.Call{Tool: "noop", Args: json.RawMessage(`{}`)}, tool: noop}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := r.runTool(ctx, j); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
