@@ -95,6 +95,12 @@ func (w *logWriter) WriteHeader(status int) {
 // (flushing, deadlines) through the log.
 func (w *logWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
+// responseUnwrapper is a ResponseWriter that wraps another, as
+// http.ResponseController expects of middleware.
+type responseUnwrapper interface {
+	Unwrap() http.ResponseWriter
+}
+
 // Annotate adds attributes to the request's log line, and sets its status
 // and error as the handler saw them (a client that went away is 499; a
 // stream's error comes after its 200), when w goes through LogRequests.
@@ -108,7 +114,7 @@ func Annotate(w http.ResponseWriter, status int, errMsg string, attrs ...slog.At
 			}
 			return
 		}
-		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		u, ok := w.(responseUnwrapper)
 		if !ok {
 			return
 		}

@@ -232,7 +232,7 @@ func (s *streamReader) lines(data []byte) {
 		s.cur = append(append(s.cur[:0], l...), '\n')
 		s.line(s.cur)
 	}
-	if s.ps != nil && !s.finished {
+	if !s.finished {
 		// What this read brought is passed on now, not held in the
 		// parser's batch until the next read.
 		s.ps.Flush()
