@@ -397,13 +397,38 @@ func (in *inserter) add(table string, cols []string, vals ...any) {
 func (in *inserter) flush(ctx context.Context, table, suffix string) error {
 	rows, cols := in.rows[table], in.cols[table]
 	delete(in.rows, table)
+	if len(rows) == 0 {
+		return nil
+	}
+	tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ") + ")"
+	head := "INSERT INTO " + table + " (" + strings.Join(cols, ", ") + ") VALUES "
+	if !in.s.pg {
+		// SQLite runs in the process: a statement prepared once and run
+		// per row costs less than parsing one statement of many rows,
+		// which SQLite compiles anew each time.
+		st, err := in.tx.PrepareContext(ctx, head+tuple+suffix)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		for _, r := range rows {
+			res, err := st.ExecContext(ctx, r...)
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err == nil {
+				in.affected += n
+			}
+		}
+		return nil
+	}
+	// PostgreSQL is a round trip away: one statement per chunk of rows.
 	per := max(1, maxVars/max(1, len(cols)))
 	for len(rows) > 0 {
 		chunk := rows[:min(per, len(rows))]
 		rows = rows[len(chunk):]
 		var b strings.Builder
-		b.WriteString("INSERT INTO " + table + " (" + strings.Join(cols, ", ") + ") VALUES ")
-		tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ") + ")"
+		b.WriteString(head)
 		args := make([]any, 0, len(chunk)*len(cols))
 		for i, r := range chunk {
 			if i > 0 {
