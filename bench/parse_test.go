@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"fmt"
 	"runtime"
 	"runtime/debug"
@@ -122,6 +123,20 @@ func BenchmarkWriteFileStream(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
 					sink += ptkStream(p, text, w)
+				}
+			})
+		}
+		for _, w := range []int{1, 2, 4} {
+			// The least a streamed reply costs whatever reads it: a
+			// method call per write that keeps the bytes.
+			b.Run(fmt.Sprintf("buffer/%dB/%dKiB", w, n>>10), func(b *testing.B) {
+				b.SetBytes(int64(len(text)))
+				for b.Loop() {
+					var buf bytes.Buffer
+					for i := 0; i < len(text); i += w {
+						buf.WriteString(text[i:min(i+w, len(text))])
+					}
+					sink += buf.Len()
 				}
 			})
 		}

@@ -61,6 +61,7 @@ func TestDialects(t *testing.T) {
 		for k := 1; k < len(in); k++ {
 			s := NewStream(cfg, nil)
 			s.WriteString(in[:k])
+			s.Flush() // read now: a small piece would wait for more
 			s.WriteString(in[k:])
 			if streamed := s.Finish(); !reflect.DeepEqual(got, streamed) {
 				t.Errorf("%q split at %d: streamed %+v, whole %+v", in, k, streamed, got)

@@ -45,11 +45,14 @@ func Parse(cfg *Config, text string) result.Parsed {
 // chunks as they arrive, then call Finish. A Stream is for one reply and one
 // goroutine.
 type Stream struct {
-	m        *machine
-	finished bool
-	// pend holds small chunks taken in but not yet read (see maxDeferred).
-	pend [maxDeferred]byte
-	np   int
+	m *machine
+	// unread counts the bytes at the end of m.buf taken in and not read yet
+	// (see maxDeferred); Finish sets it past maxDeferred, so that a Write
+	// takes the slow path, which fails.
+	unread int
+	// room is m.buf's unused capacity, up to maxDeferred bytes: small chunks
+	// are copied there, m.buf extended over them when they are read.
+	room []byte
 }
 
 var (
@@ -66,68 +69,68 @@ func NewStream(cfg *Config, emit func(result.Event)) *Stream {
 
 // Write feeds the next chunk. It fails only after Finish.
 func (s *Stream) Write(b []byte) (int, error) {
-	if n := len(b); n > 0 && n <= maxDeferred-s.np {
-		p := s.pend[s.np : s.np+n]
-		for i, c := range b {
-			if c == '\n' {
-				return s.write(b, "")
-			}
-			p[i] = c
-		}
-		s.np += n
-		return n, nil
+	if n := s.unread + len(b); n <= len(s.room) {
+		s.unread = n
+		return copy(s.room[n-len(b):], b), nil
 	}
 	return s.write(b, "")
 }
 
 // WriteString feeds the next chunk. It fails only after Finish.
 func (s *Stream) WriteString(str string) (int, error) {
-	if n := len(str); n > 0 && n <= maxDeferred-s.np {
-		p := s.pend[s.np : s.np+n]
-		for i := 0; i < len(p); i++ {
-			c := str[i]
-			if c == '\n' {
-				return s.write(nil, str)
+	// Small enough to be inlined into the caller's loop: a reply streamed
+	// in token-sized deltas makes a million of these calls per MiB.
+	if n := s.unread + len(str); n <= len(s.room) {
+		if len(str) <= 8 { // a call of memmove costs more
+			p := s.room[s.unread:n]
+			for i := range p {
+				p[i] = str[i]
 			}
-			p[i] = c
+		} else {
+			copy(s.room[s.unread:], str)
 		}
-		s.np += n
-		return n, nil
+		s.unread = n
+		return len(str), nil
 	}
 	return s.write(nil, str)
 }
 
 func (s *Stream) write(b []byte, str string) (int, error) {
-	if s.finished {
+	if s.unread > maxDeferred {
 		return 0, errFinished
 	}
 	m := s.m
-	m.buf = append(growInput(m.buf, s.np+len(b)+len(str)), s.pend[:s.np]...)
-	s.np = 0
+	m.buf = m.buf[:len(m.buf)+s.unread] // the small chunks in room
+	m.buf = growInput(m.buf, len(b)+len(str))
 	m.buf = append(m.buf, b...)
 	m.buf = append(m.buf, str...)
+	s.unread = 0
 	m.run()
 	m.flushEvents()
+	if len(m.buf) == cap(m.buf) {
+		m.buf = growInput(m.buf, 1)
+	}
+	s.room = m.buf[len(m.buf):min(cap(m.buf), len(m.buf)+maxDeferred)]
 	return len(b) + len(str), nil
 }
 
 // maxDeferred bounds how many bytes of small chunks a stream takes in
 // before it reads them.
-const maxDeferred = 64
+const maxDeferred = 256
 
 // A Stream takes small chunks in without reading them at once, up to
-// maxDeferred bytes or a line break: reading later never changes what is
-// read (a decision depends only on the bytes, never on where a chunk ended),
-// and for a reply streamed in token-sized deltas of 1 to 6 bytes it saves a
-// pass of the machine per delta. Events are delayed by at most maxDeferred
-// bytes; a larger chunk is read at once.
+// maxDeferred bytes: reading later never changes what is read (a decision
+// depends only on the bytes, never on where a chunk ended), and for a reply
+// streamed in token-sized deltas of 1 to 6 bytes it saves a pass of the
+// machine per delta. Events are delayed by at most maxDeferred bytes, or
+// until Flush; a larger chunk is read at once.
 
 // Flush reads the small chunks taken in and not read yet, so that their
 // events come now: for a caller that streams to a person and would rather
 // not wait for maxDeferred bytes when the model writes slowly. What is read
 // does not change.
 func (s *Stream) Flush() {
-	if s != nil && s.np > 0 && !s.finished {
+	if s != nil && s.unread > 0 && s.unread <= maxDeferred {
 		s.write(nil, "")
 	}
 }
@@ -135,10 +138,9 @@ func (s *Stream) Flush() {
 // Finish ends the reply and returns the Parsed reply, the same as Parse would
 // give on the whole text.
 func (s *Stream) Finish() result.Parsed {
-	if !s.finished {
-		s.m.buf = append(s.m.buf, s.pend[:s.np]...)
-		s.finished = true
-		s.np = maxDeferred // Write takes its slow path, which fails
+	if s.unread <= maxDeferred {
+		s.m.buf = s.m.buf[:len(s.m.buf)+s.unread]
+		s.unread, s.room = maxDeferred+1, nil
 		s.m.eof = true
 		s.m.run()
 		s.m.flushEvents()
@@ -153,16 +155,20 @@ func (finishedError) Error() string { return "protocol: write after Finish" }
 var errFinished error = finishedError{}
 
 // growInput makes room for n more bytes of a streamed reply, doubling its
-// capacity up to 256 KiB and adding a quarter beyond: a reply streamed in
-// tiny chunks is copied a bounded number of times, and a long one holds at
-// most a quarter of its size unused.
+// capacity up to 256 KiB and adding half beyond: a reply streamed in tiny
+// chunks is copied a bounded number of times (its bytes about twice in
+// all), and a long one holds at most a third of its size unused.
 func growInput(b []byte, n int) []byte {
-	if len(b)+n <= cap(b) || cap(b) < 256<<10 {
-		return grow(b, n)
+	if len(b)+n <= cap(b) {
+		return b
 	}
-	nb := make([]byte, len(b), max(cap(b)+cap(b)/4, len(b)+n))
-	copy(nb, b)
-	return nb
+	c := max(2*cap(b), 4096)
+	if cap(b) >= 256<<10 {
+		c = cap(b) + cap(b)/2
+	}
+	// append of a make is not an allocation of its own: it grows b and
+	// clears only the new part.
+	return append(b, make([]byte, max(c, len(b)+n)-len(b))...)[:len(b)]
 }
 
 // grow makes room for n more bytes in b, doubling its capacity.

@@ -52,7 +52,10 @@
 // [Stream.Finish] returns exactly what [Parser.Parse] returns for the whole
 // text, and the concatenated text events are exactly [Parsed.Text]. Each byte
 // is looked at a bounded number of times: whole or streamed, parsing takes
-// time linear in the length of the reply.
+// time linear in the length of the reply. Small writes (token-sized deltas)
+// are taken in and read together, up to 256 bytes at a time, so their events
+// can lag that much; [Stream.Flush] reads what is waiting, for a caller that
+// shows the text to a person as it comes.
 //
 // # Layers
 //

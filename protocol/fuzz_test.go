@@ -121,11 +121,16 @@ func streamChunks(t *testing.T, p *Parser, text string, sizes []int) Parsed {
 		}
 	})
 	i := 0
-	for _, n := range sizes {
+	for k, n := range sizes {
 		if i+n > len(text) {
 			n = len(text) - i
 		}
 		s.WriteString(text[i : i+n])
+		if k%4 != 3 {
+			// Read most pieces as they come (a stream batches small
+			// writes otherwise), some batched.
+			s.Flush()
+		}
 		i += n
 	}
 	r := s.Finish()

@@ -40,6 +40,7 @@ func TestSubTokenStreams(t *testing.T) {
 		s := p.NewStream(nil)
 		for _, piece := range c.pieces {
 			s.WriteString(piece)
+			s.Flush() // each piece read as it comes, not batched
 		}
 		got := s.Finish()
 		if diff := cmp.Diff(whole, got); diff != "" {

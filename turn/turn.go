@@ -144,9 +144,10 @@ func (t Turn) Ask(ctx context.Context, req llm.Request, emit func(Event)) (*Repl
 		var col llm.Collector
 		var raw strings.Builder
 		started := map[int]bool{}
-		lastFlush := time.Now()
+		var lastFlush time.Time // the first text is shown at once
 		for ch, err := range s.Stream(ctx, req) {
 			if err != nil {
+				rd.ps.Flush() // what came before the break is shown
 				rep.Raw = raw.String()
 				return rep, err
 			}
