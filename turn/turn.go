@@ -2,7 +2,6 @@ package turn
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/ptkit/ptk"
@@ -141,21 +140,19 @@ func (t Turn) Ask(ctx context.Context, req llm.Request, emit func(Event)) (*Repl
 	var resp *llm.Response
 	if s, ok := t.Model.(llm.Streamer); ok && t.Stream {
 		rep.Streamed = true
-		var col llm.Collector
-		var raw strings.Builder
+		var col llm.Collector // keeps the reply's text: no second copy of it here
 		started := map[int]bool{}
 		var lastFlush time.Time // the first text is shown at once
 		for ch, err := range s.Stream(ctx, req) {
 			if err != nil {
 				rd.ps.Flush() // what came before the break is shown
-				rep.Raw = raw.String()
+				rep.Raw = col.Response().Content
 				return rep, err
 			}
 			col.Add(ch)
 			if ch.Reasoning != "" {
 				emit(Event{Kind: EventReasoning, Text: ch.Reasoning})
 			}
-			raw.WriteString(ch.Text)
 			rd.text(ch.Text)
 			if rd.ps != nil && ch.Text != "" {
 				// The parser reads small pieces in batches; a slow model's
@@ -175,7 +172,7 @@ func (t Turn) Ask(ctx context.Context, req llm.Request, emit func(Event)) (*Repl
 			}
 		}
 		resp = col.Response()
-		rep.Raw = raw.String()
+		rep.Raw = resp.Content
 	} else {
 		var err error
 		if resp, err = t.Model.Generate(ctx, req); err != nil {
