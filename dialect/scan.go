@@ -435,7 +435,7 @@ func (m *machine) callDelta(b []byte) {
 	if m.emit == nil || m.open < 0 || len(b) == 0 {
 		return
 	}
-	m.event(result.Event{Kind: result.EventCallDelta, Index: m.open, Text: frozen(b)})
+	m.event(result.Event{Kind: result.EventCallDelta, Index: m.open, Text: string(b)}) // a copy: a stream's buffer is reused
 }
 
 func (m *machine) nextIndex() int {
@@ -455,7 +455,7 @@ func (m *machine) addCalls(raws []RawCall) {
 			if m.open < 0 {
 				m.event(result.Event{Kind: result.EventCallStart, Index: idx, Tool: a.Call.Tool})
 				if len(rc.raw) > 0 {
-					m.event(result.Event{Kind: result.EventCallDelta, Index: idx, Text: frozen(rc.raw)})
+					m.event(result.Event{Kind: result.EventCallDelta, Index: idx, Text: string(rc.raw)})
 				}
 			}
 			m.open = -1
@@ -580,8 +580,10 @@ func (m *machine) emitText(final bool) {
 }
 
 // frozen returns b as a string without copying. The machine only ever
-// appends to its buffers and never rewrites a byte it has reported, so the
-// bytes behind the string never change.
+// appends to its text and reasoning buffers and never rewrites a byte it has
+// reported, so the bytes behind the string never change. Never use it on
+// the input buffer: a stream hands that on to the next stream when it is
+// finished.
 func frozen(b []byte) string {
 	if len(b) == 0 {
 		return ""

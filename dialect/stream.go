@@ -1,10 +1,12 @@
 package dialect
 
 import (
-	"github.com/ptkit/ptk/dialect/result"
 	"io"
+	"sync"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/ptkit/ptk/dialect/result"
 )
 
 // Config is what the scanner needs to know of the parser that runs it. It
@@ -53,6 +55,9 @@ type Stream struct {
 	// room is m.buf's unused capacity, up to maxDeferred bytes: small chunks
 	// are copied there, m.buf extended over them when they are read.
 	room []byte
+	// pooled is the pool's slice header m.buf came from, reused to put a
+	// buffer back without an allocation.
+	pooled *[]byte
 }
 
 var (
@@ -64,8 +69,22 @@ var (
 // events as they happen, from inside Write and Finish. The concatenated
 // EventText texts are exactly the final Parsed.Text.
 func NewStream(cfg *Config, emit func(result.Event)) *Stream {
-	return &Stream{m: newMachine(cfg, emit)}
+	s := &Stream{m: newMachine(cfg, emit)}
+	if b, ok := buffers.Get().(*[]byte); ok {
+		s.m.buf, s.pooled = (*b)[:0], b
+		s.room = s.m.buf[:min(cap(s.m.buf), maxDeferred)]
+	}
+	return s
 }
+
+// buffers holds the input buffers of finished streams (*[]byte), so that
+// reply after reply is read without growing a buffer anew: a stream's
+// buffer grows to the reply's size by doubling, allocating about twice
+// that. Nothing a stream returns or reports points into its buffer.
+var buffers sync.Pool
+
+// maxPooled is the largest buffer kept for another stream.
+const maxPooled = 4 << 20
 
 // Write feeds the next chunk. It fails only after Finish.
 func (s *Stream) Write(b []byte) (int, error) {
@@ -144,8 +163,24 @@ func (s *Stream) Finish() result.Parsed {
 		s.m.eof = true
 		s.m.run()
 		s.m.flushEvents()
+		s.recycle()
 	}
 	return s.m.result()
+}
+
+// recycle hands the finished stream's input buffer to the next stream.
+func (s *Stream) recycle() {
+	b := s.m.buf
+	s.m.buf = nil
+	if cap(b) == 0 || cap(b) > maxPooled {
+		return
+	}
+	if s.pooled == nil {
+		s.pooled = new([]byte)
+	}
+	*s.pooled = b[:0]
+	buffers.Put(s.pooled)
+	s.pooled = nil
 }
 
 type finishedError struct{}

@@ -3,6 +3,7 @@ package protocol
 import (
 	"encoding/json"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -118,4 +119,54 @@ func TestResultKeepsWhatItReturns(t *testing.T) {
 	}
 	runtime.KeepAlive(r)
 	runtime.KeepAlive(text)
+}
+
+// TestStreamsShareNothing: a finished stream's buffer is read into by the
+// next stream, so nothing a stream returned or reported may point into it.
+// Every reply of the corpus is streamed one after another (with events,
+// whose texts are kept); only then is each checked against its whole parse.
+func TestStreamsShareNothing(t *testing.T) {
+	p, err := NewParser(fuzzTools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type kept struct {
+		text   string
+		got    Parsed
+		deltas []string // as reported
+		copies []string // copied when reported
+		shown  string
+	}
+	var all []kept
+	texts := append(loadCorpusForFuzz(), writeFileReply(64<<10), benchReply(32<<10))
+	for _, text := range texts {
+		k := kept{text: text}
+		var shown strings.Builder
+		s := p.NewStream(func(e Event) {
+			switch e.Kind {
+			case EventText:
+				shown.WriteString(e.Text)
+			case EventCallDelta:
+				k.deltas = append(k.deltas, e.Text)
+				k.copies = append(k.copies, strings.Clone(e.Text))
+			}
+		})
+		for i := 0; i < len(text); i += 3 {
+			s.WriteString(text[i:min(i+3, len(text))])
+		}
+		k.got = s.Finish()
+		k.shown = shown.String()
+		all = append(all, k)
+	}
+	for _, k := range all {
+		if diff := cmp.Diff(p.Parse(k.text), k.got); diff != "" {
+			t.Fatalf("a streamed result changed after later streams (-whole +kept):\n%s", diff)
+		}
+		if k.shown != k.got.Text {
+			t.Fatalf("the text events changed after later streams: %q, want %q", k.shown, k.got.Text)
+		}
+		if !slices.Equal(k.deltas, k.copies) {
+			t.Fatalf("a call's deltas changed after later streams: %q, reported as %q", k.deltas, k.copies)
+		}
+	}
 }
