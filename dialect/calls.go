@@ -14,6 +14,9 @@ type RawCall struct {
 	Args *lenient.Node
 	// Src is the text args' spans point into.
 	Src []byte
+	// Stable reports that Src is a stream's buffer, whose bytes never change:
+	// the call's arguments may be a slice of it rather than a copy.
+	Stable bool
 	// TextArgs marks argument values written as text (XML parameters, GLM
 	// arg_value): the schema decides their type.
 	TextArgs   bool

@@ -33,6 +33,10 @@ type machine struct {
 	cfg *Config
 	buf []byte
 	eof bool
+	// stream: buf is a Stream's own buffer, whose bytes never change once
+	// written, so a call's arguments may be a slice of it (RawCall.Stable);
+	// shared: one is, and buf is not handed to another stream.
+	stream, shared bool
 
 	started  bool
 	pos      int // next byte of prose to scan
@@ -450,7 +454,11 @@ func (m *machine) nextIndex() int {
 func (m *machine) addCalls(raws []RawCall) {
 	for _, rc := range raws {
 		idx := m.nextIndex()
+		rc.Stable = m.stream && len(rc.Src) > 0 && &rc.Src[0] == &m.buf[0]
 		a, diags := m.cfg.Finish(rc, m.cfg.IDPrefix+strconv.Itoa(idx+1))
+		if args := a.Call.Args; rc.Stable && len(args) > 0 && m.holds(args) {
+			m.shared = true
+		}
 		if m.emit != nil {
 			if m.open < 0 {
 				m.event(result.Event{Kind: result.EventCallStart, Index: idx, Tool: a.Call.Tool})

@@ -70,6 +70,7 @@ var (
 // EventText texts are exactly the final Parsed.Text.
 func NewStream(cfg *Config, emit func(result.Event)) *Stream {
 	s := &Stream{m: newMachine(cfg, emit)}
+	s.m.stream = true
 	if b, ok := buffers.Get().(*[]byte); ok {
 		s.m.buf, s.pooled = (*b)[:0], b
 		s.room = s.m.buf[:min(cap(s.m.buf), maxDeferred)]
@@ -78,9 +79,10 @@ func NewStream(cfg *Config, emit func(result.Event)) *Stream {
 }
 
 // buffers holds the input buffers of finished streams (*[]byte), so that
-// reply after reply is read without growing a buffer anew: a stream's
-// buffer grows to the reply's size by doubling, allocating about twice
-// that. Nothing a stream returns or reports points into its buffer.
+// reply after reply is read without growing a buffer anew (growing one
+// allocates about twice the reply). Nothing a stream reports points into
+// its buffer; a buffer a call's arguments are a slice of (machine.shared)
+// is not put here.
 var buffers sync.Pool
 
 // maxPooled is the largest buffer kept for another stream.
@@ -97,8 +99,8 @@ func (s *Stream) Write(b []byte) (int, error) {
 
 // WriteString feeds the next chunk. It fails only after Finish.
 func (s *Stream) WriteString(str string) (int, error) {
-	// Small enough to be inlined into the caller's loop: a reply streamed
-	// in token-sized deltas makes a million of these calls per MiB.
+	// A reply streamed in token-sized deltas makes a million of these
+	// calls per MiB: the common case copies and returns.
 	if n := s.unread + len(str); n <= len(s.room) {
 		if len(str) <= 8 { // a call of memmove costs more
 			p := s.room[s.unread:n]
@@ -168,11 +170,20 @@ func (s *Stream) Finish() result.Parsed {
 	return s.m.result()
 }
 
+// holds reports whether b lies in the machine's buffer.
+func (m *machine) holds(b []byte) bool {
+	if len(m.buf) == 0 {
+		return false
+	}
+	p, lo := uintptr(unsafe.Pointer(&b[0])), uintptr(unsafe.Pointer(&m.buf[0]))
+	return p >= lo && p < lo+uintptr(cap(m.buf))
+}
+
 // recycle hands the finished stream's input buffer to the next stream.
 func (s *Stream) recycle() {
 	b := s.m.buf
 	s.m.buf = nil
-	if cap(b) == 0 || cap(b) > maxPooled {
+	if cap(b) == 0 || cap(b) > maxPooled || s.m.shared {
 		return
 	}
 	if s.pooled == nil {

@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"bytes"
 	"encoding/json"
 	"runtime"
 	"slices"
@@ -121,6 +122,48 @@ func TestResultKeepsWhatItReturns(t *testing.T) {
 	runtime.KeepAlive(text)
 }
 
+// TestStreamKeepsWhatItReturns: a streamed call's arguments that are most of
+// the stream's buffer are a slice of it, not a copy; the result then keeps
+// at most a third more than it returns.
+func TestStreamKeepsWhatItReturns(t *testing.T) {
+	p, err := NewParser(writeFileTools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := writeFileReply(1 << 20)
+	want := p.Parse(text)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.GC() // no buffer left by an earlier stream
+	runtime.ReadMemStats(&before)
+	s := p.NewStream(nil)
+	for i := 0; i < len(text); i += 4 {
+		s.WriteString(text[i:min(i+4, len(text))])
+	}
+	r := s.Finish()
+	if len(r.Calls) != 1 || !bytes.Equal(r.Calls[0].Args, want.Calls[0].Args) || r.Text != want.Text {
+		t.Fatalf("streamed differs from whole: %d calls, text %q", len(r.Calls), r.Text)
+	}
+	// The arguments are the stream's bytes: the next stream does not get
+	// that buffer and write over them.
+	s2 := p.NewStream(nil)
+	s2.WriteString(strings.Repeat("x", 1<<20))
+	s2.Finish()
+	if !bytes.Equal(r.Calls[0].Args, want.Calls[0].Args) {
+		t.Fatal("a later stream wrote over the arguments")
+	}
+	runtime.GC()
+	runtime.GC() // the buffer the second stream left in the pool
+	runtime.ReadMemStats(&after)
+	kept := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	returned := int64(len(r.Calls[0].Args) + len(r.Text))
+	if kept > returned*4/3+256<<10 {
+		t.Errorf("the result keeps %d bytes; its arguments and text are %d", kept, returned)
+	}
+	runtime.KeepAlive(r)
+	runtime.KeepAlive(text)
+}
+
 // TestStreamsShareNothing: a finished stream's buffer is read into by the
 // next stream, so nothing a stream returned or reported may point into it.
 // Every reply of the corpus is streamed one after another (with events,
@@ -167,6 +210,25 @@ func TestStreamsShareNothing(t *testing.T) {
 		}
 		if !slices.Equal(k.deltas, k.copies) {
 			t.Fatalf("a call's deltas changed after later streams: %q, reported as %q", k.deltas, k.copies)
+		}
+	}
+}
+
+func TestStableArgs(t *testing.T) {
+	buf := make([]byte, 1000, 1200)
+	for _, c := range []struct {
+		stable     bool
+		start, end int
+		want       bool
+	}{
+		{true, 50, 950, true},   // 900 of 1200: a slice keeps a third more at most
+		{true, 0, 899, false},   // under three quarters of the buffer: copied
+		{false, 50, 950, false}, // not a stream's buffer
+		{true, 50, 1001, false}, // past the bytes read
+		{true, 60, 50, false},
+	} {
+		if got := stableArgs(c.stable, buf, c.start, c.end); got != c.want {
+			t.Errorf("stableArgs(%v, [%d:%d]) = %v", c.stable, c.start, c.end, got)
 		}
 	}
 }

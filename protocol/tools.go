@@ -290,7 +290,11 @@ func (p *Parser) finish(rc dialect.RawCall, id string) (a Attempt, diags []Diagn
 		repairs = append(repairs, n.Message)
 		d(DiagKind(n.Issue), n.Pointer, n.Message)
 	}
-	a.Call.Args = lenient.AppendJSON(nil, args, src)
+	if args.Clean && stableArgs(rc.Stable && len(src) > 0 && &src[0] == &rc.Src[0], src, args.Start, args.End) {
+		a.Call.Args = src[args.Start:args.End:args.End] // the stream's bytes, not copied
+	} else {
+		a.Call.Args = lenient.AppendJSON(nil, args, src)
+	}
 
 	if problems := sc.Check(args); len(problems) > 0 {
 		msgs := make([]string, len(problems))
@@ -306,6 +310,15 @@ func (p *Parser) finish(rc dialect.RawCall, id string) (a Attempt, diags []Diagn
 		sc.Passed(a.Call.Args) // the tool need not validate these bytes again
 	}
 	return a, diags
+}
+
+// stableArgs reports whether a call's arguments, the bytes src[start:end],
+// may be a slice of src rather than a copy: src is a stream's buffer
+// (dialect.RawCall.Stable) and they are most of it, so that the slice keeps
+// little more alive than the arguments themselves (at most a third more). A
+// long argument streamed whole, a file's content, is then not copied again.
+func stableArgs(stable bool, src []byte, start, end int) bool {
+	return stable && 0 <= start && start <= end && end <= len(src) && 4*(end-start) >= 3*cap(src)
 }
 
 // NormalizeSchema turns the JSON-Schema-like parameter definitions found in
