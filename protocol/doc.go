@@ -55,7 +55,9 @@
 // time linear in the length of the reply. Small writes (token-sized deltas)
 // are taken in and read together, up to 256 bytes at a time, so their events
 // can lag that much; [Stream.Flush] reads what is waiting, for a caller that
-// shows the text to a person as it comes.
+// shows the text to a person as it comes. A streamed call whose arguments
+// are most of the reply (a file's content) has them as a slice of the
+// stream's buffer rather than a copy: treat a call's Args as read-only.
 //
 // # Layers
 //
