@@ -454,7 +454,7 @@ func (m *machine) nextIndex() int {
 func (m *machine) addCalls(raws []RawCall) {
 	for _, rc := range raws {
 		idx := m.nextIndex()
-		rc.Stable = m.stream && len(rc.Src) > 0 && &rc.Src[0] == &m.buf[0]
+		rc.Stable = m.stream && len(rc.Src) > 0 && len(m.buf) > 0 && &rc.Src[0] == &m.buf[0]
 		a, diags := m.cfg.Finish(rc, m.cfg.IDPrefix+strconv.Itoa(idx+1))
 		if args := a.Call.Args; rc.Stable && len(args) > 0 && m.holds(args) {
 			m.shared = true
