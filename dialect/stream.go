@@ -137,7 +137,7 @@ func (s *Stream) write(b []byte, str string) (int, error) {
 
 // maxDeferred bounds how many bytes of small chunks a stream takes in
 // before it reads them.
-const maxDeferred = 256
+const maxDeferred = 1024
 
 // A Stream takes small chunks in without reading them at once, up to
 // maxDeferred bytes: reading later never changes what is read (a decision

@@ -53,7 +53,7 @@
 // text, and the concatenated text events are exactly [Parsed.Text]. Each byte
 // is looked at a bounded number of times: whole or streamed, parsing takes
 // time linear in the length of the reply. Small writes (token-sized deltas)
-// are taken in and read together, up to 256 bytes at a time, so their events
+// are taken in and read together, up to 1 KiB at a time, so their events
 // can lag that much; [Stream.Flush] reads what is waiting, for a caller that
 // shows the text to a person as it comes. A streamed call whose arguments
 // are most of the reply (a file's content) has them as a slice of the
