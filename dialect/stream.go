@@ -3,6 +3,7 @@ package dialect
 import (
 	"io"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 	"unsafe"
 
@@ -73,10 +74,18 @@ func NewStream(cfg *Config, emit func(result.Event)) *Stream {
 	s.m.stream = true
 	if b, ok := buffers.Get().(*[]byte); ok {
 		s.m.buf, s.pooled = (*b)[:0], b
-		s.room = s.m.buf[:min(cap(s.m.buf), maxDeferred)]
+	} else if n := nextSize.Swap(0); n > 0 {
+		s.m.buf = make([]byte, 0, n)
 	}
+	s.room = s.m.buf[:min(cap(s.m.buf), maxDeferred)]
 	return s
 }
+
+// nextSize is the capacity of the last buffer a stream left to its call's
+// arguments rather than to the pool: the next stream that finds no buffer
+// in the pool starts with one that big, once, so that a program reading
+// large replies one after another does not grow each buffer from 4 KiB.
+var nextSize atomic.Int64
 
 // buffers holds the input buffers of finished streams (*[]byte), so that
 // reply after reply is read without growing a buffer anew (growing one
@@ -183,7 +192,11 @@ func (m *machine) holds(b []byte) bool {
 func (s *Stream) recycle() {
 	b := s.m.buf
 	s.m.buf = nil
-	if cap(b) == 0 || cap(b) > maxPooled || s.m.shared {
+	if cap(b) == 0 || cap(b) > maxPooled {
+		return
+	}
+	if s.m.shared {
+		nextSize.Store(int64(cap(b)))
 		return
 	}
 	if s.pooled == nil {
