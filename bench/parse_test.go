@@ -14,6 +14,7 @@ import (
 
 	"github.com/ollama/ollama/tools"
 
+	"github.com/ptkit/ptk/internal/benchdata"
 	"github.com/ptkit/ptk/protocol"
 )
 
@@ -56,7 +57,7 @@ func ollamaStream(text string, w int) int {
 func TestBothRead(t *testing.T) {
 	p := ptkParser(t)
 	for _, n := range []int{4 << 10, 1 << 20} {
-		text := WriteFileReply(n)
+		text := benchdata.WriteFileReply(n)
 		if got := ptkWhole(p, text); got != 1 {
 			t.Errorf("ptk: %d calls in the %d-byte reply", got, n)
 		}
@@ -74,7 +75,7 @@ var sink int
 func BenchmarkWriteFileWhole(b *testing.B) {
 	p := ptkParser(b)
 	for _, n := range []int{4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20} {
-		text := WriteFileReply(n)
+		text := benchdata.WriteFileReply(n)
 		b.Run(fmt.Sprintf("ptk/%dKiB", n>>10), func(b *testing.B) {
 			b.SetBytes(int64(len(text)))
 			b.ReportAllocs()
@@ -95,7 +96,7 @@ func BenchmarkWriteFileWhole(b *testing.B) {
 func BenchmarkProseWhole(b *testing.B) {
 	p := ptkParser(b)
 	for _, n := range []int{64 << 10, 1 << 20} {
-		text := ProseReply(n)
+		text := benchdata.ProseReply(n)
 		b.Run(fmt.Sprintf("ptk/%dKiB", n>>10), func(b *testing.B) {
 			b.SetBytes(int64(len(text)))
 			b.ReportAllocs()
@@ -119,7 +120,7 @@ func BenchmarkProseWhole(b *testing.B) {
 func BenchmarkWriteFileStream(b *testing.B) {
 	p := ptkParser(b)
 	for _, n := range []int{64 << 10, 1 << 20} {
-		text := WriteFileReply(n)
+		text := benchdata.WriteFileReply(n)
 		for _, w := range []int{1, 2, 3, 4, 6, 16, 64} {
 			b.Run(fmt.Sprintf("ptk/%dB/%dKiB", w, n>>10), func(b *testing.B) {
 				b.SetBytes(int64(len(text)))
@@ -203,13 +204,13 @@ func TestPeakHeap(t *testing.T) {
 	}
 	if os.Getenv("PTK_PEAK_STREAM") != "" { // a child run by the parent below
 		p := ptkParser(t)
-		text := WriteFileReply(1 << 20)
+		text := benchdata.WriteFileReply(1 << 20)
 		runtime.GC()
 		fmt.Printf("peak %d %d\n", peakHeap(func() { sink += ptkStream(p, text, 4) }), len(text))
 		return
 	}
 	p := ptkParser(t)
-	text := WriteFileReply(1 << 20)
+	text := benchdata.WriteFileReply(1 << 20)
 	r := float64(len(text))
 	median := func(xs []float64) float64 {
 		slices.Sort(xs)
