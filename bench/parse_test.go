@@ -73,44 +73,34 @@ func TestBothRead(t *testing.T) {
 var sink int
 
 func BenchmarkWriteFileWhole(b *testing.B) {
-	p := ptkParser(b)
-	for _, n := range []int{4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20} {
-		text := benchdata.WriteFileReply(n)
-		b.Run(fmt.Sprintf("ptk/%dKiB", n>>10), func(b *testing.B) {
-			b.SetBytes(int64(len(text)))
-			b.ReportAllocs()
-			for b.Loop() {
-				sink += ptkWhole(p, text)
-			}
-		})
-		b.Run(fmt.Sprintf("ollama/%dKiB", n>>10), func(b *testing.B) {
-			b.SetBytes(int64(len(text)))
-			b.ReportAllocs()
-			for b.Loop() {
-				sink += ollamaWhole(text)
-			}
-		})
-	}
+	wholeSideBySide(b, benchdata.WriteFileReply, 4<<10, 16<<10, 64<<10, 256<<10, 1<<20)
 }
 
 func BenchmarkProseWhole(b *testing.B) {
+	wholeSideBySide(b, benchdata.ProseReply, 64<<10, 1<<20)
+}
+
+// wholeSideBySide parses reply(n) whole with ptk's parser and Ollama's, for
+// each size n.
+func wholeSideBySide(b *testing.B, reply func(int) string, sizes ...int) {
 	p := ptkParser(b)
-	for _, n := range []int{64 << 10, 1 << 20} {
-		text := benchdata.ProseReply(n)
-		b.Run(fmt.Sprintf("ptk/%dKiB", n>>10), func(b *testing.B) {
-			b.SetBytes(int64(len(text)))
-			b.ReportAllocs()
-			for b.Loop() {
-				sink += ptkWhole(p, text)
-			}
-		})
-		b.Run(fmt.Sprintf("ollama/%dKiB", n>>10), func(b *testing.B) {
-			b.SetBytes(int64(len(text)))
-			b.ReportAllocs()
-			for b.Loop() {
-				sink += ollamaWhole(text)
-			}
-		})
+	for _, n := range sizes {
+		text := reply(n)
+		for _, c := range []struct {
+			name  string
+			parse func() int
+		}{
+			{"ptk", func() int { return ptkWhole(p, text) }},
+			{"ollama", func() int { return ollamaWhole(text) }},
+		} {
+			b.Run(fmt.Sprintf("%s/%dKiB", c.name, n>>10), func(b *testing.B) {
+				b.SetBytes(int64(len(text)))
+				b.ReportAllocs()
+				for b.Loop() {
+					sink += c.parse()
+				}
+			})
+		}
 	}
 }
 
