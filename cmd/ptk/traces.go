@@ -55,6 +55,17 @@ func addFilterFlags(cmd *cobra.Command, f *filterFlags) {
 	fl.StringVar(&f.text, "text", "", "runs whose prompt, answer, name or error contains this")
 }
 
+// open reads the filter flags, then opens the store db names; the caller
+// closes it.
+func (f filterFlags) open(cmd *cobra.Command, db string) (trace.Filter, *trace.Store, error) {
+	flt, err := f.filter()
+	if err != nil {
+		return flt, nil, err
+	}
+	s, err := openTraceStore(cmd, db)
+	return flt, s, err
+}
+
 func (f filterFlags) filter() (trace.Filter, error) {
 	since, err := parseSince(f.since)
 	if err != nil {
@@ -86,16 +97,12 @@ func newTracesListCmd(db *string) *cobra.Command {
 tool_calls (a count), iterations, error_code, error_message, input, output.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f, err := ff.filter()
-			if err != nil {
-				return err
-			}
-			f.Limit, f.Offset = limit, offset
-			s, err := openTraceStore(cmd, *db)
+			f, s, err := ff.open(cmd, *db)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
+			f.Limit, f.Offset = limit, offset
 			runs, err := s.List(cmd.Context(), f)
 			if err != nil {
 				return err
@@ -235,11 +242,7 @@ distilled function left to the model). --json prints one object with the
 lists runs, tools, models and ptools.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f, err := ff.filter()
-			if err != nil {
-				return err
-			}
-			s, err := openTraceStore(cmd, *db)
+			f, s, err := ff.open(cmd, *db)
 			if err != nil {
 				return err
 			}
@@ -291,11 +294,7 @@ func newTracesExportCmd(db *string) *cobra.Command {
 line (the object of 'ptk traces show --json'), oldest first.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f, err := ff.filter()
-			if err != nil {
-				return err
-			}
-			s, err := openTraceStore(cmd, *db)
+			f, s, err := ff.open(cmd, *db)
 			if err != nil {
 				return err
 			}
