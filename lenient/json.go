@@ -985,26 +985,11 @@ func decodeEscapes(dst, raw []byte) []byte {
 		if i+1 >= len(raw) {
 			return append(dst, '\\')
 		}
-		switch e := raw[i+1]; e {
-		case '"', '\\', '/', '\'':
-			dst = append(dst, e)
+		switch e := raw[i+1]; {
+		case simpleEscapes[e] != 0:
+			dst = append(dst, simpleEscapes[e])
 			i += 2
-		case 'b':
-			dst = append(dst, '\b')
-			i += 2
-		case 'f':
-			dst = append(dst, '\f')
-			i += 2
-		case 'n':
-			dst = append(dst, '\n')
-			i += 2
-		case 'r':
-			dst = append(dst, '\r')
-			i += 2
-		case 't':
-			dst = append(dst, '\t')
-			i += 2
-		case 'u':
+		case e == 'u':
 			r, n, _ := readUnicodeEscape(raw, i, true)
 			if n == 0 {
 				dst = append(dst, '\\', 'u')
@@ -1020,6 +1005,10 @@ func decodeEscapes(dst, raw []byte) []byte {
 	}
 	return dst
 }
+
+// simpleEscapes maps the byte after a backslash to what the escape stands
+// for, for the escapes of one byte (JSON's and \', read as ').
+var simpleEscapes = [256]byte{'"': '"', '\\': '\\', '/': '/', '\'': '\'', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
 
 // literalBackslashes decodes raw string text in which backslashes are meant
 // literally: only \\ and an escaped quote are escapes.
