@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -37,10 +39,19 @@ func (c derivedCase) parser(t testing.TB, tools []ptk.ToolInfo) *Parser {
 
 var derivedFiles = []string{"testdata/derived_cases.jsonl", "testdata/derived_cases2.jsonl", "testdata/derived_cases3.jsonl"}
 
+// PTK_PARSE_CASES names more case files of the same shape, separated as
+// in PATH, to put outputs of one's own through every check the in-repo
+// cases go through (whole and streamed, split at every byte):
+//
+//	PTK_PARSE_CASES=$PWD/mine.jsonl go test ./protocol
 func loadDerived(t testing.TB) []derivedCase {
 	t.Helper()
+	files := derivedFiles
+	if extra := os.Getenv("PTK_PARSE_CASES"); extra != "" {
+		files = append(slices.Clip(files), filepath.SplitList(extra)...)
+	}
 	var out []derivedCase
-	for _, name := range derivedFiles {
+	for _, name := range files {
 		f, err := os.Open(name)
 		if err != nil {
 			t.Fatal(err)
