@@ -41,6 +41,38 @@ type thinkRegion struct {
 	tick        int // inside inline code opened by this many backticks
 	codeAt      int // where that inline code's text starts
 	noCode      int // inline code cannot open before this (a line with an unclosed one)
+	callAt      int // 1 + where the first call opener in the block starts, or 0
+}
+
+// Reasoning that is never closed ends where a call opens in it when the
+// reply ends with the calls (llama.cpp, Ollama and SGLang read it so): the
+// model forgot the closer its template expects. A call followed by more
+// reasoning was only thought of, and stays reasoning.
+var (
+	thinkCallOpeners = []string{"<tool_call>", "<function=", "<ptk_call>", "<|tool_call>",
+		"<|tool_calls_section_begin|>", "<|tool_call_begin|>", "<\uff5ctool\u2581calls\u2581begin\uff5c>",
+		"<start_function_call>", "[tool_calls]", "<|python_start|>", "<|python_tag|>", "<tool_calls>", "<function_calls>"}
+	// what the reply may end with after its calls: a closer, or the end of
+	// a call's JSON or list when the closer is missing
+	thinkCallEnds = []string{"</tool_call>", "</function>", "</ptk_call>", "<tool_call|>", "<|tool_call_end|>",
+		"<|tool_calls_section_end|>", "<\uff5ctool\u2581calls\u2581end\uff5c>", "<end_function_call>",
+		"<|python_end|>", "</tool_calls>", "</function_calls>", "]", "}"}
+)
+
+// endsWithCalls reports whether b ends, but for white space, as calls do.
+func endsWithCalls(b []byte) bool {
+	n := len(b)
+	for n > 0 && lenient.IsWS(b[n-1]) {
+		n--
+	}
+	for _, e := range thinkCallEnds {
+		if n >= len(e) {
+			if ok, _ := lenient.HasPrefixFold(b[:n], n-len(e), e, true); ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (r *thinkRegion) advance(m *machine) bool {
@@ -92,6 +124,22 @@ scan:
 			i = j
 			continue
 		}
+		if r.callAt == 0 && (c == '<' || c == '[') {
+			for _, op := range thinkCallOpeners {
+				if tag.Lower[c] != op[0] {
+					continue
+				}
+				match, need := lenient.HasPrefixFold(buf, i, op, m.eof)
+				if need {
+					wait = true
+					break scan
+				}
+				if match {
+					r.callAt = i + 1
+					break
+				}
+			}
+		}
 		for n, cl := range r.closers {
 			if tag.Lower[c] != cl[0] {
 				continue
@@ -115,6 +163,15 @@ scan:
 		}
 		if m.eof && !wait {
 			upto = len(buf)
+			if r.callAt > 0 && endsWithCalls(buf[r.callAt-1:]) {
+				m.appendReasoning(buf[r.contentFrom : r.callAt-1])
+				m.diag(result.Diagnostic{Kind: result.DiagUnclosedThink, Message: "a reasoning block is not closed: it ends where the calls after it start", Offset: r.callAt - 1})
+				m.pos = r.callAt - 1
+				return true
+			}
+		}
+		if r.callAt > 0 {
+			upto = min(upto, r.callAt-1) // held until the block closes or the reply ends
 		}
 		if upto > r.contentFrom {
 			m.appendReasoning(buf[r.contentFrom:upto])

@@ -34,7 +34,10 @@ func WithIDPrefix(prefix string) Option { return func(p *Parser) { p.prefix = pr
 
 // StartInThink tells the parser that the reply begins inside a reasoning
 // block, as with models whose prompt template opens <think> itself: text up
-// to the first </think> is reasoning, and no call in it is run.
+// to the first </think> is reasoning, and no call in it is run. Reasoning
+// that is never closed ends where a call starts in it, if the reply ends
+// with the calls (the model forgot the closer); a call followed by more
+// reasoning stays reasoning.
 func StartInThink() Option { return func(p *Parser) { p.inThink = true } }
 
 // NewParser returns a Parser for the given tools. With no tools, calls are
