@@ -107,6 +107,7 @@ var barredWrappers = map[string]string{
 	"tool_call":       "<|/tool_call|>",
 	"tool_calls":      "<|/tool_calls|>",
 	"toolcall":        "<|/toolcall|>",
+	"function_call":   "</s>", // GigaChat 3
 }
 
 // strayTokens are protocol tokens that are never text.
@@ -146,6 +147,36 @@ func (m *machine) recognizeTag(i int) action {
 // drop makes a tag that is never text disappear.
 func (m *machine) drop(t tag.Info) action {
 	return action{reg: regionOf(&m.regions.dropRegion, dropRegion{end: t.End})}
+}
+
+// gigaChatHeader reads GigaChat 3's message separator: before "function
+// call<|role_sep|>" it opens a call, which runs to </s> or the end of the
+// reply; elsewhere it is a protocol token, not text.
+func (m *machine) gigaChatHeader(i int, t tag.Info) action {
+	const header = "function call"
+	j, need, _ := m.skipWS(t.End, maxLook)
+	if need {
+		return action{need: true}
+	}
+	match, need := lenient.HasPrefixFold(m.buf, j, header, m.eof)
+	if need {
+		return action{need: true}
+	}
+	if !match {
+		return m.drop(t)
+	}
+	if j, need, _ = m.skipWS(j+len(header), maxLook); need {
+		return action{need: true}
+	}
+	nt, ok, need := tag.Read(m.buf, j, m.eof)
+	if need {
+		return action{need: true}
+	}
+	if !ok || !barred(nt) || nt.Name != "role_sep" {
+		return m.drop(t)
+	}
+	t.End = nt.End
+	return m.wrapper(i, t, append([]string{"</s>"}, wrapperClosers...), false, false)
 }
 
 // unopenedThink drops a </think> that closes a block the reply never opened.

@@ -70,7 +70,9 @@ var tagRules = []struct {
 	{"PTK, Hermes/Qwen and other wrappers: <PTK_CALL>, <tool_call>, <function_calls>, ...", func(t tag.Info) bool {
 		return wrapperNames[t.Name] && !t.Closing && !t.BarR
 	}, (*machine).callWrapper},
-	{"special-token wrappers: Llama 4 <|python_start|>, LFM2, InternLM, Command R, Apertus, Phi-4", func(t tag.Info) bool {
+	{"GigaChat 3 <|message_sep|>function call<|role_sep|>{...}", func(t tag.Info) bool { return barred(t) && t.Name == "message_sep" },
+		(*machine).gigaChatHeader},
+	{"special-token wrappers: Llama 4 <|python_start|>, LFM2, InternLM, Command R, Apertus, Phi-4, GigaChat", func(t tag.Info) bool {
 		return barred(t) && barredWrappers[t.Name] != "" && !t.Closing
 	}, func(m *machine, i int, t tag.Info) action {
 		return m.wrapper(i, t, append([]string{barredWrappers[t.Name]}, wrapperClosers...), false, false)
