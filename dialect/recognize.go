@@ -888,8 +888,19 @@ func (m *machine) standsAlone(i int) bool {
 		return true
 	case ':':
 		return k < 2 || m.buf[k-2] != '"'
+	case '>': // after reasoning or a special token: </think>{...}, <|...|>{...}
+		return bytes.HasSuffix(m.buf[:k], []byte("|>")) || hasSuffixFold(m.buf[:k], "</think>") || hasSuffixFold(m.buf[:k], "</thinking>")
 	}
 	return false
+}
+
+// hasSuffixFold reports whether b ends with s (in lower case), in any case.
+func hasSuffixFold(b []byte, s string) bool {
+	if len(b) < len(s) {
+		return false
+	}
+	ok, _ := lenient.HasPrefixFold(b, len(b)-len(s), s, true)
+	return ok
 }
 
 func (m *machine) recognizeTicks(i int) action {

@@ -242,7 +242,9 @@ func (r *bareJSON) advance(m *machine) bool {
 				return true
 			}
 		} else {
-			m.regionText(r.from(), r.start) // the separator, white space or not
+			if sep := buf[r.from():r.start]; isAllSpace(sep) {
+				m.regionText(r.from(), r.start)
+			} // a ';' or ',' between calls is not text: {...}; {...}
 			rep := r.jp.Rep.Strings()
 			for i := range raws {
 				raws[i].Repairs = append(raws[i].Repairs, rep...)

@@ -66,10 +66,8 @@ func endsWithCalls(b []byte) bool {
 		n--
 	}
 	for _, e := range thinkCallEnds {
-		if n >= len(e) {
-			if ok, _ := lenient.HasPrefixFold(b[:n], n-len(e), e, true); ok {
-				return true
-			}
+		if hasSuffixFold(b[:n], e) {
+			return true
 		}
 	}
 	return false
