@@ -597,7 +597,7 @@ func (m *machine) recognizeBracket(i int) action {
 		if k >= len(buf) && !m.eof {
 			return action{need: true}
 		}
-		if k < len(buf) && buf[k] == '(' && m.standsAlone(i) {
+		if k < len(buf) && buf[k] == '(' && (m.standsAlone(i) || m.listed && m.cfg.Declared && m.cfg.known(string(buf[j:k]), true)) {
 			return action{reg: regionOf(&m.regions.pythonic, pythonic{start: i, bracket: true}), call: true}
 		}
 		if k < len(buf) && buf[k] == ']' && j == i+1 {

@@ -110,6 +110,7 @@ func (r *pythonic) advance(m *machine) bool {
 		end = pp.Pos
 	}
 	m.addCalls(raws)
+	m.listed = m.listed || r.bracket && len(calls) > 0
 	m.pos = end
 	return true
 }

@@ -56,6 +56,9 @@ type machine struct {
 	regionStart int  // where it started
 	// lineStart is where the line of m.pos starts.
 	lineStart int
+	// listed: a pythonic call list was read, so a later one may follow
+	// prose on its line: "[f(a=1)] and [g(b=2)]".
+	listed bool
 	// bareRetry is where a bare JSON candidate broke; a candidate may start
 	// there whatever precedes it.
 	bareRetry int
