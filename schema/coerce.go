@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"encoding/json"
 	"github.com/ptkit/ptk/lenient"
 	"regexp"
 	"slices"
@@ -315,6 +316,9 @@ func (c *coercer) coerceIn(v *lenient.Node, s *sch, ptr string, depth int) *leni
 		}
 		return v
 	}
+	if nv := c.textLiteral(v, s, ptr); nv != nil {
+		return nv
+	}
 	if len(s.altSch) > 0 && v.Kind != lenient.Object && v.Kind != lenient.Array {
 		if nv, ok := c.coerceAlternatives(v, s, ptr); ok {
 			return nv
@@ -346,6 +350,48 @@ func (c *coercer) coerceIn(v *lenient.Node, s *sch, ptr string, depth int) *leni
 		}
 	}
 	return v
+}
+
+// textLiteral reads a value that came as text (an XML parameter, say) as
+// the JSON literal it spells, 42, true or null, where the schema allows a
+// string and that literal's type: llama.cpp, Ollama, vLLM and SGLang read
+// <parameter=n>42</parameter> as 42 for ["string", "integer"], and null as
+// null for anyOf [string, null]. It returns nil for any other value.
+func (c *coercer) textLiteral(v *lenient.Node, s *sch, ptr string) *lenient.Node {
+	if !c.text || v.Kind != lenient.String {
+		return nil
+	}
+	t := v.Text()
+	var kind string
+	switch {
+	case t == "null":
+		kind = "null"
+	case t == "true" || t == "false":
+		kind = "boolean"
+	case t != "" && (t[0] == '-' || t[0] >= '0' && t[0] <= '9') && json.Valid([]byte(t)):
+		kind = "number"
+	default:
+		return nil
+	}
+	types := slices.Clone(s.types)
+	for _, a := range s.altSch {
+		types = append(types, a.types...)
+	}
+	if !slices.Contains(types, "string") {
+		return nil // converted as any value is
+	}
+	var as []string
+	for _, ty := range types {
+		if ty == kind || kind == "number" && ty == "integer" {
+			as = append(as, ty)
+		}
+	}
+	nv, how := convert(v, as)
+	if nv == nil {
+		return nil
+	}
+	c.note(Coerced, ptr, ptrName(ptr)+": "+how)
+	return nv
 }
 
 // coerceAlternatives fits a scalar to one of the shapes of an anyOf/oneOf:

@@ -166,3 +166,32 @@ func TestPassedArgsValidatedOnce(t *testing.T) {
 		t.Error("Validate trusts what it is told instead of validating")
 	}
 }
+
+// TestTextLiterals: a value that came as text is the literal it spells
+// where the schema allows a string or that literal's type, and a string
+// where the literal is not one or only strings are allowed; a JSON string
+// stays a string.
+func TestTextLiterals(t *testing.T) {
+	params := `{"type":"object","properties":{
+		"n":{"type":["string","integer"]},"x":{"anyOf":[{"type":"string"},{"type":"null"}]},
+		"b":{"type":["string","boolean"]},"s":{"type":"string"},"z":{"type":["string","integer"]}}}`
+	s, err := Compile(json.RawMessage(params))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		in   string
+		text bool
+		want string
+	}{
+		{`{"n": "42", "x": "null", "b": "true", "s": "42", "z": "02134"}`, true, `{"n":42,"x":null,"b":true,"s":"42","z":"02134"}`},
+		{`{"n": "forty", "x": "None", "b": "yes", "z": ""}`, true, `{"n":"forty","x":"None","b":"yes","z":""}`},
+		{`{"n": "42", "x": "null", "b": "true"}`, false, `{"n":"42","x":"null","b":"true"}`},
+	} {
+		n, _, _ := lenient.Parse([]byte(c.in))
+		out, _ := s.Coerce(n, c.text)
+		if got := string(lenient.AppendJSON(nil, out, nil)); got != c.want {
+			t.Errorf("%s (text %v): %s, want %s", c.in, c.text, got, c.want)
+		}
+	}
+}
