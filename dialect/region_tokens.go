@@ -118,6 +118,7 @@ func (r *tokenCall) advance(m *machine) bool {
 			}
 			if i < len(buf) && (buf[i] == '{' || buf[i] == '[') {
 				r.jp = m.newJParser(i, false)
+				r.jp.Closers = tokenCallEnds // {"city": "Beijing"<|tool_call_end|>: the braces are missing
 				r.phase = 3
 				continue
 			}

@@ -1126,6 +1126,17 @@ func (p *Reader) quoteEnds(buf []byte, after int, eof bool) int {
 	if depth == 0 {
 		return 1
 	}
+	if c == '<' { // the call's closing tag, its braces missing: {"a": "b"</tool_call>
+		for _, cl := range p.Closers {
+			match, need := HasPrefixFold(buf, j, cl, eof)
+			if need {
+				return -1
+			}
+			if match {
+				return 1
+			}
+		}
+	}
 	switch c {
 	case ',':
 		k, ok := p.skipGap(buf, j+1)
