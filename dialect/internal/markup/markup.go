@@ -9,6 +9,7 @@ package markup
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 
 	"github.com/ptkit/ptk/dialect/tag"
@@ -27,6 +28,8 @@ type Call struct {
 	Repairs  []string
 	// Err, when not empty, says why the call cannot be read.
 	Err string
+	// NoValue is the first <arg_key> with no value after it.
+	NoValue string
 }
 
 // trimNewline removes one line break at each end, as Qwen writes values.
@@ -196,6 +199,7 @@ func XMLCalls(b []byte, off int) ([]Call, bool) {
 			}
 			i = kAfter
 			var val []byte
+			var note string
 			if vt, vOK, _ := tag.Read(b, vk, true); vOK && vt.Name == "arg_value" && !vt.Closing {
 				u, vEnd, vAfter, found := nextTag(b, vt.End, func(u tag.Info) bool { return u.Name == "arg_value" || u.Name == "arg_key" })
 				if !found {
@@ -206,8 +210,22 @@ func XMLCalls(b []byte, off int) ([]Call, bool) {
 				if !u.Closing || u.Name != "arg_value" {
 					i = vEnd
 				}
+			} else if u, vEnd, vAfter, found := nextTag(b, kAfter, func(u tag.Info) bool { return u.Name == "arg_value" || u.Name == "arg_key" }); found && u.Closing && u.Name == "arg_value" {
+				// the opener dropped: <arg_key>k</arg_key>v</arg_value>
+				val, i = trimNewline(b[kAfter:vEnd]), vAfter
+				note = "xml: <arg_value> missing before " + strconv.Quote(lenient.Clip(key, 40)) + "'s value"
+			} else {
+				note = "no value"
 			}
 			set(key, val, false)
+			switch {
+			case note == "no value":
+				if cur.NoValue == "" {
+					cur.NoValue = key
+				}
+			case note != "":
+				cur.Repairs = append(cur.Repairs, note)
+			}
 		case (t.Name == "name" || t.Name == "tool_name") && !t.Closing:
 			u, end, after, _ := nextTag(b, i, func(u tag.Info) bool { return u.Name == t.Name })
 			if !u.Closing {
@@ -304,7 +322,10 @@ func GLM(b []byte, off int) ([]Call, bool) {
 		calls, c := XMLCalls(b[k:], off)
 		complete = c
 		if len(calls) > 0 && calls[0].Err != "" && calls[0].Args != nil {
-			rc.Args = calls[0].Args
+			rc.Args, rc.Repairs = calls[0].Args, calls[0].Repairs
+			if calls[0].NoValue != "" {
+				rc.Err = "the argument " + strconv.Quote(lenient.Clip(calls[0].NoValue, 40)) + " has no <arg_value>"
+			}
 		}
 	}
 	return []Call{rc}, complete

@@ -45,3 +45,17 @@ func TestScanSkipsValues(t *testing.T) {
 		}
 	}
 }
+
+// TestGLMDroppedTags: a value whose <arg_value> opener the model dropped is
+// read, with a repair; a key with no value at all makes the call unreadable
+// rather than a call with an empty argument.
+func TestGLMDroppedTags(t *testing.T) {
+	calls, _ := GLM([]byte("search<arg_key>query</arg_key>vacation days</arg_value>"), 0)
+	if len(calls) != 1 || calls[0].Err != "" || string(lenient.AppendJSON(nil, calls[0].Args, nil)) != `{"query":"vacation days"}` || len(calls[0].Repairs) != 1 {
+		t.Errorf("opener dropped: %+v", calls)
+	}
+	calls, _ = GLM([]byte("search<arg_key>query</arg_key>"), 0)
+	if len(calls) != 1 || calls[0].Err == "" {
+		t.Errorf("no value: %+v", calls)
+	}
+}
