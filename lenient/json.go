@@ -602,8 +602,10 @@ func (p *Reader) token(buf []byte, i int, c byte) (Status, bool) {
 		case ']':
 			return p.closeContainer(i, Array)
 		}
-		if !p.bare && (c == '"' || c == '\'' || c == 0xE2 || c == '{' || c == '[' || c >= '0' && c <= '9' || c == '-' || IsIdentStart(c)) {
-			// A missing comma between two values, a common slip.
+		if !p.bare && (c == '"' || c == '\'' || c == 0xE2 || c == '{' || c == '[' || c >= '0' && c <= '9' || c == '-' || IsIdentStart(c)) ||
+			c == '{' && f.node.Kind == Array && len(f.node.Kids) > 0 && f.node.Kids[len(f.node.Kids)-1].Kind == Object {
+			// A missing comma between two values, a common slip; in JSON
+			// found in prose, only between objects in a list: [{...} {...}].
 			p.Rep.Add(rMissingComma)
 			if f.node.Kind == Object {
 				p.state = jsKey
@@ -1198,6 +1200,10 @@ func (p *Reader) quoteEnds(buf []byte, after int, eof bool) int {
 				// a comma goes on; a tag is where the call ends, a closing
 				// brace missing (see jparser.closers)
 				return 1
+			case '{':
+				if p.stack[d-1].node.Kind == Array {
+					return 1 // the next object of a list, its comma missing
+				}
 			}
 			return 0
 		}

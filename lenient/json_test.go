@@ -25,6 +25,7 @@ func TestRepairJSON(t *testing.T) {
 }`, `{"a":1}`, 1},
 		{`{"a": /* x */ 1}`, `{"a":1}`, 1},
 		{`{"a": 1 "b": 2}`, `{"a":1,"b":2}`, 1},
+		{`[{"a": "x"} {"b": "y"}]`, `[{"a": "x"},{"b": "y"}]`, 1},
 		{`{"a": +1, "b": .5, "c": 0x1F, "d": 1.}`, `{"a":1,"b":0.5,"c":31,"d":1}`, 1},
 		{`{"a": NaN}`, `{"a":null}`, 1},
 		{`{"cmd": "echo "hi" there"}`, `{"cmd":"echo \"hi\" there"}`, 1},
@@ -117,6 +118,25 @@ func TestSwarStops(t *testing.T) {
 					t.Fatalf("quote %#x, byte %#x at %d: %v, want %v", q, c, pos, got, want)
 				}
 			}
+		}
+	}
+}
+
+// TestBareListMissingComma: JSON found in prose inserts no missing comma,
+// but between two objects of a list, [{...} {...}] (Ollama's tests).
+func TestBareListMissingComma(t *testing.T) {
+	var pool Pool
+	for _, c := range []struct {
+		in string
+		ok bool
+	}{
+		{`[{"name": "a", "arguments": {"x": "1"}} {"name": "b", "arguments": {"x": "2"}}]`, true},
+		{`{"a": 1 "b": 2}`, false},
+	} {
+		var r Reader
+		r.Reset(0, true, &pool)
+		if st := r.Feed([]byte(c.in), true); (st == Done) != c.ok {
+			t.Errorf("%s: status %v (%s), want done %v", c.in, st, r.FailMsg, c.ok)
 		}
 	}
 }
