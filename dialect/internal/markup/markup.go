@@ -32,18 +32,36 @@ type Call struct {
 	NoValue string
 }
 
-// trimNewline removes one line break at each end, as Qwen writes values.
-func trimNewline(b []byte) []byte {
+// trimValue removes what surrounds a value written on lines of its own:
+// one line break at each end, as Qwen writes values, and the indentation of
+// the closing tag's line. A value on one line loses the white space around
+// it too when it was indented on a line of its own, or padded on both sides
+// (line breaks a client flattened to spaces): "\n    Dallas\n    ",
+// " latest news ". A value of several lines keeps its indentation.
+func trimValue(b []byte) []byte {
+	if k := bytes.LastIndexByte(b, '\n'); k >= 0 && isHSpace(b[k+1:]) {
+		b = bytes.TrimSuffix(b[:k], []byte("\r"))
+	}
 	b = bytes.TrimPrefix(b, []byte("\r"))
-	if len(b) > 0 && b[0] == '\n' {
+	ownLine := len(b) > 0 && b[0] == '\n'
+	if ownLine {
 		b = b[1:]
 	}
-	b = bytes.TrimSuffix(b, []byte("\r"))
-	if len(b) > 0 && b[len(b)-1] == '\n' {
-		b = b[:len(b)-1]
-		b = bytes.TrimSuffix(b, []byte("\r"))
+	if bytes.IndexByte(b, '\n') < 0 && len(b) > 0 && (ownLine || lenient.IsWS(b[0]) && lenient.IsWS(b[len(b)-1])) {
+		if t := bytes.TrimSpace(b); len(t) > 0 {
+			return t
+		}
 	}
 	return b
+}
+
+func isHSpace(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\r' {
+			return false
+		}
+	}
+	return true
 }
 
 // XMLCalls reads XML-style calls: Qwen's <function=name><parameter=k>v
@@ -176,14 +194,14 @@ func XMLCalls(b []byte, off int) ([]Call, bool) {
 			pt, pAt, pAfter, found := nextTag(b, i, func(u tag.Info) bool { return u.Name == "parameter" })
 			switch {
 			case found && pt.Closing:
-				set(key, trimNewline(b[i:pAt]), isJSON)
+				set(key, trimValue(b[i:pAt]), isJSON)
 				i = pAfter
 			default:
 				_, end, _, eFound := nextTag(b[:pAt], i, isEnd)
 				if !found && !eFound {
 					complete = false
 				}
-				set(key, trimNewline(b[i:end]), isJSON)
+				set(key, trimValue(b[i:end]), isJSON)
 				i = end
 			}
 		case t.Name == "arg_key" && !t.Closing:
@@ -212,7 +230,7 @@ func XMLCalls(b []byte, off int) ([]Call, bool) {
 				}
 			} else if u, vEnd, vAfter, found := nextTag(b, kAfter, func(u tag.Info) bool { return u.Name == "arg_value" || u.Name == "arg_key" }); found && u.Closing && u.Name == "arg_value" {
 				// the opener dropped: <arg_key>k</arg_key>v</arg_value>
-				val, i = trimNewline(b[kAfter:vEnd]), vAfter
+				val, i = trimValue(b[kAfter:vEnd]), vAfter
 				note = "xml: <arg_value> missing before " + strconv.Quote(lenient.Clip(key, 40)) + "'s value"
 			} else {
 				note = "no value"
@@ -261,7 +279,7 @@ func XMLCalls(b []byte, off int) ([]Call, bool) {
 				}
 				vAfter = vEnd
 			}
-			set(string(b[at+1:at+1+len(t.Raw)]), trimNewline(b[i:vEnd]), false)
+			set(string(b[at+1:at+1+len(t.Raw)]), trimValue(b[i:vEnd]), false)
 			i = vAfter
 		}
 	}

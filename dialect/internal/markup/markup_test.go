@@ -59,3 +59,19 @@ func TestGLMDroppedTags(t *testing.T) {
 		t.Errorf("no value: %+v", calls)
 	}
 }
+
+func TestTrimValue(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"\na.go\n", "a.go"},
+		{"\n        Dallas\n        ", "Dallas"},
+		{" latest news 2026 ", "latest news 2026"},
+		{"\n  def f():\n      pass\n", "  def f():\n      pass"},
+		{"value\n\n", "value\n"},
+		{" ", " "},
+		{"  indented", "  indented"},
+	} {
+		if got := string(trimValue([]byte(c.in))); got != c.want {
+			t.Errorf("trimValue(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
