@@ -119,6 +119,7 @@ var strayTokens = map[string]bool{
 	"end_of_turn": true, "tool_call": true, "end_of_sentence": true, "begin_of_sentence": true,
 	"start_response": true, "end_response": true, "end_action": true, "action_end": true, "plugin": true,
 	"tools_suffix": true, "role_sep": true, "end_thinking": true,
+	"role_end": true, "assistant_start": true, "assistant_end": true, "inner_suffix": true, // Ling, Apertus
 }
 
 func (m *machine) recognizeTag(i int) action {

@@ -28,7 +28,10 @@ func (r *dropRegion) advance(m *machine) bool {
 	return true
 }
 
-var thinkClosers = []string{"</think>", "</thinking>"}
+// thinkClosers end the reasoning a reply starts in (StartInThink): </think>,
+// and the closers of templates that open theirs with other tokens (Command
+// R7B, Gemma 4, Apertus).
+var thinkClosers = []string{"</think>", "</thinking>", "<|end_thinking|>", "<channel|>", "<|inner_suffix|>"}
 
 // thinkRegion is reasoning: <think>...</think>, a Harmony analysis message.
 // A closer inside inline code (`</think>`) is part of the reasoning.
@@ -51,12 +54,13 @@ type thinkRegion struct {
 var (
 	thinkCallOpeners = []string{"<tool_call>", "<function=", "<ptk_call>", "<|tool_call>",
 		"<|tool_calls_section_begin|>", "<|tool_call_begin|>", "<\uff5ctool\u2581calls\u2581begin\uff5c>",
-		"<start_function_call>", "[tool_calls]", "<|python_start|>", "<|python_tag|>", "<tool_calls>", "<function_calls>"}
+		"<start_function_call>", "[tool_calls]", "<|python_start|>", "<|python_tag|>", "<tool_calls>", "<function_calls>",
+		"<｜dsml｜tool_calls>"}
 	// what the reply may end with after its calls: a closer, or the end of
 	// a call's JSON or list when the closer is missing
 	thinkCallEnds = []string{"</tool_call>", "</function>", "</ptk_call>", "<tool_call|>", "<|tool_call_end|>",
 		"<|tool_calls_section_end|>", "<\uff5ctool\u2581calls\u2581end\uff5c>", "<end_function_call>",
-		"<|python_end|>", "</tool_calls>", "</function_calls>", "]", "}"}
+		"<|python_end|>", "</tool_calls>", "</function_calls>", "</｜dsml｜tool_calls>", "]", "}"}
 )
 
 // endsWithCalls reports whether b ends, but for white space, as calls do.

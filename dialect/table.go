@@ -49,6 +49,12 @@ var tagRules = []struct {
 		func(m *machine, i int, t tag.Info) action { return m.think(t, "</"+t.Raw+">", "</"+t.Name+">") }},
 	{"reasoning closed but never opened", func(t tag.Info) bool { return t.Closing && (t.Name == "think" || t.Name == "thinking") },
 		(*machine).unopenedThink},
+	{"Gemma 4 reasoning <|channel>thought...<channel|>", func(t tag.Info) bool { return t.Name == "channel" && t.BarL && !t.BarR && !t.Closing },
+		func(m *machine, i int, t tag.Info) action { return m.think(t, "<channel|>") }},
+	{"Gemma 4's <channel|> left over", func(t tag.Info) bool { return t.Name == "channel" && t.BarR && !t.BarL },
+		func(m *machine, i int, t tag.Info) action { return m.drop(t) }},
+	{"Apertus reasoning <|inner_prefix|>...<|inner_suffix|>", func(t tag.Info) bool { return barred(t) && t.Name == "inner_prefix" },
+		func(m *machine, i int, t tag.Info) action { return m.think(t, "<|inner_suffix|>") }},
 	{"Command R7B reasoning <|START_THINKING|>", func(t tag.Info) bool { return barred(t) && t.Name == "start_thinking" },
 		func(m *machine, i int, t tag.Info) action { return m.think(t, "<|end_thinking|>") }},
 	{"Kimi, DeepSeek section openers", func(t tag.Info) bool {
