@@ -570,6 +570,13 @@ func convert(v *lenient.Node, types []string) (*lenient.Node, string) {
 				if n := lenient.ParseLiteral(s); n != nil && (t == "array" && n.Kind == lenient.Array || t == "object" && n.Kind == lenient.Object) {
 					return n, "text read as " + t
 				}
+				// JSON escaped as a string's content: [{\"id\": \"1\"}] (GLM-4.7)
+				var u string
+				if strings.Contains(s, `\"`) && json.Unmarshal([]byte(`"`+s+`"`), &u) == nil {
+					if n := lenient.ParseLiteral(u); n != nil && (t == "array" && n.Kind == lenient.Array || t == "object" && n.Kind == lenient.Object) {
+						return n, "escaped text read as " + t
+					}
+				}
 			}
 		case lenient.Number:
 			if t == "string" {

@@ -195,3 +195,17 @@ func TestTextLiterals(t *testing.T) {
 		}
 	}
 }
+
+// TestEscapedJSONText: an array written as a JSON string's escaped content,
+// as GLM-4.7 writes one in an <arg_value>, is the array.
+func TestEscapedJSONText(t *testing.T) {
+	s, err := Compile(json.RawMessage(`{"type":"object","properties":{"todos":{"type":"array"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _, _ := lenient.Parse([]byte(`{"todos": "[{\\\"id\\\": \\\"1\\\", \\\"task\\\": \\\"Print \\\\\\\\n\\\"}]"}`))
+	out, notes := s.Coerce(n, true)
+	if got := string(lenient.AppendJSON(nil, out, nil)); got != `{"todos":[{"id":"1","task":"Print \\n"}]}` || len(notes) != 1 {
+		t.Errorf("got %s, %+v", got, notes)
+	}
+}
