@@ -364,11 +364,17 @@ func Gemma(b []byte, off int) ([]Call, bool) {
 		}
 		g.Pos += len("call:")
 		s := g.Pos
-		for g.Pos < len(b) && b[g.Pos] != '{' && b[g.Pos] != '<' && !lenient.IsWS(b[g.Pos]) {
+		for g.Pos < len(b) && b[g.Pos] != '{' && b[g.Pos] != '(' && b[g.Pos] != '<' && !lenient.IsWS(b[g.Pos]) {
 			g.Pos++
 		}
 		name := string(b[s:g.Pos])
 		g.WS()
+		if g.Pos < len(b) && b[g.Pos] == '(' {
+			// call:name(...): Gemma's key:value in parentheses, or Python's
+			// keyword arguments, as Gemma 4 also writes its calls
+			c, ok := gemmaParens(b, s, g.Pos, name, off)
+			return append(out, c), ok
+		}
 		if g.Pos >= len(b) || b[g.Pos] != '{' {
 			out = append(out, Call{Name: name, Offset: off, Err: "expected '{' after call:" + name})
 			return out, false
@@ -384,6 +390,29 @@ func Gemma(b []byte, off int) ([]Call, bool) {
 		return []Call{{Offset: off, Err: "expected call:name{...}"}}, false
 	}
 	return out, true
+}
+
+// gemmaParens reads call:name(...), the name at b[s:] and the parenthesis
+// at b[p]: the arguments in Gemma's key:<|"|>value<|"|> form, or in Python's
+// key="value" form. The call ends at the last parenthesis.
+func gemmaParens(b []byte, s, p int, name string, off int) (Call, bool) {
+	e := bytes.LastIndexByte(b, ')')
+	if e < p {
+		return Call{Name: name, Offset: off, Err: "the call's arguments are cut off"}, false
+	}
+	if len(bytes.TrimSpace(b[e+1:])) > 0 {
+		return Call{Name: name, Offset: off, Err: "text after call:" + name + "(...)"}, false
+	}
+	braced := append(append([]byte("{"), b[p+1:e]...), '}')
+	g := lenient.Gemma{Src: braced}
+	if v := g.Value(); v != nil && g.Pos == len(braced) {
+		return Call{Name: name, Args: v, Offset: off, Repairs: []string{"call:" + name + "(...) read as call:" + name + "{...}"}}, true
+	}
+	pp := &lenient.Python{Src: b[s : e+1], End: e + 1 - s}
+	if calls := pp.CallList(false); pp.Err == "" && len(calls) == 1 && calls[0].Err == "" && len(calls[0].Positional) == 0 {
+		return Call{Name: name, Args: calls[0].Args, Offset: off}, true
+	}
+	return Call{Name: name, Offset: off, Err: "the arguments of call:" + name + "(...) cannot be read"}, false
 }
 
 // Scan finds the closer of a call written as markup, outside its parameter

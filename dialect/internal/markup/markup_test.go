@@ -75,3 +75,20 @@ func TestTrimValue(t *testing.T) {
 		}
 	}
 }
+
+// TestGemmaParens: Gemma 4's calls in parentheses, in its own key:value form
+// and in Python's.
+func TestGemmaParens(t *testing.T) {
+	for _, c := range []struct{ in, args string }{
+		{`call:terminal(command:<|"|>ls -a<|"|>)`, `{"command":"ls -a"}`},
+		{`call:get_weather(city="Tokyo", unit="celsius")`, `{"city":"Tokyo","unit":"celsius"}`},
+	} {
+		calls, ok := Gemma([]byte(c.in), 0)
+		if !ok || len(calls) != 1 || calls[0].Err != "" || string(lenient.AppendJSON(nil, calls[0].Args, nil)) != c.args {
+			t.Errorf("%s: %+v %v", c.in, calls, ok)
+		}
+	}
+	if calls, ok := Gemma([]byte(`call:f(a="x"`), 0); ok || calls[0].Err == "" {
+		t.Errorf("cut off: %+v %v", calls, ok)
+	}
+}
