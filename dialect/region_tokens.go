@@ -60,6 +60,12 @@ func (r *tokenCall) advance(m *machine) bool {
 	for {
 		switch r.phase {
 		case 0: // the header, up to the separator
+			if i, need, _ := m.skipWS(r.body, maxLook); need {
+				return false
+			} else if i < len(buf) && buf[i] == '<' && !bytes.HasPrefix(buf[i:], []byte("<|")) && !bytes.HasPrefix(buf[i:], []byte("<｜")) {
+				r.pos, r.phase = i, 4 // Step-3's XML with no header: <steptml:invoke name="x">
+				continue
+			}
 			idx, k := r.f.Find(buf, m.eof)
 			if idx < 0 {
 				r.delta(m, r.f.At)
@@ -226,6 +232,10 @@ var tokenSeps = tokens("tool_sep", "tool_call_argument_begin")
 func parseTokenCall(b []byte, off int) RawCall {
 	f := tag.Finder{Pats: tokenSeps}
 	k, p := f.Find(b, true)
+	if t := bytes.TrimSpace(b); len(t) > 0 && t[0] == '<' && (k < 0 || bytes.Index(b, t) < k) {
+		raws, _ := rawsOf(markup.XMLCalls(t, off))
+		return raws[0]
+	}
 	if k < 0 {
 		return RawCall{Name: tokenName(string(b)), Offset: off, Err: result.DiagMalformed, ErrMsg: "the call has no arguments"}
 	}
@@ -246,6 +256,13 @@ func parseTokenCall(b []byte, off int) RawCall {
 		rest = rest[nl:]
 	}
 	name = tokenName(name)
+	if r := bytes.TrimSpace(rest); len(r) > 0 && r[0] == '<' { // Step-3 with its name line
+		raws, _ := rawsOf(markup.XMLCalls(r, off))
+		if raws[0].Name == "" || raws[0].Name == name {
+			raws[0].Name = name
+			return raws[0]
+		}
+	}
 	body := stripFence(bytes.TrimSpace(rest))
 	if len(body) == 0 {
 		return RawCall{Name: name, Offset: off}

@@ -32,20 +32,23 @@ type Call struct {
 	NoValue string
 }
 
-// trimValue removes what surrounds a value written on lines of its own:
-// one line break at each end, as Qwen writes values, and the indentation of
-// the closing tag's line. A value on one line loses the white space around
-// it too when it was indented on a line of its own, or padded on both sides
-// (line breaks a client flattened to spaces): "\n    Dallas\n    ",
-// " latest news ". A value of several lines keeps its indentation.
+// trimValue removes what surrounds a value written on lines of its own, as
+// Qwen writes values: the line break after the opening tag, and the line
+// break and indentation before the closing tag (which a value of several
+// lines that does not start on a line of its own keeps: Step-3's and
+// Seed-OSS's code ends with its own line break). A value on one line loses
+// the white space around it too when it was indented on a line of its own,
+// or padded on both sides (line breaks a client flattened to spaces):
+// "\n    Dallas\n    ", " latest news ". A value of several lines keeps
+// its indentation.
 func trimValue(b []byte) []byte {
-	if k := bytes.LastIndexByte(b, '\n'); k >= 0 && isHSpace(b[k+1:]) {
-		b = bytes.TrimSuffix(b[:k], []byte("\r"))
-	}
 	b = bytes.TrimPrefix(b, []byte("\r"))
 	ownLine := len(b) > 0 && b[0] == '\n'
 	if ownLine {
 		b = b[1:]
+	}
+	if k := bytes.LastIndexByte(b, '\n'); k >= 0 && isHSpace(b[k+1:]) && (ownLine || bytes.IndexByte(b[:k], '\n') < 0) {
+		b = bytes.TrimSuffix(b[:k], []byte("\r"))
 	}
 	if bytes.IndexByte(b, '\n') < 0 && len(b) > 0 && (ownLine || lenient.IsWS(b[0]) && lenient.IsWS(b[len(b)-1])) {
 		if t := bytes.TrimSpace(b); len(t) > 0 {

@@ -66,7 +66,9 @@ func TestTrimValue(t *testing.T) {
 		{"\n        Dallas\n        ", "Dallas"},
 		{" latest news 2026 ", "latest news 2026"},
 		{"\n  def f():\n      pass\n", "  def f():\n      pass"},
-		{"value\n\n", "value\n"},
+		{"value\n\n", "value\n\n"},
+		{"a.go\n", "a.go"},
+		{"    if x:\n        return 1\n", "    if x:\n        return 1\n"},
 		{" ", " "},
 		{"  indented", "  indented"},
 	} {
