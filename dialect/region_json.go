@@ -289,7 +289,7 @@ func (r *bareJSON) salvage(m *machine) bool {
 			if raws == nil {
 				continue
 			}
-			if m.regionText(pos, n.Start) {
+			if !listPunct(m.buf[pos:n.Start]) && m.regionText(pos, n.Start) {
 				return true
 			}
 			for i := range raws {
@@ -303,6 +303,17 @@ func (r *bareJSON) salvage(m *machine) bool {
 		return true
 	}
 	m.pos = failAt
+	return true
+}
+
+// listPunct reports whether b holds only what stands between the calls of
+// a broken list, "[", "," and white space: not text for the user.
+func listPunct(b []byte) bool {
+	for _, c := range b {
+		if c != '[' && c != ',' && !lenient.IsWS(c) {
+			return false
+		}
+	}
 	return true
 }
 
