@@ -85,6 +85,9 @@ func (r *headerCall) advance(m *machine) bool {
 		r.began = true
 		m.beginCall(r.name)
 		r.jp = m.newJParser(r.jsonAt, false)
+		if r.name == "" {
+			r.jp.KeepClosed() // to salvage the calls of a list that breaks
+		}
 		r.sent = r.jsonAt
 	}
 	for {
@@ -113,7 +116,18 @@ func (r *headerCall) advance(m *machine) bool {
 				if r.jp.Truncated {
 					k, msg, end = result.DiagTruncated, "the call is cut off before its JSON ends", len(buf)
 				}
-				m.addCalls([]RawCall{{Name: r.name, Offset: r.start, Err: k, ErrMsg: msg}})
+				var raws []RawCall
+				if r.name == "" {
+					// [TOOL_CALLS] [{...}, {"name": "f", "argu: the calls
+					// before the one that broke are whole
+					for _, n := range r.jp.Closed {
+						for _, rc := range m.bareCalls(n, buf, n.Start) {
+							rc.raw = buf[n.Start:n.End]
+							raws = append(raws, rc)
+						}
+					}
+				}
+				m.addCalls(append(raws, RawCall{Name: r.name, Offset: r.start, Err: k, ErrMsg: msg}))
 				m.pos = end
 				return true
 			}

@@ -377,7 +377,7 @@ type Reader struct {
 	// Closed holds the outermost containers closed so far inside a value
 	// that is still open: what is left to salvage when the value fails.
 	Closed []*Node
-	// trackClosed enables Closed.
+	// trackClosed enables Closed (see KeepClosed).
 	trackClosed bool
 	pool        *Pool
 	// Lazy leaves long clean strings undecoded until Node.Text reads them.
@@ -419,6 +419,10 @@ func (p *Pool) get() *Node {
 	p.free = p.free[1:]
 	return n
 }
+
+// KeepClosed makes a reader of JSON that is not bare keep Closed, as a bare
+// one does.
+func (p *Reader) KeepClosed() { p.trackClosed = true }
 
 func (p *Reader) fail(pos int, msg string) Status {
 	p.FailPos = pos
