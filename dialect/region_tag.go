@@ -50,6 +50,7 @@ type tagCall struct {
 	sent    int
 	jp      *lenient.Reader
 	vals    []*lenient.Node
+	bad     []RawCall // values that broke, when the values after them were read
 	repairs lenient.Repairs
 	extra   []string
 	phase   int
@@ -191,8 +192,7 @@ func (r *tagCall) advanceJSON(m *machine) bool {
 				if r.jp.Truncated {
 					return r.finishBad(m, len(buf), result.DiagTruncated, "the call is cut off before its JSON ends: "+r.jp.FailMsg)
 				}
-				r.cf = tag.Finder{Pats: r.closers, At: r.jp.FailPos}
-				r.phase = 2
+				r.phase = 4
 				continue
 			}
 			r.vals = append(r.vals, r.jp.Root)
@@ -286,6 +286,21 @@ func (r *tagCall) advanceJSON(m *machine) bool {
 			}
 			r.extra = append(r.extra, repairMissingCloser)
 			return r.finish(m, r.jp.End, r.jp.End)
+		case 4: // malformed JSON: another call on the next line, or find the closer
+			next, wait := r.nextLine(m)
+			if wait {
+				return false
+			}
+			if next >= 0 {
+				// one call per line, one of them broken: the others are read
+				r.bad = append(r.bad, RawCall{Offset: r.start, Err: result.DiagMalformed, ErrMsg: "the call's JSON cannot be read: " + r.jp.FailMsg})
+				r.jp = m.newJParser(next, false)
+				r.jp.Closers = r.closers
+				r.phase = 0
+				continue
+			}
+			r.cf = tag.Finder{Pats: r.closers, At: r.jp.FailPos}
+			r.phase = 2
 		case 2: // malformed JSON: find the closer
 			idx, k := r.cf.Find(buf, m.eof)
 			if idx < 0 {
@@ -299,6 +314,43 @@ func (r *tagCall) advanceJSON(m *machine) bool {
 			return r.finishBad(m, idx+len(r.closers[k]), result.DiagMalformed, "the call's JSON cannot be read: "+r.jp.FailMsg)
 		}
 	}
+}
+
+// nextLine finds, after the JSON that broke, the next line that starts a
+// JSON object before the body's closer: where the next of calls written one
+// per line starts, or -1. wait: more input is needed to say.
+func (r *tagCall) nextLine(m *machine) (next int, wait bool) {
+	buf := m.buf
+	if r.weak || r.name != "" {
+		return -1, false
+	}
+	i := r.jp.FailPos
+	for i < len(buf) && buf[i] != '\n' && i-r.jp.FailPos < maxJunk {
+		if buf[i] == '<' {
+			for _, cl := range r.closers {
+				if match, need := lenient.HasPrefixFold(buf, i, cl, m.eof); need {
+					return -1, true
+				} else if match {
+					return -1, false
+				}
+			}
+		}
+		i++
+	}
+	if i >= len(buf) {
+		return -1, !m.eof && i-r.jp.FailPos < maxJunk
+	}
+	if buf[i] != '\n' {
+		return -1, false
+	}
+	j, need, _ := m.skipWS(i, maxLook)
+	if need {
+		return -1, true
+	}
+	if j < len(buf) && buf[j] == '{' {
+		return j, false
+	}
+	return -1, false
 }
 
 // completeEnvelope reports that v, the JSON of calls cut off before its
@@ -364,6 +416,7 @@ func (r *tagCall) finish(m *machine, bodyEnd, end int) bool {
 			raws[i].raw = m.buf[r.start:end]
 		}
 	}
+	raws = append(raws, r.bad...)
 	m.addCalls(raws)
 	m.raws = raws[:0]
 	m.pos = end
