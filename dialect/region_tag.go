@@ -454,7 +454,7 @@ func (r *tagCall) advanceText(m *machine) bool {
 		if r.xs.LastEnd > r.body {
 			end = r.xs.LastEnd
 		}
-		raws, complete := parseTextBody(buf[r.body:end], r.start, r.gemma)
+		raws, complete := m.parseTextBody(buf[r.body:end], r.start, r.gemma)
 		if !complete {
 			return r.finishBad(m, len(buf), result.DiagTruncated, "the call is cut off before it ends")
 		}
@@ -470,7 +470,7 @@ func (r *tagCall) advanceText(m *machine) bool {
 		return true
 	}
 	r.delta(m, idx)
-	raws, _ := parseTextBody(buf[r.body:idx], r.start, r.gemma)
+	raws, _ := m.parseTextBody(buf[r.body:idx], r.start, r.gemma)
 	m.addCalls(raws)
 	m.pos = idx + len(r.closers[k])
 	return true
@@ -478,7 +478,7 @@ func (r *tagCall) advanceText(m *machine) bool {
 
 // parseTextBody reads the calls in a non-JSON call body. complete reports
 // that the body reads as whole calls.
-func parseTextBody(b []byte, off int, gemma bool) ([]RawCall, bool) {
+func (m *machine) parseTextBody(b []byte, off int, gemma bool) ([]RawCall, bool) {
 	t := bytes.TrimSpace(b)
 	switch {
 	case len(t) == 0:
@@ -521,7 +521,7 @@ func parseTextBody(b []byte, off int, gemma bool) ([]RawCall, bool) {
 		}
 		return out, true
 	default:
-		return rawsOf(markup.GLM(t, off))
+		return rawsOf(markup.GLM(t, off, m.toolPrefix))
 	}
 }
 

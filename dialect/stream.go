@@ -258,6 +258,16 @@ func validUTF8Prefix(b []byte) int {
 	return n
 }
 
+// toolPrefix returns the longest declared tool name that s starts with.
+func (m *machine) toolPrefix(s string) (string, bool) {
+	for n := len(s) - 1; n > 0; n-- {
+		if m.cfg.Declared && m.cfg.known(s[:n], true) {
+			return s[:n], true
+		}
+	}
+	return "", false
+}
+
 // declared reports whether name may be a call's tool: a declared tool, or
 // any name when none is declared.
 func (m *machine) declared(name string) bool {

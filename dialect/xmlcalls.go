@@ -137,7 +137,7 @@ func (r *glmInline) end(m *machine, end int, ok bool) bool {
 	if end > r.sent {
 		m.callDelta(m.buf[r.sent:end])
 	}
-	raws, _ := rawsOf(markup.GLM(m.buf[r.start:end], r.start))
+	raws, _ := rawsOf(markup.GLM(m.buf[r.start:end], r.start, m.toolPrefix))
 	if !ok {
 		raws = []RawCall{{Name: string(m.buf[r.start:r.at]), Offset: r.start, Err: result.DiagMalformed, ErrMsg: "an <arg_key> without its <arg_value>"}}
 	}

@@ -331,7 +331,15 @@ func nextTag(b []byte, i int, match func(tag.Info) bool) (t tag.Info, at, after 
 }
 
 // GLM reads GLM's name<arg_key>k</arg_key><arg_value>v</arg_value>...
-func GLM(b []byte, off int) ([]Call, bool) {
+// split, if not nil, finds the declared tool a name starts with: it splits
+// a name glued to the first key when the model dropped the <arg_key> between
+// them (vLLM #47190: send_command_to_shellcommand</arg_key>).
+func GLM(b []byte, off int, split func(string) (string, bool)) ([]Call, bool) {
+	if t, at, _, found := nextTag(b, 0, func(t tag.Info) bool { return glmTag(t.Name) }); found && t.Closing {
+		if c, ok := glmDropped(b, at, t, off, split); ok {
+			return c, true
+		}
+	}
 	_, k, _, found := nextTag(b, 0, func(t tag.Info) bool { return t.Name == "arg_key" && !t.Closing })
 	name := bytes.TrimSpace(b[:k])
 	if len(name) == 0 || bytes.ContainsAny(name, " \t\n<>{}") {
@@ -350,6 +358,44 @@ func GLM(b []byte, off int) ([]Call, bool) {
 		}
 	}
 	return []Call{rc}, complete
+}
+
+func glmTag(name string) bool { return name == "arg_key" || name == "arg_value" }
+
+// glmDropped reads a GLM call whose first tag, t at b[at], is a closing one:
+// its <arg_key> dropped after the name ("name key</arg_key>", or the key
+// glued to the name), or a name alone with a stray closer (name</arg_value>).
+func glmDropped(b []byte, at int, t tag.Info, off int, split func(string) (string, bool)) ([]Call, bool) {
+	head := string(bytes.TrimSpace(b[:at]))
+	if head == "" || strings.ContainsAny(head, "<>{}") {
+		return nil, false
+	}
+	if t.Name == "arg_value" {
+		if f := bytes.Fields(b[at:]); len(f) != 1 || !bytes.Equal(f[0], []byte("</arg_value>")) || strings.ContainsAny(head, " \t\n") {
+			return nil, false
+		}
+		return []Call{{Name: head, Offset: off, TextArgs: true, Args: &lenient.Node{Kind: lenient.Object},
+			Repairs: []string{"xml: a stray </arg_value> after the name ignored"}}}, true
+	}
+	name, key := head, ""
+	if k := strings.LastIndexAny(head, " \t\n"); k >= 0 {
+		name, key = strings.TrimSpace(head[:k]), head[k+1:]
+	} else if split != nil {
+		n, ok := split(head)
+		if !ok || len(n) >= len(head) {
+			return nil, false
+		}
+		name, key = n, head[len(n):]
+	}
+	if key == "" || strings.ContainsAny(name, " \t\n") {
+		return nil, false
+	}
+	fixed := append([]byte(name+"<arg_key>"+key), b[at:]...)
+	calls, complete := GLM(fixed, off, nil)
+	if len(calls) == 1 && calls[0].Err == "" {
+		calls[0].Repairs = append(calls[0].Repairs, "xml: <arg_key> missing before "+strconv.Quote(lenient.Clip(key, 40)))
+	}
+	return calls, complete
 }
 
 // Gemma reads Gemma 4's call:name{key:<|"|>text<|"|>,n:1} and

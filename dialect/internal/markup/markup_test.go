@@ -50,11 +50,11 @@ func TestScanSkipsValues(t *testing.T) {
 // read, with a repair; a key with no value at all makes the call unreadable
 // rather than a call with an empty argument.
 func TestGLMDroppedTags(t *testing.T) {
-	calls, _ := GLM([]byte("search<arg_key>query</arg_key>vacation days</arg_value>"), 0)
+	calls, _ := GLM([]byte("search<arg_key>query</arg_key>vacation days</arg_value>"), 0, nil)
 	if len(calls) != 1 || calls[0].Err != "" || string(lenient.AppendJSON(nil, calls[0].Args, nil)) != `{"query":"vacation days"}` || len(calls[0].Repairs) != 1 {
 		t.Errorf("opener dropped: %+v", calls)
 	}
-	calls, _ = GLM([]byte("search<arg_key>query</arg_key>"), 0)
+	calls, _ = GLM([]byte("search<arg_key>query</arg_key>"), 0, nil)
 	if len(calls) != 1 || calls[0].Err == "" {
 		t.Errorf("no value: %+v", calls)
 	}
@@ -92,5 +92,29 @@ func TestGemmaParens(t *testing.T) {
 	}
 	if calls, ok := Gemma([]byte(`call:f(a="x"`), 0); ok || calls[0].Err == "" {
 		t.Errorf("cut off: %+v %v", calls, ok)
+	}
+}
+
+// TestGLMDroppedKey: the <arg_key> before the first key dropped, with the
+// key after a space or glued to the name, and a name with a stray closer.
+func TestGLMDroppedKey(t *testing.T) {
+	split := func(s string) (string, bool) {
+		if len(s) > len("send_command_to_shell") && s[:len("send_command_to_shell")] == "send_command_to_shell" {
+			return "send_command_to_shell", true
+		}
+		return "", false
+	}
+	for _, c := range []struct{ in, name, args string }{
+		{"send_command_to_shellcommand</arg_key><arg_value>echo test</arg_value>", "send_command_to_shell", `{"command":"echo test"}`},
+		{"browser_action task</arg_key><arg_value>go</arg_value>", "browser_action", `{"task":"go"}`},
+		{"tool_12</arg_value>", "tool_12", `{}`},
+	} {
+		calls, _ := GLM([]byte(c.in), 0, split)
+		if len(calls) != 1 || calls[0].Err != "" || calls[0].Name != c.name || string(lenient.AppendJSON(nil, calls[0].Args, nil)) != c.args || len(calls[0].Repairs) == 0 {
+			t.Errorf("%s: %+v", c.in, calls)
+		}
+	}
+	if calls, _ := GLM([]byte("unknownkey</arg_key><arg_value>x</arg_value>"), 0, split); len(calls) != 1 || calls[0].Err == "" {
+		t.Errorf("an undeclared glued name was split: %+v", calls)
 	}
 }
