@@ -2,6 +2,7 @@ package dialect
 
 import (
 	"bytes"
+	"github.com/ptkit/ptk/dialect/internal/inbuf"
 	"github.com/ptkit/ptk/dialect/result"
 	"github.com/ptkit/ptk/dialect/tag"
 	"github.com/ptkit/ptk/lenient"
@@ -517,7 +518,7 @@ func (m *machine) emitText(final bool) {
 		return
 	}
 	if len(m.reasoning) > m.em.rsent {
-		n := m.em.rsent + validUTF8Prefix(m.reasoning[m.em.rsent:])
+		n := m.em.rsent + inbuf.ValidUTF8Prefix(m.reasoning[m.em.rsent:])
 		if final {
 			n = len(m.reasoning)
 		}
@@ -531,7 +532,7 @@ func (m *machine) emitText(final bool) {
 	if e.checked < len(t) {
 		// Classify the new text: where its first non-space is, and where the
 		// run of white space at its end starts. Only complete runes count.
-		end := e.checked + validUTF8Prefix(t[e.checked:])
+		end := e.checked + inbuf.ValidUTF8Prefix(t[e.checked:])
 		if e.first < 0 {
 			for i := e.checked; i < end; {
 				r, size := utf8.DecodeRune(t[i:end])

@@ -2,11 +2,9 @@ package dialect
 
 import (
 	"io"
-	"sync"
-	"sync/atomic"
-	"unicode/utf8"
 	"unsafe"
 
+	"github.com/ptkit/ptk/dialect/internal/inbuf"
 	"github.com/ptkit/ptk/dialect/result"
 )
 
@@ -72,30 +70,10 @@ var (
 func NewStream(cfg *Config, emit func(result.Event)) *Stream {
 	s := &Stream{m: newMachine(cfg, emit)}
 	s.m.stream = true
-	if b, ok := buffers.Get().(*[]byte); ok {
-		s.m.buf, s.pooled = (*b)[:0], b
-	} else if n := nextSize.Swap(0); n > 0 {
-		s.m.buf = make([]byte, 0, n)
-	}
+	s.m.buf, s.pooled = inbuf.Get()
 	s.room = s.m.buf[:min(cap(s.m.buf), maxDeferred)]
 	return s
 }
-
-// nextSize is the capacity of the last buffer a stream left to its call's
-// arguments rather than to the pool: the next stream that finds no buffer
-// in the pool starts with one that big, once, so that a program reading
-// large replies one after another does not grow each buffer from 4 KiB.
-var nextSize atomic.Int64
-
-// buffers holds the input buffers of finished streams (*[]byte), so that
-// reply after reply is read without growing a buffer anew (growing one
-// allocates about twice the reply). Nothing a stream reports points into
-// its buffer; a buffer a call's arguments are a slice of (machine.shared)
-// is not put here.
-var buffers sync.Pool
-
-// maxPooled is the largest buffer kept for another stream.
-const maxPooled = 4 << 20
 
 // Write feeds the next chunk. It fails only after Finish.
 func (s *Stream) Write(b []byte) (int, error) {
@@ -131,14 +109,14 @@ func (s *Stream) write(b []byte, str string) (int, error) {
 	}
 	m := s.m
 	m.buf = m.buf[:len(m.buf)+s.unread] // the small chunks in room
-	m.buf = growInput(m.buf, len(b)+len(str))
+	m.buf = inbuf.Grow(m.buf, len(b)+len(str))
 	m.buf = append(m.buf, b...)
 	m.buf = append(m.buf, str...)
 	s.unread = 0
 	m.run()
 	m.flushEvents()
 	if len(m.buf) == cap(m.buf) {
-		m.buf = growInput(m.buf, 1)
+		m.buf = inbuf.Grow(m.buf, 1)
 	}
 	s.room = m.buf[len(m.buf):min(cap(m.buf), len(m.buf)+maxDeferred)]
 	return len(b) + len(str), nil
@@ -188,23 +166,12 @@ func (m *machine) holds(b []byte) bool {
 	return p >= lo && p < lo+uintptr(cap(m.buf))
 }
 
-// recycle hands the finished stream's input buffer to the next stream.
+// recycle hands the finished stream's input buffer to the next stream;
+// nothing a stream reports points into it, but a call's arguments may be a
+// slice of it (machine.shared).
 func (s *Stream) recycle() {
-	b := s.m.buf
-	s.m.buf = nil
-	if cap(b) == 0 || cap(b) > maxPooled {
-		return
-	}
-	if s.m.shared {
-		nextSize.Store(int64(cap(b)))
-		return
-	}
-	if s.pooled == nil {
-		s.pooled = new([]byte)
-	}
-	*s.pooled = b[:0]
-	buffers.Put(s.pooled)
-	s.pooled = nil
+	inbuf.Put(s.m.buf, s.pooled, s.m.shared)
+	s.m.buf, s.pooled = nil, nil
 }
 
 type finishedError struct{}
@@ -212,23 +179,6 @@ type finishedError struct{}
 func (finishedError) Error() string { return "protocol: write after Finish" }
 
 var errFinished error = finishedError{}
-
-// growInput makes room for n more bytes of a streamed reply, doubling its
-// capacity up to 256 KiB and adding half beyond: a reply streamed in tiny
-// chunks is copied a bounded number of times (its bytes about twice in
-// all), and a long one holds at most a third of its size unused.
-func growInput(b []byte, n int) []byte {
-	if len(b)+n <= cap(b) {
-		return b
-	}
-	c := max(2*cap(b), 4096)
-	if cap(b) >= 256<<10 {
-		c = cap(b) + cap(b)/2
-	}
-	// append of a make is not an allocation of its own: it grows b and
-	// clears only the new part.
-	return append(b, make([]byte, max(c, len(b)+n)-len(b))...)[:len(b)]
-}
 
 // grow makes room for n more bytes in b, doubling its capacity.
 func grow(b []byte, n int) []byte {
@@ -238,24 +188,6 @@ func grow(b []byte, n int) []byte {
 	nb := make([]byte, len(b), max(2*cap(b), len(b)+n, 4096))
 	copy(nb, b)
 	return nb
-}
-
-// validUTF8Prefix returns the length of b without a trailing incomplete rune.
-func validUTF8Prefix(b []byte) int {
-	n := len(b)
-	for k := 1; k <= 3 && k <= n; k++ {
-		c := b[n-k]
-		if c < utf8.RuneSelf {
-			return n
-		}
-		if utf8.RuneStart(c) {
-			if !utf8.FullRune(b[n-k:]) {
-				return n - k
-			}
-			return n
-		}
-	}
-	return n
 }
 
 // toolPrefix returns the longest declared tool name that s starts with.
