@@ -471,6 +471,18 @@ func (m *machine) wrapper(i int, t tag.Info, closers []string, weak, gemma bool)
 		if n < len(buf) && buf[n] == '<' {
 			return a // name<arg_key>..., or a name and the closer
 		}
+		if n < len(buf) && n > k && lenient.IsIdentStart(buf[n]) {
+			// name key</arg_key>: GLM's <arg_key> dropped (vLLM #47190)
+			e := n
+			for e < len(buf) && e-n < maxStealWord && lenient.IsPyIdentByte(buf[e]) {
+				e++
+			}
+			if match, need := lenient.HasPrefixFold(buf, e, "</arg_key>", m.eof); need {
+				return action{need: true}
+			} else if match {
+				return a
+			}
+		}
 		return action{}
 	}
 	return action{}
