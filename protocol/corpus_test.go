@@ -97,19 +97,26 @@ func jsonEqual(a, b []byte) bool {
 
 func checkCase(t *testing.T, c corpusCase, r Parsed) {
 	t.Helper()
+	if d := caseDiff(c, r); d != "" {
+		t.Error(d)
+	}
+}
+
+// caseDiff says how r differs from what c expects, or "" when it does not.
+func caseDiff(c corpusCase, r Parsed) string {
 	if len(r.Calls) != len(c.Expect.Calls) {
-		t.Errorf("%s: %d calls, want %d\nraw: %q\ngot: %+v\ndiags: %+v", c.ID, len(r.Calls), len(c.Expect.Calls), c.Raw, r.Calls, r.Diagnostics)
-		return
+		return fmt.Sprintf("%s: %d calls, want %d\nraw: %q\ngot: %+v\ndiags: %+v", c.ID, len(r.Calls), len(c.Expect.Calls), c.Raw, r.Calls, r.Diagnostics)
 	}
 	for i, want := range c.Expect.Calls {
 		got := r.Calls[i]
 		if got.Tool != want.Tool || !jsonEqual(got.Args, want.Args) {
-			t.Errorf("%s: call %d = %s %s, want %s %s\nraw: %q", c.ID, i, got.Tool, got.Args, want.Tool, want.Args, c.Raw)
+			return fmt.Sprintf("%s: call %d = %s %s, want %s %s\nraw: %q", c.ID, i, got.Tool, got.Args, want.Tool, want.Args, c.Raw)
 		}
 	}
 	if c.Expect.Text != nil && r.Text != *c.Expect.Text {
-		t.Errorf("%s: text = %q, want %q", c.ID, r.Text, *c.Expect.Text)
+		return fmt.Sprintf("%s: text = %q, want %q", c.ID, r.Text, *c.Expect.Text)
 	}
+	return ""
 }
 
 // TestCorpusDeclaredTools reads the shared corpus with its tools declared;
@@ -177,7 +184,7 @@ func streamInputs(t *testing.T) []streamInput {
 	for _, c := range loadCorpus(t) {
 		inputs = append(inputs, streamInput{c.ID, c.Raw, toolsFor(c), nil})
 	}
-	for _, c := range loadDerived(t) {
+	for _, c := range append(loadDerived(t), loadCases(t, gapsFile)...) {
 		var opts []Option
 		if c.Options.StartInThink {
 			opts = append(opts, StartInThink())
