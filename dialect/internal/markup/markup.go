@@ -197,6 +197,15 @@ func XMLCalls(b []byte, off int) ([]Call, bool) {
 			pt, pAt, pAfter, found := nextTag(b, i, func(u tag.Info) bool { return u.Name == "parameter" })
 			switch {
 			case found && pt.Closing:
+				// a value that holds "</parameter>" itself runs to the last
+				// closer before the next parameter or the call's end
+				for {
+					nt, nAt, nAfter, nFound := nextTag(b, pAfter, func(u tag.Info) bool { return u.Name == "parameter" || isEnd(u) })
+					if !nFound || nt.Name != "parameter" || !nt.Closing {
+						break
+					}
+					pAt, pAfter = nAt, nAfter
+				}
 				set(key, trimValue(b[i:pAt]), isJSON)
 				i = pAfter
 			default:
