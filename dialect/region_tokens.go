@@ -36,6 +36,9 @@ var tokenCallEnds = tokens("tool_call_end", "tool_calls_section_end", "tool_call
 
 var tokenCallEndsOwn = len(tokens("tool_call_end"))
 
+// fencedCallEnds end JSON in a fence inside a token call.
+var fencedCallEnds = append([]string{"```"}, tokenCallEnds...)
+
 func consumedEnd(k int) bool { return k < tokenCallEndsOwn }
 
 // tokens spells special tokens the ways models write them: <|name|>,
@@ -112,7 +115,9 @@ func (r *tokenCall) advance(m *machine) bool {
 			if need {
 				return false
 			}
+			fenced := false
 			if i+3 <= len(buf) && (string(buf[i:i+3]) == "```" || string(buf[i:i+3]) == "~~~") {
+				fenced = true
 				for i < len(buf) && buf[i] != '\n' {
 					i++
 				}
@@ -125,6 +130,9 @@ func (r *tokenCall) advance(m *machine) bool {
 			if i < len(buf) && (buf[i] == '{' || buf[i] == '[') {
 				r.jp = m.newJParser(i, false)
 				r.jp.Closers = tokenCallEnds // {"city": "Beijing"<|tool_call_end|>: the braces are missing
+				if fenced {
+					r.jp.Closers = fencedCallEnds
+				}
 				r.phase = 3
 				continue
 			}

@@ -383,8 +383,9 @@ type Reader struct {
 	// Lazy leaves long clean strings undecoded until Node.Text reads them.
 	Lazy bool
 	// Closers end the value where it stands, with its containers closed,
-	// when one of them appears between tokens: the closing tag of the call
-	// proves the value ended, only a bracket is missing.
+	// when one of them appears between tokens or right after a string: the
+	// closing tag (or fence, ```) of the call proves the value ended, only a
+	// bracket is missing. Each starts with '<' or '`'.
 	Closers []string
 }
 
@@ -501,7 +502,7 @@ func (p *Reader) Feed(buf []byte, eof bool) Status {
 			return Need
 		}
 		c := buf[i]
-		if c == '<' && len(p.Closers) > 0 && len(p.stack) > 0 {
+		if (c == '<' || c == '`') && len(p.Closers) > 0 && len(p.stack) > 0 {
 			if eof && CutOff(buf, i, p.Closers) {
 				return p.autoClose(i) // the closing tag itself is cut off
 			}
@@ -1132,7 +1133,7 @@ func (p *Reader) quoteEnds(buf []byte, after int, eof bool) int {
 	if depth == 0 {
 		return 1
 	}
-	if c == '<' { // the call's closing tag, its braces missing: {"a": "b"</tool_call>
+	if c == '<' || c == '`' { // the call's closing tag or fence, its braces missing: {"a": "b"</tool_call>
 		for _, cl := range p.Closers {
 			match, need := HasPrefixFold(buf, j, cl, eof)
 			if need {
