@@ -249,6 +249,7 @@ const (
 	rMissingClosers
 	rTypographicQuotes
 	rArtefact
+	rUnquotedValue
 	RepairCutBrace
 	nRepairKinds
 )
@@ -270,6 +271,7 @@ var repairText = [nRepairKinds]string{
 	rMissingClosers:    "json: missing closing brackets added before the closing tag",
 	rTypographicQuotes: "json: typographic quotes read as JSON quotes",
 	rArtefact:          "json: detokenizer artefacts (▁, Ġ, Ċ) between tokens read as white space",
+	rUnquotedValue:     "json: unquoted text value read as a string",
 	RepairCutBrace:     "json: the reply ends before the call's last closing bracket: the call ends where its arguments end",
 }
 
@@ -1281,6 +1283,35 @@ func (p *Reader) skipGap(buf []byte, i int) (j int, ok bool) {
 	return i, true
 }
 
+// unquotedValue reads an object's value written as text without quotes,
+// from the word that starts it to the end of its line, the next ',', '}',
+// ']' or '<' (a closing tag), as the string it means: {path: a//b}.
+func (p *Reader) unquotedValue(buf []byte, n *Node, eof bool) (Status, bool) {
+	i := p.wordStart
+	for i < len(buf) && i-p.wordStart < maxUnquoted {
+		switch buf[i] {
+		case ',', '}', ']', '<', '\n', '\r':
+			goto end
+		}
+		i++
+	}
+	if i >= len(buf) && !eof {
+		p.Pos, p.inWord = p.wordStart, true // read the word again with more input
+		return Need, false
+	}
+	if i-p.wordStart >= maxUnquoted {
+		return p.fail(p.wordStart, "unexpected word "+strconv.Quote(Clip(string(buf[p.wordStart:i]), 20))), false
+	}
+end:
+	*n = Node{Kind: String, Str: string(bytes.TrimSpace(buf[p.wordStart:i])), Start: p.wordStart, End: i}
+	p.Rep.Add(rUnquotedValue)
+	p.Pos = i
+	return p.valueDone(n)
+}
+
+// maxUnquoted bounds an unquoted value.
+const maxUnquoted = 1024
+
 func (p *Reader) scanWord(buf []byte, eof bool) (Status, bool) {
 	i := p.Pos
 	for i < len(buf) && IsWordByte(buf[i]) {
@@ -1322,6 +1353,10 @@ func (p *Reader) scanWord(buf []byte, eof bool) (Status, bool) {
 	default:
 		num, ok, exact := ParseNumberWord(w)
 		if !ok {
+			if f := p.top(); f != nil && f.node.Kind == Object && !p.bare {
+				// {"path": src/main.go}: text up to the value's end
+				return p.unquotedValue(buf, n, eof)
+			}
 			return p.fail(p.wordStart, "unexpected word "+strconv.Quote(Clip(w, 20))), false
 		}
 		n.Kind, n.Str = Number, num

@@ -26,6 +26,8 @@ func TestRepairJSON(t *testing.T) {
 		{`{"a": /* x */ 1}`, `{"a":1}`, 1},
 		{`{"a": 1 "b": 2}`, `{"a":1,"b":2}`, 1},
 		{`[{"a": "x"} {"b": "y"}]`, `[{"a": "x"},{"b": "y"}]`, 1},
+		{`{"path": src/main.go, "n": 1}`, `{"path":"src/main.go","n":1}`, 1},
+		{`{path: a//b}`, `{"path":"a//b"}`, 2},
 		{`{"a": +1, "b": .5, "c": 0x1F, "d": 1.}`, `{"a":1,"b":0.5,"c":31,"d":1}`, 1},
 		{`{"a": NaN}`, `{"a":null}`, 1},
 		{`{"cmd": "echo "hi" there"}`, `{"cmd":"echo \"hi\" there"}`, 1},
