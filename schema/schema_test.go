@@ -209,3 +209,19 @@ func TestEscapedJSONText(t *testing.T) {
 		t.Errorf("got %s, %+v", got, notes)
 	}
 }
+
+// TestNotesInOrder: the notes for several bad arguments come in the order of
+// their pointers every time (the validator visits properties in map order).
+func TestNotesInOrder(t *testing.T) {
+	params := `{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"},"c":{"type":"integer"},"d":{"type":"integer"}}}`
+	for range 50 {
+		notes := check(t, params, `{"d": "x", "b": "x", "c": "x", "a": "x"}`)
+		var ptrs []string
+		for _, n := range notes {
+			ptrs = append(ptrs, n.Pointer)
+		}
+		if got := strings.Join(ptrs, " "); got != "/a /b /c /d" {
+			t.Fatalf("notes at %s, want /a /b /c /d", got)
+		}
+	}
+}
