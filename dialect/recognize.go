@@ -120,6 +120,7 @@ var strayTokens = map[string]bool{
 	"start_response": true, "end_response": true, "end_action": true, "action_end": true, "plugin": true,
 	"tools_suffix": true, "role_sep": true, "end_thinking": true,
 	"role_end": true, "assistant_start": true, "assistant_end": true, "inner_suffix": true, // Ling, Apertus
+	"end_of_turn_token": true, // Command R
 }
 
 func (m *machine) recognizeTag(i int) action {
@@ -466,6 +467,9 @@ func (m *machine) wrapper(i int, t tag.Info, closers []string, weak, gemma bool)
 		}
 		if n < len(buf) && buf[n] == '{' {
 			r.json, r.jsonAt, r.name = true, n, string(word)
+			if word[len(word)-1] == ':' {
+				r.name = "" // "Sure: {...}": prose before the call's JSON, not its name
+			}
 			return a
 		}
 		if n < len(buf) && buf[n] == '<' {
@@ -604,7 +608,7 @@ func (m *machine) recognizeBracket(i int) action {
 		return action{reg: regionOf(&m.regions.bareJSON, bareJSON{start: i, sepFrom: -1}), call: true}
 	case lenient.IsIdentStart(c):
 		k := j
-		for k < len(buf) && k-j < 2*maxStealWord && (lenient.IsPyIdentByte(buf[k]) || buf[k] == '.') {
+		for k < len(buf) && k-j < 2*maxStealWord && (lenient.IsPyIdentByte(buf[k]) || buf[k] == '.' || buf[k] == '-') {
 			k++
 		}
 		if k >= len(buf) && !m.eof {

@@ -173,7 +173,11 @@ func IsPyIdentByte(c byte) bool {
 }
 
 // dottedName reads a (possibly dotted) identifier: get_weather, math.sqrt.
-func (p *Python) dottedName() string {
+func (p *Python) dottedName() string { return p.name(false) }
+
+// name reads a dotted name; with hyphens, a call's name may also join its
+// parts with '-' (tools named weather-forecast, as llama-stack's are).
+func (p *Python) name(hyphens bool) string {
 	start := p.Pos
 	for {
 		s := p.Pos
@@ -187,7 +191,7 @@ func (p *Python) dottedName() string {
 			p.Pos = start
 			return ""
 		}
-		if p.Pos+1 < p.End && p.Src[p.Pos] == '.' && (IsIdentStart(p.Src[p.Pos+1]) || p.Src[p.Pos+1] >= utf8.RuneSelf) {
+		if p.Pos+1 < p.End && (p.Src[p.Pos] == '.' || hyphens && p.Src[p.Pos] == '-') && (IsIdentStart(p.Src[p.Pos+1]) || p.Src[p.Pos+1] >= utf8.RuneSelf) {
 			p.Pos++
 			continue
 		}
@@ -239,7 +243,7 @@ func (p *Python) CallList(bracket bool) []PyCall {
 // call reads name(args).
 func (p *Python) call() (PyCall, bool) {
 	start := p.Pos
-	name := p.dottedName()
+	name := p.name(true)
 	if name == "" {
 		p.fail("expected a function name")
 		return PyCall{}, false
