@@ -2,6 +2,7 @@ package lenient
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 )
 
@@ -98,6 +99,11 @@ func (g *Gemma) value(depth int) *Node {
 			}
 		}
 	}
+	if b[g.Pos] == '"' { // a JSON string where <|"|> belongs: call:bash{command:"ls"}
+		if n := g.jsonString(); n != nil {
+			return n
+		}
+	}
 	// a bare scalar up to ',', '}' or ']'
 	s := g.Pos
 	for g.Pos < len(b) && b[g.Pos] != ',' && b[g.Pos] != '}' && b[g.Pos] != ']' {
@@ -119,4 +125,31 @@ func (g *Gemma) value(depth int) *Node {
 		return &Node{Kind: Number, Str: num}
 	}
 	return &Node{Kind: String, Str: w}
+}
+
+// jsonString reads a JSON string at Pos whose closing quote is followed by
+// the end of the value (',', '}', ']'), or returns nil and leaves Pos.
+func (g *Gemma) jsonString() *Node {
+	b := g.Src
+	for i := g.Pos + 1; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			j := i + 1
+			for j < len(b) && IsWS(b[j]) {
+				j++
+			}
+			if j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' {
+				continue // a quote inside the text
+			}
+			var str string
+			if json.Unmarshal(b[g.Pos:i+1], &str) != nil {
+				return nil
+			}
+			g.Pos = i + 1
+			return &Node{Kind: String, Str: str}
+		}
+	}
+	return nil
 }
