@@ -9,6 +9,7 @@ package markup
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -87,6 +88,7 @@ func XMLCalls(b []byte, off int) ([]Call, bool) {
 		flush()
 		cur = &Call{Name: name, Offset: off, TextArgs: true, Args: &lenient.Node{Kind: lenient.Object}}
 	}
+	var lists map[*lenient.Node]bool // the lists made of parameters written again
 	set := func(key string, val []byte, json bool) {
 		if cur == nil {
 			start("")
@@ -96,6 +98,19 @@ func XMLCalls(b []byte, off int) ([]Call, bool) {
 			if n := lenient.ParseLiteral(strings.TrimSpace(v.Str)); n != nil {
 				v = n
 			}
+		}
+		if k := slices.Index(cur.Args.Keys, key); k >= 0 {
+			// a parameter written again is a list: <city>A</city><city>B</city>
+			if l := cur.Args.Kids[k]; lists[l] {
+				l.Kids = append(l.Kids, v)
+			} else {
+				if lists == nil {
+					lists = map[*lenient.Node]bool{}
+				}
+				l = &lenient.Node{Kind: lenient.Array, Kids: []*lenient.Node{l, v}}
+				cur.Args.Kids[k], lists[l] = l, true
+			}
+			return
 		}
 		cur.Args.Keys = append(cur.Args.Keys, key)
 		cur.Args.Kids = append(cur.Args.Kids, v)

@@ -118,3 +118,11 @@ func TestGLMDroppedKey(t *testing.T) {
 		t.Errorf("an undeclared glued name was split: %+v", calls)
 	}
 }
+
+// TestRepeatedParameter: a parameter written again makes a list.
+func TestRepeatedParameter(t *testing.T) {
+	calls, _ := XMLCalls([]byte(`<invoke name="search"><city>A</city><city>B</city><city>C</city><n>1</n></invoke>`), 0)
+	if len(calls) != 1 || string(lenient.AppendJSON(nil, calls[0].Args, nil)) != `{"city":["A","B","C"],"n":"1"}` {
+		t.Errorf("%+v", calls)
+	}
+}
