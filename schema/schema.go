@@ -578,6 +578,11 @@ func convert(v *lenient.Node, types []string) (*lenient.Node, string) {
 				if n := lenient.ParseLiteral(s); n != nil && (t == "array" && n.Kind == lenient.Array || t == "object" && n.Kind == lenient.Object) {
 					return n, "text read as " + t
 				}
+				// elements: <unit>c</unit><range>...</range> for an object,
+				// <item>a</item><item>b</item> for a list (MiniMax-M3)
+				if n := xmlElements(s, t == "array"); n != nil {
+					return n, "elements read as " + t
+				}
 				// JSON escaped as a string's content: [{\"id\": \"1\"}] (GLM-4.7)
 				var u string
 				if strings.Contains(s, `\"`) && json.Unmarshal([]byte(`"`+s+`"`), &u) == nil {
@@ -605,4 +610,55 @@ func convert(v *lenient.Node, types []string) (*lenient.Node, string) {
 		}
 	}
 	return nil, ""
+}
+
+// xmlElements reads text that is, whole, a run of XML elements,
+// <a>x</a><b><c>y</c></b>, as an object of their contents as text (or, with
+// list, an array of them), which the schema's types then convert: nil when
+// the text is not such a run, or an object's keys repeat.
+func xmlElements(s string, list bool) *lenient.Node {
+	s = strings.TrimSpace(s)
+	if !strings.HasPrefix(s, "<") {
+		return nil
+	}
+	n := &lenient.Node{Kind: lenient.Object}
+	if list {
+		n.Kind = lenient.Array
+	}
+	for s != "" {
+		if s[0] != '<' {
+			return nil
+		}
+		end := strings.IndexByte(s, '>')
+		if end < 2 {
+			return nil
+		}
+		name := s[1:end]
+		if strings.ContainsAny(name, " /<\"=") {
+			return nil
+		}
+		open, closer := s[:end+1], "</"+name+">"
+		depth, i := 1, end+1
+		for depth > 0 {
+			o, c := strings.Index(s[i:], open), strings.Index(s[i:], closer)
+			if c < 0 {
+				return nil
+			}
+			if o >= 0 && o < c {
+				depth, i = depth+1, i+o+len(open)
+				continue
+			}
+			depth, i = depth-1, i+c+len(closer)
+		}
+		v := &lenient.Node{Kind: lenient.String, Str: strings.TrimSpace(s[end+1 : i-len(closer)])}
+		if !list {
+			if slices.Contains(n.Keys, name) {
+				return nil
+			}
+			n.Keys = append(n.Keys, name)
+		}
+		n.Kids = append(n.Kids, v)
+		s = strings.TrimSpace(s[i:])
+	}
+	return n
 }

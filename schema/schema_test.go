@@ -225,3 +225,24 @@ func TestNotesInOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestXMLElementsText: an object or a list written as XML elements, as
+// MiniMax-M3 writes one, is read as one, its leaves converted by the schema.
+func TestXMLElementsText(t *testing.T) {
+	s, err := Compile(json.RawMessage(`{"type":"object","properties":{
+		"filters":{"type":"object","properties":{"unit":{"type":"string"},"range":{"type":"object","properties":{"min":{"type":"number"},"max":{"type":"number"}}}}},
+		"cities":{"type":"array","items":{"type":"string"}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _, _ := lenient.Parse([]byte(`{"filters": "<unit>celsius</unit><range><min>-5</min><max>10</max></range>", "cities": "<item>Beijing</item> <item>Shanghai</item>"}`))
+	out, _ := s.Coerce(n, true)
+	if got := string(lenient.AppendJSON(nil, out, nil)); got != `{"filters":{"unit":"celsius","range":{"min":-5,"max":10}},"cities":["Beijing","Shanghai"]}` {
+		t.Errorf("got %s", got)
+	}
+	for _, bad := range []string{"<a>1</a><a>2</a>", "<a>1</b>", "text <a>1</a>", "<a x=1>1</a>"} {
+		if xmlElements(bad, false) != nil {
+			t.Errorf("%s read as elements", bad)
+		}
+	}
+}
