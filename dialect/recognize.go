@@ -131,6 +131,13 @@ func (m *machine) recognizeTag(i int) action {
 		return action{reg: regionOf(&m.regions.dropRegion, dropRegion{start: i, end: i + len("<call:"), text: true,
 			diag: &result.Diagnostic{Kind: result.DiagUnsupported, Offset: i, Message: "<call:...> syntax is not a call ptk runs; read as text"}})}
 	}
+	if i > m.textFrom && buf[i-1] == ']' {
+		if match, need := lenient.HasPrefixFold(buf, i, mmMarker[1:], m.eof); need {
+			return action{need: true}
+		} else if match {
+			return action{reg: regionOf(&m.regions.dropRegion, dropRegion{end: i + len(mmMarker) - 1}), steal: 1}
+		}
+	}
 	t, ok, need := tag.Read(buf, i, m.eof)
 	if need {
 		return action{need: true}
@@ -144,6 +151,25 @@ func (m *machine) recognizeTag(i int) action {
 		}
 	}
 	return action{}
+}
+
+// mmMarker is what MiniMax-M3 writes before each of its tags.
+const mmMarker = "]<]minimax[>["
+
+// skipMarkers skips white space and MiniMax-M3's markers from j.
+func (m *machine) skipMarkers(j int) (int, bool) {
+	for {
+		match, need := lenient.HasPrefixFold(m.buf, j, mmMarker, m.eof)
+		if need {
+			return j, true
+		}
+		if !match {
+			return j, false
+		}
+		if j, need, _ = m.skipWS(j+len(mmMarker), maxLook); need {
+			return j, true
+		}
+	}
 }
 
 // drop makes a tag that is never text disappear.
@@ -354,6 +380,9 @@ func (m *machine) wrapper(i int, t tag.Info, closers []string, weak, gemma bool)
 	}
 	if far {
 		return action{}
+	}
+	if j, need = m.skipMarkers(j); need {
+		return action{need: true}
 	}
 	// Special tokens that open the body (InternLM's <|plugin|>) are not part of it.
 	for j < len(buf) && buf[j] == '<' && !weak {

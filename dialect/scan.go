@@ -319,6 +319,9 @@ func isWordChar(c byte) bool { return lenient.IsPyIdentByte(c) || c == '.' || c 
 // where the prose already moved to the text cut a long one.
 func stealableStart(seg []byte, before int) int {
 	n := len(seg)
+	if n > 0 && seg[n-1] == ']' {
+		return n - 1 // MiniMax-M3's marker, ]<]minimax[>[, may start here
+	}
 	w := n
 	for w > 0 && n-w <= maxStealWord && lenient.IsWS(seg[w-1]) {
 		w--

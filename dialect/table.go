@@ -45,6 +45,8 @@ var tagRules = []struct {
 	match   func(t tag.Info) bool
 	start   func(m *machine, i int, t tag.Info) action
 }{
+	{"MiniMax-M3 reasoning <mm:think>", func(t tag.Info) bool { return !t.Closing && t.Name == "mm:think" },
+		func(m *machine, i int, t tag.Info) action { return m.think(t, "</mm:think>") }},
 	{"reasoning: <think>, <thinking>", func(t tag.Info) bool { return !t.Closing && (t.Name == "think" || t.Name == "thinking") },
 		func(m *machine, i int, t tag.Info) action { return m.think(t, "</"+t.Raw+">", "</"+t.Name+">") }},
 	{"reasoning closed but never opened", func(t tag.Info) bool { return t.Closing && (t.Name == "think" || t.Name == "thinking") },

@@ -68,6 +68,9 @@ func isHSpace(b []byte) bool {
 	return true
 }
 
+// mmMarker is what MiniMax-M3 writes before each of its tags.
+const mmMarker = "]<]minimax[>["
+
 // XMLCalls reads XML-style calls: Qwen's <function=name><parameter=k>v
 // </parameter></function>, <function name="x">{json}</function>, Claude's
 // <invoke name="x"><parameter name="k">v</parameter></invoke>,
@@ -75,6 +78,9 @@ func isHSpace(b []byte) bool {
 // <arg_key>k</arg_key><arg_value>v</arg_value>, and the same with a
 // namespace (<steptml:parameter>, <｜DSML｜invoke>, <longcat_arg_key>).
 func XMLCalls(b []byte, off int) ([]Call, bool) {
+	if bytes.Contains(b, []byte(mmMarker)) {
+		b = bytes.ReplaceAll(b, []byte(mmMarker), nil)
+	}
 	var calls []Call
 	var cur *Call
 	complete := true
