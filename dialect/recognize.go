@@ -322,7 +322,7 @@ func (m *machine) xmlCall(i int, t tag.Info) action {
 		if need {
 			return action{need: true}
 		}
-		if !ok || !(nt.Name == "parameter" || nt.Closing && (nt.Name == t.Name || nt.Name == "tool_call") ||
+		if !ok || !(nt.Name == "parameter" || nt.Name == "param" && nt.Attrs != "" || nt.Closing && (nt.Name == t.Name || nt.Name == "tool_call") ||
 			markup.BareParam(nt) && t.Name == "function" && m.declared(name)) {
 			return action{}
 		}

@@ -99,6 +99,9 @@ func XMLCalls(b []byte, off int) ([]Call, bool) {
 		if cur == nil {
 			start("")
 		}
+		if t := bytes.TrimSpace(val); bytes.HasPrefix(t, []byte("<![CDATA[")) && bytes.HasSuffix(t, []byte("]]>")) {
+			val = t[len("<![CDATA[") : len(t)-len("]]>")]
+		}
 		v := &lenient.Node{Kind: lenient.String, Str: string(val)}
 		if json { // DSML's string="false": the value is JSON
 			if n := lenient.ParseLiteral(strings.TrimSpace(v.Str)); n != nil {
@@ -192,7 +195,8 @@ func XMLCalls(b []byte, off int) ([]Call, bool) {
 			}
 		case isEnd(t):
 			flush()
-		case t.Name == "parameter" && !t.Closing:
+		case (t.Name == "parameter" || t.Name == "param" && t.Attrs != "") && !t.Closing:
+			pname := t.Name
 			key := t.Eq
 			if key == "" {
 				key, _ = tag.Attr(t.Attrs, "name")
@@ -215,14 +219,14 @@ func XMLCalls(b []byte, off int) ([]Call, bool) {
 			}
 			// The value runs to </parameter>; a missing one ends it at the
 			// next parameter or the end of the call.
-			pt, pAt, pAfter, found := nextTag(b, i, func(u tag.Info) bool { return u.Name == "parameter" })
+			pt, pAt, pAfter, found := nextTag(b, i, func(u tag.Info) bool { return u.Name == pname })
 			switch {
 			case found && pt.Closing:
 				// a value that holds "</parameter>" itself runs to the last
 				// closer before the next parameter or the call's end
 				for {
-					nt, nAt, nAfter, nFound := nextTag(b, pAfter, func(u tag.Info) bool { return u.Name == "parameter" || isEnd(u) })
-					if !nFound || nt.Name != "parameter" || !nt.Closing {
+					nt, nAt, nAfter, nFound := nextTag(b, pAfter, func(u tag.Info) bool { return u.Name == pname || isEnd(u) })
+					if !nFound || nt.Name != pname || !nt.Closing {
 						break
 					}
 					pAt, pAfter = nAt, nAfter
@@ -352,6 +356,14 @@ func nextTag(b []byte, i int, match func(tag.Info) bool) (t tag.Info, at, after 
 			break
 		}
 		j += i
+		if bytes.HasPrefix(b[j:], []byte("<![CDATA[")) {
+			k := bytes.Index(b[j:], []byte("]]>"))
+			if k < 0 {
+				break
+			}
+			i = j + k + 3
+			continue
+		}
 		if t, ok, _ := tag.Read(b, j, true); ok && match(t) {
 			return t, j, t.End, true
 		}
@@ -502,6 +514,7 @@ type Scan struct {
 	Closers []string
 	Gemma   bool
 	inParam string // the closer of the parameter value we are in
+	inCDATA bool   // inside <![CDATA[...]]>, where nothing is markup
 	inStr   string // inside a Gemma string: its quote, <|"|> or <escape>
 	LastEnd int    // after the last </function> or </invoke> seen
 }
@@ -509,16 +522,36 @@ type Scan struct {
 var paramOpen = []struct{ open, close string }{
 	{"<parameter", "</parameter>"},
 	{"<arg_value>", "</arg_value>"},
+	{"<param ", "</param>"}, // MiniCPM5
 }
 
 // Find returns the index of the first closer at or after At and which of
 // Closers it is, or -1, -1 when there is none yet.
 func (x *Scan) Find(buf []byte, eof bool) (int, int) {
 	for i := x.At; i < len(buf); i++ {
+		if x.inCDATA {
+			k := bytes.Index(buf[i:], []byte("]]>"))
+			if k < 0 {
+				x.At = max(i, len(buf)-2)
+				return -1, -1
+			}
+			i, x.inCDATA = i+k+2, false
+			continue
+		}
 		if buf[i] != '<' {
 			continue
 		}
 		x.At = i
+		if !x.Gemma {
+			match, need := lenient.HasPrefixFold(buf, i, "<![cdata[", eof)
+			if need {
+				return -1, -1
+			}
+			if match {
+				i, x.inCDATA = i+len("<![cdata[")-1, true
+				continue
+			}
+		}
 		if x.Gemma {
 			found := false
 			for _, q := range lenient.GemmaQuotes {

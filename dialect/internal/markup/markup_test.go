@@ -126,3 +126,18 @@ func TestRepeatedParameter(t *testing.T) {
 		t.Errorf("%+v", calls)
 	}
 }
+
+// TestCDATA: MiniCPM5's <param name="k"> and CDATA values, whose closers
+// inside the CDATA are text.
+func TestCDATA(t *testing.T) {
+	in := `<function name="write_file"><param name="content"><![CDATA[example </param> and </function> end]]></param><param name="n">2</param></function>`
+	calls, complete := XMLCalls([]byte(in), 0)
+	if !complete || len(calls) != 1 || calls[0].Name != "write_file" ||
+		string(lenient.AppendJSON(nil, calls[0].Args, nil)) != `{"content":"example </param> and </function> end","n":"2"}` {
+		t.Errorf("%+v %v", calls, complete)
+	}
+	x := Scan{Closers: []string{"</function>"}}
+	if i, _ := x.Find([]byte(in), true); i != len(in)-len("</function>") {
+		t.Errorf("the call ends at %d, want %d", i, len(in)-len("</function>"))
+	}
+}
