@@ -341,6 +341,31 @@ func (m *machine) xmlCall(i int, t tag.Info) action {
 	return a
 }
 
+// toolTag starts a call written as Cline and Roo Code ask for one, the
+// tool's name as the tag and its parameters inside:
+// <read_file><path>a.go</path></read_file>. Only for a declared tool, and
+// only when a parameter's tag or the closer follows the opener.
+func (m *machine) toolTag(i int, t tag.Info) action {
+	if !m.cfg.Declared || !m.cfg.known(t.Raw, true) {
+		return action{}
+	}
+	j, need, far := m.skipWS(t.End, maxLook)
+	if need {
+		return action{need: true}
+	}
+	if far || j >= len(m.buf) || m.buf[j] != '<' {
+		return action{}
+	}
+	nt, ok, need := tag.Read(m.buf, j, m.eof)
+	if need {
+		return action{need: true}
+	}
+	if !ok || !markup.BareParam(nt) && !(nt.Closing && nt.Raw == t.Raw) {
+		return action{}
+	}
+	return action{reg: regionOf(&m.regions.xmlCall, xmlCall{start: i, tool: t.Raw, body: t.End, closers: []string{"</" + strings.ToLower(t.Raw) + ">"}}), call: true}
+}
+
 // strayLine returns the length of a lone short word line (and the white
 // space after it) just before i: the remnant of a wrapper token that a
 // client mangled, as in Claude's leaked "count\n<invoke ...>" blocks.

@@ -1,6 +1,9 @@
 package dialect
 
-import "github.com/ptkit/ptk/dialect/tag"
+import (
+	"github.com/ptkit/ptk/dialect/internal/markup"
+	"github.com/ptkit/ptk/dialect/tag"
+)
 
 // The dialects, in two tables: what can start at each trigger byte, and,
 // for a tag, which dialect it belongs to. Adding a dialect is a file with its
@@ -115,6 +118,9 @@ var tagRules = []struct {
 		func(m *machine, i int, t tag.Info) action { return m.drop(t) }},
 	{"Gemma 4's closer <tool_call|> left over", func(t tag.Info) bool { return t.BarR && !t.BarL && t.Name == "tool_call" },
 		func(m *machine, i int, t tag.Info) action { return m.drop(t) }},
+	{"Cline's and Roo Code's XML: <read_file><path>a.go</path></read_file>, for a declared tool", func(t tag.Info) bool {
+		return markup.BareParam(t)
+	}, (*machine).toolTag},
 }
 
 // barred reports a special token written with bars on both sides: <|name|>.

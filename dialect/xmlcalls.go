@@ -14,6 +14,8 @@ import (
 // <function=name>...</function>, <invoke name="x">...</invoke>.
 type xmlCall struct {
 	start   int
+	tool    string // <tool>...</tool>: a call of the tool the tag names (Cline's XML)
+	body    int    // with tool: where the body starts
 	closers []string
 	began   bool
 	xs      markup.Scan
@@ -41,7 +43,7 @@ func (r *xmlCall) advance(m *machine) bool {
 		if !m.eof {
 			return false
 		}
-		raws, complete := rawsOf(markup.XMLCalls(buf[r.start:], r.start))
+		raws, complete := rawsOf(markup.XMLCalls(r.text(buf, len(buf), len(buf)), r.start))
 		if !complete {
 			m.addCalls([]RawCall{{Name: firstName(raws), Offset: r.start, Err: result.DiagTruncated, ErrMsg: "the call is cut off before it ends"}})
 		} else {
@@ -50,10 +52,23 @@ func (r *xmlCall) advance(m *machine) bool {
 		m.pos = len(buf)
 		return true
 	}
-	raws, _ := rawsOf(markup.XMLCalls(buf[r.start:upto], r.start))
+	raws, _ := rawsOf(markup.XMLCalls(r.text(buf, idx, upto), r.start))
 	m.addCalls(raws)
 	m.pos = upto
 	return true
+}
+
+// text is the call to read, its closer at buf[closer:end]: a tool's tag
+// written as the <function=tool> it means.
+func (r *xmlCall) text(buf []byte, closer, end int) []byte {
+	if r.tool == "" {
+		return buf[r.start:end]
+	}
+	b := append([]byte("<function="+r.tool+">"), buf[r.body:closer]...)
+	if closer < end {
+		b = append(b, "</function>"...)
+	}
+	return b
 }
 
 func firstName(raws []RawCall) string {
