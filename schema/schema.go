@@ -362,13 +362,12 @@ func leaves(err error) []*jsonschema.ValidationError {
 		}
 	}
 	walk(ve, 0)
-	// The validator visits an object's properties in map order: sort, so
-	// that a call with several bad arguments reads the same every time.
+	// The validator visits an object's properties in map order: sort by
+	// where each failure is (a stable sort: the failures of one place stay
+	// in the order of the keywords), so that a call with several bad
+	// arguments reads the same every time.
 	slices.SortStableFunc(out, func(a, b *jsonschema.ValidationError) int {
-		if c := slices.Compare(a.InstanceLocation, b.InstanceLocation); c != 0 {
-			return c
-		}
-		return slices.Compare(a.ErrorKind.KeywordPath(), b.ErrorKind.KeywordPath())
+		return slices.Compare(a.InstanceLocation, b.InstanceLocation)
 	})
 	return out
 }

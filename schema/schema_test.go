@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/lenient"
@@ -140,7 +141,8 @@ func TestCompileErrors(t *testing.T) {
 // found valid, and the tool's Validate of the same bytes is a look-up. A
 // tool declared with the same parameters holds the same Schema.
 func TestPassedArgsValidatedOnce(t *testing.T) {
-	params := json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`)
+	// compiled schemas are shared by their bytes: a run of its own (-count)
+	params := json.RawMessage(fmt.Sprintf(`{"description":"run %d","type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`, time.Now().UnixNano()))
 	parser, _ := Compile(params)
 	tool, _ := Compile(append(json.RawMessage(nil), params...))
 	if parser != tool {
