@@ -36,6 +36,9 @@ var tokenCallEnds = tokens("tool_call_end", "tool_calls_section_end", "tool_call
 
 var tokenCallEndsOwn = len(tokens("tool_call_end"))
 
+// fullBar starts DeepSeek's special tokens.
+const fullBar = "<｜"
+
 // fencedCallEnds end JSON in a fence inside a token call.
 var fencedCallEnds = append([]string{"```"}, tokenCallEnds...)
 
@@ -65,9 +68,15 @@ func (r *tokenCall) advance(m *machine) bool {
 		case 0: // the header, up to the separator
 			if i, need, _ := m.skipWS(r.body, maxLook); need {
 				return false
-			} else if i < len(buf) && buf[i] == '<' && !bytes.HasPrefix(buf[i:], []byte("<|")) && !bytes.HasPrefix(buf[i:], []byte("<｜")) {
-				r.pos, r.phase = i, 4 // Step-3's XML with no header: <steptml:invoke name="x">
-				continue
+			} else if i < len(buf) && buf[i] == '<' {
+				rest := buf[i:]
+				if !m.eof && len(rest) < len(fullBar) && (bytes.HasPrefix([]byte(fullBar), rest) || bytes.HasPrefix([]byte("<|"), rest)) {
+					return false // a special token or not: wait for it
+				}
+				if !bytes.HasPrefix(rest, []byte("<|")) && !bytes.HasPrefix(rest, []byte(fullBar)) {
+					r.pos, r.phase = i, 4 // Step-3's XML with no header: <steptml:invoke name="x">
+					continue
+				}
 			}
 			idx, k := r.f.Find(buf, m.eof)
 			if idx < 0 {
