@@ -341,6 +341,16 @@ func (m *machine) xmlCall(i int, t tag.Info) action {
 	return a
 }
 
+// tagAfter reads the tag that follows white space from j; ok is false when
+// something else comes first.
+func (m *machine) tagAfter(j int) (t tag.Info, ok, need bool) {
+	j, need, far := m.skipWS(j, maxLook)
+	if need || far || j >= len(m.buf) || m.buf[j] != '<' {
+		return tag.Info{}, false, need
+	}
+	return tag.Read(m.buf, j, m.eof)
+}
+
 // toolTag starts a call written as Cline and Roo Code ask for one, the
 // tool's name as the tag and its parameters inside:
 // <read_file><path>a.go</path></read_file>. Only for a declared tool, and
@@ -349,14 +359,7 @@ func (m *machine) toolTag(i int, t tag.Info) action {
 	if !m.cfg.Declared || !m.cfg.known(t.Raw, true) {
 		return action{}
 	}
-	j, need, far := m.skipWS(t.End, maxLook)
-	if need {
-		return action{need: true}
-	}
-	if far || j >= len(m.buf) || m.buf[j] != '<' {
-		return action{}
-	}
-	nt, ok, need := tag.Read(m.buf, j, m.eof)
+	nt, ok, need := m.tagAfter(t.End)
 	if need {
 		return action{need: true}
 	}
@@ -746,14 +749,7 @@ func (m *machine) responseTag(i int, t tag.Info) action {
 		}
 		return action{}
 	}
-	j, need, far := m.skipWS(t.End, maxLook)
-	if need {
-		return action{need: true}
-	}
-	if far || j >= len(m.buf) || m.buf[j] != '<' {
-		return action{}
-	}
-	nt, ok, need := tag.Read(m.buf, j, m.eof)
+	nt, ok, need := m.tagAfter(t.End)
 	if need {
 		return action{need: true}
 	}

@@ -63,6 +63,24 @@ var (
 		"<|python_end|>", "</tool_calls>", "</function_calls>", "</｜dsml｜tool_calls>", "]", "}"}
 )
 
+// prefixAt returns which of pats (in lower case) buf[i:] starts with, in
+// any letter case, or -1; need: more input is needed to tell.
+func prefixAt(buf []byte, i int, pats []string, eof bool) (int, bool) {
+	for n, p := range pats {
+		if tag.Lower[buf[i]] != p[0] {
+			continue
+		}
+		match, need := lenient.HasPrefixFold(buf, i, p, eof)
+		if need {
+			return -1, true
+		}
+		if match {
+			return n, false
+		}
+	}
+	return -1, false
+}
+
 // endsWithCalls reports whether b ends, but for white space, as calls do.
 func endsWithCalls(b []byte) bool {
 	n := len(b)
@@ -127,34 +145,19 @@ scan:
 			continue
 		}
 		if r.callAt == 0 && (c == '<' || c == '[') {
-			for _, op := range thinkCallOpeners {
-				if tag.Lower[c] != op[0] {
-					continue
-				}
-				match, need := lenient.HasPrefixFold(buf, i, op, m.eof)
-				if need {
-					wait = true
-					break scan
-				}
-				if match {
-					r.callAt = i + 1
-					break
-				}
+			if n, need := prefixAt(buf, i, thinkCallOpeners, m.eof); need {
+				wait = true
+				break
+			} else if n >= 0 {
+				r.callAt = i + 1
 			}
 		}
-		for n, cl := range r.closers {
-			if tag.Lower[c] != cl[0] {
-				continue
-			}
-			match, need := lenient.HasPrefixFold(buf, i, cl, m.eof)
-			if need {
-				wait = true
-				break scan
-			}
-			if match {
-				found, k = i, n
-				break scan
-			}
+		if n, need := prefixAt(buf, i, r.closers, m.eof); need {
+			wait = true
+			break
+		} else if n >= 0 {
+			found, k = i, n
+			break
 		}
 		i++
 	}
