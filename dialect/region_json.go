@@ -1,6 +1,7 @@
 package dialect
 
 import (
+	"github.com/ptkit/ptk/dialect/internal/shape"
 	"github.com/ptkit/ptk/dialect/result"
 	"strconv"
 	"strings"
@@ -338,7 +339,7 @@ func (m *machine) bareCalls(v *lenient.Node, src []byte, off int) []RawCall {
 	case lenient.Object:
 		// {"tool_calls": [...]}, as an API response writes them
 		for _, k := range []string{"tool_calls", "function_calls"} {
-			if inner := v.Get(k); inner != nil && inner.Kind == lenient.Array && onlyKeys(v, k, "content", "role") {
+			if inner := v.Get(k); inner != nil && inner.Kind == lenient.Array && shape.OnlyKeys(v, k, "content", "role") {
 				return m.bareCalls(inner, src, off)
 			}
 		}
@@ -367,32 +368,32 @@ func (m *machine) bareCalls(v *lenient.Node, src []byte, off int) []RawCall {
 }
 
 func (m *machine) bareCall(v *lenient.Node, src []byte) (RawCall, bool) {
-	rc, shape, exact := callOf(v, src)
-	if shape == notCall {
+	rc, kind, exact := callOf(v, src)
+	if kind == shape.NotCall {
 		return rc, false
 	}
-	if looksLikeSchema(rc.Args) {
+	if shape.LooksLikeSchema(rc.Args) {
 		// {"name": "get_weather", "parameters": {"type": "object", ...}}
 		// is a tool's definition quoted in prose, not a call.
 		return rc, false
 	}
 	if !m.cfg.Declared {
-		return rc, shape == nameArgs && exact
+		return rc, kind == shape.NameArgs && exact
 	}
-	if (shape == nameArgs || shape == nameOnly) && !rc.plain {
+	if (kind == shape.NameArgs || kind == shape.NameOnly) && !rc.plain {
 		// {"ts": ..., "name": "read_file", "arguments": {...}, "latency_ms": 12}
 		// is a record of a call, not a call.
 		return rc, false
 	}
-	found, requiresArgs := m.cfg.Lookup(rc.Name, shape == nameAsKey)
+	found, requiresArgs := m.cfg.Lookup(rc.Name, kind == shape.NameAsKey)
 	if !found {
-		if shape == nameArgs {
+		if kind == shape.NameArgs {
 			m.diag(result.Diagnostic{Kind: result.DiagNotACall, Offset: v.Start, Tool: rc.Name,
 				Message: "JSON naming " + strconv.Quote(rc.Name) + " read as text: no such tool is declared"})
 		}
 		return rc, false
 	}
-	if shape == nameOnly && requiresArgs {
+	if kind == shape.NameOnly && requiresArgs {
 		return rc, false
 	}
 	return rc, true

@@ -6,6 +6,7 @@ package dialect
 import (
 	"bytes"
 	"github.com/ptkit/ptk/dialect/internal/markup"
+	"github.com/ptkit/ptk/dialect/internal/shape"
 	"github.com/ptkit/ptk/dialect/result"
 	"github.com/ptkit/ptk/dialect/tag"
 	"github.com/ptkit/ptk/lenient"
@@ -369,8 +370,8 @@ func completeCall(v *lenient.Node) bool {
 	if v == nil || v.Kind != lenient.Object {
 		return false
 	}
-	rc, shape, _ := callOf(v, nil)
-	return shape == nameArgs && rc.Args != nil && rc.Args.Kind == lenient.Object
+	rc, kind, _ := callOf(v, nil)
+	return kind == shape.NameArgs && rc.Args != nil && rc.Args.Kind == lenient.Object
 }
 
 func appendOnce(s []string, x string) []string {
