@@ -53,13 +53,13 @@ type thinkRegion struct {
 // reasoning was only thought of, and stays reasoning.
 var (
 	thinkCallOpeners = []string{"<tool_call>", "<function=", "<ptk_call>", "<|tool_call>",
-		"<|tool_calls_section_begin|>", "<|tool_call_begin|>", "<\uff5ctool\u2581calls\u2581begin\uff5c>",
+		"<|tool_calls_section_begin|>", "<|tool_call_begin|>", "<｜tool▁calls▁begin｜>",
 		"<start_function_call>", "[tool_calls]", "<|python_start|>", "<|python_tag|>", "<tool_calls>", "<function_calls>",
 		"<｜dsml｜tool_calls>"}
 	// what the reply may end with after its calls: a closer, or the end of
 	// a call's JSON or list when the closer is missing
 	thinkCallEnds = []string{"</tool_call>", "</function>", "</ptk_call>", "<tool_call|>", "<|tool_call_end|>",
-		"<|tool_calls_section_end|>", "<\uff5ctool\u2581calls\u2581end\uff5c>", "<end_function_call>",
+		"<|tool_calls_section_end|>", "<｜tool▁calls▁end｜>", "<end_function_call>",
 		"<|python_end|>", "</tool_calls>", "</function_calls>", "</｜dsml｜tool_calls>", "]", "}"}
 )
 
