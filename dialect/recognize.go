@@ -207,6 +207,54 @@ func (m *machine) gigaChatHeader(i int, t tag.Info) action {
 	return m.wrapper(i, t, append([]string{"</s>"}, wrapperClosers...), false, false)
 }
 
+// kimiHead reads the name after Kimi-K3's <|open|> or <|close|> at t, up to
+// its <|sep|>; t.End becomes the end of the <|sep|>. ok is false when there
+// is none nearby.
+func (m *machine) kimiHead(t *tag.Info) (name string, ok, need bool) {
+	f := tag.Finder{Pats: []string{"<|sep|>"}, At: t.End, Limit: t.End + maxLook}
+	k, _ := f.Find(m.buf, m.eof)
+	if k < 0 {
+		return "", false, !m.eof && len(m.buf) < t.End+maxLook
+	}
+	name, _, _ = strings.Cut(strings.TrimSpace(string(m.buf[t.End:k])), " ")
+	t.End = k + len("<|sep|>")
+	return name, true, false
+}
+
+// kimiOpen reads Kimi-K3's <|open|>: reasoning, the answer's text, or the
+// calls.
+func (m *machine) kimiOpen(i int, t tag.Info) action {
+	name, ok, need := m.kimiHead(&t)
+	switch {
+	case need:
+		return action{need: true}
+	case !ok:
+		return action{}
+	case name == "think":
+		return m.think(t, "<|close|>think<|sep|>")
+	case name == "response" || name == "message":
+		return m.drop(t)
+	case name == "tools" || name == "call":
+		return action{reg: regionOf(&m.regions.xmlCall, xmlCall{start: i, kimi: true, closers: []string{"<|close|>tools<|sep|>"}}), call: true}
+	}
+	return action{}
+}
+
+// kimiClose drops Kimi-K3's closers; one of reasoning never opened is read
+// as </think> would be.
+func (m *machine) kimiClose(i int, t tag.Info) action {
+	name, ok, need := m.kimiHead(&t)
+	switch {
+	case need:
+		return action{need: true}
+	case !ok:
+		return action{}
+	case name == "think":
+		return m.unopenedThink(i, t)
+	}
+	return m.drop(t)
+}
+
 // unopenedThink drops a </think> that closes a block the reply never opened.
 func (m *machine) unopenedThink(i int, t tag.Info) action {
 	return action{reg: regionOf(&m.regions.dropRegion, dropRegion{end: t.End,

@@ -30,8 +30,8 @@ func (r *dropRegion) advance(m *machine) bool {
 
 // thinkClosers end the reasoning a reply starts in (StartInThink): </think>,
 // and the closers of templates that open theirs with other tokens (Command
-// R7B, Gemma 4, Apertus).
-var thinkClosers = []string{"</think>", "</thinking>", "<|end_thinking|>", "<channel|>", "<|inner_suffix|>"}
+// R7B, Gemma 4, Apertus, Kimi-K3).
+var thinkClosers = []string{"</think>", "</thinking>", "<|end_thinking|>", "<channel|>", "<|inner_suffix|>", "<|close|>think<|sep|>"}
 
 // thinkRegion is reasoning: <think>...</think>, a Harmony analysis message.
 // A closer inside inline code (`</think>`) is part of the reasoning.

@@ -15,6 +15,7 @@ import (
 type xmlCall struct {
 	start   int
 	tool    string // <tool>...</tool>: a call of the tool the tag names (Cline's XML)
+	kimi    bool   // Kimi-K3's <|open|>tools<|sep|>...
 	body    int    // with tool: where the body starts
 	closers []string
 	began   bool
@@ -43,7 +44,7 @@ func (r *xmlCall) advance(m *machine) bool {
 		if !m.eof {
 			return false
 		}
-		raws, complete := rawsOf(markup.XMLCalls(r.text(buf, len(buf), len(buf)), r.start))
+		raws, complete := rawsOf(r.read(buf, len(buf), len(buf)))
 		if !complete {
 			m.addCalls([]RawCall{{Name: firstName(raws), Offset: r.start, Err: result.DiagTruncated, ErrMsg: "the call is cut off before it ends"}})
 		} else {
@@ -52,23 +53,26 @@ func (r *xmlCall) advance(m *machine) bool {
 		m.pos = len(buf)
 		return true
 	}
-	raws, _ := rawsOf(markup.XMLCalls(r.text(buf, idx, upto), r.start))
+	raws, _ := rawsOf(r.read(buf, idx, upto))
 	m.addCalls(raws)
 	m.pos = upto
 	return true
 }
 
-// text is the call to read, its closer at buf[closer:end]: a tool's tag
-// written as the <function=tool> it means.
-func (r *xmlCall) text(buf []byte, closer, end int) []byte {
-	if r.tool == "" {
-		return buf[r.start:end]
+// read reads the calls, their closer at buf[closer:end]; a tool's tag is
+// read as the <function=tool> it means.
+func (r *xmlCall) read(buf []byte, closer, end int) ([]markup.Call, bool) {
+	switch {
+	case r.kimi:
+		return markup.KimiK3(buf[r.start:end], r.start)
+	case r.tool == "":
+		return markup.XMLCalls(buf[r.start:end], r.start)
 	}
 	b := append([]byte("<function="+r.tool+">"), buf[r.body:closer]...)
 	if closer < end {
 		b = append(b, "</function>"...)
 	}
-	return b
+	return markup.XMLCalls(b, r.start)
 }
 
 func firstName(raws []RawCall) string {

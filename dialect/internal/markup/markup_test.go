@@ -141,3 +141,15 @@ func TestCDATA(t *testing.T) {
 		t.Errorf("the call ends at %d, want %d", i, len(in)-len("</function>"))
 	}
 }
+
+func TestKimiK3(t *testing.T) {
+	in := `<|open|>tools<|sep|><|open|>call tool="weather" index="0"<|sep|><|open|>argument key="city" type="string"<|sep|>杭州<|close|>argument<|sep|><|open|>argument key="days" type="number"<|sep|>3<|close|>argument<|sep|><|close|>call<|sep|><|open|>call tool="now" index="1"<|sep|><|close|>call<|sep|><|close|>tools<|sep|>`
+	calls, complete := KimiK3([]byte(in), 0)
+	if !complete || len(calls) != 2 || calls[0].Name != "weather" || string(lenient.AppendJSON(nil, calls[0].Args, nil)) != `{"city":"杭州","days":"3"}` ||
+		calls[1].Name != "now" || string(lenient.AppendJSON(nil, calls[1].Args, nil)) != `{}` {
+		t.Errorf("%+v %v", calls, complete)
+	}
+	if _, complete := KimiK3([]byte(in[:120]), 0); complete {
+		t.Error("a cut block read as complete")
+	}
+}

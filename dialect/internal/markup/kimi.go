@@ -1,0 +1,85 @@
+package markup
+
+import (
+	"bytes"
+
+	"github.com/ptkit/ptk/dialect/tag"
+	"github.com/ptkit/ptk/lenient"
+)
+
+// Kimi-K3's tokens: <|open|>name attrs<|sep|> ... <|close|>name<|sep|>.
+var (
+	k3Open  = []byte("<|open|>")
+	k3Close = []byte("<|close|>")
+	k3Sep   = []byte("<|sep|>")
+)
+
+// KimiK3 reads Kimi-K3's calls: <|open|>tools<|sep|><|open|>call
+// tool="x" index="0"<|sep|><|open|>argument key="k" type="number"<|sep|>1
+// <|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>. The
+// values are text, which the tool's schema types. complete reports that the
+// tools block closed.
+func KimiK3(b []byte, off int) ([]Call, bool) {
+	var calls []Call
+	var cur *Call
+	flush := func() {
+		if cur != nil {
+			calls = append(calls, *cur)
+			cur = nil
+		}
+	}
+	for i := 0; ; {
+		k := bytes.Index(b[i:], []byte("<|"))
+		if k < 0 {
+			break
+		}
+		i += k
+		closing := bytes.HasPrefix(b[i:], k3Close)
+		if !closing && !bytes.HasPrefix(b[i:], k3Open) {
+			i += 2
+			continue
+		}
+		from := i + len(k3Open)
+		if closing {
+			from = i + len(k3Close)
+		}
+		s := bytes.Index(b[from:], k3Sep)
+		if s < 0 {
+			break
+		}
+		head := string(bytes.TrimSpace(b[from : from+s]))
+		i = from + s + len(k3Sep)
+		word, attrs, _ := cutSpace(head)
+		switch {
+		case closing && word == "tools":
+			flush()
+			return calls, true
+		case closing && word == "call":
+			flush()
+		case !closing && word == "call":
+			flush()
+			name, _ := tag.Attr(attrs, "tool")
+			cur = &Call{Name: name, Offset: off, TextArgs: true, Args: &lenient.Node{Kind: lenient.Object}}
+		case !closing && word == "argument" && cur != nil:
+			key, _ := tag.Attr(attrs, "key")
+			e := bytes.Index(b[i:], []byte("<|close|>argument<|sep|>"))
+			if e < 0 {
+				flush()
+				return calls, false // cut inside a value
+			}
+			cur.Args.Keys = append(cur.Args.Keys, key)
+			cur.Args.Kids = append(cur.Args.Kids, &lenient.Node{Kind: lenient.String, Str: string(b[i : i+e])})
+			i += e + len("<|close|>argument<|sep|>")
+		}
+	}
+	flush()
+	return calls, false
+}
+
+// cutSpace splits s at its first space.
+func cutSpace(s string) (string, string, bool) {
+	if k := bytes.IndexByte([]byte(s), ' '); k >= 0 {
+		return s[:k], s[k+1:], true
+	}
+	return s, "", false
+}
