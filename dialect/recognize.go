@@ -207,6 +207,32 @@ func (m *machine) gigaChatHeader(i int, t tag.Info) action {
 	return m.wrapper(i, t, append([]string{"</s>"}, wrapperClosers...), false, false)
 }
 
+// recipient reads a Harmony recipient written without its tokens from j,
+// "to=functions.name json{" or "to=functions.name <|constrain|>json {":
+// the tool and where its JSON starts.
+func (m *machine) recipient(j int) (name string, jsonAt int, ok, need bool) {
+	buf := m.buf
+	if match, need := lenient.HasPrefixFold(buf, j, "to=", m.eof); need || !match {
+		return "", 0, false, need
+	}
+	k := j + len("to=")
+	for k < len(buf) && k-j < maxStealWord && (lenient.IsPyIdentByte(buf[k]) || buf[k] == '.' || buf[k] == '-') {
+		k++
+	}
+	name = strings.TrimPrefix(string(buf[j+len("to="):k]), "functions.")
+	for _, skip := range []string{" ", "<|constrain|>", "json", " ", "\n"} {
+		if match, need := lenient.HasPrefixFold(buf, k, skip, m.eof); need {
+			return "", 0, false, true
+		} else if match {
+			k += len(skip)
+		}
+	}
+	if k >= len(buf) {
+		return "", 0, false, !m.eof
+	}
+	return name, k, name != "" && buf[k] == '{', false
+}
+
 // kimiHead reads the name after Kimi-K3's <|open|> or <|close|> at t, up to
 // its <|sep|>; t.End becomes the end of the <|sep|>. ok is false when there
 // is none nearby.
@@ -579,6 +605,15 @@ func (m *machine) wrapper(i int, t tag.Info, closers []string, weak, gemma bool)
 		}
 		if n < len(buf) && buf[n] == '<' {
 			return a // name<arg_key>..., or a name and the closer
+		}
+		if string(word) == "assistant" || string(word) == "commentary" {
+			// a Harmony header inside the wrapper: assistant to=functions.x json {...}
+			if name, jsonAt, ok, need := m.recipient(n); need {
+				return action{need: true}
+			} else if ok {
+				r.json, r.jsonAt, r.name = true, jsonAt, name
+				return a
+			}
 		}
 		if n < len(buf) && n > k && lenient.IsIdentStart(buf[n]) {
 			// name key</arg_key>: GLM's <arg_key> dropped (vLLM #47190)

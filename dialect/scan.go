@@ -389,6 +389,18 @@ func (m *machine) start() bool {
 			return true
 		}
 	}
+	// Harmony's commentary with its tokens stripped: "commentary
+	// to=functions.get_weather json{...}" (Rapid-MLX #480).
+	if match, need := lenient.HasPrefixFold(buf, 0, "commentary to=", m.eof); need {
+		return false
+	} else if match {
+		if name, jsonAt, ok, need := m.recipient(len("commentary ")); need {
+			return false
+		} else if ok {
+			m.reg = newHeaderCall(m, 0, jsonAt, name)
+			return true
+		}
+	}
 	// Functionary v3: the reply starts in the "all" channel, or with the
 	// first call's name on a line of its own.
 	if match, need := lenient.HasPrefixFold(buf, 0, "all\n", m.eof); need {
