@@ -247,38 +247,27 @@ func (m *machine) kimiHead(t *tag.Info) (name string, ok, need bool) {
 	return name, true, false
 }
 
-// kimiOpen reads Kimi-K3's <|open|>: reasoning, the answer's text, or the
-// calls.
-func (m *machine) kimiOpen(i int, t tag.Info) action {
+// kimi reads Kimi-K3's <|open|>name<|sep|>, reasoning, the answer's text
+// or the calls, and drops its <|close|>name<|sep|>; a closer of reasoning
+// never opened is read as </think> would be.
+func (m *machine) kimi(i int, t tag.Info) action {
+	open := t.Name == "open"
 	name, ok, need := m.kimiHead(&t)
 	switch {
 	case need:
 		return action{need: true}
 	case !ok:
 		return action{}
+	case !open && name == "think":
+		return m.unopenedThink(i, t)
+	case !open, name == "response", name == "message":
+		return m.drop(t)
 	case name == "think":
 		return m.think(t, "<|close|>think<|sep|>")
-	case name == "response" || name == "message":
-		return m.drop(t)
 	case name == "tools" || name == "call":
 		return action{reg: regionOf(&m.regions.xmlCall, xmlCall{start: i, kimi: true, closers: []string{"<|close|>tools<|sep|>"}}), call: true}
 	}
 	return action{}
-}
-
-// kimiClose drops Kimi-K3's closers; one of reasoning never opened is read
-// as </think> would be.
-func (m *machine) kimiClose(i int, t tag.Info) action {
-	name, ok, need := m.kimiHead(&t)
-	switch {
-	case need:
-		return action{need: true}
-	case !ok:
-		return action{}
-	case name == "think":
-		return m.unopenedThink(i, t)
-	}
-	return m.drop(t)
 }
 
 // unopenedThink drops a </think> that closes a block the reply never opened.
@@ -1039,18 +1028,9 @@ func (m *machine) standsAlone(i int) bool {
 	case ':':
 		return k < 2 || m.buf[k-2] != '"'
 	case '>': // after reasoning or a special token: </think>{...}, <|...|>{...}
-		return bytes.HasSuffix(m.buf[:k], []byte("|>")) || hasSuffixFold(m.buf[:k], "</think>") || hasSuffixFold(m.buf[:k], "</thinking>")
+		return bytes.HasSuffix(m.buf[:k], []byte("|>")) || lenient.HasSuffixFold(m.buf[:k], "</think>") || lenient.HasSuffixFold(m.buf[:k], "</thinking>")
 	}
 	return false
-}
-
-// hasSuffixFold reports whether b ends with s (in lower case), in any case.
-func hasSuffixFold(b []byte, s string) bool {
-	if len(b) < len(s) {
-		return false
-	}
-	ok, _ := lenient.HasPrefixFold(b, len(b)-len(s), s, true)
-	return ok
 }
 
 func (m *machine) recognizeTicks(i int) action {

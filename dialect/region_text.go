@@ -1,6 +1,7 @@
 package dialect
 
 import (
+	"github.com/ptkit/ptk/dialect/internal/markup"
 	"github.com/ptkit/ptk/dialect/result"
 	"github.com/ptkit/ptk/dialect/tag"
 	"github.com/ptkit/ptk/lenient"
@@ -47,22 +48,6 @@ type thinkRegion struct {
 	callAt      int // 1 + where the first call opener in the block starts, or 0
 }
 
-// Reasoning that is never closed ends where a call opens in it when the
-// reply ends with the calls (llama.cpp, Ollama and SGLang read it so): the
-// model forgot the closer its template expects. A call followed by more
-// reasoning was only thought of, and stays reasoning.
-var (
-	thinkCallOpeners = []string{"<tool_call>", "<function=", "<ptk_call>", "<|tool_call>",
-		"<|tool_calls_section_begin|>", "<|tool_call_begin|>", "<｜tool▁calls▁begin｜>",
-		"<start_function_call>", "[tool_calls]", "<|python_start|>", "<|python_tag|>", "<tool_calls>", "<function_calls>",
-		"<｜dsml｜tool_calls>"}
-	// what the reply may end with after its calls: a closer, or the end of
-	// a call's JSON or list when the closer is missing
-	thinkCallEnds = []string{"</tool_call>", "</function>", "</ptk_call>", "<tool_call|>", "<|tool_call_end|>",
-		"<|tool_calls_section_end|>", "<｜tool▁calls▁end｜>", "<end_function_call>",
-		"<|python_end|>", "</tool_calls>", "</function_calls>", "</｜dsml｜tool_calls>", "]", "}"}
-)
-
 // prefixAt returns which of pats (in lower case) buf[i:] starts with, in
 // any letter case, or -1; need: more input is needed to tell.
 func prefixAt(buf []byte, i int, pats []string, eof bool) (int, bool) {
@@ -79,20 +64,6 @@ func prefixAt(buf []byte, i int, pats []string, eof bool) (int, bool) {
 		}
 	}
 	return -1, false
-}
-
-// endsWithCalls reports whether b ends, but for white space, as calls do.
-func endsWithCalls(b []byte) bool {
-	n := len(b)
-	for n > 0 && lenient.IsWS(b[n-1]) {
-		n--
-	}
-	for _, e := range thinkCallEnds {
-		if hasSuffixFold(b[:n], e) {
-			return true
-		}
-	}
-	return false
 }
 
 func (r *thinkRegion) advance(m *machine) bool {
@@ -145,7 +116,7 @@ scan:
 			continue
 		}
 		if r.callAt == 0 && (c == '<' || c == '[') {
-			if n, need := prefixAt(buf, i, thinkCallOpeners, m.eof); need {
+			if n, need := prefixAt(buf, i, markup.ThinkCallOpeners, m.eof); need {
 				wait = true
 				break
 			} else if n >= 0 {
@@ -168,7 +139,7 @@ scan:
 		}
 		if m.eof && !wait {
 			upto = len(buf)
-			if r.callAt > 0 && endsWithCalls(buf[r.callAt-1:]) {
+			if r.callAt > 0 && markup.EndsWithCalls(buf[r.callAt-1:]) {
 				m.appendReasoning(buf[r.contentFrom : r.callAt-1])
 				m.diag(result.Diagnostic{Kind: result.DiagUnclosedThink, Message: "a reasoning block is not closed: it ends where the calls after it start", Offset: r.callAt - 1})
 				m.pos = r.callAt - 1

@@ -32,9 +32,9 @@ type tokenCall struct {
 // tokenCallEnds end a token call. The first of them close the call and are
 // skipped; the others (a section's end, the next call's start) belong to
 // what follows.
-var tokenCallEnds = tokens("tool_call_end", "tool_calls_section_end", "tool_calls_end", "tool_call_begin")
+var tokenCallEnds = markup.Tokens("tool_call_end", "tool_calls_section_end", "tool_calls_end", "tool_call_begin")
 
-var tokenCallEndsOwn = len(tokens("tool_call_end"))
+var tokenCallEndsOwn = len(markup.Tokens("tool_call_end"))
 
 // fullBar starts DeepSeek's special tokens.
 const fullBar = "<｜"
@@ -44,23 +44,12 @@ var fencedCallEnds = append([]string{"```"}, tokenCallEnds...)
 
 func consumedEnd(k int) bool { return k < tokenCallEndsOwn }
 
-// tokens spells special tokens the ways models write them: <|name|>,
-// <｜name｜>, and DeepSeek's <｜name▁with▁low▁lines｜>.
-func tokens(names ...string) []string {
-	var out []string
-	for _, n := range names {
-		low := strings.ReplaceAll(n, "_", "▁")
-		out = append(out, "<|"+n+"|>", "<｜"+n+"｜>", "<｜"+low+"｜>", "<|"+low+"|>")
-	}
-	return out
-}
-
 func (r *tokenCall) advance(m *machine) bool {
 	buf := m.buf
 	if !r.began {
 		r.began = true
 		m.beginCall("")
-		r.f = tag.Finder{Pats: append(append([]string{}, tokenSeps...), tokenCallEnds...), At: r.body}
+		r.f = tag.Finder{Pats: append(append([]string{}, markup.TokenSeps...), tokenCallEnds...), At: r.body}
 		r.sent = r.body
 	}
 	for {
@@ -86,19 +75,19 @@ func (r *tokenCall) advance(m *machine) bool {
 				}
 				return r.bad(m, len(buf), result.DiagTruncated, "the call is cut off before its arguments")
 			}
-			if k >= len(tokenSeps) { // an end token before any separator
+			if k >= len(markup.TokenSeps) { // an end token before any separator
 				end := idx
-				if consumedEnd(k - len(tokenSeps)) {
-					end += len(tokenCallEnds[k-len(tokenSeps)])
+				if consumedEnd(k - len(markup.TokenSeps)) {
+					end += len(tokenCallEnds[k-len(markup.TokenSeps)])
 				}
 				return r.bad(m, end, result.DiagMalformed, "the call has no arguments")
 			}
 			header := strings.TrimSpace(string(buf[r.body:idx]))
-			r.pos = idx + len(tokenSeps[k])
+			r.pos = idx + len(markup.TokenSeps[k])
 			if header == "function" || header == "" {
 				r.phase = 1 // DeepSeek R1: the name is on the next line
 			} else {
-				r.name = tokenName(header)
+				r.name = markup.TokenName(header)
 				r.phase = 2
 			}
 		case 1: // DeepSeek R1's name line, or Step-3's XML
@@ -117,7 +106,7 @@ func (r *tokenCall) advance(m *machine) bool {
 			if nl >= len(buf) && !m.eof {
 				return false
 			}
-			r.name = tokenName(string(buf[i:nl]))
+			r.name = markup.TokenName(string(buf[i:nl]))
 			r.pos, r.phase = nl, 2
 		case 2: // the arguments: JSON, maybe fenced
 			i, need, _ := m.skipWS(r.pos, maxLook)
@@ -206,7 +195,7 @@ func (r *tokenCall) advance(m *machine) bool {
 				idx, k = len(buf), -1
 			}
 			r.delta(m, idx)
-			rc := parseTokenCall(buf[r.body:idx], r.start)
+			rc := rawOf(markup.TokenCall(buf[r.body:idx], r.start))
 			if k < 0 && rc.Err == "" {
 				rc.Err, rc.ErrMsg = result.DiagTruncated, "the call is cut off before its end token"
 			}
@@ -232,92 +221,4 @@ func (r *tokenCall) bad(m *machine, end int, k result.DiagKind, msg string) bool
 	m.addCalls([]RawCall{{Name: r.name, Offset: r.start, Err: k, ErrMsg: msg}})
 	m.pos = end
 	return true
-}
-
-// tokenName reads a name from a call header: Kimi's functions.get_weather:0
-// loses its namespace and index.
-func tokenName(h string) string {
-	h = strings.TrimSpace(h)
-	if c := strings.LastIndexByte(h, ':'); c > 0 && isDigits(h[c+1:]) {
-		h = h[:c]
-	}
-	return strings.TrimPrefix(h, "functions.")
-}
-
-var tokenSeps = tokens("tool_sep", "tool_call_argument_begin")
-
-func parseTokenCall(b []byte, off int) RawCall {
-	f := tag.Finder{Pats: tokenSeps}
-	k, p := f.Find(b, true)
-	if t := bytes.TrimSpace(b); len(t) > 0 && t[0] == '<' && (k < 0 || bytes.Index(b, t) < k) {
-		raws, _ := rawsOf(markup.XMLCalls(t, off))
-		return raws[0]
-	}
-	if k < 0 {
-		return RawCall{Name: tokenName(string(b)), Offset: off, Err: result.DiagMalformed, ErrMsg: "the call has no arguments"}
-	}
-	header := strings.TrimSpace(string(b[:k]))
-	rest := bytes.TrimSpace(b[k+len(tokenSeps[p]):])
-	if len(rest) > 0 && rest[0] == '<' { // Step-3: <steptml:invoke name="x">...
-		raws, _ := rawsOf(markup.XMLCalls(rest, off))
-		return raws[0]
-	}
-	name := header
-	if header == "function" || header == "" {
-		// DeepSeek R1: the name is the first line after the separator
-		nl := bytes.IndexByte(rest, '\n')
-		if nl < 0 {
-			nl = len(rest)
-		}
-		name = string(rest[:nl])
-		rest = rest[nl:]
-	}
-	name = tokenName(name)
-	if r := bytes.TrimSpace(rest); len(r) > 0 && r[0] == '<' { // Step-3 with its name line
-		raws, _ := rawsOf(markup.XMLCalls(r, off))
-		if raws[0].Name == "" || raws[0].Name == name {
-			raws[0].Name = name
-			return raws[0]
-		}
-	}
-	body := stripFence(bytes.TrimSpace(rest))
-	if len(body) == 0 {
-		return RawCall{Name: name, Offset: off}
-	}
-	n, rep, err := lenient.Parse(body)
-	if err != nil {
-		msg := "the call's JSON cannot be read: " + err.Error()
-		if se, ok := err.(*lenient.SyntaxError); ok && se.Truncated {
-			return RawCall{Name: name, Offset: off, Err: result.DiagTruncated, ErrMsg: msg}
-		}
-		return RawCall{Name: name, Offset: off, Err: result.DiagMalformed, ErrMsg: msg}
-	}
-	return RawCall{Name: name, Args: lenient.Detach(n), Offset: off, Repairs: rep.Strings()}
-}
-
-func isDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-// stripFence removes a ```json ... ``` fence around b.
-func stripFence(b []byte) []byte {
-	if !bytes.HasPrefix(b, []byte("```")) {
-		return b
-	}
-	nl := bytes.IndexByte(b, '\n')
-	if nl < 0 {
-		return b
-	}
-	b = b[nl+1:]
-	b = bytes.TrimSpace(b)
-	b = bytes.TrimSuffix(b, []byte("```"))
-	return bytes.TrimSpace(b)
 }

@@ -60,10 +60,9 @@ var tagRules = []struct {
 		func(m *machine, i int, t tag.Info) action { return m.drop(t) }},
 	{"Apertus reasoning <|inner_prefix|>...<|inner_suffix|>", func(t tag.Info) bool { return barred(t) && t.Name == "inner_prefix" },
 		func(m *machine, i int, t tag.Info) action { return m.think(t, "<|inner_suffix|>") }},
-	{"Kimi-K3 <|open|>name<|sep|>: think, response, tools", func(t tag.Info) bool { return barred(t) && t.Name == "open" },
-		(*machine).kimiOpen},
-	{"Kimi-K3 <|close|>name<|sep|>", func(t tag.Info) bool { return barred(t) && t.Name == "close" },
-		(*machine).kimiClose},
+	{"Kimi-K3 <|open|>name<|sep|> (think, response, tools) and <|close|>name<|sep|>", func(t tag.Info) bool {
+		return barred(t) && (t.Name == "open" || t.Name == "close")
+	}, (*machine).kimi},
 	{"Command R7B reasoning <|START_THINKING|>", func(t tag.Info) bool { return barred(t) && t.Name == "start_thinking" },
 		func(m *machine, i int, t tag.Info) action { return m.think(t, "<|end_thinking|>") }},
 	{"Kimi, DeepSeek section openers", func(t tag.Info) bool {

@@ -169,10 +169,19 @@ func (r *glmInline) end(m *machine, end int, ok bool) bool {
 func rawsOf(cs []markup.Call, complete bool) ([]RawCall, bool) {
 	out := make([]RawCall, len(cs))
 	for i, c := range cs {
-		out[i] = RawCall{Name: c.Name, Args: c.Args, TextArgs: c.TextArgs, Offset: c.Offset, Repairs: c.Repairs}
-		if c.Err != "" {
-			out[i].Err, out[i].ErrMsg = result.DiagMalformed, c.Err
-		}
+		out[i] = rawOf(c)
 	}
 	return out, complete
+}
+
+// rawOf makes a call markup read a RawCall.
+func rawOf(c markup.Call) RawCall {
+	rc := RawCall{Name: c.Name, Args: c.Args, TextArgs: c.TextArgs, Offset: c.Offset, Repairs: c.Repairs}
+	switch {
+	case c.Cut:
+		rc.Err, rc.ErrMsg = result.DiagTruncated, c.Err
+	case c.Err != "":
+		rc.Err, rc.ErrMsg = result.DiagMalformed, c.Err
+	}
+	return rc
 }

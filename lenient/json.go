@@ -1589,6 +1589,16 @@ var lowerASCII = func() (t [256]byte) {
 	return t
 }()
 
+// HasSuffixFold reports whether b ends with s (in lower case), in any
+// letter case.
+func HasSuffixFold(b []byte, s string) bool {
+	if len(b) < len(s) {
+		return false
+	}
+	ok, _ := HasPrefixFold(b, len(b)-len(s), s, true)
+	return ok
+}
+
 // HasPrefixFold reports whether buf[i:] starts with pat (pat in lower case),
 // and whether more input is needed to tell.
 func HasPrefixFold(buf []byte, i int, pat string, eof bool) (match, need bool) {

@@ -31,6 +31,8 @@ type Call struct {
 	Err string
 	// NoValue is the first <arg_key> with no value after it.
 	NoValue string
+	// Cut reports that Err is the call cut off before its end.
+	Cut bool
 }
 
 // trimValue removes what surrounds a value written on lines of its own, as
