@@ -264,8 +264,10 @@ func (m *machine) kimi(i int, t tag.Info) action {
 		return m.drop(t)
 	case name == "think":
 		return m.think(t, "<|close|>think<|sep|>")
-	case name == "tools" || name == "call":
+	case name == "tools":
 		return action{reg: regionOf(&m.regions.xmlCall, xmlCall{start: i, kimi: true, closers: []string{"<|close|>tools<|sep|>"}}), call: true}
+	case name == "call": // a call without its tools block
+		return action{reg: regionOf(&m.regions.xmlCall, xmlCall{start: i, kimi: true, closers: []string{"<|close|>call<|sep|>"}}), call: true}
 	}
 	return action{}
 }

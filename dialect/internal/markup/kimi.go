@@ -18,10 +18,11 @@ var (
 // tool="x" index="0"<|sep|><|open|>argument key="k" type="number"<|sep|>1
 // <|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>. The
 // values are text, which the tool's schema types. complete reports that the
-// tools block closed.
+// tools block closed, or (a call written without one) the call.
 func KimiK3(b []byte, off int) ([]Call, bool) {
 	var calls []Call
 	var cur *Call
+	closed := false // the last token read closed a call
 	flush := func() {
 		if cur != nil {
 			calls = append(calls, *cur)
@@ -56,8 +57,10 @@ func KimiK3(b []byte, off int) ([]Call, bool) {
 			return calls, true
 		case closing && word == "call":
 			flush()
+			closed = true
 		case !closing && word == "call":
 			flush()
+			closed = false
 			name, _ := tag.Attr(attrs, "tool")
 			cur = &Call{Name: name, Offset: off, TextArgs: true, Args: &lenient.Node{Kind: lenient.Object}}
 		case !closing && word == "argument" && cur != nil:
@@ -72,8 +75,9 @@ func KimiK3(b []byte, off int) ([]Call, bool) {
 			i += e + len("<|close|>argument<|sep|>")
 		}
 	}
+	complete := closed && cur == nil
 	flush()
-	return calls, false
+	return calls, complete
 }
 
 // cutSpace splits s at its first space.

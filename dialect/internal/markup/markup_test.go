@@ -152,4 +152,8 @@ func TestKimiK3(t *testing.T) {
 	if _, complete := KimiK3([]byte(in[:120]), 0); complete {
 		t.Error("a cut block read as complete")
 	}
+	one := `<|open|>call tool="now" index="0"<|sep|><|open|>argument key="tz" type="string"<|sep|>UTC<|close|>argument<|sep|><|close|>call<|sep|>`
+	if calls, complete := KimiK3([]byte(one), 0); !complete || len(calls) != 1 || string(lenient.AppendJSON(nil, calls[0].Args, nil)) != `{"tz":"UTC"}` {
+		t.Errorf("a call without its tools block: %+v %v", calls, complete)
+	}
 }
