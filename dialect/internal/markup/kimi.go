@@ -54,7 +54,7 @@ func KimiK3(b []byte, off int) ([]Call, bool) {
 		switch {
 		case closing && word == "tools":
 			flush()
-			return calls, true
+			return noneRead(calls, off), true
 		case closing && word == "call":
 			flush()
 			closed = true
@@ -68,7 +68,7 @@ func KimiK3(b []byte, off int) ([]Call, bool) {
 			e := bytes.Index(b[i:], []byte("<|close|>argument<|sep|>"))
 			if e < 0 {
 				flush()
-				return calls, false // cut inside a value
+				return noneRead(calls, off), false // cut inside a value
 			}
 			cur.Args.Keys = append(cur.Args.Keys, key)
 			cur.Args.Kids = append(cur.Args.Kids, &lenient.Node{Kind: lenient.String, Str: string(b[i : i+e])})
@@ -77,7 +77,16 @@ func KimiK3(b []byte, off int) ([]Call, bool) {
 	}
 	complete := closed && cur == nil
 	flush()
-	return calls, complete
+	return noneRead(calls, off), complete
+}
+
+// noneRead gives a block with no call in it one that says so: the block
+// was a call's start, and a call that starts must end.
+func noneRead(calls []Call, off int) []Call {
+	if len(calls) == 0 {
+		return []Call{{Offset: off, Err: "no call in the tools block"}}
+	}
+	return calls
 }
 
 // cutSpace splits s at its first space.
