@@ -90,3 +90,14 @@ func TestStealableStart(t *testing.T) {
 		}
 	}
 }
+
+func TestValidUTF8Prefix(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want int
+	}{{"abc", 3}, {"a\xc3", 1}, {"a\xc3\xa9", 3}, {"\xe2\x82", 0}, {"\xe2\x82\xac", 3}, {"", 0}} {
+		if got := validUTF8Prefix([]byte(c.in)); got != c.want {
+			t.Errorf("validUTF8Prefix(%q) = %d, want %d", c.in, got, c.want)
+		}
+	}
+}

@@ -132,10 +132,10 @@ func (m *machine) recognizeTag(i int) action {
 			diag: &result.Diagnostic{Kind: result.DiagUnsupported, Offset: i, Message: "<call:...> syntax is not a call ptk runs; read as text"}})}
 	}
 	if i > m.textFrom && buf[i-1] == ']' {
-		if match, need := lenient.HasPrefixFold(buf, i, mmMarker[1:], m.eof); need {
+		if match, need := lenient.HasPrefixFold(buf, i, markup.MMMarker[1:], m.eof); need {
 			return action{need: true}
 		} else if match {
-			return action{reg: regionOf(&m.regions.dropRegion, dropRegion{end: i + len(mmMarker) - 1}), steal: 1}
+			return action{reg: regionOf(&m.regions.dropRegion, dropRegion{end: i + len(markup.MMMarker) - 1}), steal: 1}
 		}
 	}
 	t, ok, need := tag.Read(buf, i, m.eof)
@@ -153,20 +153,17 @@ func (m *machine) recognizeTag(i int) action {
 	return action{}
 }
 
-// mmMarker is what MiniMax-M3 writes before each of its tags.
-const mmMarker = "]<]minimax[>["
-
 // skipMarkers skips white space and MiniMax-M3's markers from j.
 func (m *machine) skipMarkers(j int) (int, bool) {
 	for {
-		match, need := lenient.HasPrefixFold(m.buf, j, mmMarker, m.eof)
+		match, need := lenient.HasPrefixFold(m.buf, j, markup.MMMarker, m.eof)
 		if need {
 			return j, true
 		}
 		if !match {
 			return j, false
 		}
-		if j, need, _ = m.skipWS(j+len(mmMarker), maxLook); need {
+		if j, need, _ = m.skipWS(j+len(markup.MMMarker), maxLook); need {
 			return j, true
 		}
 	}

@@ -328,12 +328,8 @@ func (r *tagCall) nextLine(m *machine) (next int, wait bool) {
 	i := r.jp.FailPos
 	for i < len(buf) && buf[i] != '\n' && i-r.jp.FailPos < maxJunk {
 		if buf[i] == '<' {
-			for _, cl := range r.closers {
-				if match, need := lenient.HasPrefixFold(buf, i, cl, m.eof); need {
-					return -1, true
-				} else if match {
-					return -1, false
-				}
+			if n, need := prefixAt(buf, i, r.closers, m.eof); need || n >= 0 {
+				return -1, need // the body ends on this line
 			}
 		}
 		i++

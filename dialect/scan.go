@@ -2,7 +2,6 @@ package dialect
 
 import (
 	"bytes"
-	"github.com/ptkit/ptk/dialect/internal/inbuf"
 	"github.com/ptkit/ptk/dialect/result"
 	"github.com/ptkit/ptk/dialect/tag"
 	"github.com/ptkit/ptk/lenient"
@@ -533,7 +532,7 @@ func (m *machine) emitText(final bool) {
 		return
 	}
 	if len(m.reasoning) > m.em.rsent {
-		n := m.em.rsent + inbuf.ValidUTF8Prefix(m.reasoning[m.em.rsent:])
+		n := m.em.rsent + validUTF8Prefix(m.reasoning[m.em.rsent:])
 		if final {
 			n = len(m.reasoning)
 		}
@@ -547,7 +546,7 @@ func (m *machine) emitText(final bool) {
 	if e.checked < len(t) {
 		// Classify the new text: where its first non-space is, and where the
 		// run of white space at its end starts. Only complete runes count.
-		end := e.checked + inbuf.ValidUTF8Prefix(t[e.checked:])
+		end := e.checked + validUTF8Prefix(t[e.checked:])
 		if e.first < 0 {
 			for i := e.checked; i < end; {
 				r, size := utf8.DecodeRune(t[i:end])
@@ -733,4 +732,22 @@ func (m *machine) finishFence() {
 		}
 	}
 	m.acceptFence()
+}
+
+// validUTF8Prefix returns the length of b without a trailing incomplete rune.
+func validUTF8Prefix(b []byte) int {
+	n := len(b)
+	for k := 1; k <= 3 && k <= n; k++ {
+		c := b[n-k]
+		if c < utf8.RuneSelf {
+			return n
+		}
+		if utf8.RuneStart(c) {
+			if !utf8.FullRune(b[n-k:]) {
+				return n - k
+			}
+			return n
+		}
+	}
+	return n
 }

@@ -423,6 +423,17 @@ func (p *Pool) get() *Node {
 	return n
 }
 
+// closerAt reports whether one of Closers starts at buf[i], and whether
+// more input is needed to tell.
+func (p *Reader) closerAt(buf []byte, i int, eof bool) (match, need bool) {
+	for _, cl := range p.Closers {
+		if match, need = HasPrefixFold(buf, i, cl, eof); match || need {
+			return match, need
+		}
+	}
+	return false, false
+}
+
 // KeepClosed makes a reader of JSON that is not bare keep Closed, as a bare
 // one does.
 func (p *Reader) KeepClosed() { p.trackClosed = true }
@@ -508,14 +519,10 @@ func (p *Reader) Feed(buf []byte, eof bool) Status {
 			if eof && CutOff(buf, i, p.Closers) {
 				return p.autoClose(i) // the closing tag itself is cut off
 			}
-			for _, cl := range p.Closers {
-				match, need := HasPrefixFold(buf, i, cl, eof)
-				if need {
-					return Need
-				}
-				if match {
-					return p.autoClose(i)
-				}
+			if match, need := p.closerAt(buf, i, eof); need {
+				return Need
+			} else if match {
+				return p.autoClose(i)
 			}
 		}
 		if c == '#' && !p.bare && len(p.stack) > 0 {
@@ -1136,14 +1143,10 @@ func (p *Reader) quoteEnds(buf []byte, after int, eof bool) int {
 		return 1
 	}
 	if c == '<' || c == '`' { // the call's closing tag or fence, its braces missing: {"a": "b"</tool_call>
-		for _, cl := range p.Closers {
-			match, need := HasPrefixFold(buf, j, cl, eof)
-			if need {
-				return -1
-			}
-			if match {
-				return 1
-			}
+		if match, need := p.closerAt(buf, j, eof); need {
+			return -1
+		} else if match {
+			return 1
 		}
 	}
 	switch c {
@@ -1287,25 +1290,22 @@ func (p *Reader) skipGap(buf []byte, i int) (j int, ok bool) {
 // from the word that starts it to the end of its line, the next ',', '}',
 // ']' or '<' (a closing tag), as the string it means: {path: a//b}.
 func (p *Reader) unquotedValue(buf []byte, n *Node, eof bool) (Status, bool) {
-	i := p.wordStart
-	for i < len(buf) && i-p.wordStart < maxUnquoted {
-		switch buf[i] {
-		case ',', '}', ']', '<', '\n', '\r':
-			goto end
-		}
-		i++
-	}
-	if i >= len(buf) && !eof {
+	limit := min(len(buf), p.wordStart+maxUnquoted)
+	end := bytes.IndexAny(buf[p.wordStart:limit], ",}]<\n\r")
+	switch {
+	case end >= 0:
+		end += p.wordStart
+	case limit < len(buf) || limit-p.wordStart >= maxUnquoted:
+		return p.fail(p.wordStart, "unexpected word "+strconv.Quote(Clip(string(buf[p.wordStart:limit]), 20))), false
+	case !eof:
 		p.Pos, p.inWord = p.wordStart, true // read the word again with more input
 		return Need, false
+	default:
+		end = len(buf)
 	}
-	if i-p.wordStart >= maxUnquoted {
-		return p.fail(p.wordStart, "unexpected word "+strconv.Quote(Clip(string(buf[p.wordStart:i]), 20))), false
-	}
-end:
-	*n = Node{Kind: String, Str: string(bytes.TrimSpace(buf[p.wordStart:i])), Start: p.wordStart, End: i}
+	*n = Node{Kind: String, Str: string(bytes.TrimSpace(buf[p.wordStart:end])), Start: p.wordStart, End: end}
 	p.Rep.Add(rUnquotedValue)
-	p.Pos = i
+	p.Pos = end
 	return p.valueDone(n)
 }
 

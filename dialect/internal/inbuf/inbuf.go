@@ -5,7 +5,6 @@ package inbuf
 import (
 	"sync"
 	"sync/atomic"
-	"unicode/utf8"
 )
 
 // Get returns the buffer a new stream starts with: a finished stream's, with
@@ -66,22 +65,4 @@ func Grow(b []byte, n int) []byte {
 	// append of a make is not an allocation of its own: it grows b and
 	// clears only the new part.
 	return append(b, make([]byte, max(c, len(b)+n)-len(b))...)[:len(b)]
-}
-
-// ValidUTF8Prefix returns the length of b without a trailing incomplete rune.
-func ValidUTF8Prefix(b []byte) int {
-	n := len(b)
-	for k := 1; k <= 3 && k <= n; k++ {
-		c := b[n-k]
-		if c < utf8.RuneSelf {
-			return n
-		}
-		if utf8.RuneStart(c) {
-			if !utf8.FullRune(b[n-k:]) {
-				return n - k
-			}
-			return n
-		}
-	}
-	return n
 }

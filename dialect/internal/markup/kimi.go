@@ -2,6 +2,7 @@ package markup
 
 import (
 	"bytes"
+	"strings"
 
 	"github.com/ptkit/ptk/dialect/tag"
 	"github.com/ptkit/ptk/lenient"
@@ -50,7 +51,7 @@ func KimiK3(b []byte, off int) ([]Call, bool) {
 		}
 		head := string(bytes.TrimSpace(b[from : from+s]))
 		i = from + s + len(k3Sep)
-		word, attrs, _ := cutSpace(head)
+		word, attrs, _ := strings.Cut(head, " ")
 		switch {
 		case closing && word == "tools":
 			flush()
@@ -87,12 +88,4 @@ func noneRead(calls []Call, off int) []Call {
 		return []Call{{Offset: off, Err: "no call in the tools block"}}
 	}
 	return calls
-}
-
-// cutSpace splits s at its first space.
-func cutSpace(s string) (string, string, bool) {
-	if k := bytes.IndexByte([]byte(s), ' '); k >= 0 {
-		return s[:k], s[k+1:], true
-	}
-	return s, "", false
 }

@@ -70,8 +70,8 @@ func isHSpace(b []byte) bool {
 	return true
 }
 
-// mmMarker is what MiniMax-M3 writes before each of its tags.
-const mmMarker = "]<]minimax[>["
+// MMMarker is what MiniMax-M3 writes before each of its tags.
+const MMMarker = "]<]minimax[>["
 
 // XMLCalls reads XML-style calls: Qwen's <function=name><parameter=k>v
 // </parameter></function>, <function name="x">{json}</function>, Claude's
@@ -80,8 +80,8 @@ const mmMarker = "]<]minimax[>["
 // <arg_key>k</arg_key><arg_value>v</arg_value>, and the same with a
 // namespace (<steptml:parameter>, <｜DSML｜invoke>, <longcat_arg_key>).
 func XMLCalls(b []byte, off int) ([]Call, bool) {
-	if bytes.Contains(b, []byte(mmMarker)) {
-		b = bytes.ReplaceAll(b, []byte(mmMarker), nil)
+	if bytes.Contains(b, []byte(MMMarker)) {
+		b = bytes.ReplaceAll(b, []byte(MMMarker), nil)
 	}
 	var calls []Call
 	var cur *Call
