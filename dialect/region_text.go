@@ -52,7 +52,8 @@ type thinkRegion struct {
 // any letter case, or -1; need: more input is needed to tell.
 func prefixAt(buf []byte, i int, pats []string, eof bool) (int, bool) {
 	for n, p := range pats {
-		if tag.Lower[buf[i]] != p[0] {
+		// the first two bytes settle most: "<b>" in reasoning is no opener
+		if tag.Lower[buf[i]] != p[0] || len(p) > 1 && i+1 < len(buf) && tag.Lower[buf[i+1]] != p[1] {
 			continue
 		}
 		match, need := lenient.HasPrefixFold(buf, i, p, eof)
@@ -115,7 +116,11 @@ scan:
 			i = j
 			continue
 		}
-		if r.callAt == 0 && (c == '<' || c == '[') {
+		if c != '<' && c != '[' { // every closer and call opener starts so
+			i++
+			continue
+		}
+		if r.callAt == 0 {
 			if n, need := prefixAt(buf, i, markup.ThinkCallOpeners, m.eof); need {
 				wait = true
 				break

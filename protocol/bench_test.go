@@ -3,6 +3,7 @@ package protocol
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/ptkit/ptk"
@@ -83,4 +84,35 @@ func BenchmarkParseWriteFile(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkParseReasoning reads a 1 MiB reasoning block full of '<' and
+// '[' (HTML, lists, comparisons), whole and streamed 16 bytes at a time: a
+// reasoning block looks for its closer and for call openers at those bytes.
+func BenchmarkParseReasoning(b *testing.B) {
+	text := "<think>" + strings.Repeat("The <b>list</b> is [1, 2] and <i>x</i> < y; see [ref]. ", 1<<20/56) + "</think>Done."
+	p, err := NewParser(testTools)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("whole", func(b *testing.B) {
+		b.SetBytes(int64(len(text)))
+		for b.Loop() {
+			if p.Parse(text).Text != "Done." {
+				b.Fatal("misread")
+			}
+		}
+	})
+	b.Run("stream16B", func(b *testing.B) {
+		b.SetBytes(int64(len(text)))
+		for b.Loop() {
+			s := p.NewStream(nil)
+			for i := 0; i < len(text); i += 16 {
+				s.WriteString(text[i:min(i+16, len(text))])
+			}
+			if s.Finish().Text != "Done." {
+				b.Fatal("misread")
+			}
+		}
+	})
 }
