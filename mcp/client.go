@@ -243,6 +243,10 @@ func (s *server) start(ctx context.Context) error {
 	}
 	s.mu.Lock()
 	s.session = session
+	// The first listing is a listing like relist's: a change announced
+	// while it runs (the SDK calls the handler on its own goroutine) waits
+	// for it and lists again after it, never beside it.
+	s.listing = true
 	s.mu.Unlock()
 	go func() {
 		err := session.Wait()
@@ -257,8 +261,11 @@ func (s *server) start(ctx context.Context) error {
 		s.stopped = err
 		s.opts.Logger.Warn("MCP server stopped", "server", s.name, "err", err)
 	}()
-	if err := s.list(ctx); err != nil {
+	if _, err := s.list(ctx); err != nil {
 		return s.explain(ctx, err)
+	}
+	if s.listed() {
+		go s.listAgain()
 	}
 	return nil
 }
@@ -279,12 +286,13 @@ func (s *server) explain(ctx context.Context, err error) error {
 	return fmt.Errorf("%s: %w", s.cfg.Command, err)
 }
 
-// list reads the server's tools and makes them ptk tools.
-func (s *server) list(ctx context.Context) error {
+// list reads the server's tools and makes them ptk tools; it says how many
+// there are now. One list runs at a time: the caller holds the listing flag.
+func (s *server) list(ctx context.Context) (int, error) {
 	var defs []*sdk.Tool
 	for t, err := range s.session.Tools(ctx, nil) {
 		if err != nil {
-			return fmt.Errorf("listing its tools: %w", err)
+			return 0, fmt.Errorf("listing its tools: %w", err)
 		}
 		defs = append(defs, t)
 	}
@@ -309,38 +317,57 @@ func (s *server) list(ctx context.Context) error {
 	s.mu.Lock()
 	s.tools, s.remote = tools, remote
 	s.mu.Unlock()
-	return nil
+	return len(tools), nil
 }
 
 // relist reads the tools again after the server said they changed; one
 // listing at a time, and one more if the server speaks during it.
 func (s *server) relist() {
 	s.mu.Lock()
-	if s.listing || s.session == nil {
-		s.again = s.listing
+	if s.session == nil {
+		// Not connected yet: the first listing is still to come.
+		s.mu.Unlock()
+		return
+	}
+	if s.listing {
+		s.again = true
 		s.mu.Unlock()
 		return
 	}
 	s.listing = true
 	s.mu.Unlock()
+	s.listAgain()
+}
+
+// listAgain lists the tools, and again while the server announces changes;
+// its caller holds the listing flag, which it gives up.
+func (s *server) listAgain() {
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), s.timeout())
-		err := s.list(ctx)
+		n, err := s.list(ctx)
 		cancel()
 		if err != nil {
 			s.opts.Logger.Warn("MCP tools not listed again", "server", s.name, "err", err)
 		} else {
-			s.opts.Logger.Info("MCP tools listed again", "server", s.name, "tools", len(s.remote))
+			s.opts.Logger.Info("MCP tools listed again", "server", s.name, "tools", n)
 		}
-		s.mu.Lock()
-		if !s.again {
-			s.listing = false
-			s.mu.Unlock()
+		if !s.listed() {
 			return
 		}
-		s.again = false
-		s.mu.Unlock()
 	}
+}
+
+// listed ends a listing. It reports whether the server announced a change
+// meanwhile, in which case the caller keeps the flag and lists again.
+func (s *server) listed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.again {
+		s.again = false
+		return true
+	}
+	s.listing = false
+	return false
 }
 
 // newTool makes a server's tool a ptk tool.
