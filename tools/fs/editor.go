@@ -1,6 +1,7 @@
 package fs
 
 import (
+	"bytes"
 	"context"
 	"io"
 	iofs "io/fs"
@@ -79,4 +80,48 @@ func (w *Workspace) store(ctx context.Context, d *dest, data []byte, perm iofs.F
 		return failf("the editor could not write %s: %v", short(d.p), err)
 	}
 	return nil
+}
+
+// Text returns the whole text of a file of the workspace, for a front end
+// to show (the two sides of an edit's diff, say): through the editor when
+// there is one, else from the disk through the workspace's root, with the
+// tools' checks. A directory, a file over 10 MB and a binary file are
+// errors.
+func (w *Workspace) Text(ctx context.Context, path string) (string, error) {
+	if w.closed.Load() {
+		return "", ErrClosed
+	}
+	p, fi, err := w.stat(path)
+	switch {
+	case err != nil:
+		return "", err
+	case fi.IsDir():
+		return "", failf("%s is a directory", short(p))
+	case fi.Size() > maxWrite:
+		return "", failf("%s is over 10 MB", short(p))
+	}
+	var data []byte
+	if w.editor != nil {
+		text, err := w.editorRead(ctx, p)
+		if err != nil {
+			return "", err
+		}
+		data = []byte(text)
+	} else {
+		f, _, err := openRegular(w.root, p)
+		if err != nil {
+			return "", accessError(p, err)
+		}
+		defer f.Close()
+		if data, err = io.ReadAll(io.LimitReader(f, maxWrite+1)); err != nil {
+			return "", failf("reading %s: %v", short(p), err)
+		}
+	}
+	if len(data) > maxWrite {
+		return "", failf("%s is over 10 MB", short(p))
+	}
+	if bytes.IndexByte(data, 0) >= 0 {
+		return "", failf("%s is a binary file", short(p))
+	}
+	return string(data), nil
 }

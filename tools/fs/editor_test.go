@@ -131,3 +131,29 @@ func fileThere(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
 }
+
+func TestText(t *testing.T) {
+	dir := fixture(t)
+	w := open(t, dir)
+	ctx := context.Background()
+	if got, err := w.Text(ctx, "go.mod"); err != nil || got != "module example.com/demo\n\ngo 1.26\n" {
+		t.Errorf("Text(go.mod) = %q, %v", got, err)
+	}
+	outside := filepath.Join(t.TempDir(), "secret.txt")
+	os.WriteFile(outside, []byte("secret\n"), 0o644)
+	symlink(t, outside, filepath.Join(dir, "out.txt"))
+	for _, p := range []string{"../x", outside, "out.txt", "internal", "assets/logo.png", "nope"} {
+		if got, err := w.Text(ctx, p); err == nil {
+			t.Errorf("Text(%q) = %q", p, got)
+		}
+	}
+	ed := &buffers{open: map[string]string{filepath.Join(dir, "go.mod"): "module unsaved\n"}}
+	we, err := New(dir, WithEditor(ed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer we.Close()
+	if got, err := we.Text(ctx, "go.mod"); err != nil || got != "module unsaved\n" {
+		t.Errorf("Text through the editor = %q, %v", got, err)
+	}
+}
