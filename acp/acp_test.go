@@ -400,14 +400,14 @@ func TestPermissions(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, byID := calls(e.seen())
-	if c := byID["ptk-1-1"]; c == nil || c.status != "failed" || !strings.Contains(contentText(c.content), "Denied: the user did not allow this call") {
+	if c := byID["ptk-1-1-1"]; c == nil || c.status != "failed" || !strings.Contains(contentText(c.content), "Denied: the user did not allow this call") {
 		t.Errorf("a rejected call: %+v", c)
 	}
 	if !strings.Contains(disk(), `println("hi")`) || len(e.asked) != 1 {
 		t.Fatalf("rejected, yet main.go = %q (asked %d)", disk(), len(e.asked))
 	}
 	p := e.asked[0]
-	if len(p.Options) != 3 || p.ToolCall.ToolCallId != "ptk-1-1" || *p.ToolCall.Title != "Edit main.go" ||
+	if len(p.Options) != 3 || p.ToolCall.ToolCallId != "ptk-1-1-1" || *p.ToolCall.Title != "Edit main.go" ||
 		len(p.ToolCall.Content) != 1 || p.ToolCall.Content[0].Diff == nil || !strings.Contains(p.ToolCall.Content[0].Diff.NewText, `println("hello")`) {
 		t.Errorf("the permission request = %+v", p)
 	}
@@ -415,7 +415,7 @@ func TestPermissions(t *testing.T) {
 	e.answer = optionOnce
 	e.prompt(id, "again")
 	_, byID = calls(e.seen())
-	c := byID["ptk-1-1"]
+	c := byID["ptk-2-1-1"]
 	if c == nil || c.status != "completed" || c.content[0].Diff == nil || *c.content[0].Diff.OldText != "package main\n\nfunc main() {\n\tprintln(\"hi\")\n}\n" ||
 		c.content[0].Diff.NewText != "package main\n\nfunc main() {\n\tprintln(\"hello\")\n}\n" {
 		t.Errorf("an allowed edit: %+v", c)
@@ -448,7 +448,7 @@ func TestPolicyAndModes(t *testing.T) {
 	e.answer = "wrong"
 	e.prompt(id, "write notes")
 	_, byID := calls(e.seen())
-	if c := byID["ptk-1-1"]; c == nil || c.status != "failed" || !strings.Contains(contentText(c.content), "plan-only mode") {
+	if c := byID["ptk-1-1-1"]; c == nil || c.status != "failed" || !strings.Contains(contentText(c.content), "plan-only mode") {
 		t.Errorf("plan mode: %+v", c)
 	}
 	if _, err := e.conn.SetSessionMode(context.Background(), sdk.SetSessionModeRequest{SessionId: sdk.SessionId(id), ModeId: "auto-edit"}); err != nil {
@@ -467,7 +467,7 @@ func TestPolicyAndModes(t *testing.T) {
 	}
 	e.prompt(id, "run it")
 	_, byID = calls(e.seen())
-	if c := byID["ptk-1-1"]; c == nil || !strings.Contains(contentText(c.content), "policy.json, rule 1") {
+	if c := byID["ptk-4-1-1"]; c == nil || !strings.Contains(contentText(c.content), "policy.json, rule 1") {
 		t.Errorf("a call the policy denies: %+v", c)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "ran.txt")); err == nil {

@@ -107,13 +107,16 @@ func (s *session) command(line string) (reply string, ok bool) {
 // replay sends a stored conversation to the editor as the updates it made:
 // the user's messages, the answers, and each tool call with its result.
 func (s *session) replay(history []ptk.Message) {
-	results := map[string]ptk.Message{}
-	for _, m := range history {
-		if m.Role == ptk.RoleTool {
-			results[m.CallID] = m
-		}
-	}
 	for i, m := range history {
+		// The tool messages that follow an assistant turn answer its calls
+		// (ids are unique in a turn, not across turns).
+		results := map[string]ptk.Message{}
+		for _, r := range history[i+1:] {
+			if r.Role != ptk.RoleTool {
+				break
+			}
+			results[r.CallID] = r
+		}
 		switch m.Role {
 		case ptk.RoleUser:
 			s.a.notify(s.id, sdk.UpdateUserMessageText(m.Content))

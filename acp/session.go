@@ -41,7 +41,8 @@ type session struct {
 	turn sync.Mutex
 	// run is the state of the running prompt; only the prompt's goroutine
 	// touches it, and the approver, which the run calls on that goroutine.
-	run *turnState
+	run   *turnState
+	turns int // prompts run, under turn
 
 	mu        sync.Mutex
 	preset    tool.Preset
@@ -329,7 +330,8 @@ func (s *session) prompt(ctx context.Context, blocks []sdk.ContentBlock) (sdk.Pr
 	opts.ConversationID, opts.Store = "", nil
 	opts.Instructions = strings.TrimSpace(s.a.cfg.Instructions(s.cwd) + "\n\n" + opts.Instructions)
 
-	st := &turnState{s: s, calls: map[int]*callState{}, byCall: map[string]*callState{}}
+	s.turns++
+	st := &turnState{s: s, turn: s.turns, calls: map[int]*callState{}, byCall: map[string]*callState{}}
 	s.run = st
 	var res *agent.Result
 	var runErr error

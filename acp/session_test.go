@@ -36,7 +36,7 @@ func TestFilesThroughTheEditor(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, byID := calls(e.seen())
-	if c := byID["ptk-1-1"]; c == nil || !strings.Contains(contentText(c.content), "unsaved()") {
+	if c := byID["ptk-1-1-1"]; c == nil || !strings.Contains(contentText(c.content), "unsaved()") {
 		t.Errorf("read_file did not read the buffer: %+v", c)
 	}
 	if got := e.buffers[main]; got != "package main\n\nfunc main() {\n\tedited()\n}\n" {
@@ -45,7 +45,7 @@ func TestFilesThroughTheEditor(t *testing.T) {
 	if b, _ := os.ReadFile(main); !strings.Contains(string(b), `println("hi")`) {
 		t.Errorf("the disk changed: %q", b)
 	}
-	c := byID["ptk-2-1"]
+	c := byID["ptk-1-2-1"]
 	if c == nil || c.content[0].Diff == nil || !strings.Contains(*c.content[0].Diff.OldText, "unsaved()") || !strings.Contains(c.content[0].Diff.NewText, "edited()") {
 		t.Errorf("the edit's diff: %+v", c)
 	}
@@ -71,7 +71,7 @@ func TestTerminalThroughTheEditor(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, byID := calls(e.seen())
-	c := byID["ptk-1-1"]
+	c := byID["ptk-1-1-1"]
 	if c == nil || c.kind != "execute" || c.title != "Run echo from the terminal; exit 3" {
 		t.Fatalf("the call: %+v", c)
 	}
@@ -140,7 +140,7 @@ func TestCancelMidTool(t *testing.T) {
 				t.Errorf("after a cancel: %+v, %v, in %v", r.resp, r.err, time.Since(start))
 			}
 			_, byID := calls(e.seen())
-			if c := byID["ptk-1-1"]; c == nil || c.status != "failed" {
+			if c := byID["ptk-1-1-1"]; c == nil || c.status != "failed" {
 				t.Errorf("the cancelled call: %+v", c)
 			}
 			if terminal {

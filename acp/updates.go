@@ -17,8 +17,11 @@ import (
 // turnState turns one prompt's events into session/update notifications.
 // Only the prompt's goroutine touches it.
 type turnState struct {
-	s         *session
-	iteration int
+	s *session
+	// turn numbers the session's prompts, iteration the model calls of
+	// this one: with the call's index they make its id, unique in the
+	// session.
+	turn, iteration int
 	// calls are this model call's tool calls by their index in the reply;
 	// byCall by the call's id, for the approver.
 	calls  map[int]*callState
@@ -139,7 +142,7 @@ func (t *turnState) start(i int, call *ptk.Call) *callState {
 	if c := t.calls[i]; c != nil {
 		return c
 	}
-	c := &callState{id: sdk.ToolCallId(fmt.Sprintf("ptk-%d-%d", t.iteration, i+1)), status: sdk.ToolCallStatusPending}
+	c := &callState{id: sdk.ToolCallId(fmt.Sprintf("ptk-%d-%d-%d", t.turn, t.iteration, i+1)), status: sdk.ToolCallStatusPending}
 	if call != nil {
 		c.call = *call
 	}
