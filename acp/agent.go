@@ -296,8 +296,14 @@ func (a *server) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk
 		return sdk.LoadSessionResponse{}, err
 	}
 	id := string(p.SessionId)
-	if a.session(id) != nil {
-		return sdk.LoadSessionResponse{}, invalid("session %q is open already", id)
+	// A session open already is opened anew from the store: what it runs
+	// is cancelled first.
+	a.mu.Lock()
+	open := a.sessions[id]
+	delete(a.sessions, id)
+	a.mu.Unlock()
+	if open != nil {
+		open.close()
 	}
 	history, err := a.cfg.Store.Load(ctx, id)
 	if err != nil {

@@ -73,7 +73,9 @@ func (t *turnState) event(e agent.Event) {
 			t.flush()
 		}
 	case agent.EventCallStart:
-		t.start(e.Index, e.Call)
+		// The call is announced when it is complete: the parser may still
+		// hold the end of the text written before a native call, which must
+		// reach the editor first.
 	case agent.EventCallEnd:
 		c := t.start(e.Index, e.Call)
 		if e.Call != nil {

@@ -205,7 +205,7 @@ test("a whole session with the official ACP client", async (t) => {
     assert.equal(r._meta.ptk.iterations, 2);
     assert.equal(r._meta.ptk.toolCalls, 1);
     const { answer, chunks, calls } = fold(ed.take());
-    assert.equal(answer, "Let me look at it.The package is named demo, version 1.0.0.");
+    assert.equal(answer, "Let me look at it.The package is named **demo**, version `1.0.0`.");
     assert.ok(chunks > 2, `the answer came in ${chunks} pieces`);
     assert.equal(calls.length, 1);
     const c = calls[0];
@@ -292,7 +292,7 @@ test("a whole session with the official ACP client", async (t) => {
     const users = replay.filter((u) => u.sessionUpdate === "user_message_chunk").map((u) => u.content.text);
     assert.deepEqual(users, ["read package.json", "edit main.go", "edit main.go", "write notes", "write notes", "sleep"]);
     const { answer, calls } = fold(replay);
-    assert.match(answer, /The package is named demo/);
+    assert.match(answer, /The package is named \*\*demo\*\*/);
     assert.deepEqual(calls.map((c) => c.title), ["Read package.json", "Edit main.go", "Edit main.go", "Write notes.md", "Write notes.md", "Run sleep 30"]);
     assert.deepEqual(calls.map((c) => c.status), ["completed", "failed", "completed", "completed", "completed", "failed"]);
 

