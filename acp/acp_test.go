@@ -30,7 +30,7 @@ import (
 // offers them, holds files in memory (fs/*) and runs terminals as processes
 // (terminal/*), as an editor does.
 type editor struct {
-	t    *testing.T
+	t    testing.TB
 	conn *sdk.ClientSideConnection
 
 	mu          sync.Mutex
@@ -190,7 +190,7 @@ func (e *editor) WaitForTerminalExit(ctx context.Context, p sdk.WaitForTerminalE
 }
 
 // connect serves cfg to a new editor; caps are what the editor offers.
-func connect(t *testing.T, cfg Config, caps sdk.ClientCapabilities) *editor {
+func connect(t testing.TB, cfg Config, caps sdk.ClientCapabilities) *editor {
 	t.Helper()
 	toAgent, fromEditor := io.Pipe()
 	toEditor, fromAgent := io.Pipe()
@@ -317,7 +317,7 @@ func call(id, tool, args string) ptk.Call {
 }
 
 // project makes a folder to work in.
-func project(t *testing.T) string {
+func project(t testing.TB) string {
 	dir := t.TempDir()
 	for name, content := range map[string]string{
 		"package.json": `{"name": "demo", "version": "1.0.0"}` + "\n",
