@@ -201,3 +201,26 @@ func TestVSCodeExtension(t *testing.T) {
 		t.Errorf("the extension's tests did not run:\n%s", out)
 	}
 }
+
+func TestACPUsage(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	db := filepath.Join(t.TempDir(), "traces.db")
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"acp", "--approval", "yolo"}, 2, "--approval must be ask, auto-edit or plan"},
+		{[]string{"acp", "--workspace", "."}, 2, "--workspace does not apply"},
+		{[]string{"acp", "--yes"}, 2, "--approval auto-edit"},
+		{[]string{"acp", "--mode", "magic"}, 2, "--mode must be ptk, native or auto"},
+		{[]string{"acp", "prompt"}, 2, "acp takes no arguments"},
+		// An editor that goes away at once: ptk acp ends cleanly.
+		{[]string{"acp", "--model", "qwen3:8b", "--trace-db", db}, 0, ""},
+	} {
+		code, out, errOut := runPTK(t, "", c.args...)
+		if code != c.code || !strings.Contains(errOut, c.want) {
+			t.Errorf("ptk %s: exit %d, stderr %q (stdout %q); want exit %d and %q", strings.Join(c.args, " "), code, errOut, out, c.code, c.want)
+		}
+	}
+}
