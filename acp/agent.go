@@ -267,11 +267,14 @@ func newID(cwd string) string {
 	return folderPrefix(cwd) + time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(r[:])
 }
 
-// folderPrefix is the part of a session id that names its folder.
+// folderPrefix is the part of a session id that names its folder:
+// prefixLen bytes.
 func folderPrefix(cwd string) string {
 	h := sha256.Sum256([]byte(filepath.Clean(cwd)))
 	return "acp-" + hex.EncodeToString(h[:5]) + "-"
 }
+
+const prefixLen = len("acp-") + 10 + len("-")
 
 func (a *server) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
 	cwd, err := checkCwd(p.Cwd)
@@ -282,7 +285,9 @@ func (a *server) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.N
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
-	// The commands are announced once the editor knows the session.
+	// The commands are announced once the editor knows the session: the
+	// SDK writes the response when this returns, so the notification
+	// follows a moment later (as other agents do it).
 	go func() {
 		time.Sleep(10 * time.Millisecond)
 		a.notify(s.id, commandsUpdate())
@@ -367,10 +372,10 @@ func (a *server) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (s
 		if len(out.Sessions) == maxListed {
 			break
 		}
-		if len(c.ID) < len("acp-0123456789-") {
+		if len(c.ID) < prefixLen {
 			continue
 		}
-		cwd, ok := folders[c.ID[:len("acp-0123456789-")]]
+		cwd, ok := folders[c.ID[:prefixLen]]
 		if !ok || c.Messages == 0 {
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -272,7 +273,14 @@ func TestCommands(t *testing.T) {
 	if err != nil || opts.ConfigOptions[0].Select.CurrentValue != "auto-edit" || opts.ConfigOptions[1].Select.CurrentValue != "other" {
 		t.Errorf("set_config_option = %+v, %v", opts, err)
 	}
-	// The commands were announced after session/new.
+	// The commands were announced after session/new (a moment after its
+	// response).
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		all = append(all, e.seen()...)
+		if slices.ContainsFunc(all, func(u sdk.SessionUpdate) bool { return u.AvailableCommandsUpdate != nil }) {
+			break
+		}
+	}
 	var announced []string
 	for _, u := range all {
 		if u.AvailableCommandsUpdate != nil {
