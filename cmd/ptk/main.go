@@ -66,7 +66,7 @@ and loops until the model answers.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newRunCmd(), newChatCmd(), newServeCmd(), newModelsCmd(), newParseCmd(), newPromptCmd(), newEvalCmd(), newMCPCmd(), newPtoolCmd(), newWorkflowCmd(), newReactCmd())
+	root.AddCommand(newRunCmd(), newChatCmd(), newServeCmd(), newModelsCmd(), newParseCmd(), newPromptCmd(), newEvalCmd(), newMCPCmd(), newACPCmd(), newPtoolCmd(), newWorkflowCmd(), newReactCmd())
 	root.AddCommand(newTracesCmd(), newConversationsCmd(), newDashboardCmd(), newDistillCmd(), newRefactorCmd())
 	return root
 }

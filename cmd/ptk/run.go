@@ -177,20 +177,9 @@ func prepareRun(cmd *cobra.Command, f runFlags) (*runSetup, error) {
 	if len(names) == 0 {
 		return nil, usagef("no model named: give --model NAME or set PTK_MODEL ('ptk models' lists the catalog; for Ollama, 'ollama list' shows the models you have)")
 	}
-	if f.maxCost < 0 || f.maxTokens < 0 {
-		return nil, usagef("--max-cost and --max-tokens must not be negative")
-	}
-	mode := agent.Mode(f.mode)
-	switch mode {
-	case agent.ModeAuto, agent.ModePTK, agent.ModeNative:
-	default:
-		return nil, usagef("--mode must be ptk, native or auto, not %q", f.mode)
-	}
-	if f.maxIterations < 1 || f.maxToolCalls < 1 {
-		return nil, usagef("--max-iterations and --max-tool-calls must be at least 1")
-	}
-	if f.timeout < 0 {
-		return nil, usagef("--timeout must not be negative")
+	mode, err := checkRunFlags(f)
+	if err != nil {
+		return nil, err
 	}
 	root, tools, closeBuiltins, err := builtinTools(f.workspace, f.tools, f.sandbox)
 	if err != nil {
@@ -235,6 +224,26 @@ func prepareRun(cmd *cobra.Command, f runFlags) (*runSetup, error) {
 	}
 	return &runSetup{opts: opts, tools: tools, policy: policy, policyFile: policyFile,
 		baseURL: baseURL, model: model, resolve: resolve, close: func() { done(); closeTools() }}, nil
+}
+
+// checkRunFlags checks the run flags' limits and mode.
+func checkRunFlags(f runFlags) (agent.Mode, error) {
+	if f.maxCost < 0 || f.maxTokens < 0 {
+		return "", usagef("--max-cost and --max-tokens must not be negative")
+	}
+	mode := agent.Mode(f.mode)
+	switch mode {
+	case agent.ModeAuto, agent.ModePTK, agent.ModeNative:
+	default:
+		return "", usagef("--mode must be ptk, native or auto, not %q", f.mode)
+	}
+	if f.maxIterations < 1 || f.maxToolCalls < 1 {
+		return "", usagef("--max-iterations and --max-tool-calls must be at least 1")
+	}
+	if f.timeout < 0 {
+		return "", usagef("--timeout must not be negative")
+	}
+	return mode, nil
 }
 
 func runRun(cmd *cobra.Command, f runFlags, prompt string) error {

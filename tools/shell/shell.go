@@ -43,6 +43,7 @@ type Option func(*config)
 
 type config struct {
 	sandbox             bool
+	executor            Executor
 	timeout, maxTimeout time.Duration
 	maxOutput           int
 }
@@ -94,6 +95,9 @@ func New(workspace string, opts ...Option) (*Shell, error) {
 		return nil, fmt.Errorf("shell: the maximum output must be positive, not %d", cfg.maxOutput)
 	}
 	cfg.timeout = min(cfg.timeout, cfg.maxTimeout)
+	if cfg.sandbox && cfg.executor != nil {
+		return nil, errors.New("shell: a sandboxed shell runs its commands itself; it cannot also have an executor")
+	}
 
 	dir, err := filepath.Abs(workspace)
 	if err != nil {
@@ -224,6 +228,9 @@ func (s *Shell) run(ctx context.Context, a Args) (ptk.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return ptk.Result{}, err
 	}
+	if s.cfg.executor != nil {
+		return s.remote(ctx, a.Command, timeout, note)
+	}
 	return s.exec(ctx, a.Command, timeout, note)
 }
 
@@ -287,30 +294,41 @@ func (s *Shell) exec(ctx context.Context, command string, timeout time.Duration,
 	if errors.As(err, &serr) {
 		return failf("could not start bash: %v", serr), nil
 	}
+	o := Outcome{Output: out.String(), TimedOut: timedOut, Failed: err}
+	if status.Signaled() {
+		o.ExitCode, o.Signal = 128+int(status.Signal()), fmt.Sprintf("signal %d: %v", int(status.Signal()), status.Signal())
+	} else {
+		o.ExitCode = status.ExitStatus()
+	}
+	return report(o, note, timeout, "the process group was killed"), nil
+}
+
+// report is the bash tool's result for what became of a command: its
+// output, then the note, then how it ended.
+func report(o Outcome, note string, timeout time.Duration, killed string) ptk.Result {
 	var b strings.Builder
-	if text := out.String(); text == "" {
+	if o.Output == "" {
 		b.WriteString("(no output)\n")
 	} else {
-		b.WriteString(text)
-		if !strings.HasSuffix(text, "\n") {
+		b.WriteString(o.Output)
+		if !strings.HasSuffix(o.Output, "\n") {
 			b.WriteByte('\n')
 		}
 	}
 	b.WriteString(note)
-	if timedOut {
-		fmt.Fprintf(&b, "timed out after %v; the process group was killed", timeout)
-		return ptk.Result{Content: b.String(), IsError: true}, nil
+	switch {
+	case o.TimedOut:
+		fmt.Fprintf(&b, "timed out after %v; %s", timeout, killed)
+		return ptk.Result{Content: b.String(), IsError: true}
+	case o.Failed != nil:
+		fmt.Fprintf(&b, "bash failed: %v", o.Failed)
+		return ptk.Result{Content: b.String(), IsError: true}
+	case o.Signal != "":
+		fmt.Fprintf(&b, "exit code %d (killed by %s)", o.ExitCode, o.Signal)
+	default:
+		fmt.Fprintf(&b, "exit code %d", o.ExitCode)
 	}
-	if err != nil {
-		fmt.Fprintf(&b, "bash failed: %v", err)
-		return ptk.Result{Content: b.String(), IsError: true}, nil
-	}
-	if status.Signaled() {
-		fmt.Fprintf(&b, "exit code %d (killed by signal %d: %v)", 128+int(status.Signal()), int(status.Signal()), status.Signal())
-	} else {
-		fmt.Fprintf(&b, "exit code %d", status.ExitStatus())
-	}
-	return ptk.Result{Content: b.String()}, nil
+	return ptk.Result{Content: b.String()}
 }
 
 func failf(format string, args ...any) ptk.Result {
