@@ -357,14 +357,19 @@ func (c *call) follow(before pageState, yield func(string) bool, done func(strin
 	started, busySeen := false, false
 	last, changed := "", time.Now()
 	startBy := time.Now().Add(set.start)
+	interval := set.poll
 	for {
-		if err := c.sleep(set.poll); err != nil {
+		if err := c.sleep(interval); err != nil {
 			return err
 		}
+		read := time.Now()
 		st, err := c.state()
 		if err != nil {
 			return err
 		}
+		// Reading a long answer takes the page's time: read it at most a
+		// quarter of the time.
+		interval = max(set.poll, 3*time.Since(read))
 		if st.LoggedOut {
 			return failure(site.Name, ErrLoggedOut, "the page shows that nobody is signed in: sign in in %s (ptk never handles your password)", c.m.where)
 		}

@@ -24,9 +24,12 @@ func (f *follower) see(s string) string {
 		f.diverged = true
 		return ""
 	}
-	stable := s[:commonPrefix(f.prev, s)]
-	cut := strings.LastIndexByte(stable, '\n') + 1
-	if cut <= len(f.sent) {
+	// prev starts with sent too (sent was cut from it), so only the rest
+	// is compared.
+	n := len(f.sent)
+	stable := s[:n+commonPrefix(f.prev[min(n, len(f.prev)):], s[n:])]
+	cut := strings.LastIndexByte(stable[n:], '\n') + 1 + n
+	if cut <= n {
 		return ""
 	}
 	d := s[len(f.sent):cut]

@@ -47,7 +47,7 @@ func TestMain(m *testing.M) {
 
 // browserAt returns the shared browser, skipping the test without one
 // (failing it under CI).
-func browserAt(t *testing.T) *Browser {
+func browserAt(t testing.TB) *Browser {
 	t.Helper()
 	if shared == nil {
 		if os.Getenv("CI") != "" {
@@ -64,7 +64,7 @@ func browserAt(t *testing.T) *Browser {
 
 // model returns the page as a model in the shared browser, with short
 // timeouts.
-func model(t *testing.T, p *browsertest.Page, opts ...Option) *Model {
+func model(t testing.TB, p *browsertest.Page, opts ...Option) *Model {
 	t.Helper()
 	site, err := ParseSite(p.Site("testchat"))
 	if err != nil {

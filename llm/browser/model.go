@@ -92,9 +92,8 @@ func New(site *Site, where *Browser, opts ...Option) *Model {
 	cfg, err := json.Marshal(struct {
 		Selectors Selectors `json:"selectors"`
 		Read      string    `json:"read"`
-		Exclude   string    `json:"exclude"`
 		Max       int       `json:"max"`
-	}{site.Selectors, site.Read, site.Selectors.Exclude, s.maxAnswer})
+	}{site.Selectors, site.Read, s.maxAnswer})
 	if err != nil {
 		panic("browser: " + err.Error()) // strings and an int always marshal
 	}

@@ -14,23 +14,88 @@
   const clip = (s, n) => (s.length > n ? s.slice(0, n) : s);
   const isField = (el) => !el.isContentEditable && (el instanceof HTMLTextAreaElement || el instanceof HTMLInputElement);
 
-  // readAnswer reads an answer's text without its excluded parts. For
-  // innerText they are hidden for the length of the read, which is
-  // synchronous, so the page is never painted without them.
+  // readAnswer reads an answer's text without its excluded parts.
   function readAnswer(el) {
     if (cfg.read === "textContent") {
       const copy = el.cloneNode(true);
-      if (cfg.exclude) copy.querySelectorAll(cfg.exclude).forEach((x) => x.remove());
+      if (cfg.selectors.exclude) copy.querySelectorAll(cfg.selectors.exclude).forEach((x) => x.remove());
       return copy.textContent;
     }
-    const hidden = cfg.exclude ? Array.from(el.querySelectorAll(cfg.exclude)) : [];
-    const saved = hidden.map((h) => h.getAttribute("style"));
-    hidden.forEach((h) => h.style.setProperty("display", "none", "important"));
-    try {
-      return el.innerText;
-    } finally {
-      hidden.forEach((h, i) => (saved[i] === null ? h.removeAttribute("style") : h.setAttribute("style", saved[i])));
-    }
+    if (!cfg.selectors.exclude || !el.querySelector(cfg.selectors.exclude)) return el.innerText;
+    return innerTextWithout(el, cfg.selectors.exclude);
+  }
+
+  // innerTextWithout is el.innerText as if the elements that match exclude
+  // were not there. It follows the innerText algorithm (required line
+  // breaks of block boxes and paragraphs, <br>, table cells and rows, CSS
+  // white-space, display and visibility) from the computed styles alone:
+  // hiding the parts and asking the browser would lay the page out again
+  // twice a reading, which costs a long answer hundreds of milliseconds.
+  function innerTextWithout(root, exclude) {
+    const parts = []; // the text, in pieces
+    let pending = 0; // required line breaks before the next text
+    let softEnd = false; // the last piece ends with a collapsible space
+    let edge = true; // the text so far ends at the start of a line or a cell
+    const trimSoft = () => {
+      if (softEnd) parts[parts.length - 1] = parts[parts.length - 1].slice(0, -1);
+      softEnd = false;
+    };
+    // add appends a piece of text: collapsible (white space already
+    // collapsed) or not.
+    const add = (text, collapsible) => {
+      if (collapsible) {
+        if (text.charCodeAt(0) === 32 && (edge || pending > 0 || softEnd)) text = text.slice(1);
+        if (text === "") return;
+      }
+      if (pending > 0 && parts.length > 0) {
+        trimSoft();
+        parts.push("\n".repeat(pending));
+        edge = true;
+      }
+      pending = 0;
+      if (!collapsible && (text === "\n" || text === "\t")) trimSoft();
+      parts.push(text);
+      softEnd = collapsible && text.charCodeAt(text.length - 1) === 32;
+      edge = text === "\t" || text.charCodeAt(text.length - 1) === 10;
+    };
+    const walk = (node, ws, visible) => {
+      for (let n = node.firstChild; n !== null; n = n.nextSibling) {
+        if (n.nodeType === 3) {
+          if (!visible) continue;
+          const t = n.data;
+          if (ws === "pre" || ws === "pre-wrap" || ws === "break-spaces") add(t, false);
+          else if (ws === "pre-line") add(t.replace(/[ \t\f\r]+/g, " ").replace(/ ?\n ?/g, "\n"), true);
+          else add(t.replace(/[ \t\n\f\r]+/g, " "), true);
+          continue;
+        }
+        if (n.nodeType !== 1 || n.matches(exclude)) continue;
+        const tag = n.localName;
+        if (tag === "script" || tag === "style" || tag === "template" || tag === "textarea" || tag === "input" || tag === "select") continue;
+        const cs = getComputedStyle(n);
+        const d = cs.display;
+        if (d === "none") continue;
+        const vis = cs.visibility === "visible";
+        if (tag === "br") {
+          if (vis) add("\n", false);
+          continue;
+        }
+        let req = 0;
+        if (tag === "p") req = 2;
+        else if (d === "table-row" || d === "table-caption" || !(d.startsWith("inline") || d === "contents" || d.startsWith("table") || d.startsWith("ruby"))) req = 1;
+        if (req > pending) pending = req;
+        walk(n, cs.whiteSpace, vis);
+        if (d === "table-cell") {
+          let next = n.nextElementSibling;
+          while (next && getComputedStyle(next).display === "none") next = next.nextElementSibling;
+          if (next && getComputedStyle(next).display === "table-cell") add("\t", false);
+        }
+        if (req > pending) pending = req;
+      }
+    };
+    const rcs = getComputedStyle(root);
+    walk(root, rcs.whiteSpace, rcs.visibility === "visible");
+    trimSoft();
+    return parts.join("");
   }
 
   function setValue(el, text) {
