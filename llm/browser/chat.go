@@ -75,6 +75,15 @@ func (m *Model) chat(ctx context.Context, prompt string, yield func(string) bool
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, m.set.timeout, errCallTimeout)
 	defer cancel()
+	if m.turn != nil {
+		// Calls that take over the site's tab take turns.
+		select {
+		case m.turn <- struct{}{}:
+			defer func() { <-m.turn }()
+		case <-ctx.Done():
+			return (&call{m: m, ctx: ctx, step: "waiting for the tab"}).classify(ctx.Err())
+		}
+	}
 	c := &call{m: m, ctx: ctx}
 	defer c.close()
 	return c.classify(c.run(prompt, yield, done))
@@ -96,6 +105,10 @@ func (c *call) run(prompt string, yield func(string) bool, done func(string)) er
 	}
 	if _, err := eval[bool](c, "arm", nil); err != nil {
 		return err
+	}
+	if c.reused || c.m.set.keep {
+		// The tab stays: leave nothing running in it.
+		defer eval[bool](c, "disarm", nil)
 	}
 	if err := c.send(); err != nil {
 		return err

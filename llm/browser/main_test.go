@@ -50,7 +50,7 @@ func TestMain(m *testing.M) {
 func browserAt(t testing.TB) *Browser {
 	t.Helper()
 	if shared == nil {
-		if os.Getenv("CI") != "" {
+		if os.Getenv("CI") != "" || os.Getenv("PTK_TEST_CHROMIUM") != "" {
 			t.Fatal(chromiumErr)
 		}
 		t.Skip(chromiumErr)

@@ -29,6 +29,8 @@ type Model struct {
 
 	whole  llm.Model
 	stream llm.Streamer
+	// turn, with WithReuseTab, lets one call at a time use the site's tab.
+	turn chan struct{}
 }
 
 var (
@@ -75,7 +77,8 @@ func WithMaxAnswer(n int) Option { return func(s *settings) { s.maxAnswer = n } 
 // WithReuseTab takes over a tab that is open on the site already (its
 // address starts with the site's match) instead of opening one, starts a
 // new chat in it (the site's new-chat button, or going to its URL) and
-// leaves it open afterwards. Without such a tab, one is opened.
+// leaves it open afterwards. Without such a tab, one is opened. The calls
+// of the model take turns.
 func WithReuseTab() Option { return func(s *settings) { s.reuse = true } }
 
 // WithKeepTab leaves the tab of each call open after the answer, to look
@@ -98,6 +101,9 @@ func New(site *Site, where *Browser, opts ...Option) *Model {
 		panic("browser: " + err.Error()) // strings and an int always marshal
 	}
 	m := &Model{site: site, where: where, cfg: cfg, set: s}
+	if s.reuse {
+		m.turn = make(chan struct{}, 1)
+	}
 	m.whole = completion.Func(func(ctx context.Context, prompt string) (string, error) {
 		var out string
 		err := m.chat(ctx, prompt, nil, func(final string) { out = final })

@@ -137,6 +137,11 @@
       }
       return true;
     }
+    case "disarm": {
+      if (globalThis.ptkObserver) globalThis.ptkObserver.disconnect();
+      globalThis.ptkObserver = null;
+      return true;
+    }
     case "state": {
       const answers = all(cfg.selectors.answer);
       const last = answers.length ? answers[answers.length - 1] : null;

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -52,9 +53,27 @@ func TestReuseTab(t *testing.T) {
 			t.Fatalf("after %s, %d tabs on the page, want the one there was", q, len(open))
 		}
 	}
+	// Two at once take turns in the one tab.
+	var wg sync.WaitGroup
+	for _, q := range []string{"third", "fourth"} {
+		wg.Go(func() {
+			resp, err := m.Generate(t.Context(), ask(q))
+			if err != nil || resp.Content != "You said: "+q {
+				t.Errorf("%s: %v, %+v", q, err, resp)
+			}
+		})
+	}
+	wg.Wait()
+	if open := tabs(t, p.URL); len(open) != 1 {
+		t.Errorf("after two calls at once, %d tabs on the page", len(open))
+	}
 	msgs := p.Messages()
-	if len(msgs) != 2 || msgs[0].Chat == msgs[1].Chat {
-		t.Errorf("the second call did not start a new chat: %+v", msgs)
+	chats := map[string]bool{}
+	for _, m := range msgs {
+		chats[m.Chat] = true
+	}
+	if len(msgs) != 4 || len(chats) != 4 {
+		t.Errorf("each call is not a chat of its own: %+v", msgs)
 	}
 }
 
