@@ -32,3 +32,22 @@ func Example() {
 	}
 	fmt.Println(res.Content)
 }
+
+// A site file: where the chat page is and the selectors of its parts.
+func ExampleParseSite() {
+	site, err := browser.ParseSite([]byte(`{
+		"name": "mychat",
+		"url": "https://chat.example.com/new",
+		"selectors": {"input": "textarea#prompt", "send": "button[aria-label=Send]", "answer": ".answer", "busy": ".stop"}
+	}`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(site.Name, site.Selectors.Answer)
+
+	_, err = browser.ParseSite([]byte(`{"name": "mychat", "url": "javascript:alert(1)", "selectors": {"input": "t", "answer": "a"}}`))
+	fmt.Println(err)
+	// Output:
+	// mychat .answer
+	// site "mychat": url: "javascript:alert(1)" is not an http or https address
+}

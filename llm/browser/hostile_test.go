@@ -13,7 +13,8 @@ import (
 // TestHostilePage: a page's scripts are not trusted. One that replaces the
 // DOM methods a driver calls is read right all the same (ptk's code runs
 // in a world of its own); one that opens an alert does not block the call;
-// one that writes without end is cut off with an error.
+// one whose script loops for ever is an error, not a hang, and its tab is
+// closed; one that writes without end is cut off with an error.
 func TestHostilePage(t *testing.T) {
 	answer := "The real answer.\nOn two lines."
 	reply := func(string) browsertest.Reply { return browsertest.Reply{Text: answer} }
@@ -29,6 +30,16 @@ func TestHostilePage(t *testing.T) {
 	resp, err = model(t, p).Generate(t.Context(), ask("Hello"))
 	if err != nil || resp.Content != answer || time.Since(start) > 20*time.Second {
 		t.Errorf("a page that opens an alert: %v, %+v after %v", err, resp, time.Since(start))
+	}
+
+	p = browsertest.NewPage(t, browsertest.Options{FreezeAt: "two", Reply: reply})
+	err = within(t, 15*time.Second, func() error {
+		_, err := model(t, p, WithLoadTimeout(2*time.Second)).Generate(t.Context(), ask("Hello"))
+		return err
+	})
+	wantErr(t, err, ErrTimeout, llm.ErrServer, "did not respond for 2s")
+	if left := tabs(t, p.URL); len(left) != 0 {
+		t.Errorf("the frozen tab was left open: %+v", left)
 	}
 
 	p = browsertest.NewPage(t, browsertest.Options{Delay: time.Millisecond,

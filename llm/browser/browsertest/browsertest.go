@@ -44,8 +44,9 @@ type Options struct {
 	// checkVisibility) with ones that lie, as a hostile page can.
 	Tamper bool
 	// AlertAt, when set, makes the page open an alert once the answer holds
-	// this text.
-	AlertAt string
+	// this text; FreezeAt makes its script loop for ever then, which
+	// blocks the page.
+	AlertAt, FreezeAt string
 	// Delay is the pause between two words of an answer: 10 ms unless set.
 	// FirstDelay is the pause before the first one.
 	Delay, FirstDelay time.Duration
@@ -145,7 +146,7 @@ func (p *Page) SiteFile(t testing.TB, dir, name string) string {
 func (p *Page) page(w http.ResponseWriter, _ *http.Request) {
 	settings, _ := json.Marshal(map[string]any{
 		"layout": p.opts.Layout, "editor": p.opts.Editor, "loggedOut": p.opts.LoggedOut,
-		"maxLength": p.opts.MaxLength, "alertAt": p.opts.AlertAt,
+		"maxLength": p.opts.MaxLength, "alertAt": p.opts.AlertAt, "freezeAt": p.opts.FreezeAt,
 	})
 	html := strings.Replace(chatHTML, "/*SETTINGS*/{}", string(settings), 1)
 	if p.opts.Tamper {
