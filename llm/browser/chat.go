@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"strings"
 	"time"
 
@@ -149,8 +150,7 @@ func (c *call) connect() error {
 		if c.ctx.Err() != nil {
 			return err
 		}
-		return failure(site.Name, ErrNoBrowser, "no browser answers at %s (%v): start Chrome or Chromium with --remote-debugging-port=9222, "+
-			"or give a profile directory for ptk to start one with (docs/browser.md)", addr, err)
+		return failure(site.Name, ErrNoBrowser, "the browser at %s does not take a DevTools connection: %v", addr, err)
 	}
 
 	var opts []chromedp.ContextOption
@@ -173,14 +173,16 @@ func (c *call) connect() error {
 	if c.detached, err = chromedp.Detached(c.tab); err != nil {
 		return err
 	}
-	go c.dismissDialogs()
+	// Subscribed here, before the page loads, read on another goroutine.
+	go c.dismissDialogs(chromedp.Events(c.tab, page.JavascriptDialogOpening))
 	return nil
 }
 
 // dismissDialogs answers the page's alerts, confirmations and prompts, so
-// that none blocks the page: "leave the page" yes, everything else no.
-func (c *call) dismissDialogs() {
-	for ev, err := range chromedp.Events(c.tab, page.JavascriptDialogOpening) {
+// that none blocks the page: "leave the page" and "OK" yes, everything else
+// no. It returns when the tab's context ends.
+func (c *call) dismissDialogs(dialogs iter.Seq2[page.EventJavascriptDialogOpening, error]) {
+	for ev, err := range dialogs {
 		if err != nil {
 			return
 		}
