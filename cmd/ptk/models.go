@@ -17,7 +17,10 @@ import (
 )
 
 // loadCatalog returns ptk's catalog with the user's laid over it: the
-// models.json in ptk's config folder, then $PTK_MODELS, then file (--models).
+// models.json in ptk's config folder, then $PTK_MODELS, then file (--models);
+// with a browser model browser:NAME for each site file NAME.json in the
+// sites folder of ptk's config folder laid over the built-in catalog (a
+// copy of a built-in site there, fixed, replaces it).
 func loadCatalog(file string) (*catalog.Catalog, error) {
 	c := catalog.Default()
 	var files []string
@@ -25,6 +28,7 @@ func loadCatalog(file string) (*catalog.Catalog, error) {
 		if f := filepath.Join(dir, "ptk", "models.json"); fileExists(f) {
 			files = append(files, f)
 		}
+		c = c.Merge(siteModels(filepath.Join(dir, "ptk", "sites")))
 	}
 	if f := os.Getenv("PTK_MODELS"); f != "" {
 		files = append(files, f)
@@ -43,6 +47,18 @@ func loadCatalog(file string) (*catalog.Catalog, error) {
 		return nil, fmt.Errorf("model catalog: %w", err)
 	}
 	return c, nil
+}
+
+// siteModels are the browser models of the site files in dir, each
+// browser:NAME for NAME.json, served by the catalog's browser provider.
+func siteModels(dir string) *catalog.Catalog {
+	out := &catalog.Catalog{Models: map[string]catalog.Model{}}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".json")
+		out.Models["browser:"+name] = catalog.Model{Provider: "browser", ModelID: f, ToolProtocol: "ptk", Streaming: true}
+	}
+	return out
 }
 
 func fileExists(f string) bool {
@@ -119,7 +135,16 @@ A catalog file has the shape
    "providers": {"local": {"api": "openai", "api_base": "http://localhost:8000/v1", "api_key_env": "LOCAL_KEY"}},
    "models": {"mine": {"provider": "local", "model_id": "qwen3-32b", "cost": {"input": 0, "output": 0},
               "context_window": 32768, "max_output": 8192, "tool_protocol": "native", "streaming": true}}}
-api is openai, anthropic, gemini, llamacpp or completions.`,
+api is openai, anthropic, gemini, llamacpp, completions or browser.
+
+browser:NAME models are chat web pages (ChatGPT, Claude, Gemini, AI
+Studio) driven in your own browser, signed in by you: the browser
+provider's api_base is the browser's debugging address
+(http://127.0.0.1:9222) or a profile directory for ptk to start one with
+($PTK_BROWSER replaces it). Their selectors are maintained by hand and
+break when a site changes its page; a site file NAME.json in the sites
+folder of ptk's config folder adds browser:NAME (or replaces it). A site's terms may
+forbid automated use: see docs/browser.md.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return usagef("models takes no arguments")

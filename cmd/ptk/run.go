@@ -19,6 +19,7 @@ import (
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/agent"
 	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/llm/browser"
 	"github.com/ptkit/ptk/tool"
 	"github.com/ptkit/ptk/tools/fs"
 	"github.com/ptkit/ptk/tools/shell"
@@ -339,6 +340,8 @@ func configHint(err error, baseURL, model string) string {
 		msg = " (" + le.Message + ")"
 	}
 	switch {
+	case browserError(err):
+		return le.Message // it says what to do in the browser, not at a base URL
 	case errors.Is(err, llm.ErrConnection):
 		return "no model answers at " + baseURL + msg + ": start the server (for Ollama: ollama serve), or point --base-url / PTK_BASE_URL at one"
 	case errors.Is(err, llm.ErrAuth):
@@ -347,6 +350,16 @@ func configHint(err error, baseURL, model string) string {
 		return "the server at " + baseURL + " has no model " + fmt.Sprintf("%q", model) + msg + ": name one it has with --model or PTK_MODEL (for Ollama: ollama list, or ollama pull " + model + ")"
 	}
 	return ""
+}
+
+// browserError reports a chat page's error (llm/browser).
+func browserError(err error) bool {
+	for _, e := range []error{browser.ErrNoBrowser, browser.ErrLoggedOut, browser.ErrTabClosed, browser.ErrTimeout, browser.ErrRateLimited, browser.ErrLayoutChanged} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 type runJSON struct {
