@@ -213,6 +213,55 @@ func TestInterruptExitStatus(t *testing.T) {
 	}
 }
 
+// ptk serve stopped by Ctrl-C exits 130, as every command does; stopped
+// by SIGTERM (a service manager, a container runtime) after a clean
+// shutdown, it exits 0, so that systemd does not call the unit failed.
+func TestServeStopped(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := ptkBinary(t)
+	for _, tc := range []struct {
+		sig  syscall.Signal
+		want int
+	}{{syscall.SIGINT, 130}, {syscall.SIGTERM, 0}} {
+		t.Run(tc.sig.String(), func(t *testing.T) {
+			addr := freeAddr(t)
+			cmd := exec.Command(bin, "serve", "--addr", addr, "--base-url", "http://127.0.0.1:1/v1", "--no-trace")
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cmd.Process.Kill() })
+			up := false
+			for i := 0; i < 300 && !up; i++ {
+				if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
+					resp.Body.Close()
+					up = true
+				} else {
+					time.Sleep(100 * time.Millisecond)
+				}
+			}
+			if !up {
+				t.Fatalf("ptk serve did not come up; stderr: %s", stderr.String())
+			}
+			cmd.Process.Signal(tc.sig)
+			err := waitFor(cmd, 10*time.Second)
+			code := 0
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				code = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if code != tc.want {
+				t.Errorf("after %v: exit %d, want %d; stderr: %s", tc.sig, code, tc.want, stderr.String())
+			}
+		})
+	}
+}
+
 // A second Ctrl-C while the first is being handled ends ptk at once: here
 // ptk serve, which waits up to 30 s for a request in flight.
 func TestSecondInterruptStopsAtOnce(t *testing.T) {

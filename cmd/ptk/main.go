@@ -60,6 +60,11 @@ func runWith(args []string, stdin io.Reader, stdout, stderr io.Writer, exit func
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if sig := signalled(); sig != nil {
+		if sig == syscall.SIGTERM && err == nil {
+			// A server its service manager stopped, and that shut down
+			// cleanly: a success, or systemd would call the unit failed.
+			return exitOK
+		}
 		// Whatever the command made of its cancellation, it was
 		// interrupted: 128 + the signal's number, as a shell says it.
 		fmt.Fprintln(stderr, "ptk: interrupted")

@@ -34,7 +34,7 @@ var testBinary struct {
 }
 
 // ptkBinary builds ptk, once per test run, and returns its path.
-func ptkBinary(t *testing.T) string {
+func ptkBinary(t testing.TB) string {
 	t.Helper()
 	testBinary.once.Do(func() {
 		if testBinary.dir, testBinary.err = os.MkdirTemp("", "ptk-bin"); testBinary.err != nil {
