@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/ptkit/ptk/internal/version"
 	"github.com/ptkit/ptk/trace"
 )
@@ -104,6 +106,24 @@ func TestRootHelpGrouped(t *testing.T) {
 		if !strings.Contains(out, s) {
 			t.Errorf("help lacks %q", s)
 		}
+	}
+}
+
+// The help's order is commandGroups', whatever order commands were added
+// in (a command merged later lands in its place).
+func TestGroupOrderWhateverTheAdding(t *testing.T) {
+	root := &cobra.Command{Use: "ptk"}
+	for _, name := range []string{"zzz", "version", "acp", "traces", "run", "parse", "eval"} {
+		root.AddCommand(&cobra.Command{Use: name, Run: func(*cobra.Command, []string) {}})
+	}
+	groupCommands(root)
+	var got []string
+	for _, c := range root.Commands() {
+		got = append(got, c.Name()+":"+c.GroupID)
+	}
+	want := []string{"run:core", "acp:core", "eval:core", "traces:data", "parse:tools", "version:tools", "zzz:"}
+	if !slices.Equal(got, want) {
+		t.Errorf("order %v, want %v", got, want)
 	}
 }
 

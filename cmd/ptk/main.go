@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"sync"
 	"syscall"
 
@@ -136,8 +137,8 @@ var commandGroups = []struct {
 }
 
 func init() {
-	// ptk's help lists commands in the order they are added (by group,
-	// then by use), not alphabetically.
+	// ptk's help lists commands in commandGroups' order (groupCommands),
+	// not alphabetically.
 	cobra.EnableCommandSorting = false
 }
 
@@ -170,7 +171,6 @@ and loops until the model answers.
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	// In the order of commandGroups: the help lists them as added.
 	root.AddCommand(newRunCmd(), newChatCmd(), newServeCmd(), newMCPCmd(), newEvalCmd())
 	root.AddCommand(newPtoolCmd(), newWorkflowCmd(), newReactCmd(), newDistillCmd(), newRefactorCmd())
 	root.AddCommand(newTracesCmd(), newConversationsCmd(), newDashboardCmd())
@@ -201,20 +201,27 @@ func argsAreUsage(c *cobra.Command) {
 	}
 }
 
-// groupCommands gives the root's commands their groups in its help.
+// groupCommands gives the root's commands their groups in its help, and
+// puts them in commandGroups' order, whatever order they were added in.
 func groupCommands(root *cobra.Command) {
-	group := map[string]string{}
+	group, rank := map[string]string{}, map[string]int{}
 	for _, g := range commandGroups {
 		root.AddGroup(&cobra.Group{ID: g.id, Title: g.title})
 		for _, c := range g.commands {
-			group[c] = g.id
+			group[c], rank[c] = g.id, len(rank)
 		}
 	}
-	for _, c := range root.Commands() {
+	cmds := slices.Clone(root.Commands())
+	for _, c := range cmds {
 		if id, ok := group[c.Name()]; ok {
 			c.GroupID = id
+		} else {
+			rank[c.Name()] = len(group) // after the grouped ones, in the order added
 		}
 	}
+	slices.SortStableFunc(cmds, func(a, b *cobra.Command) int { return rank[a.Name()] - rank[b.Name()] })
+	root.RemoveCommand(cmds...)
+	root.AddCommand(cmds...)
 }
 
 func newVersionCmd() *cobra.Command {
