@@ -60,6 +60,10 @@ func runWith(args []string, stdin io.Reader, stdout, stderr io.Writer, exit func
 	root := newRoot(stdin, stdout, stderr)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
+	// A command may see the signal (through a context of its own) and
+	// return before ptk's handler has taken it: stop waits for the handler,
+	// which takes what was delivered.
+	stop()
 	if sig := signalled(); sig != nil {
 		if sig == syscall.SIGTERM && err == nil {
 			// A server its service manager stopped, and that shut down
@@ -86,23 +90,33 @@ func runWith(args []string, stdin io.Reader, stdout, stderr io.Writer, exit func
 // signalled, which says which of them came (nil: none). The command gets
 // the cancellation and stops cleanly (a run answers its open calls, a
 // server finishes its requests); a second signal while it does ends ptk at
-// once with exit. stop releases the signals.
+// once with exit. stop releases the signals; after it, signalled has
+// seen every signal delivered before.
 func interruptible(parent context.Context, stderr io.Writer, exit func(int)) (ctx context.Context, signalled func() os.Signal, stop func()) {
 	ctx, cancel := context.WithCancelCause(parent)
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	var mu sync.Mutex
 	var got os.Signal
+	take := func(s os.Signal) {
+		mu.Lock()
+		got = s
+		mu.Unlock()
+		cancel(fmt.Errorf("%v received", s))
+	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		select {
 		case s := <-sigs:
-			mu.Lock()
-			got = s
-			mu.Unlock()
-			cancel(fmt.Errorf("%v received", s))
+			take(s)
 		case <-done:
+			// signal.Stop has returned: whatever was delivered is in sigs.
+			select {
+			case s := <-sigs:
+				take(s)
+			default:
+			}
 			return
 		}
 		select {
@@ -112,15 +126,18 @@ func interruptible(parent context.Context, stderr io.Writer, exit func(int)) (ct
 		case <-done:
 		}
 	})
+	var once sync.Once
 	return ctx, func() os.Signal {
 			mu.Lock()
 			defer mu.Unlock()
 			return got
 		}, func() {
-			signal.Stop(sigs)
-			close(done)
-			wg.Wait()
-			cancel(nil)
+			once.Do(func() {
+				signal.Stop(sigs) // waits for a delivery in progress
+				close(done)
+				wg.Wait()
+				cancel(nil)
+			})
 		}
 }
 
