@@ -263,6 +263,7 @@ func TestDocsCommandLines(t *testing.T) {
 	if len(lines) < 50 {
 		t.Fatalf("found only %d ptk command lines: is the extraction broken?", len(lines))
 	}
+	t.Logf("%d command lines that run ptk, in the README and docs/", len(lines))
 	for _, l := range lines {
 		if err := checkCommand(l.args, l.mention); err != nil {
 			t.Errorf("%s: ptk %s\n\t%s\n\tptk refuses it: %v", l.where, strings.Join(l.args, " "), l.text, err)
