@@ -41,7 +41,7 @@ type runFlags struct {
 func newRunCmd() *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "run [flags] PROMPT",
+		Use:   "run [flags] [PROMPT | -]",
 		Short: "Ask a model to do something, with tools, and print its answer",
 		Long: `run gives PROMPT to a model with ptk's built-in tools over the workspace
 (read_file, list_dir, glob, grep, write_file, edit_file, bash), runs the calls
@@ -68,8 +68,14 @@ OpenAI-compatible server at --base-url (Ollama by default, at
 ` + defaultBaseURL + `; a llama.cpp or vLLM server...). a,b asks b when a fails.
 
   ptk run --model qwen3:8b "What does this repository do?"
+  git diff | ptk run "Review this change"
   ANTHROPIC_API_KEY=... ptk run --model claude-sonnet-4 "Fix the failing test"
   PTK_BASE_URL=http://localhost:8080/v1 ptk run --model any "List the Go files"
+
+PROMPT is the arguments; standard input, when it is a pipe or a file, is
+added after them (a blank line between), and is the whole prompt when no
+argument or "-" is given. Ctrl-C stops the run (exit status 130); a second
+Ctrl-C stops ptk at once.
 
 --max-cost and --max-tokens are the run's budget; --record FILE keeps every
 model call, --replay FILE answers from it without the network.
@@ -86,14 +92,14 @@ With --json, stdout is one JSON object:
 Exit status: 0 on success, 1 when the run failed, 2 for a usage or
 configuration error (no model answering at the base URL, a wrong API key, an
 unknown model).`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) == 0 || strings.TrimSpace(strings.Join(args, " ")) == "" {
-				return usagef(`run needs a prompt, for example: ptk run --model qwen3:8b "What does this repository do?"`)
-			}
-			return nil
-		},
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runRun(cmd, f, strings.Join(args, " "))
+			prompt, err := promptFrom(cmd.InOrStdin(), args, "run needs a prompt",
+				`ptk run --model qwen3:8b "What does this repository do?", or git diff | ptk run "Review this change"`)
+			if err != nil {
+				return err
+			}
+			return runRun(cmd, f, prompt)
 		},
 	}
 	fl := cmd.Flags()
