@@ -39,6 +39,16 @@ type Config struct {
 	// Models lists the models GET /v1/models returns. Nil lists
 	// DefaultModel alone.
 	Models func(ctx context.Context) ([]string, error)
+	// ModelMap renames the model a request asks for before Resolve sees
+	// it, in every API (ptk serve --model-map).
+	ModelMap ModelMap
+	// Serves reports whether the gateway serves a model of this name to
+	// the agents' APIs (Anthropic Messages and Responses) when ModelMap
+	// does not rename it. A name it does not serve (claude-sonnet-4-5,
+	// which Claude Code asks for, or a hosted model of the catalog) is
+	// served by DefaultModel, never sent on as it is, and the log line says
+	// which was asked. Nil serves every name as it is asked.
+	Serves func(name string) bool
 
 	// APIKeys are the keys a client must send as "Authorization: Bearer
 	// KEY". Empty: no key is asked for.
