@@ -171,7 +171,7 @@ func (c *chatAPI) conversation(x *exchange) (instructions string, msgs []ptk.Mes
 // writeError answers with an error in OpenAI's shape, or ends a stream
 // that has begun with it.
 func (c *chatAPI) writeError(x *exchange, w http.ResponseWriter, e *httpError) {
-	if x.wrote {
+	if x.wrote.Load() {
 		writeStreamError(w, e)
 		return
 	}

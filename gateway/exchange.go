@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/ptkit/ptk"
@@ -72,6 +73,10 @@ type responder interface {
 	// provider said it ("stop", "length", "end_turn"...), u the usage of
 	// the whole request.
 	finish(upstream string, u ptk.Usage)
+	// stop ends what the responder does on its own (a stream's
+	// keep-alive): nothing is written once it returns. The exchange calls
+	// it when the request ends, however it ends.
+	stop()
 }
 
 // exchange is one request in flight, whichever its API, and what the log
@@ -100,8 +105,18 @@ type exchange struct {
 	usage  ptk.Usage
 	status int
 	err    string
-	// wrote: the answer has begun; an error can no longer change its status.
-	wrote bool
+	// wrote: the answer has begun; an error can no longer change its
+	// status. A stream's keep-alive may begin it from another goroutine.
+	wrote atomic.Bool
+	// out is the answer's writer, once there is one.
+	out responder
+}
+
+// respond returns the writer of the answer, and keeps it to stop it when
+// the request ends.
+func (x *exchange) respond(w http.ResponseWriter) responder {
+	x.out = x.api.respond(x, w)
+	return x.out
 }
 
 // handle serves one request of the API a: the body is read within the
@@ -111,6 +126,9 @@ type exchange struct {
 func (s *Server) handle(w http.ResponseWriter, r *http.Request, a api, agentAPI bool) {
 	x := &exchange{s: s, api: a, status: http.StatusOK}
 	defer func() {
+		if x.out != nil {
+			x.out.stop()
+		}
 		attrs := []slog.Attr{slog.String("model", x.name), slog.String("mode", x.mode), slog.Bool("stream", x.stream),
 			slog.Int("calls", x.calls), slog.Int("prompt_tokens", x.usage.PromptTokens),
 			slog.Int("completion_tokens", x.usage.CompletionTokens)}
@@ -182,7 +200,7 @@ func (s *Server) readBody(ctx context.Context, w http.ResponseWriter, r *http.Re
 // ends it with the error as its last event.
 func (x *exchange) fail(w http.ResponseWriter, e *httpError) {
 	x.err = e.msg
-	if !x.wrote {
+	if !x.wrote.Load() {
 		x.status = e.status
 	}
 	if x.api == nil {
@@ -261,7 +279,7 @@ func (x *exchange) serve(ctx context.Context, w http.ResponseWriter) error {
 	} else {
 		err = x.serveModel(ctx, w)
 	}
-	if err != nil && !x.wrote && x.up.Mode != agent.ModeNative && errors.Is(err, llm.ErrToolsUnsupported) && ctx.Err() == nil {
+	if err != nil && !x.wrote.Load() && x.up.Mode != agent.ModeNative && errors.Is(err, llm.ErrToolsUnsupported) && ctx.Err() == nil {
 		x.s.cfg.NativeTools.Reject(x.up.Model, x.up.Name)
 		return x.servePTK(ctx, w)
 	}

@@ -35,7 +35,7 @@ func (x *exchange) servePTK(ctx context.Context, w http.ResponseWriter) error {
 	if req.Messages, herr = x.ptkConversation(); herr != nil {
 		return herr
 	}
-	out := x.api.respond(x, w)
+	out := x.respond(w)
 	var total ptk.Usage
 	// A whole answer holds its text back until it is known to be the
 	// answer; a stream does only when the reply must call a tool.
@@ -262,7 +262,7 @@ func (x *exchange) serveModel(ctx context.Context, w http.ResponseWriter) error 
 			return badRequest("tools: %v", err)
 		}
 	}
-	out := x.api.respond(x, w)
+	out := x.respond(w)
 	rep, err := x.ask(ctx, req, parser, turn.Native, out, !out.streaming())
 	x.usage = rep.usage
 	if err != nil {

@@ -63,12 +63,12 @@ func (c *chatAPI) forward(x *exchange, ctx context.Context, w http.ResponseWrite
 		}
 		x.readStats(data)
 		w.WriteHeader(resp.StatusCode)
-		x.wrote = true
+		x.wrote.Store(true)
 		w.Write(data)
 		return nil
 	}
 	w.WriteHeader(resp.StatusCode)
-	x.wrote = true
+	x.wrote.Store(true)
 	rc := http.NewResponseController(w)
 	rc.Flush()
 	sr := &streamReader{x: x, w: w, moveUsage: moveUsage}

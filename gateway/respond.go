@@ -50,7 +50,7 @@ func (c *chatAPI) respond(x *exchange, w http.ResponseWriter) responder {
 
 // begin writes the stream's headers and its first chunk, once.
 func (r *chatResponder) begin() {
-	if !r.stream || r.x.wrote {
+	if !r.stream || r.x.wrote.Load() {
 		return
 	}
 	h := r.w.Header()
@@ -58,7 +58,7 @@ func (r *chatResponder) begin() {
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	r.w.WriteHeader(http.StatusOK)
-	r.x.wrote = true
+	r.x.wrote.Store(true)
 	r.chunk(&outDelta{Role: "assistant"}, nil, nil)
 }
 
@@ -114,6 +114,7 @@ func (r *chatResponder) addReasoning(s string) {
 }
 
 func (r *chatResponder) separate()       { r.sep = true }
+func (r *chatResponder) stop()           {}
 func (r *chatResponder) streaming() bool { return r.stream }
 func (r *chatResponder) hasText() bool   { return r.texted }
 func (r *chatResponder) callCount() int  { return len(r.calls) + r.deltaCalls }
@@ -168,7 +169,7 @@ func (r *chatResponder) finish(upstream string, u ptk.Usage) {
 		msg.ToolCalls = r.calls
 		c := completion{ID: r.id, Object: "chat.completion", Created: r.created, Model: r.model, Usage: out,
 			Choices: []choice{{Message: msg, FinishReason: &reason}}}
-		r.x.wrote = true
+		r.x.wrote.Store(true)
 		writeJSON(r.w, http.StatusOK, c)
 		return
 	}

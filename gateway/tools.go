@@ -52,7 +52,7 @@ func (x *exchange) serveTools(ctx context.Context, w http.ResponseWriter) error 
 	if opts.Approver == nil {
 		opts.Approver = denyAll
 	}
-	out := x.api.respond(x, w)
+	out := x.respond(w)
 	var res *agent.Result
 	var runErr error
 	var observe func(agent.Event, error)

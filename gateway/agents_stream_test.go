@@ -1,0 +1,89 @@
+package gateway_test
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ptkit/ptk/agent"
+	"github.com/ptkit/ptk/gateway"
+)
+
+// agentAPIs are the agents' APIs, each with a streamed request and a
+// check of its stream's grammar.
+var agentAPIs = []struct {
+	name, path string
+	body       func() map[string]any
+	check      func(body []byte) error
+	// first is a line that says the stream's text has begun.
+	first string
+}{
+	{"messages", "/v1/messages", func() map[string]any { return messagesBody(true, nil) },
+		func(b []byte) error { _, _, err := messagesStream(b); return err }, "text_delta"},
+	{"responses", "/v1/responses", func() map[string]any { return responsesBody(true, nil) },
+		func(b []byte) error { _, err := responsesStream(b); return err }, "response.output_text.delta"},
+}
+
+// TestAgentsKeepAlive: while the model is slow to answer, a stream begins
+// and says it is alive (a ping event, an event-stream comment), within
+// the API's grammar.
+func TestAgentsKeepAlive(t *testing.T) {
+	t.Parallel()
+	for _, a := range agentAPIs {
+		t.Run(a.name, func(t *testing.T) {
+			t.Parallel()
+			m := replies(said{text: "Here it is.", wait: 400 * time.Millisecond})
+			url := agentGateway(t, m, agent.ModePTK, func(c *gateway.Config) { c.KeepAlive = 50 * time.Millisecond })
+			status, _, out := post(t, url+a.path, a.body())
+			if status != 200 {
+				t.Fatalf("status %d: %s", status, out)
+			}
+			if err := a.check(out); err != nil {
+				t.Fatalf("%v:\n%s", err, out)
+			}
+			_, comments, _ := sseParse(out)
+			pings := strings.Count(string(out), "event: ping")
+			if pings+comments < 3 {
+				t.Errorf("%d pings and %d comments in 400 ms at one every 50 ms:\n%s", pings, comments, out)
+			}
+		})
+	}
+}
+
+// TestAgentsClientGoesAway: a client that leaves in the middle of a stream
+// costs nothing: the model's call ends at once (its context canceled),
+// and the keep-alive writes nothing more (the race detector watches).
+func TestAgentsClientGoesAway(t *testing.T) {
+	t.Parallel()
+	for _, a := range agentAPIs {
+		t.Run(a.name, func(t *testing.T) {
+			t.Parallel()
+			// The text comes in one piece, which the gateway passes on at
+			// once; then the model stalls.
+			m := replies(said{text: "The file says hello, and then it goes on and on.", stallAfter: 1})
+			m.chunk = 1000
+			url := agentGateway(t, m, agent.ModePTK, func(c *gateway.Config) { c.KeepAlive = 5 * time.Millisecond })
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url+a.path, strings.NewReader(string(mustJSON(a.body()))))
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sc := bufio.NewScanner(resp.Body)
+			for sc.Scan() && !strings.Contains(sc.Text(), a.first) {
+			}
+			cancel()
+			resp.Body.Close()
+			select {
+			case <-m.ended:
+			case <-time.After(5 * time.Second):
+				t.Fatal("the model's call goes on after the client left")
+			}
+			time.Sleep(30 * time.Millisecond) // keep-alive ticks, had it not stopped
+		})
+	}
+}
