@@ -133,3 +133,50 @@ func TestServeFlags(t *testing.T) {
 		}
 	}
 }
+
+// ptk serve speaks the agents' APIs: Claude Code's and Codex's model names,
+// or a hosted model of the catalog, reach the --model model or the one
+// --model-map names, never a hosted provider; calls the model writes come
+// back as tool_use blocks and function_call items.
+func TestServeAgentAPIs(t *testing.T) {
+	call := "<tool_call>\n{\"name\": \"Read\", \"arguments\": {\"file_path\": \"/w/go.mod\"}}\n</tool_call>"
+	f, upstream := newFakeOpenAI(t, fakeReply{content: call}, fakeReply{content: "Small."}, fakeReply{content: "Hosted? No."}, fakeReply{content: call})
+	t.Setenv("ANTHROPIC_API_KEY", "sk-must-not-be-used")
+	url := startServe(t, "--base-url", upstream, "--model", "qwen3:8b", "--mode", "ptk", "--no-trace",
+		"--model-map", "claude-haiku-*=small-model")
+	tools := `[{"name":"Read","input_schema":{"type":"object","properties":{"file_path":{"type":"string"}},"required":["file_path"]}}]`
+	send := func(path, body string) map[string]any {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, url+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("x-api-key", "anything")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		data, _ := io.ReadAll(resp.Body)
+		if err := json.Unmarshal(data, &out); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("%s: %d %s", path, resp.StatusCode, data)
+		}
+		return out
+	}
+	out := send("/v1/messages", `{"model":"claude-opus-5-5","max_tokens":100,"messages":[{"role":"user","content":"Read go.mod"}],"tools":`+tools+`}`)
+	content, _ := out["content"].([]any)
+	if out["stop_reason"] != "tool_use" || len(content) != 1 || content[0].(map[string]any)["name"] != "Read" || out["model"] != "qwen3:8b" {
+		t.Errorf("messages: %v", out)
+	}
+	send("/v1/messages", `{"model":"claude-haiku-4-5-20251001","max_tokens":100,"messages":[{"role":"user","content":"Hi"}]}`)
+	send("/v1/messages", `{"model":"claude-sonnet-4","max_tokens":100,"messages":[{"role":"user","content":"Hi"}]}`)
+	out = send("/v1/responses", `{"model":"gpt-4o","input":"Read go.mod","tools":[{"type":"function","name":"Read","parameters":{"type":"object","properties":{"file_path":{"type":"string"}}}},{"type":"web_search"}],"store":false}`)
+	items, _ := out["output"].([]any)
+	if out["status"] != "completed" || len(items) != 1 || items[0].(map[string]any)["type"] != "function_call" {
+		t.Errorf("responses: %v", out)
+	}
+	for i, want := range []string{"qwen3:8b", "small-model", "qwen3:8b", "qwen3:8b"} {
+		if up := f.request(i); up["model"] != want || up["_authorization"] != "" {
+			t.Errorf("upstream request %d: model %v, authorization %q; want %s and none", i, up["model"], up["_authorization"], want)
+		}
+	}
+}
