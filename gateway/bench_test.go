@@ -664,8 +664,12 @@ var (
 	benchResponsesStream = benchCase{"responses-stream", benchResponsesURL, benchAgentRequest("responses", benchPTK, true), true, "responses"}
 )
 
-func benchMessagesURL(e *benchEnv) string  { return strings.TrimSuffix(e.gw, "/chat/completions") + "/messages" }
-func benchResponsesURL(e *benchEnv) string { return strings.TrimSuffix(e.gw, "/chat/completions") + "/responses" }
+func benchMessagesURL(e *benchEnv) string {
+	return strings.TrimSuffix(e.gw, "/chat/completions") + "/messages"
+}
+func benchResponsesURL(e *benchEnv) string {
+	return strings.TrimSuffix(e.gw, "/chat/completions") + "/responses"
+}
 
 // benchVerify sends c once and checks its answer, so that a benchmark
 // measures answers known to be right.

@@ -302,9 +302,16 @@ func (a *messagesAPI) respond(x *exchange, w http.ResponseWriter) responder {
 }
 
 func (r *messagesResponder) streaming() bool { return r.stream }
-func (r *messagesResponder) hasText() bool   { return r.texted }
-func (r *messagesResponder) callCount() int  { return r.calls }
-func (r *messagesResponder) separate()       { r.sep = true }
+
+// flush sends what a step of the answer wrote, in a stream.
+func (r *messagesResponder) flush() {
+	if r.stream {
+		r.sse.flush()
+	}
+}
+func (r *messagesResponder) hasText() bool  { return r.texted }
+func (r *messagesResponder) callCount() int { return r.calls }
+func (r *messagesResponder) separate()      { r.sep = true }
 
 func (r *messagesResponder) stop() {
 	if r.stream {
@@ -364,6 +371,7 @@ func (r *messagesResponder) delta(d wire.Delta) {
 }
 
 func (r *messagesResponder) addText(s string) {
+	defer r.flush()
 	if s == "" {
 		return
 	}
@@ -378,6 +386,7 @@ func (r *messagesResponder) addText(s string) {
 // addReasoning passes the model's reasoning on as thinking, when the
 // client asked for thinking.
 func (r *messagesResponder) addReasoning(s string) {
+	defer r.flush()
 	if s == "" || !r.thinking {
 		return
 	}
@@ -386,6 +395,7 @@ func (r *messagesResponder) addReasoning(s string) {
 }
 
 func (r *messagesResponder) addCall(c ptk.Call) {
+	defer r.flush()
 	r.x.calls++
 	r.calls++
 	r.block("tool_use", wire.Block{Type: "tool_use", ID: c.ID, Name: c.Tool, Input: json.RawMessage{}})
@@ -396,6 +406,7 @@ func (r *messagesResponder) addCall(c ptk.Call) {
 // addCallDelta passes on a piece of a native call: the first piece begins
 // its tool_use block.
 func (r *messagesResponder) addCallDelta(index int, id, name, args string) {
+	defer r.flush()
 	if id != "" || name != "" {
 		r.x.calls++
 		r.calls++

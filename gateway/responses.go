@@ -382,9 +382,16 @@ func (a *responsesAPI) respond(x *exchange, w http.ResponseWriter) responder {
 }
 
 func (r *responsesResponder) streaming() bool { return r.stream }
-func (r *responsesResponder) hasText() bool   { return r.texted }
-func (r *responsesResponder) callCount() int  { return r.calls }
-func (r *responsesResponder) separate()       { r.sep = true }
+
+// flush sends what a step of the answer wrote, in a stream.
+func (r *responsesResponder) flush() {
+	if r.stream {
+		r.sse.flush()
+	}
+}
+func (r *responsesResponder) hasText() bool  { return r.texted }
+func (r *responsesResponder) callCount() int { return r.calls }
+func (r *responsesResponder) separate()      { r.sep = true }
 
 func (r *responsesResponder) stop() {
 	if r.stream {
@@ -503,6 +510,7 @@ func (r *responsesResponder) closeItem() {
 }
 
 func (r *responsesResponder) addText(s string) {
+	defer r.flush()
 	if s == "" {
 		return
 	}
@@ -521,6 +529,7 @@ func (r *responsesResponder) addText(s string) {
 // addReasoning passes the model's reasoning on as a reasoning item's
 // reasoning_text.
 func (r *responsesResponder) addReasoning(s string) {
+	defer r.flush()
 	if s == "" {
 		return
 	}
@@ -533,6 +542,7 @@ func (r *responsesResponder) addReasoning(s string) {
 }
 
 func (r *responsesResponder) addCall(c ptk.Call) {
+	defer r.flush()
 	r.closeItem()
 	r.x.calls++
 	r.calls++
@@ -557,6 +567,7 @@ func (r *responsesResponder) addCall(c ptk.Call) {
 // addCallDelta passes on a piece of a native call: the first piece begins
 // its function_call item, which stays open for its arguments' pieces.
 func (r *responsesResponder) addCallDelta(index int, id, name, args string) {
+	defer r.flush()
 	if id != "" || name != "" {
 		r.closeItem()
 		r.x.calls++

@@ -100,7 +100,9 @@ func (s *sseWriter) write(name string, v any, data []byte) {
 	s.w.Write(s.buf.Bytes())
 }
 
-// event writes one event, and flushes it.
+// event writes one event into the connection's buffer: the responder
+// flushes once it has written what one step of the answer makes (a call is
+// three or four events, which go out in one write).
 func (s *sseWriter) event(name string, v any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -109,7 +111,15 @@ func (s *sseWriter) event(name string, v any) {
 	}
 	s.begin()
 	s.write(name, v, nil)
-	s.rc.Flush()
+}
+
+// flush sends what the events wrote.
+func (s *sseWriter) flush() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.begun && !s.stopped {
+		s.rc.Flush()
+	}
 }
 
 // last writes the stream's last events with write (mu held), flushes them
