@@ -201,7 +201,7 @@ func (x *exchange) ptkConversation() ([]ptk.Message, *httpError) {
 	if herr != nil {
 		return nil, herr
 	}
-	h := turn.NewHistory(turn.PTK, protocol.PTK{}, instructions, x.choice.offered(x.tools))
+	h := turn.NewHistory(turn.PTK, x.s.ptk, instructions, x.choice.offered(x.tools))
 	h.Append(msgs...)
 	out := h.Rendered()
 	var say []string

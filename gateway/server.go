@@ -155,6 +155,9 @@ type Server struct {
 	handler http.Handler
 	memory  *memoryResponses
 	started time.Time
+	// ptk is the text protocol's formatter, with the system prompts the
+	// server wrote lately.
+	ptk cachedPTK
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -194,7 +197,8 @@ func New(cfg Config) (*Server, error) {
 	if cfg.KeepAlive == 0 {
 		cfg.KeepAlive = DefaultKeepAlive
 	}
-	s := &Server{cfg: cfg, sem: make(chan struct{}, cfg.MaxConcurrent), memory: &memoryResponses{max: DefaultMemoryResponses}, started: time.Now()}
+	s := &Server{cfg: cfg, sem: make(chan struct{}, cfg.MaxConcurrent), memory: &memoryResponses{max: DefaultMemoryResponses}, started: time.Now(),
+		ptk: cachedPTK{cache: &promptCache{maxBytes: promptCacheBytes}}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.chat)
 	mux.HandleFunc("POST /v1/messages", s.messages)
