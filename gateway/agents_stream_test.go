@@ -8,8 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/agent"
 	"github.com/ptkit/ptk/gateway"
+	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/tool"
 )
 
 // agentAPIs are the agents' APIs, each with a streamed request and a
@@ -85,5 +88,37 @@ func TestAgentsClientGoesAway(t *testing.T) {
 			}
 			time.Sleep(30 * time.Millisecond) // keep-alive ticks, had it not stopped
 		})
+	}
+}
+
+// TestAgentsServerTools: a request of the agents' APIs that declares no
+// tools is answered with the gateway's own tools (Config.Tools) as a Chat
+// Completions one is: the gateway runs the calls and the client gets the
+// answer, whole and streamed, in its API's shape.
+func TestAgentsServerTools(t *testing.T) {
+	t.Parallel()
+	type place struct {
+		City string `json:"city"`
+	}
+	weather := tool.New("get_weather", "Current weather in a city.", func(_ context.Context, in place) (string, error) {
+		return `{"temp_c": 18, "city": "` + in.City + `"}`, nil
+	}, tool.ReadOnly())
+	const final = "It is 18°C in Paris."
+	for _, stream := range []bool{false, true} {
+		m := newTextModel(func(req llm.Request) said {
+			if strings.Contains(lastUser(req), `"temp_c": 18`) {
+				return said{text: final}
+			}
+			return said{text: ptkCall("get_weather", map[string]any{"city": "Paris"})}
+		})
+		url := agentGateway(t, m, agent.ModePTK, func(c *gateway.Config) { c.Tools = []ptk.Tool{weather} })
+		msg := askMessages(t, url, messagesBody(false, map[string]any{"tools": nil}), stream)
+		if len(msg.Content) != 1 || msg.Content[0].Text != final || msg.Stop() != "end_turn" {
+			t.Errorf("messages, stream %v: %s", stream, mustJSON(msg))
+		}
+		r := askResponses(t, url, responsesBody(false, map[string]any{"tools": nil}), stream)
+		if len(r.Output) != 1 || partsTextOf(r.Output[0]) != final || r.Status != "completed" {
+			t.Errorf("responses, stream %v: %s", stream, mustJSON(r))
+		}
 	}
 }
