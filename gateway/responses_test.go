@@ -119,6 +119,11 @@ func TestResponsesAnswers(t *testing.T) {
 				t.Errorf("reasoning %q", got)
 			}
 		}},
+		{"event-injection", said{text: sseInjection}, agent.ModePTK, "message", "completed", func(t *testing.T, r *responses.Response) {
+			if got := partsTextOf(r.Output[0]); got != sseInjection {
+				t.Errorf("text %q", got)
+			}
+		}},
 		{"incomplete", said{text: "The first file is", finish: "length"}, agent.ModePTK, "message", "incomplete", func(t *testing.T, r *responses.Response) {
 			if r.IncompleteDetails == nil || r.IncompleteDetails.Reason != "max_output_tokens" {
 				t.Errorf("incomplete_details %+v", r.IncompleteDetails)
