@@ -122,3 +122,31 @@ func TestAgentsServerTools(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentsToolsRejected: in auto mode an upstream that rejects native
+// tools gets the text protocol, and the answer is one stream: the writer
+// of the answer given up stops its keep-alive, which would otherwise begin
+// a second stream while the model taught the protocol thinks.
+func TestAgentsToolsRejected(t *testing.T) {
+	t.Parallel()
+	for _, a := range agentAPIs {
+		t.Run(a.name, func(t *testing.T) {
+			t.Parallel()
+			m := newTextModel(func(req llm.Request) said {
+				if len(req.Tools) > 0 {
+					return said{err: &llm.Error{Kind: llm.ErrToolsUnsupported, Status: 400, Message: "model does not support tools"}}
+				}
+				return said{text: "Listing.", wait: 300 * time.Millisecond}
+			})
+			url := agentGateway(t, m, agent.ModeAuto, func(c *gateway.Config) { c.KeepAlive = 100 * time.Millisecond })
+			status, _, out := post(t, url+a.path, a.body())
+			if status != 200 {
+				t.Fatalf("status %d: %s", status, out)
+			}
+			if err := a.check(out); err != nil {
+				t.Fatalf("%v:\n%s", err, out)
+			}
+			time.Sleep(250 * time.Millisecond) // a keep-alive left running would write now
+		})
+	}
+}

@@ -113,8 +113,13 @@ type exchange struct {
 }
 
 // respond returns the writer of the answer, and keeps it to stop it when
-// the request ends.
+// the request ends. A writer made before, for an answer that was given up
+// before it began (an upstream that rejected native tools), is stopped
+// first, so that its keep-alive cannot begin a second stream.
 func (x *exchange) respond(w http.ResponseWriter) responder {
+	if x.out != nil {
+		x.out.stop()
+	}
 	x.out = x.api.respond(x, w)
 	return x.out
 }
