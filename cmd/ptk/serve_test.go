@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -26,9 +27,9 @@ func startServe(t *testing.T, args ...string) string {
 	ln.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	var stderr bytes.Buffer
+	stderr := &lockedBuffer{}
 	go func() {
-		root := newRoot(strings.NewReader(""), io.Discard, &stderr)
+		root := newRoot(strings.NewReader(""), io.Discard, stderr)
 		root.SetArgs(append([]string{"serve", "--addr", addr}, args...))
 		done <- root.ExecuteContext(ctx)
 	}()
@@ -38,7 +39,9 @@ func startServe(t *testing.T, args ...string) string {
 			t.Errorf("serve ended with %v; stderr:\n%s", err, stderr.String())
 		}
 	})
-	for range 200 {
+	// A gateway that starts MCP servers (node) may take seconds on a busy
+	// machine.
+	for range 3000 {
 		if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
 			resp.Body.Close()
 			return "http://" + addr
@@ -51,6 +54,24 @@ func startServe(t *testing.T, args ...string) string {
 	}
 	t.Fatalf("serve did not answer; stderr:\n%s", stderr.String())
 	return ""
+}
+
+// lockedBuffer is a buffer a command writes to while a test may read it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func postChat(t *testing.T, url, key, body string) (int, map[string]any) {
