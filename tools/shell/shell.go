@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/internal/headtail"
 	"github.com/ptkit/ptk/tool"
 )
 
@@ -249,7 +250,7 @@ func (s *Shell) exec(ctx context.Context, command string, timeout time.Duration,
 	if err != nil {
 		return failf("could not start bash: %v", err), nil
 	}
-	out := newOutput(s.cfg.maxOutput)
+	out := headtail.New(s.cfg.maxOutput)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
