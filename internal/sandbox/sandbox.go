@@ -93,7 +93,7 @@ type Config struct {
 	System bool
 	// Tmpfs lists directories that are private, empty and writable in the
 	// sandbox (such as /tmp or the home directory), each of at most
-	// TmpfsSize bytes (default 64 MiB).
+	// TmpfsSize bytes (default 64 MiB), as is /dev/shm.
 	Tmpfs     []string
 	TmpfsSize int64
 	// Dir is the working directory inside (default /).
@@ -172,9 +172,14 @@ func (s *Sandbox) bwrapArgs(noUserns bool) ([]string, error) {
 		args = append(args, "--disable-userns")
 	}
 	id := strconv.Itoa(Nobody)
+	size := c.TmpfsSize
+	if size <= 0 {
+		size = 64 << 20
+	}
+	sz := strconv.FormatInt(size, 10)
 	args = append(args, "--uid", id, "--gid", id, "--cap-drop", "ALL",
 		"--die-with-parent", "--new-session", "--hostname", "sandbox",
-		"--proc", "/proc", "--dev", "/dev")
+		"--proc", "/proc", "--dev", "/dev", "--size", sz, "--tmpfs", "/dev/shm")
 	if c.System {
 		sys, err := systemArgs()
 		if err != nil {
@@ -182,15 +187,11 @@ func (s *Sandbox) bwrapArgs(noUserns bool) ([]string, error) {
 		}
 		args = append(args, sys...)
 	}
-	size := c.TmpfsSize
-	if size <= 0 {
-		size = 64 << 20
-	}
 	for _, d := range c.Tmpfs {
 		if !filepath.IsAbs(d) || filepath.Clean(d) == "/" {
 			return nil, fmt.Errorf("sandbox: tmpfs %q: an absolute directory other than / is needed", d)
 		}
-		args = append(args, "--size", strconv.FormatInt(size, 10), "--tmpfs", filepath.Clean(d))
+		args = append(args, "--size", sz, "--tmpfs", filepath.Clean(d))
 	}
 	for _, b := range c.Binds {
 		if !filepath.IsAbs(b.Path) || filepath.Clean(b.Path) == "/" {
@@ -207,7 +208,9 @@ func (s *Sandbox) bwrapArgs(noUserns bool) ([]string, error) {
 	if dir == "" {
 		dir = "/"
 	}
-	return append(args, "--chdir", dir), nil
+	// The root is a tmpfs holding the mount points, with no bound on its
+	// size: read-only once they are made.
+	return append(args, "--remount-ro", "/", "--chdir", dir), nil
 }
 
 // systemArgs binds the base system read-only.
