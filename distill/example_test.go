@@ -38,8 +38,8 @@ func ExampleSplit() {
 		in := json.RawMessage(fmt.Sprintf(`{"n": %d}`, i%8)) // two inputs twice
 		calls = append(calls, trace.PtoolCall{Ptool: "double", Input: in, Output: json.RawMessage(fmt.Sprint(2 * (i % 8)))})
 	}
-	train, held := distill.Split(calls, 0.25, 1)
-	fmt.Println(len(train), "training,", len(held), "held out")
+	s := distill.Split(calls, 0.25, 0.25, 1)
+	fmt.Println(len(s.Train), "training,", len(s.Validation), "validation,", len(s.Sealed), "sealed")
 	// Output:
-	// 6 training, 2 held out
+	// 4 training, 2 validation, 2 sealed
 }

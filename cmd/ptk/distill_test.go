@@ -44,20 +44,86 @@ func Distilled(ctx context.Context, in In) (Out, error) {
 }
 `
 
-const ticketTest = `package distilled
+// ticketTest tries a training example of each pattern of ticketPatterns.
+func ticketTest(examples map[string][2]string) string {
+	var rows strings.Builder
+	for _, k := range []string{"invoice", "error", "refund", "other"} {
+		in, out := examples[k][0], examples[k][1]
+		if k == "other" {
+			out = ""
+		}
+		fmt.Fprintf(&rows, "\t\t{%q, %q},\n", in, out)
+	}
+	return `package distilled
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"testing"
+
+	"github.com/ptkit/ptk/ptool"
 )
 
 func TestDistilled(t *testing.T) {
-	got, err := Distilled(context.Background(), In{Subject: "Invoice 3 is wrong", Priority: 4})
-	if err != nil || got != (Out{Queue: "billing", Urgent: true}) {
-		t.Fatalf("%+v, %v", got, err)
+	for _, c := range []struct{ in, want string }{
+` + rows.String() + `	} {
+		var in In
+		if err := json.Unmarshal([]byte(c.in), &in); err != nil {
+			t.Fatal(err)
+		}
+		got, err := Distilled(context.Background(), in)
+		if c.want == "" {
+			if !errors.Is(err, ptool.ErrFallback) {
+				t.Errorf("%s: %+v, %v; want a fallback", c.in, got, err)
+			}
+			continue
+		}
+		var want Out
+		json.Unmarshal([]byte(c.want), &want)
+		if err != nil || got != want {
+			t.Errorf("%s: %+v, %v; want %+v", c.in, got, err, want)
+		}
 	}
 }
 `
+}
+
+// ticketPatterns is the model's patterns of the training examples ptk
+// distill shows (the calls of db split as it splits them), and an example
+// of each.
+func ticketPatterns(t *testing.T, db string) (any, map[string][2]string) {
+	s, err := trace.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	calls, err := s.Examples(context.Background(), "route_ticket", -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	train := distill.Split(calls, 0.2, 0.3, 1).Train
+	nums := map[string][]int{}
+	first := map[string][2]string{}
+	for i, e := range train {
+		k := "other"
+		for _, w := range []string{"invoice", "error", "refund"} {
+			if strings.Contains(strings.ToLower(string(e.Input)), w) {
+				k = w
+			}
+		}
+		nums[k] = append(nums[k], i+1)
+		if _, ok := first[k]; !ok {
+			first[k] = [2]string{string(e.Input), string(e.Output)}
+		}
+	}
+	return map[string]any{"patterns": []map[string]any{
+		{"rule": "subjects naming an invoice go to billing, urgent from priority 3", "examples": nums["invoice"]},
+		{"rule": "subjects naming an error go to tech, urgent from priority 3", "examples": nums["error"]},
+		{"rule": "subjects asking a refund go to billing, urgent from priority 3", "examples": nums["refund"]},
+		{"rule": "other questions: the model judges", "examples": nums["other"]},
+	}}, first
+}
 
 // ticket is the i-th stored call: invoices and refunds go to billing, errors to tech,
 // the rest where the model judged (no rule code can see).
@@ -104,14 +170,15 @@ func TestDistillEndToEnd(t *testing.T) {
 		b, _ := json.Marshal(map[string]any{"answer": v})
 		return fakeReply{content: string(b)}
 	}
-	fake, url := newFakeOpenAI(t, answer("Invoices go to billing, errors to tech; urgent when priority is 3 or more."),
-		answer(distill.Candidate{Code: ticketCode, Test: ticketTest}))
+	needBwrap(t)
+	pats, examples := ticketPatterns(t, db)
+	fake, url := newFakeOpenAI(t, answer(pats), answer(distill.Candidate{Code: ticketCode, Test: ticketTest(examples)}))
 	prog := filepath.Join(dir, "prog")
 	os.Mkdir(prog, 0o755)
 	root, _ := filepath.Abs("../..")
 	report := filepath.Join(dir, "report.json")
 	code, out, errOut := runPTK(t, "", "distill", "route_ticket", "--ptools", ptools, "--trace-db", db, "--base-url", url,
-		"--api-key", "k", "--model", "m", "--module", root, "--out", filepath.Join(prog, "route.go"), "--package", "main",
+		"--api-key", "k", "--model", "m", "--out", filepath.Join(prog, "route.go"), "--package", "main",
 		"--report", report, "--case-timeout", "1s")
 	if code != 0 {
 		if n := len(fake.requests); n > 0 {
@@ -122,7 +189,7 @@ func TestDistillEndToEnd(t *testing.T) {
 	t.Log(out)
 	var rep distill.Report
 	data, _ := os.ReadFile(report)
-	if err := json.Unmarshal(data, &rep); err != nil || !rep.Accepted || rep.Train+rep.HeldOut != 60 {
+	if err := json.Unmarshal(data, &rep); err != nil || !rep.Accepted || rep.Train+rep.Validation+rep.Sealed != 60 || !rep.Confined {
 		t.Fatalf("report: %v %+v", err, rep)
 	}
 	if !strings.Contains(out, "accepted after 1 round") || !strings.Contains(out, "wrote ") {
