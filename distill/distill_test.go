@@ -164,7 +164,9 @@ func patterns(s Splits) llmtest.Reply {
 	}})
 }
 
-var workDir string
+// workDir holds the tests' workspaces; cacheDir the seed of the build
+// cache, the user's, so that a test that moves $HOME does not build one.
+var workDir, cacheDir string
 
 func TestMain(m *testing.M) {
 	d, err := os.MkdirTemp("", "distill-test-")
@@ -173,6 +175,9 @@ func TestMain(m *testing.M) {
 	}
 	workDir = d
 	os.Chmod(d, 0o755) // the sandbox's user, nobody, enters it
+	var o Options
+	o.defaults()
+	cacheDir = o.CacheDir
 	code := m.Run()
 	os.RemoveAll(d)
 	os.Exit(code)
@@ -191,7 +196,7 @@ func needBwrap(t *testing.T) {
 }
 
 func options(t *testing.T, script *llmtest.Script) Options {
-	return Options{Model: script, WorkDir: workDir, Timeout: 90 * time.Second,
+	return Options{Model: script, WorkDir: workDir, CacheDir: cacheDir, Timeout: 90 * time.Second,
 		CaseTimeout: 500 * time.Millisecond, Log: t.Logf}
 }
 
