@@ -23,6 +23,9 @@ func sandboxed(t *testing.T) (sh *Shell, ws, outside string) {
 	}
 	sh, err := New(ws, WithSandbox())
 	if errors.Is(err, ErrNoBwrap) {
+		if os.Getenv("PTK_TEST_BWRAP_REQUIRED") == "1" {
+			t.Fatal(err)
+		}
 		t.Skip(err)
 	}
 	if err != nil {
