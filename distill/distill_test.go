@@ -537,3 +537,17 @@ func TestNoSandbox(t *testing.T) {
 		t.Fatalf("err %v, report %+v", err, rep)
 	}
 }
+
+// TestSummaryShowsControlCharacters: what a candidate's tests printed is
+// shown with its escape sequences visible, never acted on by a terminal.
+func TestSummaryShowsControlCharacters(t *testing.T) {
+	rep := &Report{Ptool: "classify", Rounds: []Round{{N: 1, Compiled: true, Rejected: "its tests fail",
+		Tests: "\x1b[2J\x1b[Hall good\r\n\u202eevil\x00", FailedTests: failedTests("--- FAIL: Test\x1b[31mX (0.00s)\n")}}}
+	sum := rep.Summary()
+	if strings.ContainsAny(sum, "\x1b\r\x00\u202e") || !strings.Contains(sum, `\x1b[2J\x1b[Hall good\x0d`) || !strings.Contains(sum, `\u202eevil\x00`) {
+		t.Errorf("the summary:\n%q", sum)
+	}
+	if !strings.Contains(sum, "tests failed: Test[31mX") {
+		t.Errorf("the failed test's name: %q", sum)
+	}
+}

@@ -23,6 +23,10 @@ var Allowed = []string{
 // allowedPtool are the names of package ptool that distilled code may use.
 var allowedPtool = []string{"ErrFallback"}
 
+// goroutines are the functions of allowed packages that start a goroutine:
+// a go statement by another name.
+var goroutines = []string{"time.AfterFunc", "context.AfterFunc"}
+
 // ErrScreened is what a ScreenError is: the code uses what distilled code
 // may not.
 var ErrScreened = errors.New("distill: the code uses what distilled code may not")
@@ -70,6 +74,7 @@ func screenFile(fset *token.FileSet, f *ast.File, test bool) error {
 		allowed = append(slices.Clone(Allowed), "testing")
 	}
 	ptoolName := ""
+	pkgNames := map[string]string{} // name in the file: import path
 	for _, imp := range f.Imports {
 		path, _ := strconv.Unquote(imp.Path.Value)
 		switch {
@@ -83,11 +88,43 @@ func screenFile(fset *token.FileSet, f *ast.File, test bool) error {
 		if imp.Name != nil && imp.Name.Name == "." {
 			add(imp, "a dot import of %s is not allowed", path)
 		}
+		name := path[strings.LastIndex(path, "/")+1:]
+		if imp.Name != nil {
+			name = imp.Name.Name
+		}
+		pkgNames[name] = path
 		if path == ptoolPath {
-			ptoolName = "ptool"
-			if imp.Name != nil {
-				ptoolName = imp.Name.Name
+			ptoolName = name
+		}
+	}
+	// pkgVar returns the package selector at the root of e (time.Local in
+	// time.Local, unicode.Upper in unicode.Upper.R16[0]).
+	pkgVar := func(e ast.Expr) *ast.SelectorExpr {
+		for {
+			switch x := e.(type) {
+			case *ast.ParenExpr:
+				e = x.X
+			case *ast.IndexExpr:
+				e = x.X
+			case *ast.StarExpr:
+				e = x.X
+			case *ast.SliceExpr:
+				e = x.X
+			case *ast.SelectorExpr:
+				if id, ok := x.X.(*ast.Ident); ok {
+					if _, ok := pkgNames[id.Name]; ok {
+						return x
+					}
+				}
+				e = x.X
+			default:
+				return nil
 			}
+		}
+	}
+	changes := func(e ast.Expr) {
+		if sel := pkgVar(e); sel != nil {
+			add(e, "changing %s.%s is not allowed: a package's variables are the whole program's", sel.X.(*ast.Ident).Name, sel.Sel.Name)
 		}
 	}
 	for _, cg := range f.Comments {
@@ -118,12 +155,29 @@ func screenFile(fset *token.FileSet, f *ast.File, test bool) error {
 		case *ast.GoStmt:
 			add(n, "a go statement is not allowed: distilled code runs on the caller's goroutine")
 		case *ast.Ident:
-			if strings.HasPrefix(strings.ToLower(n.Name), "ptk") {
+			if strings.HasPrefix(n.Name, "ptk") || strings.HasPrefix(n.Name, "TestPtk") {
 				add(n, "the name %s is not allowed: names starting with ptk are the scoring harness's", n.Name)
 			}
 		case *ast.SelectorExpr:
-			if id, ok := n.X.(*ast.Ident); ok && ptoolName != "" && id.Name == ptoolName && !slices.Contains(allowedPtool, n.Sel.Name) {
+			id, ok := n.X.(*ast.Ident)
+			if !ok {
+				break
+			}
+			if ptoolName != "" && id.Name == ptoolName && !slices.Contains(allowedPtool, n.Sel.Name) {
 				add(n, "%s.%s is not allowed: of package ptool, distilled code uses only ErrFallback", id.Name, n.Sel.Name)
+			}
+			if path, ok := pkgNames[id.Name]; ok && slices.Contains(goroutines, path+"."+n.Sel.Name) {
+				add(n, "%s.%s is not allowed: it starts a goroutine", id.Name, n.Sel.Name)
+			}
+		case *ast.AssignStmt:
+			for _, l := range n.Lhs {
+				changes(l)
+			}
+		case *ast.IncDecStmt:
+			changes(n.X)
+		case *ast.UnaryExpr:
+			if n.Op == token.AND {
+				changes(n.X)
 			}
 		}
 		return true

@@ -46,6 +46,12 @@ func TestScreen(t *testing.T) {
 		{"distilled_test.go", "package distilled\n\nimport \"testing\"\n\nfunc TestMain(m *testing.M) {}\n", "TestMain is not allowed"},
 		{"distilled_test.go", "package distilled\n\nimport \"os\"\n\nvar _ = os.Args\n", "imports os"},
 		{"distilled.go", "package distilled\n\nfunc f( {\n", "expected"},
+		{"distilled.go", "package distilled\n\nimport \"github.com/ptkit/ptk/ptool\"\n\nfunc f() { ptool.ErrFallback = nil }\n", "changing ptool.ErrFallback is not allowed"},
+		{"distilled.go", "package distilled\n\nimport \"time\"\n\nfunc f() { time.Local = time.UTC }\n", "changing time.Local is not allowed"},
+		{"distilled.go", "package distilled\n\nimport \"unicode\"\n\nfunc f() { unicode.Upper.R16[0].Lo++ }\n", "changing unicode.Upper is not allowed"},
+		{"distilled.go", "package distilled\n\nimport \"time\"\n\nfunc f() { p := &time.Local; *p = nil }\n", "changing time.Local is not allowed"},
+		{"distilled.go", "package distilled\n\nimport \"time\"\n\nfunc f() { time.AfterFunc(0, f) }\n", "time.AfterFunc is not allowed: it starts a goroutine"},
+		{"distilled.go", "package distilled\n\nimport \"context\"\n\nfunc f(ctx context.Context) { context.AfterFunc(ctx, func() {}) }\n", "context.AfterFunc is not allowed"},
 	} {
 		err := Screen(c.name, []byte(c.src))
 		var serr *ScreenError
@@ -53,10 +59,12 @@ func TestScreen(t *testing.T) {
 			t.Errorf("%s:\n%s\ngot %v, want %q", c.name, c.src, err, c.want)
 		}
 	}
-	// library calls in package-level variables are fine
-	ok := "package distilled\n\nimport \"regexp\"\n\nvar re = regexp.MustCompile(`^a+$`)\nvar n = len(\"abc\")\n"
+	// library calls in package-level variables are fine, and so are a
+	// field of the input named ptk_id (PtkId) and local variables
+	ok := "package distilled\n\nimport (\n\t\"regexp\"\n\t\"time\"\n)\n\nvar re = regexp.MustCompile(`^a+$`)\nvar n = len(\"abc\")\n\n" +
+		"type In struct{ PtkId int }\n\nfunc f(in In) int { loc := time.Local; t := time.Now(); t = t.In(loc); return in.PtkId + t.Day() }\n"
 	if err := Screen("distilled.go", []byte(ok)); err != nil {
-		t.Errorf("regexp.MustCompile in a variable: %v", err)
+		t.Errorf("fine code: %v", err)
 	}
 }
 

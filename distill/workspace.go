@@ -194,8 +194,12 @@ func (w *workspace) sandboxes(ctx context.Context, o *Options) error {
 		// root mapped to nobody.
 		if !worldReadable(w.goroot) || !worldReadable(filepath.Dir(w.base)) {
 			build.DropRoot, run.DropRoot = false, false
-			w.build, _ = sandbox.New(build)
-			w.exec, _ = sandbox.New(run)
+			if w.build, err = sandbox.New(build); err != nil {
+				return fmt.Errorf("%w: %v", ErrNoSandbox, err)
+			}
+			if w.exec, err = sandbox.New(run); err != nil {
+				return fmt.Errorf("%w: %v", ErrNoSandbox, err)
+			}
 		}
 	}
 	if err := w.build.Probe(ctx, w.gobin, "version"); err != nil {
@@ -311,7 +315,7 @@ func (w *workspace) seed(ctx context.Context, cacheDir string, build func() erro
 	// Seeds of other toolchains or ptk versions are not read again.
 	old, _ := filepath.Glob(filepath.Join(cacheDir, "gocache-*"))
 	for _, o := range old {
-		if o != seed {
+		if o != seed && !strings.HasPrefix(filepath.Base(o), "gocache-new-") {
 			os.RemoveAll(o)
 		}
 	}
