@@ -308,8 +308,8 @@ var harnessSource string
 const warmTimeout = 10 * time.Minute
 
 // warm builds, with no candidate's code, what every candidate needs: the
-// allowed packages, ptool and the harness, so that the build cache holds
-// them.
+// allowed packages, the ptool stub, testing and the harness, so that the
+// build cache holds them.
 func (w *workspace) warm(ctx context.Context, types string) error {
 	var imports strings.Builder
 	for _, p := range Allowed {
@@ -330,8 +330,8 @@ func (w *workspace) warm(ctx context.Context, types string) error {
 			return err
 		}
 	}
-	// Compiling ptool's dependencies from nothing takes minutes on a busy
-	// machine: the step's limit is ten at least.
+	// Compiling the standard library's packages from nothing takes
+	// minutes on a busy machine: the step's limit is ten at least.
 	w2 := *w
 	w2.timeout = max(w.timeout, warmTimeout)
 	for _, args := range [][]string{{"vet", "."}, {"test", "-c", "-o", filepath.Join(w.bin, "ptk.test"), "."}} {
