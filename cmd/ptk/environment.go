@@ -59,6 +59,7 @@ var environment = []struct {
 // never sets them.
 var internalEnv = []envVar{
 	{"PTK_SHELL_REAPER", "marks the copy of ptk that watches over a bash call's processes"},
+	{"PTK_SANDBOX_HELPER", "marks the copy of ptk that sets a sandboxed program's limits before it starts bubblewrap"},
 }
 
 // A model catalog file can name more key variables (api_key_env); ptk

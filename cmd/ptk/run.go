@@ -58,8 +58,9 @@ prefix (the last matching rule wins):
              {"tool": "write_file", "path": "docs/**", "action": "allow"},
              {"tool": "bash", "command": "git push", "action": "deny"}]}
 File tools cannot leave the workspace. bash can: it runs with your rights.
---sandbox runs it under bubblewrap (bwrap) with the system read-only, the
-workspace writable and no network.
+--sandbox runs it under bubblewrap (bwrap) as nobody without capabilities,
+with no network, the system read-only, the workspace writable, and neither
+your home directory nor the rest of the machine there.
 
 --model names a model of the catalog ('ptk models': OpenAI, Anthropic,
 Gemini, DeepSeek, Groq, local Ollama and llama.cpp models, and yours), which
