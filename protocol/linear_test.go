@@ -70,7 +70,8 @@ func cost(f func()) time.Duration {
 }
 
 // TestLinearTime checks that 4× the input takes about 4× the time, whole
-// and streamed byte by byte: a quadratic parser would take 16×.
+// and streamed byte by byte, and to make it inert (Parser.Neutralize): a
+// quadratic parser would take 16×.
 func TestLinearTime(t *testing.T) {
 	if testing.Short() {
 		t.Skip("timing test")
@@ -84,10 +85,13 @@ func TestLinearTime(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			in1 := strings.Repeat(unit, small/len(unit)+1)
 			in4 := strings.Repeat(unit, 4*small/len(unit)+1)
-			for _, mode := range []string{"whole", "stream"} {
+			for _, mode := range []string{"whole", "stream", "neutralize"} {
 				run := func(in string) func() {
-					if mode == "whole" {
+					switch mode {
+					case "whole":
 						return func() { p.Parse(in) }
+					case "neutralize":
+						return func() { p.Neutralize(in) }
 					}
 					return func() {
 						s := p.NewStream(nil)
