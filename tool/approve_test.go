@@ -250,8 +250,13 @@ func TestDenyRuleSpellings(t *testing.T) {
 		{Tool: "bash", Command: "git", Action: Allow},
 		{Tool: "bash", Command: "git push", Action: Deny},
 	}}
-	if got := decideCommand(broad, "git -c alias.p=push p"); got != Allow {
-		t.Errorf("the known hole of a broad allow rule: %q, want allow (and the README to warn of it)", got)
+	if got := decideCommand(broad, "git p"); got != Allow {
+		t.Errorf("the known hole of a broad allow rule (an alias the repository's .git/config defines): %q, want allow (and the docs to warn of it)", got)
+	}
+	// ... but not through git -c, which the table of flags that run other
+	// programs refuses by default.
+	if got := decideCommand(broad, "git -c alias.p=push p"); got != "" {
+		t.Errorf("git -c alias.p=push p: %q, want no decision (ask)", got)
 	}
 }
 
@@ -348,7 +353,7 @@ func FuzzPlainWords(f *testing.F) {
 	}
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, command string) {
-		words, ok := plainWords(command)
+		words, ok, _ := plainWords(command)
 		if !ok || len(words) == 0 || strings.ContainsRune(command, 0) || !utf8.ValidString(command) {
 			return // (printf prints once even with no words)
 		}
