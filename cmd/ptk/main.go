@@ -30,6 +30,7 @@ func main() {
 
 // run executes ptk with args and returns the exit status.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	stdout, stderr = safeOutputs(stdout, stderr)
 	root := newRoot(stdin, stdout, stderr)
 	root.SetArgs(args)
 	err := root.Execute()
