@@ -126,10 +126,16 @@ func addRunFlags(fl *pflag.FlagSet, f *runFlags) {
 	fl.IntVar(&f.maxIterations, "max-iterations", agent.DefaultMaxIterations, "most model calls in the run")
 	fl.IntVar(&f.maxToolCalls, "max-tool-calls", agent.DefaultMaxToolCalls, "most tool calls in the run")
 	fl.DurationVar(&f.timeout, "timeout", 0, "time limit for the whole run, e.g. 5m (default none)")
-	fl.BoolVar(&f.yes, "yes", false, "approve the calls that need approval (write_file, edit_file, bash) without asking")
-	fl.StringVar(&f.policy, "policy", "", "a policy file that allows or denies calls (default: policy.json in ptk's config folder, if there is one)")
-	fl.BoolVar(&f.sandbox, "sandbox", false, "run bash under bubblewrap: system read-only, workspace writable, no network")
+	addApprovalFlags(fl, &f.yes, &f.policy, &f.sandbox)
 	mcpFlag(fl, &f.mcp)
+}
+
+// addApprovalFlags registers the flags that say what may run without
+// asking, as ptk run, ptk chat and ptk react share them.
+func addApprovalFlags(fl *pflag.FlagSet, yes *bool, policy *string, sandbox *bool) {
+	fl.BoolVar(yes, "yes", false, "approve the calls that need approval (write_file, edit_file, bash) without asking")
+	fl.StringVar(policy, "policy", "", "a policy file that allows or denies calls (default: policy.json in ptk's config folder, if there is one)")
+	fl.BoolVar(sandbox, "sandbox", false, "run bash under bubblewrap: system read-only, workspace writable, no network")
 }
 
 // setting returns a flag's value when it was given, else the first
