@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"unicode/utf8"
 	"unsafe"
 )
 
@@ -84,6 +86,9 @@ func init() {
 // more than a few times its length stop, and every trigger byte is spelled
 // differently).
 func Neutralize(data string, cfgs ...*Config) string {
+	if !strings.ContainsFunc(data, func(r rune) bool { return r < utf8.RuneSelf && inertSpelling[r] != "" }) {
+		return data // nothing can start a call
+	}
 	for range maxInertRounds {
 		var hz []int
 		for _, cfg := range cfgs {
@@ -107,7 +112,12 @@ func Neutralize(data string, cfgs ...*Config) string {
 func hazards(cfg *Config, data string) (hz []int, ok bool) {
 	c := *cfg
 	c.InThink = false
-	m := newMachine(&c, nil)
+	m := inertMachines.Get().(*machine)
+	m.init(&c, nil)
+	defer func() {
+		*m = machine{} // keep nothing of data
+		inertMachines.Put(m)
+	}()
 	m.buf = unsafe.Slice(unsafe.StringData(data), len(data))
 	m.eof = true
 	m.listed = true // a list read before the data lets one follow on its line
@@ -120,6 +130,10 @@ func hazards(cfg *Config, data string) (hz []int, ok bool) {
 	slices.Sort(p.hazards)
 	return slices.Compact(p.hazards), true
 }
+
+// inertMachines keeps machines for inert passes: the history of a run makes
+// every message inert, and a machine is large.
+var inertMachines = sync.Pool{New: func() any { return new(machine) }}
 
 // enter decides whether an inert pass enters the region a recognizer started
 // at buf[i]: only a call's. A ```tool_code fence, where any name(...) is a

@@ -105,7 +105,14 @@ type emitState struct {
 }
 
 func newMachine(cfg *Config, emit func(result.Event)) *machine {
-	return &machine{cfg: cfg, emit: emit, open: -1, callEnd: -1, bareRetry: -1, em: emitState{first: -1, spaceAt: -1}}
+	m := new(machine)
+	m.init(cfg, emit)
+	return m
+}
+
+// init sets m to the state of a new machine.
+func (m *machine) init(cfg *Config, emit func(result.Event)) {
+	*m = machine{cfg: cfg, emit: emit, open: -1, callEnd: -1, bareRetry: -1, em: emitState{first: -1, spaceAt: -1}}
 }
 
 // newJParser returns the machine's JSON reader, ready at start.
@@ -264,7 +271,12 @@ func (m *machine) flushText(to int, partial bool) {
 	m.appendText(seg)
 }
 
-func (m *machine) appendText(seg []byte) { m.text = append(grow(m.text, len(seg)), seg...) }
+func (m *machine) appendText(seg []byte) {
+	if m.inert != nil {
+		return // an inert pass keeps no text
+	}
+	m.text = append(grow(m.text, len(seg)), seg...)
+}
 
 // lastTextByte is the byte before the prose not yet moved to text, as text.
 func (m *machine) lastTextByte() int { return m.textByteBack(0) }

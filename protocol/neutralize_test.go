@@ -1,7 +1,9 @@
 package protocol
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -179,4 +181,48 @@ func FuzzNeutralize(f *testing.F) {
 		}
 		checkInert(t, p, s)
 	})
+}
+
+// neutralizeData are texts a tool returns: a Markdown README (code, JSON and
+// call examples in it), a JSON document, Go source.
+func neutralizeData(b *testing.B) map[string]string {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var items []map[string]any
+	for i := range 400 {
+		items = append(items, map[string]any{"id": i, "name": fmt.Sprintf("item %d", i), "tags": []string{"a", "b"}, "price": 9.5, "nested": map[string]any{"ok": true}})
+	}
+	js, _ := json.MarshalIndent(map[string]any{"items": items}, "", "  ")
+	src := strings.Repeat("func greet(name string) string {\n\tif name == \"\" {\n\t\treturn fmt.Sprintf(\"hello, %s\", name)\n\t}\n\tread_file(name)\n\treturn strings.ToUpper(name[:1]) + name[1:]\n}\n\n", 400)
+	return map[string]string{"markdown": string(readme), "json": string(js), "go": src}
+}
+
+// BenchmarkNeutralizeData measures making typical data inert, for a parser
+// without tools (Neutralize) and with the fuzz tools (Parser.Neutralize),
+// against a parse of the same text: the ratios are the cost.
+func BenchmarkNeutralizeData(b *testing.B) {
+	p, _ := NewParser(fuzzTools)
+	for _, name := range []string{"markdown", "json", "go"} {
+		s := neutralizeData(b)[name]
+		b.Run(name+"/tools", func(b *testing.B) {
+			b.SetBytes(int64(len(s)))
+			for b.Loop() {
+				p.Neutralize(s)
+			}
+		})
+		b.Run(name+"/neutralize", func(b *testing.B) {
+			b.SetBytes(int64(len(s)))
+			for b.Loop() {
+				Neutralize(s)
+			}
+		})
+		b.Run(name+"/parse", func(b *testing.B) {
+			b.SetBytes(int64(len(s)))
+			for b.Loop() {
+				p.Parse(s)
+			}
+		})
+	}
 }
