@@ -56,6 +56,9 @@ prefix (the last matching rule wins):
   {"rules": [{"tool": "bash", "command": "go test", "action": "allow"},
              {"tool": "write_file", "path": "docs/**", "action": "allow"},
              {"tool": "bash", "command": "git push", "action": "deny"}]}
+An allow rule for a command never allows the flags that make it run another
+program (go test -exec, git -c, find -exec, xargs …; "allow_flags": ["-delete"]
+opens one), and a question says which rule came near and why it did not apply.
 File tools cannot leave the workspace. bash can: it runs with your rights.
 --sandbox runs it under bubblewrap (bwrap) with the system read-only, the
 workspace writable and no network.
