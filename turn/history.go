@@ -99,7 +99,9 @@ func (h *History) ptk() bool { return h.mode == PTK }
 // render renders the history from scratch: from its latest compaction on,
 // when it has one.
 func (h *History) render() {
-	h.out = h.out[:0]
+	// A new array: a rendering handed out earlier must not change under
+	// its holder.
+	h.out = h.out[:0:0]
 	h.dropped = nil
 	h.toolRun = -1
 	h.uncount(0)
