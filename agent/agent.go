@@ -94,6 +94,9 @@ type runner struct {
 	files     map[string]bool
 	fileOrder []string
 	filesSeen int
+	// task and latest are the conversation's first and latest requests
+	// seen by a compaction.
+	task, latest *ptk.Message
 }
 
 func run(ctx context.Context, input []ptk.Message, opts Options, emit func(Event)) (res *Result, err error) {

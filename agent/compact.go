@@ -176,7 +176,7 @@ func (r *runner) compact(ctx context.Context, reason string, hard bool) (*Compac
 	}
 	c.Notes = notes
 	c.Read, c.Changed = r.filesTouched(msgs[:cut], notesBudget*2)
-	task, latest := userRequests(msgs[:cut])
+	task, latest := r.userRequests(msgs, shown, cut)
 	c.Message = render(summaryTmpl, summary{Replaced: cut, Task: task, Latest: latest, Read: c.Read, Changed: c.Changed, Notes: notes})
 	r.history.Append(ptk.Message{Role: ptk.RoleUser, Content: c.Message, Compacted: cut})
 	c.After = r.estimate()
@@ -363,28 +363,34 @@ func runeCut(s string, n int) int {
 	return n
 }
 
-// userRequests returns the conversation's first request and its latest,
-// as the user gave them (the latest "" when it is the first): the first
-// user message, and the latest that is not a compaction's notes.
-func userRequests(msgs []ptk.Message) (task, latest string) {
-	first := -1
-	for i, m := range msgs {
-		if m.Role == ptk.RoleUser && !isSummary(m) {
-			first = i
+// userRequests returns the conversation's first request and its latest
+// before cut, as the user gave them (the latest "" when it is the first):
+// the first user message, and the latest that is not a compaction's notes.
+// It looks at the messages the model is shown only, and remembers both,
+// so a long run does not read its whole conversation at each compaction.
+func (r *runner) userRequests(msgs []ptk.Message, shown, cut int) (task, latest string) {
+	if r.task == nil {
+		for i, m := range msgs[:cut] {
+			if m.Role == ptk.RoleUser && !isSummary(m) {
+				r.task = &msgs[i]
+				break
+			}
+		}
+	}
+	for i := cut - 1; i >= shown; i-- {
+		if m := msgs[i]; m.Role == ptk.RoleUser && !isSummary(m) {
+			r.latest = &msgs[i]
 			break
 		}
 	}
-	if first < 0 {
+	if r.task == nil {
 		// The first request was replaced before: the latest notes carry it.
 		return "(given in the notes below)", ""
 	}
-	task = msgs[first].Content
-	for i := len(msgs) - 1; i > first; i-- {
-		if m := msgs[i]; m.Role == ptk.RoleUser && !isSummary(m) {
-			return task, m.Content
-		}
+	if r.latest == nil || r.latest == r.task {
+		return r.task.Content, ""
 	}
-	return task, ""
+	return r.task.Content, r.latest.Content
 }
 
 // filesTouched lists the files the calls in msgs read and changed, as the

@@ -112,14 +112,16 @@ func (h *History) render() {
 		h.out = append(h.out, ptk.Message{Role: ptk.RoleSystem, Content: h.instructions})
 	}
 	msgs := h.msgs
-	h.msgs = h.msgs[:0:0]
 	last, from := Compaction(msgs)
 	h.shown = from
 	if last >= 0 {
 		// The summary, then the messages after the ones it stands for.
 		h.out = append(h.out, ptk.Message{Role: ptk.RoleUser, Content: msgs[last].Content})
-		h.msgs = append(h.msgs, msgs[:from]...)
 	}
+	// The messages are added again in place: each is written over itself,
+	// and the ones before the view are not copied, so a compaction costs
+	// what the model is shown, not the whole conversation.
+	h.msgs = msgs[:from]
 	h.add(msgs[from:], false)
 }
 
