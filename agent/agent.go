@@ -227,6 +227,7 @@ func (r *runner) event(e Event) {
 // loop runs model calls until a final answer, a limit or a failure.
 func (r *runner) loop(ctx context.Context) error {
 	o := &r.opts
+	refused := 0 // final answers Answer refused
 	for {
 		if r.res.Iterations >= o.MaxIterations {
 			return r.atLimit(ctx, ptk.MaxIterationsReached,
@@ -250,7 +251,18 @@ func (r *runner) loop(ctx context.Context) error {
 			}
 		}
 		if len(rep.Attempts) == 0 {
-			r.res.Success, r.res.Content = true, rep.Text
+			text := rep.Text
+			if o.Answer != nil {
+				var err error
+				if text, err = o.Answer(rep.Text); err != nil {
+					if refused++; refused > o.MaxAnswerRetries {
+						return ptk.NewError(ptk.ParseError, fmt.Sprintf("the model's final answer could not be used after %d tries: %v", refused, err), err)
+					}
+					r.history.Append(ptk.Message{Role: ptk.RoleUser, Content: "Your answer cannot be used as it is: " + err.Error() + "\nGive your final answer again, in the form asked for."})
+					continue
+				}
+			}
+			r.res.Success, r.res.Content = true, text
 			r.event(Event{Kind: EventFinal, Iteration: r.res.Iterations, Text: rep.Text})
 			return nil
 		}

@@ -149,6 +149,16 @@ type Options struct {
 	// results always go back in call order.
 	MaxParallel int
 
+	// Answer, when set, reads the model's final answer: the text it
+	// returns is Result.Content, and an error goes back to the model as a
+	// user message, which answers again (each try counts in
+	// MaxIterations; after MaxAnswerRetries the run ends with
+	// ptk.ParseError). ptk run --output-schema reads the answer as a JSON
+	// value of a schema this way (ptool.AnswerReader).
+	Answer func(text string) (string, error)
+	// MaxAnswerRetries is how many answers Answer may refuse; default 2.
+	MaxAnswerRetries int
+
 	// ContextWindow is the model's context window in tokens. Zero asks the
 	// model (llm.ContextWindowOf: a catalog entry's context_window, what an
 	// Ollama, vLLM or llama.cpp server reports); negative means no window
@@ -196,6 +206,7 @@ func (o *Options) defaults() {
 	def(&o.MaxToolCalls, DefaultMaxToolCalls)
 	def(&o.DuplicateWindow, DefaultDuplicateWindow)
 	def(&o.MaxParallel, DefaultMaxParallel)
+	def(&o.MaxAnswerRetries, 2)
 	if o.CompactAt == 0 {
 		o.CompactAt = DefaultCompactAt
 	}

@@ -33,6 +33,8 @@ type cliApprover struct {
 	// ui, when set, asks instead of the terminal (ptk chat's screen): it
 	// returns "y", "n" or "a", or the context's error.
 	ui func(ctx context.Context, call ptk.Call) (string, error)
+	// asked, when set, is told of each call the user is asked about.
+	asked func(ptk.Call)
 }
 
 var _ tool.Approver = (*cliApprover)(nil)
@@ -49,6 +51,9 @@ func (a *cliApprover) Approve(ctx context.Context, call ptk.Call, info ptk.ToolI
 	case !a.ask:
 		return tool.Verdict{Reason: "ptk is running without a terminal to ask the user, and was not started with --yes. " +
 			"Tell the user what you wanted to do; they can allow it by running ptk with --yes, or with an allow rule in a policy file (--policy FILE)."}, nil
+	}
+	if a.asked != nil {
+		a.asked(call)
 	}
 	return a.question(ctx, call)
 }

@@ -41,6 +41,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if errors.As(err, &ue) {
 		return 2
 	}
+	var ee exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
 	return 1
 }
 
