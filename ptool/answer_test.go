@@ -20,8 +20,8 @@ func TestAnswerReader(t *testing.T) {
 		}
 	}
 	for text, want := range map[string]string{
-		`<answer>{"files": 3, "module": "example.com/hello"}</answer>`:                        `{"files":3,"module":"example.com/hello"}`,
-		"Here it is:\n```json\n{'files': '3', 'module': 'example.com/hello',}\n```":           `{"files":3,"module":"example.com/hello"}`,
+		`<answer>{"files": 3, "module": "example.com/hello"}</answer>`:                         `{"files":3,"module":"example.com/hello"}`,
+		"Here it is:\n```json\n{'files': '3', 'module': 'example.com/hello',}\n```":            `{"files":3,"module":"example.com/hello"}`,
 		`<think>count</think>There are <answer>{"module":"m","files":2}</answer> in the repo.`: `{"module":"m","files":2}`,
 	} {
 		got, err := a.Read(text)
