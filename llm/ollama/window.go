@@ -181,3 +181,31 @@ func get(ctx context.Context, hc *http.Client, url string, into any) error {
 	}
 	return nil
 }
+
+// OllamaDefault is the context Ollama gives a model that nothing sets one
+// for, on a machine with less than 24 GiB of VRAM.
+const OllamaDefault = 4096
+
+// OpenAIWindow is the window model has through the OpenAI-compatible API
+// (/v1) of the Ollama server at baseURL, which takes no context size per
+// request: the context it is loaded with, else its Modelfile's num_ctx,
+// else Ollama's default (OllamaDefault; more on a machine with more VRAM,
+// or with OLLAMA_CONTEXT_LENGTH set, which /api/ps shows once the model is
+// loaded).
+func OpenAIWindow(ctx context.Context, baseURL, model string, hc *http.Client) (llm.Window, error) {
+	c := New(baseURL, WithHTTPClient(hc))
+	show, err := c.show(ctx, model)
+	if err != nil {
+		return llm.Window{}, err
+	}
+	w := llm.Window{Trained: trainedContext(show.ModelInfo)}
+	switch loaded := c.loadedContext(ctx, model); {
+	case loaded > 0:
+		w.Tokens, w.Source = loaded, "the context Ollama loaded the model with"
+	case parameter(show.Parameters, "num_ctx") > 0:
+		w.Tokens, w.Source = parameter(show.Parameters, "num_ctx"), "the Modelfile's num_ctx"
+	default:
+		w.Tokens, w.Source = OllamaDefault, "Ollama's default context (its OpenAI-compatible API takes no size per request)"
+	}
+	return w, nil
+}

@@ -19,6 +19,8 @@ import (
 type Client struct {
 	apiKey string
 	t      httpx.Transport
+	// windows are the windows the server told, by model.
+	windows *windows
 }
 
 var (
@@ -59,7 +61,7 @@ func WithBackoff(base, max time.Duration) Option {
 // "https://api.openai.com/v1" or "http://localhost:11434/v1": it posts to
 // baseURL + "/chat/completions".
 func New(baseURL string, opts ...Option) *Client {
-	c := &Client{t: httpx.New("openai", baseURL)}
+	c := &Client{t: httpx.New("openai", baseURL), windows: &windows{}}
 	for _, o := range opts {
 		o(c)
 	}
