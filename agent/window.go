@@ -172,7 +172,7 @@ func (r *runner) tooLong(err error) {
 	}
 	if r.sent > 0 && r.window.Known() {
 		// What was sent was at least the window: count so from now on.
-		r.ratio = max(r.ratio, 1.05*float64(r.window.Tokens)/float64(r.sent))
+		r.ratio = min(max(r.ratio, 1.05*float64(r.window.Tokens)/float64(r.sent)), 4)
 	}
 }
 

@@ -332,3 +332,50 @@ func TestRunProgressShowsTheFill(t *testing.T) {
 		}
 	}
 }
+
+// ptk run against an Ollama server, named by its OpenAI-compatible base
+// URL as usual: ptk finds it is Ollama and speaks its native API, sending
+// num_ctx (--context, or what the Modelfile says), so that the window it
+// counts against is the one Ollama uses.
+func TestRunSpeaksOllamasNativeAPI(t *testing.T) {
+	var mu sync.Mutex
+	var numCtx []any
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/version", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, `{"version":"0.12.6"}`) })
+	mux.HandleFunc("POST /api/show", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"parameters":"num_ctx 12288","model_info":{"general.architecture":"qwen3","qwen3.context_length":40960}}`)
+	})
+	mux.HandleFunc("GET /api/ps", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, `{"models":[]}`) })
+	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
+		t.Error("ptk used the OpenAI-compatible API of an Ollama server")
+		http.Error(w, "no", 500)
+	})
+	mux.HandleFunc("POST /api/chat", func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var req map[string]any
+		json.Unmarshal(body, &req)
+		mu.Lock()
+		numCtx = append(numCtx, req["options"].(map[string]any)["num_ctx"])
+		mu.Unlock()
+		// Ollama counts with the model's tokenizer: here, a token per
+		// 4 bytes of the request.
+		fmt.Fprintf(w, `{"model":"qwen3:8b","message":{"role":"assistant","content":"Hello from Ollama."},"done":true,"done_reason":"stop","prompt_eval_count":%d,"eval_count":5}`, len(body)/4)
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	for _, c := range []struct {
+		args []string
+		want float64
+	}{{nil, 12288}, {[]string{"--context", "16384"}, 16384}} {
+		args := append([]string{"run", "--base-url", srv.URL + "/v1", "--model", "qwen3:8b", "--workspace", workspace(t), "--output-format", "stream-json"}, c.args...)
+		code, out, errOut := runPTK(t, "", append(args, "hi")...)
+		if code != 0 || !strings.Contains(out, `"content":"Hello from Ollama."`) || !strings.Contains(out, fmt.Sprintf(`"measured":true,"percent":`)) || !strings.Contains(out, fmt.Sprintf(`"window":%d`, int(c.want))) {
+			t.Fatalf("%v: exit %d\n%s\n%s", c.args, code, out, errOut)
+		}
+		mu.Lock()
+		if got := numCtx[len(numCtx)-1]; got != c.want {
+			t.Errorf("%v: num_ctx %v, want %v", c.args, got, c.want)
+		}
+		mu.Unlock()
+	}
+}

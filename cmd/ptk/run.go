@@ -212,7 +212,10 @@ func prepareRun(cmd *cobra.Command, f runFlags) (*runSetup, error) {
 		return nil, usageError{err}
 	}
 	resolve := func(names []string) (llm.Model, error) {
-		return resolveModels(cat, choice(cmd, names, f.baseURL, f.apiKey))
+		ch := choice(cmd, names, f.baseURL, f.apiKey)
+		ch.numCtx = f.contextWindow
+		ch.ollama = f.replay == "" // a replay asks no server
+		return resolveModels(cat, ch)
 	}
 	m, err := resolve(names)
 	if err != nil {

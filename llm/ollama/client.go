@@ -319,20 +319,21 @@ func fix(numCtx, trained int) string {
 
 // check reads the prompt's count as Ollama gave it: a count that shows it
 // cut the prompt is an ErrContextLength. Ollama keeps half its context of a
-// prompt that does not fit (older versions all of it), so a count below
-// what was sent, near half the context or near all of it, when what was
-// sent was near the context or past it, is a cut prompt; so is a count
-// far below what was sent (under 60% of the estimate, which is within
-// about 20% once corrected). A count that
+// prompt that does not fit (older versions all of it), so when what was
+// sent was near the context or past it, a count below it near half the
+// context or near all of it is a cut prompt, and so is one far below it
+// (under 60% of the estimate, which is within about 20% once corrected).
+// Far from the context, a count never reads as a cut: a model's tokenizer
+// may count much less than the estimate. A count that
 // is not a cut teaches the client how Ollama counts.
 func (c *Client) check(model string, est, count, numCtx int) error {
 	if count <= 0 || numCtx <= 0 {
 		return nil // Ollama counted nothing (a cached prompt)
 	}
 	slack := numCtx/20 + 8
-	cut := float64(count) < 0.6*float64(est) || // far below what was sent
-		float64(count) < 0.8*float64(est) && est*10 >= numCtx*9 &&
-			(abs(count-numCtx/2) <= slack || count >= numCtx-slack)
+	near := est*10 >= numCtx*9                           // what was sent was near the context or past it
+	cut := near && (float64(count) < 0.6*float64(est) || // far below what was sent
+		float64(count) < 0.8*float64(est) && (abs(count-numCtx/2) <= slack || count >= numCtx-slack))
 	if !cut {
 		raw := float64(est) / math.Float64frombits(c.ratio.Load())
 		if raw > 0 {

@@ -331,12 +331,13 @@ func TestAgentOnSmallNumCtx(t *testing.T) {
 	}
 }
 
-// An Ollama server that uses a smaller context than the num_ctx sent cuts
-// a prompt; the agent learns of it from the error, compacts and goes on.
+// An agent told a window larger than the num_ctx Ollama is sent (a wrong
+// setting) sends prompts Ollama cuts; it learns the window from the error,
+// compacts and goes on.
 func TestAgentRecoversFromACut(t *testing.T) {
 	const turns = 30
 	calls := 0
-	f := &fakeOllama{numCtx: "8192", ignore: 3000}
+	f := &fakeOllama{numCtx: "4096"}
 	f.reply = func(req map[string]any, n int) map[string]any {
 		msgs := req["messages"].([]any)
 		if first := msgs[0].(map[string]any)["content"].(string); strings.HasPrefix(first, "You write the working notes") {
@@ -350,11 +351,11 @@ func TestAgentRecoversFromACut(t *testing.T) {
 	}
 	url := newFake(t, f)
 	res, err := agent.Run(context.Background(), agent.Prompt("Read the files."), agent.Options{Model: ollama.New(url, ollama.WithWarn(func(string) {})), ModelName: "qwen3:8b",
-		Mode: agent.ModeNative, Tools: agenttest.FileTools(600), MaxIterations: turns + 5, MaxToolCalls: turns})
+		Mode: agent.ModeNative, Tools: agenttest.FileTools(600), MaxIterations: turns + 5, MaxToolCalls: turns, ContextWindow: 16384})
 	if err != nil || res.Content != "Done." {
 		t.Fatalf("%v: %+v", err, res)
 	}
-	if f.cut == 0 || len(res.Compactions) == 0 || res.Compactions[0].Reason != agent.CompactContextError {
+	if f.cut != 1 || len(res.Compactions) == 0 || res.Compactions[0].Reason != agent.CompactContextError || res.Compactions[0].Window != 4096 {
 		t.Errorf("%d cut; compactions %+v", f.cut, res.Compactions)
 	}
 }

@@ -26,11 +26,15 @@ type windows struct {
 const probeTimeout = 3 * time.Second
 
 // ContextWindow asks the server for the model's context window, once per
-// model: vLLM's max_model_len (GET /models), llama.cpp's n_ctx (GET
-// /props), or, from Ollama (found by its /api/version), the context its
-// OpenAI-compatible API serves the model with. A server that tells none
-// of these gives the zero Window.
+// model, when the client was made WithWindowProbe: vLLM's max_model_len
+// (GET /models), llama.cpp's n_ctx (GET /props), or, from Ollama (found by
+// its /api/version), the context its OpenAI-compatible API serves the
+// model with. A server that tells none of these, or a client that does not
+// ask, gives the zero Window.
 func (c *Client) ContextWindow(ctx context.Context, model string) (llm.Window, error) {
+	if !c.probe {
+		return llm.Window{}, nil
+	}
 	c.windows.mu.Lock()
 	w, ok := c.windows.m[model]
 	c.windows.mu.Unlock()

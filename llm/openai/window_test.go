@@ -42,7 +42,7 @@ func TestContextWindow(t *testing.T) {
 			})
 		}
 		srv := httptest.NewServer(mux)
-		m := openai.New(srv.URL + "/v1")
+		m := openai.New(srv.URL+"/v1", openai.WithWindowProbe())
 		for range 2 {
 			w, err := m.ContextWindow(context.Background(), "Qwen/Qwen3-8B")
 			if err != nil || w != c.want {
@@ -51,6 +51,10 @@ func TestContextWindow(t *testing.T) {
 		}
 		if n := asked; n == 0 || n > len(c.routes) {
 			t.Errorf("%s: asked %d times", c.name, n)
+		}
+		asked = 0
+		if w, _ := openai.New(srv.URL+"/v1").ContextWindow(context.Background(), "Qwen/Qwen3-8B"); w.Known() || asked != 0 {
+			t.Errorf("%s: a client not made WithWindowProbe asked the server", c.name)
 		}
 		srv.Close()
 	}
