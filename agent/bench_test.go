@@ -89,12 +89,12 @@ func BenchmarkRunTool(b *testing.B) {
 
 // BenchmarkCompactedRun runs long runs against a model with a 4,096-token
 // window (agenttest.WindowModel), compaction on: the loop's cost per turn,
-// the notes calls included, must stay flat from 20 turns to 800, since
+// the notes calls included, must stay flat from 20 turns to 1,600, since
 // what is rendered, counted and sent is bounded by the window, not by the
 // conversation.
 func BenchmarkCompactedRun(b *testing.B) {
 	for _, mode := range []Mode{ModePTK, ModeNative} {
-		for _, turns := range []int{20, 100, 400, 800} {
+		for _, turns := range []int{20, 100, 400, 800, 1600} {
 			b.Run(fmt.Sprintf("%s/turns=%d", mode, turns), func(b *testing.B) {
 				tools := agenttest.FileTools(900)
 				ctx := context.Background()
