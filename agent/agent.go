@@ -97,6 +97,9 @@ type runner struct {
 	// task and latest are the conversation's first and latest requests
 	// seen by a compaction.
 	task, latest *ptk.Message
+	// keep, when set, is the tokens a compaction keeps as they were
+	// (Compact without a window).
+	keep int
 }
 
 func run(ctx context.Context, input []ptk.Message, opts Options, emit func(Event)) (res *Result, err error) {

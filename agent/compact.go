@@ -114,7 +114,7 @@ func render(t *template.Template, data any) string {
 // followed by the notes message (ptk.Message.Compacted), ready for the next
 // run, and what was done. opts are a run's (Model, ModelName, Tools,
 // Instructions, ContextWindow...): the window sizes the notes and what is
-// kept (with none known, the latest quarter of the conversation is kept).
+// kept (with none known, about the latest quarter of the conversation).
 // A conversation that is all its latest turn is ErrNothingToCompact.
 func Compact(ctx context.Context, history []ptk.Message, opts Options) ([]ptk.Message, *Compaction, error) {
 	opts.defaults()
@@ -124,9 +124,11 @@ func Compact(ctx context.Context, history []ptk.Message, opts Options) ([]ptk.Me
 	}
 	r.start(nil, history)
 	if !r.window.Known() {
-		// Keep about the latest quarter: size the window so that what is
-		// shown is past the threshold.
-		r.window = llm.Window{Tokens: max(int(float64(r.estimate())/r.opts.CompactAt), 1024), Source: "the conversation"}
+		// Keep about the latest quarter of what the model is shown, and
+		// ask for the notes of the rest at once.
+		shown := r.estimate() - r.fixedTokens()
+		r.keep = max(shown/4, 1)
+		r.window = llm.Window{Tokens: int(float64(r.fixedTokens()+2*shown+8192) / r.opts.CompactAt), Source: "the conversation"}
 	}
 	c, err := r.compact(ctx, CompactRequested, false)
 	if err != nil {
@@ -151,8 +153,11 @@ func (r *runner) compact(ctx context.Context, reason string, hard bool) (*Compac
 		return nil, r.contextFull(nil)
 	}
 	keep := room * 2 / 5
-	if hard {
+	switch {
+	case hard:
 		keep = room / 5
+	case r.keep > 0:
+		keep = r.keep
 	}
 	cut := r.keepFrom(msgs, shown, keep, hard)
 	if cut <= shown {
@@ -160,6 +165,9 @@ func (r *runner) compact(ctx context.Context, reason string, hard bool) (*Compac
 	}
 	before := r.estimate()
 	notesBudget := min(max(room/4, 128), 4096)
+	if r.keep > 0 {
+		notesBudget = min(max(keep, 128), 4096)
+	}
 	c := &Compaction{Reason: reason, Replaced: cut, Window: r.window.Tokens, Before: before}
 	for _, m := range msgs[cut:] {
 		if !isSummary(m) {
