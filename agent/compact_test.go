@@ -326,3 +326,25 @@ func longHistory(n int) []ptk.Message {
 	}
 	return h
 }
+
+// A model that writes notes far past what it was asked for (a hostile or
+// broken one) has them cut: a compaction never grows the conversation
+// back past the window.
+func TestNotesAreBounded(t *testing.T) {
+	m := &scripted{fn: func(req llm.Request) (*llm.Response, error) {
+		if isNotes(req) {
+			return &llm.Response{Content: strings.Repeat("notes that never end ", 50000)}, nil
+		}
+		return &llm.Response{Content: "ok"}, nil
+	}}
+	out, c, err := Compact(context.Background(), longHistory(12), Options{Model: m, ContextWindow: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := llm.EstimateTokens(c.Notes); n > 4096/4+10 || !strings.HasSuffix(c.Notes, " […]") || c.After >= c.Before {
+		t.Errorf("notes of %d tokens, %d → %d", n, c.Before, c.After)
+	}
+	if len(out[len(out)-1].Content) > 8192 {
+		t.Errorf("a notes message of %d bytes", len(out[len(out)-1].Content))
+	}
+}

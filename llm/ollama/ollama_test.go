@@ -359,3 +359,27 @@ func TestAgentRecoversFromACut(t *testing.T) {
 		t.Errorf("%d cut; compactions %+v", f.cut, res.Compactions)
 	}
 }
+
+// A stream that breaks off, or that sends what is not JSON, is an error,
+// never an answer.
+func TestHostileStreams(t *testing.T) {
+	for body, want := range map[string]error{
+		`{"message":{"role":"assistant","content":"Hel"},"done":false}` + "\n":             llm.ErrConnection,
+		`{"message":{"role":"assistant","content":"Hel"},"done":false}` + "\n<html>oops\n": llm.ErrBadResponse,
+		`{"error":"model runner has unexpectedly stopped"}` + "\n":                         llm.ErrServer,
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/api/chat" {
+				io.WriteString(w, body)
+				return
+			}
+			http.NotFound(w, r)
+		}))
+		m := ollama.New(srv.URL, ollama.WithMaxRetries(0), ollama.WithNumCtx(4096))
+		_, err := llm.Collect(m.Stream(context.Background(), llm.Request{Model: "m", Messages: []ptk.Message{{Role: ptk.RoleUser, Content: "hi"}}}))
+		if !errors.Is(err, want) {
+			t.Errorf("%q: %v, want %v", body, err, want)
+		}
+		srv.Close()
+	}
+}
