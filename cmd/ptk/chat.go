@@ -65,12 +65,13 @@ func runChat(cmd *cobra.Command, f runFlags, conversation, traceDBFlag string) e
 	// Conversations live in the trace store, so --conversation resumes one
 	// tomorrow; without a store they live as long as the process.
 	var store agent.Store = &agent.MemoryStore{}
+	storeName := ""
 	db, err := traceDB(cmd, traceDBFlag)
 	if err == nil {
 		var ts *trace.Store
 		if ts, err = trace.Open(cmd.Context(), db); err == nil {
 			defer ts.Close()
-			store = ts
+			store, storeName = ts, "the trace store "+ts.Name()
 		}
 	}
 	if err != nil {
@@ -89,6 +90,7 @@ func runChat(cmd *cobra.Command, f runFlags, conversation, traceDBFlag string) e
 		Options:      opts,
 		Conversation: conversation,
 		Store:        store,
+		StoreName:    storeName,
 		History:      history,
 		Resolve:      func(name string) (llm.Model, error) { return s.resolve(splitList(name)) },
 		Hint:         s.hint,

@@ -17,6 +17,7 @@ import (
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/agent"
 	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/llm/browser"
 	"github.com/ptkit/ptk/ptool"
 	"github.com/ptkit/ptk/tool"
 	"github.com/ptkit/ptk/tools/fs"
@@ -40,7 +41,7 @@ type runFlags struct {
 func newRunCmd() *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "run [flags] PROMPT",
+		Use:   "run [flags] [PROMPT | -]",
 		Short: "Ask a model to do something, with tools, and print its answer",
 		Long: `run gives PROMPT to a model with ptk's built-in tools over the workspace
 (read_file, list_dir, glob, grep, write_file, edit_file, bash), runs the calls
@@ -57,8 +58,9 @@ prefix (the last matching rule wins):
              {"tool": "write_file", "path": "docs/**", "action": "allow"},
              {"tool": "bash", "command": "git push", "action": "deny"}]}
 File tools cannot leave the workspace. bash can: it runs with your rights.
---sandbox runs it under bubblewrap (bwrap) with the system read-only, the
-workspace writable and no network.
+--sandbox runs it under bubblewrap (bwrap) as nobody without capabilities,
+with no network, the system read-only, the workspace writable, and neither
+your home directory nor the rest of the machine there.
 
 --model names a model of the catalog ('ptk models': OpenAI, Anthropic,
 Gemini, DeepSeek, Groq, local Ollama and llama.cpp models, and yours), which
@@ -67,8 +69,14 @@ OpenAI-compatible server at --base-url (Ollama by default, at
 ` + defaultBaseURL + `; a llama.cpp or vLLM server...). a,b asks b when a fails.
 
   ptk run --model qwen3:8b "What does this repository do?"
+  git diff | ptk run "Review this change"
   ANTHROPIC_API_KEY=... ptk run --model claude-sonnet-4 "Fix the failing test"
   PTK_BASE_URL=http://localhost:8080/v1 ptk run --model any "List the Go files"
+
+PROMPT is the arguments; standard input, when it is a pipe or a file, is
+added after them (a blank line between), and is the whole prompt when no
+argument or "-" is given. Ctrl-C stops the run (exit status 130); a second
+Ctrl-C stops ptk at once.
 
 --max-cost and --max-tokens are the run's budget; --record FILE keeps every
 model call, --replay FILE answers from it without the network.
@@ -94,14 +102,14 @@ Exit status: 0 answered, 1 the run failed, 2 a usage or configuration
 error (no model answering at the base URL, a wrong API key, an unknown
 model), 3 a limit stopped the run (iterations, tool calls, budget,
 timeout, context window), 130 interrupted.`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) == 0 || strings.TrimSpace(strings.Join(args, " ")) == "" {
-				return usagef(`run needs a prompt, for example: ptk run --model qwen3:8b "What does this repository do?"`)
-			}
-			return nil
-		},
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runRun(cmd, f, strings.Join(args, " "))
+			prompt, err := promptFrom(cmd.InOrStdin(), args, "run needs a prompt",
+				`ptk run --model qwen3:8b "What does this repository do?", or git diff | ptk run "Review this change"`)
+			if err != nil {
+				return err
+			}
+			return runRun(cmd, f, prompt)
 		},
 	}
 	fl := cmd.Flags()
@@ -438,6 +446,8 @@ func configHint(err error, baseURL, model string) string {
 		msg = " (" + le.Message + ")"
 	}
 	switch {
+	case browserError(err):
+		return le.Message // it says what to do in the browser, not at a base URL
 	case errors.Is(err, llm.ErrConnection):
 		return "no model answers at " + baseURL + msg + ": start the server (for Ollama: ollama serve), or point --base-url / PTK_BASE_URL at one"
 	case errors.Is(err, llm.ErrAuth):
@@ -446,6 +456,16 @@ func configHint(err error, baseURL, model string) string {
 		return "the server at " + baseURL + " has no model " + fmt.Sprintf("%q", model) + msg + ": name one it has with --model or PTK_MODEL (for Ollama: ollama list, or ollama pull " + model + ")"
 	}
 	return ""
+}
+
+// browserError reports a chat page's error (llm/browser).
+func browserError(err error) bool {
+	for _, e := range []error{browser.ErrNoBrowser, browser.ErrLoggedOut, browser.ErrTabClosed, browser.ErrTimeout, browser.ErrRateLimited, browser.ErrLayoutChanged} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // builtinTools opens the workspace and returns its absolute path and the

@@ -324,13 +324,8 @@ func TestRunBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := filepath.Join(t.TempDir(), "ptk")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	f, url := newFakeOpenAI(t, messyReplies()...)
-	cmd := exec.Command(bin, "run", "--mode", "ptk", "--stream", "--json", "What does this repository do?")
+	cmd := exec.Command(ptkBinary(t), "run", "--mode", "ptk", "--stream", "--json", "What does this repository do?")
 	cmd.Dir = workspace(t)
 	cmd.Env = append(os.Environ(), "PTK_BASE_URL="+url, "PTK_MODEL=qwen3:8b", "PTK_API_KEY=sk-test")
 	out, err := cmd.Output()

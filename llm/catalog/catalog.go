@@ -58,10 +58,14 @@ type Model struct {
 type Provider struct {
 	// API is the wire format: "openai" (Chat Completions, the default),
 	// "anthropic", "gemini", "llamacpp" (llama.cpp's /completion),
-	// "completions" (the legacy /v1/completions) or "ollama" (Ollama's
-	// native /api/chat, which takes num_ctx per request).
+	// "completions" (the legacy /v1/completions), "ollama" (Ollama's
+	// native /api/chat, which takes num_ctx per request) or "browser" (a
+	// chat page in a browser, llm/browser: a model's model_id names its
+	// site, a built-in one or a site file).
 	API string `json:"api,omitempty"`
-	// APIBase is the base URL.
+	// APIBase is the base URL. For the browser API, it is where the
+	// browser is: its remote debugging address (http://127.0.0.1:9222), or
+	// a profile directory to start one with; $PTK_BROWSER replaces it.
 	APIBase string `json:"api_base"`
 	// APIKeyEnv names the environment variable that holds the API key
 	// (empty: no key).
@@ -219,7 +223,8 @@ var ErrUnknown = errors.New("not in the catalog")
 type Options struct {
 	// APIKey, when set, is used instead of the provider's key variable.
 	APIKey string
-	// BaseURL, when set, is used instead of the provider's api_base.
+	// BaseURL, when set, is used instead of the provider's api_base, for
+	// every API but the browser's ($PTK_BROWSER is its).
 	BaseURL string
 	// Getenv reads the key variable; default os.Getenv.
 	Getenv func(string) string
@@ -258,13 +263,15 @@ func (c *Catalog) Resolve(name string, o Options) (llm.Model, error) {
 		key = getenv(p.APIKeyEnv)
 	}
 	base := cmp.Or(o.BaseURL, p.APIBase)
+	if p.API == "browser" {
+		base = p.APIBase // a browser's address is not a server's base URL
+	}
 	api := cmp.Or(p.API, "openai")
 	if o.API != nil {
 		api = o.API(api, base)
 	}
 	local := m.Cost == (llm.Price{})
-	o.AskWindow = o.AskWindow && local
-	client, err := Build(api, base, key, o)
+	client, err := build(api, endpoint{base: base, key: key, id: m.ModelID, getenv: getenv, numCtx: o.NumCtx, askWindow: o.AskWindow && local})
 	if err != nil {
 		return nil, fmt.Errorf("model %q: %w", name, err)
 	}

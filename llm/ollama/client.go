@@ -314,7 +314,7 @@ func fix(numCtx, trained int) string {
 	if trained > 0 {
 		more = min(more, trained)
 	}
-	return fmt.Sprintf("To make room: ptk --context %d (sent as num_ctx), PARAMETER num_ctx %d in a Modelfile, or OLLAMA_CONTEXT_LENGTH=%d ollama serve.", more, more, more)
+	return fmt.Sprintf("To make room: ptk run --context %d (sent as num_ctx), PARAMETER num_ctx %d in a Modelfile, or OLLAMA_CONTEXT_LENGTH=%d ollama serve.", more, more, more)
 }
 
 // check reads the prompt's count as Ollama gave it: a count that shows it

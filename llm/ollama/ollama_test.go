@@ -240,7 +240,7 @@ func TestTruncationDetected(t *testing.T) {
 	_, err := m.Generate(context.Background(), long)
 	var le *llm.Error
 	if !errors.As(err, &le) || !errors.Is(err, llm.ErrContextLength) || !strings.Contains(le.Message, "num_ctx=2048") ||
-		!strings.Contains(le.Message, "it read 1026 tokens") || !strings.Contains(le.Message, "ptk --context 4096") {
+		!strings.Contains(le.Message, "it read 1026 tokens") || !strings.Contains(le.Message, "ptk run --context 4096") {
 		t.Fatalf("err = %v", err)
 	}
 	if len(warned) != 1 || !strings.Contains(warned[0], "context (num_ctx) is 2048") || !strings.Contains(warned[0], "OLLAMA_CONTEXT_LENGTH=4096") {

@@ -38,6 +38,10 @@ type Config struct {
 	// Conversation names the conversation; Store keeps it (nil: not kept).
 	Conversation string
 	Store        agent.Store
+	// StoreName says where Store keeps it, for /conversations ("the trace
+	// store ~/.local/share/ptk/traces.db"); "": in memory, for this
+	// session only.
+	StoreName string
 	// History is the conversation so far, to continue.
 	History []ptk.Message
 	// Resolve finds a model by name, for /model; nil: /model is not

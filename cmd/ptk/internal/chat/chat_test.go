@@ -381,6 +381,18 @@ func TestResume(t *testing.T) {
 	if len(saved) != len(hist)+2 || saved[len(saved)-1].Content != "Twice." {
 		t.Errorf("the store keeps %+v", saved)
 	}
+	// /conversations says where the conversation is kept.
+	h.typeText("/conversations")
+	h.press(tea.KeyEnter)
+	if f := h.frame(); !strings.Contains(f, `conversation "yesterday": 6 messages, kept in memory for this session only`) {
+		t.Errorf("/conversations:\n%s", f)
+	}
+	h.m.cfg.StoreName = "the trace store /tmp/t.db"
+	h.typeText("/conversations")
+	h.press(tea.KeyEnter)
+	if f := strings.Join(strings.Fields(h.frame()), " "); !strings.Contains(f, "kept in the trace store /tmp/t.db: ptk chat --conversation yesterday resumes it") {
+		t.Errorf("/conversations with a store:\n%s", f)
+	}
 }
 
 // Reasoning is folded to one dimmed line until ctrl+r; pgup scrolls back.
