@@ -38,7 +38,7 @@ made up and printed; open the printed address, which carries it.
   ptk dashboard --trace-db postgres://ptk@db/traces --addr 0.0.0.0:7070`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := openTraceStore(cmd, db)
+			s, err := readTraceStore(cmd, db)
 			if err != nil {
 				return err
 			}

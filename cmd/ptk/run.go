@@ -278,7 +278,9 @@ func runRun(cmd *cobra.Command, f runFlags, prompt string) error {
 		if err := writeRunJSON(out, res); err != nil {
 			return err
 		}
-	} else if res.Success {
+	} else if res.Success || errors.Is(runErr, agent.ErrConversationChanged) {
+		// An answer whose exchange the conversation could not keep is
+		// still the answer: it is printed, and the error says the rest.
 		fmt.Fprintln(out, strings.TrimRight(res.Content, "\n"))
 	}
 	if runErr == nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -18,6 +17,15 @@ import (
 // test ends, and returns its base URL.
 func startServe(t *testing.T, args ...string) string {
 	t.Helper()
+	return startServeTo(t, &syncBuffer{}, args...)
+}
+
+// startServeTo is startServe, writing serve's stderr to stderr.
+func startServeTo(t *testing.T, stderr interface {
+	io.Writer
+	String() string
+}, args ...string) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -26,9 +34,8 @@ func startServe(t *testing.T, args ...string) string {
 	ln.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	var stderr bytes.Buffer
 	go func() {
-		root := newRoot(strings.NewReader(""), io.Discard, &stderr)
+		root := newRoot(strings.NewReader(""), io.Discard, stderr)
 		root.SetArgs(append([]string{"serve", "--addr", addr}, args...))
 		done <- root.ExecuteContext(ctx)
 	}()
@@ -38,7 +45,9 @@ func startServe(t *testing.T, args ...string) string {
 			t.Errorf("serve ended with %v; stderr:\n%s", err, stderr.String())
 		}
 	})
-	for range 200 {
+	// Serve may first wait for a trace store or MCP servers; on a loaded
+	// machine that takes seconds.
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); {
 		if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
 			resp.Body.Close()
 			return "http://" + addr
