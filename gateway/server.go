@@ -14,6 +14,7 @@ import (
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/agent"
+	"github.com/ptkit/ptk/httpguard"
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/tool"
 )
@@ -43,6 +44,14 @@ type Config struct {
 	// APIKeys are the keys a client must send as "Authorization: Bearer
 	// KEY". Empty: no key is asked for.
 	APIKeys []string
+	// AllowedHosts and AllowedOrigins widen what the server's guard lets
+	// in (see package httpguard): a reverse proxy's name, a published
+	// address; the origin of a page the operator trusts. The guard refuses
+	// what a web page the user opens could send: a Host that does not name
+	// the server (DNS rebinding), a body that is not JSON (a cross-site
+	// text/plain POST) and an Origin of another site. "*" in AllowedHosts
+	// gives up the Host check.
+	AllowedHosts, AllowedOrigins []string
 
 	// Tools are run by the gateway itself, for requests that declare no
 	// tools of their own: the model calls them, the gateway runs them and
@@ -121,7 +130,9 @@ type Forwarder interface {
 //	GET  /v1/models
 //	GET  /healthz
 //
-// It is safe for concurrent use.
+// Every request passes httpguard's checks first (see
+// Config.AllowedHosts), so that web pages the user opens cannot use it. It
+// is safe for concurrent use.
 type Server struct {
 	cfg     Config
 	sem     chan struct{}
@@ -170,7 +181,8 @@ func New(cfg Config) (*Server, error) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"status":"ok"}`+"\n")
 	})
-	s.handler = LogRequests(cfg.Logger)(RequireKey(cfg.APIKeys)(mux))
+	guard := httpguard.Guard(httpguard.Options{Hosts: cfg.AllowedHosts, Origins: cfg.AllowedOrigins})
+	s.handler = LogRequests(cfg.Logger)(guard(RequireKey(cfg.APIKeys)(mux)))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "invalid_request_error", "unknown_url", "no route "+r.Method+" "+r.URL.Path+": the gateway serves POST /v1/chat/completions, GET /v1/models and GET /healthz")
 	})
