@@ -14,12 +14,12 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/agent"
+	"github.com/ptkit/ptk/internal/pgtext"
 	"github.com/ptkit/ptk/internal/rofs"
 )
 
@@ -29,39 +29,9 @@ var hostile = []string{
 	"a NUL \x00 in the middle",
 	"\x00",
 	"a cut character \xe2\x82 and a stray \xff byte",
-	"the escape " + textEsc + "0 written by hand, and " + textEsc + "x41, " + textEsc,
+	"the escape " + pgtext.Esc + "0 written by hand, and " + pgtext.Esc + "x41, " + pgtext.Esc,
 	"plain text, ünïcödé and emoji 🙂",
 	"",
-}
-
-func TestTextRoundTrip(t *testing.T) {
-	for _, s := range append(hostile, textEsc+textEsc+"e", "\xf4\x8f\xbf", textEsc[:3]+"0") {
-		e := pgText(s)
-		if strings.IndexByte(e, 0) >= 0 || !utf8.ValidString(e) {
-			t.Errorf("pgText(%q) = %q: PostgreSQL cannot hold it", s, e)
-		}
-		if got := pgUntext(e); got != s {
-			t.Errorf("pgUntext(pgText(%q)) = %q", s, got)
-		}
-	}
-	if s := "nothing to escape"; pgText(s) != s {
-		t.Error("plain text must be written as it is")
-	}
-}
-
-func FuzzText(f *testing.F) {
-	for _, s := range hostile {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		e := pgText(s)
-		if strings.IndexByte(e, 0) >= 0 || !utf8.ValidString(e) {
-			t.Fatalf("pgText(%q) = %q", s, e)
-		}
-		if got := pgUntext(e); got != s {
-			t.Fatalf("round trip of %q gave %q", s, got)
-		}
-	})
 }
 
 // hostileRecord is a run whose every text field holds text PostgreSQL's
@@ -71,11 +41,11 @@ func hostileRecord(id string) *Record {
 	return &Record{
 		Run: Run{ID: id, Kind: KindAgent, Name: "name " + h, Model: "model\x00", Mode: "ptk", StartedAt: t0, Status: StatusError,
 			ErrorCode: "TOOL_EXECUTION_FAILED", ErrorMessage: h, Iterations: 1, NumToolCalls: 1, Input: "prompt " + h, Output: "answer " + h},
-		Detail:     json.RawMessage(`{"note":"` + textEsc + `"}`),
+		Detail:     json.RawMessage(`{"note":"` + pgtext.Esc + `"}`),
 		ModelCalls: []ModelCall{{Mode: "ptk", RequestHash: "hash", Text: "reply " + h, Error: h}},
 		ToolCalls: []ToolCall{{Iteration: 1, CallID: "c\x001", Tool: "read_file", Args: json.RawMessage(`{"path":"bin\u0000ary"}`),
-			Result: "file: " + h, Outcome: OutcomeRan, Repairs: []string{"repair " + textEsc}}},
-		PtoolCalls: []PtoolCall{{Ptool: "p", Input: json.RawMessage(`{"text":"` + textEsc + `"}`), Output: json.RawMessage(`"x"`), Source: "model\x00"}},
+			Result: "file: " + h, Outcome: OutcomeRan, Repairs: []string{"repair " + pgtext.Esc}}},
+		PtoolCalls: []PtoolCall{{Ptool: "p", Input: json.RawMessage(`{"text":"` + pgtext.Esc + `"}`), Output: json.RawMessage(`"x"`), Source: "model\x00"}},
 	}
 }
 
@@ -111,7 +81,7 @@ func TestHostileText(t *testing.T) {
 		if !slicesHasName(st.Models, "model\x00") {
 			t.Errorf("Stats' models: %+v", st.Models)
 		}
-		msgs := []ptk.Message{{Role: ptk.RoleUser, Content: strings.Join(hostile, "|")}, {Role: ptk.RoleAssistant, Content: textEsc + "0"}}
+		msgs := []ptk.Message{{Role: ptk.RoleUser, Content: strings.Join(hostile, "|")}, {Role: ptk.RoleAssistant, Content: pgtext.Esc + "0"}}
 		if err := s.Save(ctx, "conv\x00", msgs); err != nil {
 			t.Fatal(err)
 		}
