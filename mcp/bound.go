@@ -46,16 +46,21 @@ type cutInfo struct {
 // boundedMessage reads one message from jr and returns what to pass to
 // the SDK: the message, cut if need be and marked in its result's _meta;
 // or, for what is not JSON, its first bytes and the rest of its line (at
-// most 4 KiB), so that the SDK fails on it as it would have.
+// most 4 KiB), so that the SDK fails on it as it would have. At the end of
+// the stream it returns io.EOF (io.ErrUnexpectedEOF in a message), and the
+// error of a stream that fails.
 func boundedMessage(jr *jsonclip.Reader) ([]byte, error) {
 	out, info, err := jr.Next()
-	if err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, err
-		}
+	var syntax *jsonclip.SyntaxError
+	switch {
+	case errors.As(err, &syntax):
 		bad := append([]byte(nil), jr.Raw()...)
 		rest, _ := readLine(jr.Buffered(), 4<<10)
 		return append(bad, rest...), nil
+	case err != nil:
+		// The end of the stream, or of the stream in a message, or a
+		// failure to read it.
+		return nil, err
 	}
 	if info.Cut {
 		return markCut(out, info), nil
@@ -261,15 +266,11 @@ func boundSSE(w io.Writer, src io.Reader, max int) error {
 			}
 			return err
 		}
-		if head[0] == '\n' || head[0] == '\r' {
-			// A blank line ends the event: \n, \r\n or \r.
-			br.Discard(1)
-			if head[0] == '\r' {
-				if nl, _ := br.Peek(1); len(nl) == 1 && nl[0] == '\n' {
-					br.Discard(1)
-				}
-			}
-			if _, err := w.Write([]byte("\n")); err != nil {
+		if head[0] == '\n' || head[0] == '\r' && blankCRLF(br) {
+			// A blank line ends the event (the SDK, like ptk, ends lines
+			// at \n only).
+			line, _ := readLine(br, 2)
+			if _, err := w.Write(line); err != nil {
 				return err
 			}
 			continue
@@ -323,32 +324,32 @@ func (d *sseData) Read(p []byte) (int, error) {
 		d.done, d.err = true, err
 		return 0, io.EOF
 	}
-	i := bytes.IndexAny(buf, "\r\n")
+	i := bytes.IndexByte(buf, '\n')
 	if i < 0 {
 		n := copy(p, buf)
 		d.br.Discard(n)
 		return n, nil
 	}
 	if i > 0 {
+		// The data before the line's end (the \r of a \r\n is JSON's
+		// whitespace).
 		n := copy(p, buf[:i])
 		d.br.Discard(n)
 		return n, nil
 	}
-	// The line ends: \r\n, \n or \r.
-	if buf[0] == '\r' {
-		d.br.Discard(1)
-		if nl, _ := d.br.Peek(1); len(nl) == 1 && nl[0] == '\n' {
-			d.br.Discard(1)
-		}
-	} else {
-		d.br.Discard(1)
-	}
+	d.br.Discard(1) // the \n
 	if dataField(d.br) {
 		p[0] = '\n'
 		return 1, nil
 	}
 	d.done = true
 	return 0, io.EOF
+}
+
+// blankCRLF reports whether the line that starts with \r is \r\n.
+func blankCRLF(br *bufio.Reader) bool {
+	b, _ := br.Peek(2)
+	return len(b) == 2 && b[1] == '\n'
 }
 
 // dataField reads "data:" and the space after it when the line starts

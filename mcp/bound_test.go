@@ -3,6 +3,7 @@ package mcp
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -249,3 +250,66 @@ func TestMarkCut(t *testing.T) {
 		t.Error("the last _meta is not the one read")
 	}
 }
+
+// TestBoundSSE rewrites event streams as the SDK reads them: fields other
+// than data kept (cut to 4 KiB), data read as one JSON value over its
+// lines, line ends of every kind, and an event's end seen without waiting
+// for the next one.
+func TestBoundSSE(t *testing.T) {
+	in := ": a comment\r\n" +
+		"event: message\r\nid: 7\r\ndata: {\"jsonrpc\":\"2.0\",\r\ndata:  \"id\":1,\"result\":{\"text\":\"" + strings.Repeat("x", 400) + "\"}}\r\n\r\n" +
+		"data:{\"a\":1}\n\n" +
+		"data: not json at all\n\n" +
+		"id: " + strings.Repeat("i", 10000) + "\n\n"
+	var out strings.Builder
+	if err := boundSSE(&out, strings.NewReader(in), 60); err != nil {
+		t.Fatal(err)
+	}
+	want := ": a comment\r\n" +
+		"event: message\r\nid: 7\r\n" + `data: {"jsonrpc":"2.0","id":1,"result":{"text":"` + strings.Repeat("x", 246) + `","_meta":{"ptk/cut":{"read":448,"kept":291}}}}` + "\n\r\n" +
+		"data: {\"a\":1}\n\n" +
+		"data: not json at all\n\n" +
+		"id: " + strings.Repeat("i", 4096-4) + "\n\n"
+	if got := out.String(); got != want {
+		i := 0
+		for i < min(len(got), len(want)) && got[i] == want[i] {
+			i++
+		}
+		t.Errorf("they differ at %d:\ngot  %.200q\nwant %.200q", i, got[i:], want[i:])
+	}
+
+	// An event's end is passed on before the next event comes.
+	pr, pw := io.Pipe()
+	outR, outW := io.Pipe()
+	go boundSSE(outW, pr, 1<<20)
+	go io.WriteString(pw, "data: {\"id\":1}\n\n")
+	got := make([]byte, 64)
+	n, _ := io.ReadAtLeast(outR, got, len("data: {\"id\":1}\n\n"))
+	if string(got[:n]) != "data: {\"id\":1}\n\n" {
+		t.Errorf("the first event: %q", got[:n])
+	}
+	pw.Close()
+}
+
+// A stream that fails ends the pump, which says why.
+func TestPumpLinesStops(t *testing.T) {
+	pr, pw := io.Pipe()
+	done := make(chan struct{})
+	go func() {
+		pumpLines(pw, io.MultiReader(strings.NewReader("{\"id\":1}\n"), failing{}), 1<<20)
+		close(done)
+	}()
+	b, err := io.ReadAll(pr)
+	if string(b) != "{\"id\":1}\n" || err == nil || !strings.Contains(err.Error(), "the pipe broke") {
+		t.Errorf("read %q, %v", b, err)
+	}
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the pump did not stop")
+	}
+}
+
+type failing struct{}
+
+func (failing) Read([]byte) (int, error) { return 0, errors.New("the pipe broke") }
