@@ -63,8 +63,8 @@ const rawKeep = 4 << 10
 // essential are kept whatever their place.
 func NewReader(r io.Reader, max int, essential ...string) *Reader {
 	br, ok := r.(*bufio.Reader)
-	if !ok || br.Size() < 64<<10 {
-		br = bufio.NewReaderSize(r, 64<<10)
+	if !ok || br.Size() < 16<<10 {
+		br = bufio.NewReaderSize(r, 16<<10)
 	}
 	keep := make(map[string]bool, len(essential))
 	for _, k := range essential {
@@ -376,7 +376,7 @@ func (r *Reader) str(room int) error {
 			}
 			return err
 		}
-		i := bytes.IndexAny(buf, "\"\\\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f")
+		i := quoteOrEscape(buf)
 		plain := buf
 		if i >= 0 {
 			plain = buf[:i]
@@ -384,6 +384,11 @@ func (r *Reader) str(room int) error {
 		n := min(len(plain), max(limit-r.out.Len(), 0))
 		if cut {
 			n = 0
+		}
+		if hasControl(plain[:n]) {
+			// JSON strings hold no raw control characters; past the cut
+			// they are dropped unseen, like the rest.
+			return r.fail("a control character in a string")
 		}
 		r.out.Write(plain[:n])
 		if n < len(plain) {
@@ -393,8 +398,7 @@ func (r *Reader) str(room int) error {
 		if i < 0 {
 			continue
 		}
-		switch c := buf[i]; {
-		case c == '"':
+		if buf[i] == '"' {
 			r.take(1)
 			if cut {
 				r.info.Cut = true
@@ -402,8 +406,6 @@ func (r *Reader) str(room int) error {
 			}
 			r.out.WriteByte('"')
 			return nil
-		case c < 0x20:
-			return r.fail("a control character in a string")
 		}
 		// An escape: \x or \uXXXX, copied whole or not at all.
 		esc, err := r.r.Peek(2)
@@ -512,7 +514,7 @@ func (r *Reader) skipString() error {
 			}
 			return err
 		}
-		i := bytes.IndexAny(buf, "\"\\")
+		i := quoteOrEscape(buf)
 		if i < 0 {
 			r.take(len(buf))
 			continue
@@ -527,6 +529,33 @@ func (r *Reader) skipString() error {
 		}
 		r.take(2)
 	}
+}
+
+// quoteOrEscape is the index of the first '"' or '\\' in b, or -1: two
+// IndexByte calls, which run many bytes at a time, where IndexAny would
+// look at each.
+func quoteOrEscape(b []byte) int {
+	q := bytes.IndexByte(b, '"')
+	if q < 0 {
+		q = len(b)
+	}
+	if e := bytes.IndexByte(b[:q], '\\'); e >= 0 {
+		return e
+	}
+	if q == len(b) {
+		return -1
+	}
+	return q
+}
+
+// hasControl reports whether b holds a control character (below 0x20).
+func hasControl(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 {
+			return true
+		}
+	}
+	return false
 }
 
 func isHex(c byte) bool {

@@ -105,7 +105,7 @@ func TestNotJSON(t *testing.T) {
 func huge(n int) io.Reader {
 	head := `{"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"`
 	tail := `"}],"isError":false},"id":3}`
-	return io.MultiReader(strings.NewReader(head), &repeat{b: []byte("0123456789abcdef"), n: n}, strings.NewReader(tail))
+	return io.MultiReader(strings.NewReader(head), &repeat{b: bytes.Repeat([]byte("0123456789abcdef"), 4096), n: n}, strings.NewReader(tail))
 }
 
 type repeat struct {
@@ -185,6 +185,46 @@ func FuzzNext(f *testing.F) {
 		}
 		if utf8.ValidString(in) && !utf8.Valid(out) {
 			t.Fatalf("Next(%q, %d) = %q: a cut split a character", in, max, out)
+		}
+	})
+}
+
+// The cost of reading a message through a Reader, against json.Compact
+// (the least any reading of the message costs) in the same run: a small
+// tool result, and 64 MiB of one cut to 8 MiB.
+func BenchmarkNext(b *testing.B) {
+	small := []byte(`{"jsonrpc":"2.0","id":12,"result":{"content":[{"type":"text","text":"` + strings.Repeat("line of a file\\n", 60) + `"}],"isError":false}}`)
+	b.Run("small/jsonclip", func(b *testing.B) {
+		b.SetBytes(int64(len(small)))
+		for b.Loop() {
+			if _, _, err := NewReader(bytes.NewReader(small), 8<<20).Next(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("small/json.Compact", func(b *testing.B) {
+		b.SetBytes(int64(len(small)))
+		var out bytes.Buffer
+		for b.Loop() {
+			out.Reset()
+			if err := json.Compact(&out, small); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	const size = 64 << 20
+	b.Run("64MiB-cut-to-8MiB/jsonclip", func(b *testing.B) {
+		b.SetBytes(size)
+		for b.Loop() {
+			if _, _, err := NewReader(huge(size), 8<<20, "id", "result").Next(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("64MiB/io.Copy", func(b *testing.B) {
+		b.SetBytes(size)
+		for b.Loop() {
+			io.Copy(io.Discard, huge(size))
 		}
 	})
 }

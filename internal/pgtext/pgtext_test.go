@@ -46,3 +46,18 @@ func FuzzText(f *testing.F) {
 		}
 	})
 }
+
+// The cost of Escape on 4 KiB of a tool result: plain text (all but a few
+// values) and text holding NUL bytes.
+func BenchmarkEscape(b *testing.B) {
+	plain := strings.Repeat("package main // ünïcödé\n", 170)
+	nul := strings.Repeat("\x00binary\xff", 400)
+	for name, s := range map[string]string{"plain": plain, "nul": nul} {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(s)))
+			for b.Loop() {
+				Escape(s)
+			}
+		})
+	}
+}
