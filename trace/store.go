@@ -54,6 +54,10 @@ var ErrNotFound = errors.New("not found")
 // ErrNewerSchema is returned by Open for a store made by a newer ptk.
 var ErrNewerSchema = errors.New("the store was made by a newer ptk")
 
+// ErrOlderSchema is returned by OpenReadOnly for a store made by an older
+// ptk, which only Open brings up to date.
+var ErrOlderSchema = errors.New("the store was made by an older ptk")
+
 // ErrReadOnly is the error of a change to a store opened by OpenReadOnly.
 var ErrReadOnly = errors.New("the trace store was opened read-only")
 
@@ -164,10 +168,13 @@ func OpenReadOnly(ctx context.Context, dsn string) (*Store, error) {
 	case v > len(migrations):
 		err = fmt.Errorf("%w: its schema is version %d, this ptk knows up to %d; upgrade ptk", ErrNewerSchema, v, len(migrations))
 	case v < len(migrations):
-		err = fmt.Errorf("its schema is version %d, older than this ptk's %d, and a store opened to be read is not changed: run ptk once with it writable (ptk traces prune --keep 1000000 does) to bring it up to date", v, len(migrations))
+		err = fmt.Errorf("%w: its schema is version %d, this ptk's is %d, and a store opened read-only is not upgraded: open it once where it can be written (any ptk traces command does)", ErrOlderSchema, v, len(migrations))
 	}
 	if err != nil {
 		s.db.Close()
+		if errors.Is(err, ErrNewerSchema) || errors.Is(err, ErrOlderSchema) {
+			return nil, fmt.Errorf("trace store %s: %w", s.name, err)
+		}
 		return nil, s.openError(ctx, err)
 	}
 	return s, nil

@@ -446,7 +446,7 @@ func TestOpenReadOnly(t *testing.T) {
 		if _, err := w.db.Exec(w.q("UPDATE ptk_schema SET version = ?"), 1); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := OpenReadOnly(ctx, dsn); err == nil || !strings.Contains(err.Error(), "older") {
+		if _, err := OpenReadOnly(ctx, dsn); !errors.Is(err, ErrOlderSchema) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("OpenReadOnly of an older store = %v", err)
 		}
 		if v, _ := w.Version(ctx); v != 1 {

@@ -296,3 +296,29 @@ func beingPTK() {
 	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
+
+// TestTracesUpgradesAnOlderStore: ptk traces on a store of an older schema
+// that can be written brings it up to date and lists it, as it did before
+// it opened stores read-only.
+func TestTracesUpgradesAnOlderStore(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "traces.db")
+	_, url := newFakeOpenAI(t, fakeReply{content: "Hello."})
+	if code, _, errOut := runPTK(t, "", "run", "--base-url", url, "--model", "m", "--mode", "ptk", "--workspace", t.TempDir(), "--trace-db", db, "hi"); code != 0 {
+		t.Fatalf("run: %d %s", code, errOut)
+	}
+	sdb, err := openForTest(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A store of schema version 1, before conversations.
+	if _, err := sdb.Exec("DROP TABLE conversations; UPDATE ptk_schema SET version = 1"); err != nil {
+		t.Fatal(err)
+	}
+	sdb.Close()
+	if code, out, errOut := runPTK(t, "", "traces", "list", "--json", "--trace-db", db); code != 0 || !strings.Contains(out, `"output": "Hello."`) {
+		t.Errorf("traces list of an older store: exit %d, %s %s", code, out, errOut)
+	}
+	if code, out, errOut := runPTK(t, "", "conversations", "list", "--trace-db", db); code != 0 {
+		t.Errorf("conversations list after the upgrade: exit %d, %s %s", code, out, errOut)
+	}
+}

@@ -67,15 +67,21 @@ func openTraceStore(cmd *cobra.Command, flag string) (*trace.Store, error) {
 // (traces list, show, stats, export; conversations list, show; the
 // dashboard) read-only, so that a store on a read-only filesystem can be
 // read. A store that does not exist yet is made, empty, as a run would
-// make it.
+// make it, and one of an older schema is brought up to date where it can
+// be written.
 func readTraceStore(cmd *cobra.Command, flag string) (*trace.Store, error) {
 	db, err := traceDB(cmd, flag)
 	if err != nil {
 		return nil, usagef("no trace store: %v; name one with --trace-db or PTK_TRACE_DB", err)
 	}
 	s, err := trace.OpenReadOnly(cmd.Context(), db)
-	if errors.Is(err, fs.ErrNotExist) {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return openTraceStore(cmd, flag)
+	case errors.Is(err, trace.ErrOlderSchema):
+		if s, werr := trace.Open(cmd.Context(), db); werr == nil {
+			return s, nil
+		}
 	}
 	if err != nil {
 		return nil, usageError{err}
