@@ -175,16 +175,20 @@ func (f *fn) ask(ctx context.Context, rec *Record, raw []byte, in any, out any) 
 		rec.Usage = rec.Usage.Add(a.Usage)
 		rec.Cost += a.Cost
 		var ans answer
+		enveloped := true
 		switch {
 		case st == styleProtocol:
 			ans = f.spec.readText(reply.Raw)
 		case st == styleTool && len(reply.Made) > 0:
 			a.Raw = string(reply.Made[0].Args)
-			ans = f.spec.readStructured(a.Raw)
+			ans, _ = f.spec.readStructured(a.Raw) // the server made the call it was asked for
 		case st == styleTool:
-			ans = answer{problems: []string{`no call of the function "answer"`}}
+			// the server ignored the forced call: the answer may be in the text
+			if ans, enveloped = f.spec.readStructured(reply.Raw); ans.problems != nil {
+				ans.problems = []string{`no call of the function "answer"`}
+			}
 		default:
-			ans = f.spec.readStructured(reply.Raw)
+			ans, enveloped = f.spec.readStructured(reply.Raw)
 		}
 		a.Repairs = ans.repairs
 		if ans.abstained {
@@ -205,6 +209,17 @@ func (f *fn) ask(ctx context.Context, rec *Record, raw []byte, in any, out any) 
 		}
 		a.Problems = ans.problems
 		rec.Attempts = append(rec.Attempts, a)
+		if !enveloped && f.cfg.mode == ModeAuto {
+			// the server took the request for structured output and
+			// ignored it: ask again in the protocol, which any model can
+			// follow, and remember the model for the next calls
+			f.cfg.memory.Reject(m, structuredMemoryName)
+			st = styleProtocol
+			if msgs, err = f.spec.messages(st, raw, in); err != nil {
+				return err
+			}
+			reply.Made = nil // answered in text, as the protocol asks
+		}
 		msgs = append(msgs[:len(msgs):len(msgs)], f.feedback(st, reply, ans.problems)...)
 	}
 	return &AttemptsError{PTool: f.spec.Name, Attempts: rec.Attempts}

@@ -20,7 +20,12 @@
 // around it, single quotes, trailing commas, "0.95" for a number, an enum
 // value in another letter case, each repair recorded, nothing guessed), and
 // ModeAuto, the default, uses structured output where the provider has it and
-// the protocol otherwise, remembering a model that refused. An answer that
+// the protocol otherwise, remembering a model that refused. Servers that take
+// a request for structured output and ignore it (some OpenAI-compatible
+// servers and proxies) are read too: an answer between <answer> tags, or a
+// bare output that fits the schema exactly, each a recorded repair; after
+// one reply that cannot be read, ModeAuto asks again in the protocol and
+// remembers the model (WithMemory). An answer that
 // does not fit the schema is asked again with what was wrong, up to
 // WithMaxAttempts; a model may abstain (ErrAbstained).
 //

@@ -18,8 +18,9 @@ type Mode string
 const (
 	// ModeAuto uses structured output where the model's provider has it
 	// (OpenAI's Chat Completions, Anthropic, Gemini), and the protocol
-	// otherwise or once the model refused structured output (remembered in
-	// the ptool's memory, see WithMemory).
+	// otherwise, or once the model refused structured output or answered
+	// without the object it asks for (remembered in the ptool's memory, see
+	// WithMemory).
 	ModeAuto Mode = "auto"
 	// ModeStructured asks the provider for JSON that fits the schema:
 	// OpenAI's response_format json_schema (llm/openai, so also Ollama,
