@@ -78,6 +78,20 @@ func (d *Distilled[In, Out]) Run(ctx context.Context, args json.RawMessage) (ptk
 	})
 }
 
+// CallJSON calls the function with its input as JSON and returns the
+// output as JSON, with the call's record (Source says who answered).
+func (d *Distilled[In, Out]) CallJSON(ctx context.Context, input json.RawMessage) (json.RawMessage, *Record, error) {
+	var in In
+	if err := json.Unmarshal(input, &in); err != nil {
+		return nil, nil, fmt.Errorf("%s: the input: %w", d.Spec().Name, err)
+	}
+	_, rec, err := d.CallRecord(ctx, in)
+	if err != nil {
+		return nil, rec, err
+	}
+	return rec.Output, rec, nil
+}
+
 // Call answers in with the code, or with the fallback ptool when the code
 // is not sure.
 func (d *Distilled[In, Out]) Call(ctx context.Context, in In) (Out, error) {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/llm/llmtest"
 	"github.com/ptkit/ptk/ptool"
@@ -374,4 +375,36 @@ func FuzzCheck(f *testing.F) {
 			_, _ = GoProgram(tr)
 		}
 	})
+}
+
+// TestDistilledStepRecords: a distilled step leaves its record, whether
+// its code answered or it fell back to the model.
+func TestDistilledStepRecords(t *testing.T) {
+	model := llm.Priced(llmtest.New(llmtest.Reply{Content: `<answer>"a salad, green"</answer>`, Usage: ptk.Usage{PromptTokens: 100, CompletionTokens: 10}}),
+		llm.Price{Input: 1, Output: 1})
+	describe := ptool.Distill(func(_ context.Context, in Item) (string, error) {
+		if in.Item == "pizza" {
+			return "a pizza, hot", nil
+		}
+		return "", ptool.ErrFallback
+	}, ptool.New[Item, string]("describe_item", "Describe the item.", ptool.WithModel(model)))
+	reg := ptool.NewRegistry()
+	if err := reg.Register(describe); err != nil {
+		t.Fatal(err)
+	}
+	tr := &Trace{Goal: "describe", Steps: []Step{
+		{PTool: "describe_item", Args: Args(Item{"pizza"})},
+		{PTool: "describe_item", Args: Args(Item{"salad"})},
+	}}
+	done, err := Run(context.Background(), tr, Options{Registry: reg, Concurrency: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, fell := done.Steps[0], done.Steps[1]
+	if code.Record == nil || code.Record.Source != ptool.SourceCode || string(code.Record.Output) != `"a pizza, hot"` || code.Attempts != 0 {
+		t.Errorf("the code's step: %+v, record %+v", code, code.Record)
+	}
+	if fell.Record == nil || !fell.Record.FellBack || fell.Attempts != 1 || fell.Usage.PromptTokens != 100 || fell.Cost == 0 || string(fell.Result) != `"a salad, green"` {
+		t.Errorf("the fallback's step: %+v, record %+v", fell, fell.Record)
+	}
 }

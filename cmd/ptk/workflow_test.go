@@ -97,6 +97,15 @@ func TestReact(t *testing.T) {
 	if runs := storedRuns(t, db, "react"); len(runs) != 1 || runs[0].Output != "2" || len(runs[0].ToolCalls) != 1 || runs[0].ToolCalls[0].Tool != "extract_items" || !strings.Contains(string(runs[0].Detail), `"ptp":"Goal: How many items`) {
 		t.Errorf("stored react runs: %+v", runs)
 	}
+	// the ptool action's call is stored with the run, where distillation
+	// reads it, and its tokens count in the run's
+	if runs := storedRuns(t, db, "react"); len(runs) == 1 && (len(runs[0].PtoolCalls) != 1 || runs[0].PtoolCalls[0].Ptool != "extract_items" ||
+		string(runs[0].PtoolCalls[0].Output) != `["pizza","salad"]` || runs[0].Usage.PromptTokens != 3*120) {
+		t.Errorf("the stored run's ptool calls: %+v, usage %+v", runs[0].PtoolCalls, runs[0].Usage)
+	}
+	if ex := storedExamples(t, db, "extract_items"); len(ex) != 1 {
+		t.Errorf("examples for distillation: %+v", ex)
+	}
 	for _, want := range []string{"Thought 1: I list the items.", `Action 1: extract_items(order="a pizza and a salad")`, `Observation 1: ["pizza","salad"]`, "Answer: 2", "2 steps"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("stderr does not say %q:\n%s", want, errOut)
@@ -125,6 +134,22 @@ func storedRuns(t *testing.T, db, kind string) []*trace.Record {
 		out = append(out, rec)
 	}
 	return out
+}
+
+// storedExamples returns the stored calls of a ptool that ptk distill
+// learns from.
+func storedExamples(t *testing.T, db, name string) []trace.PtoolCall {
+	t.Helper()
+	s, err := trace.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ex, err := s.Examples(context.Background(), name, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ex
 }
 
 func toJSON(v any) string {
