@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/distill"
 	"github.com/ptkit/ptk/trace"
 )
@@ -259,6 +260,9 @@ func TestTracesStatsDistilled(t *testing.T) {
 		} else if name == "route" {
 			pc.Fallback = true
 		}
+		if pc.Source == "model" {
+			pc.Usage, pc.Cost = ptk.Usage{PromptTokens: 100, CompletionTokens: 10}, 0.25
+		}
 		if err := s.Write(ctx, &trace.Record{Run: trace.Run{ID: trace.NewID(), Kind: trace.KindPtool, Name: name, StartedAt: at},
 			PtoolCalls: []trace.PtoolCall{pc}}); err != nil {
 			t.Fatal(err)
@@ -272,6 +276,11 @@ func TestTracesStatsDistilled(t *testing.T) {
 		add("route", now, i > 0)
 	}
 	add("plain", now, false) // never distilled
+	// a call where the code failed: not answered by code
+	if err := s.Write(ctx, &trace.Record{Run: trace.Run{ID: trace.NewID(), Kind: trace.KindPtool, Name: "route", StartedAt: now, Status: trace.StatusError},
+		PtoolCalls: []trace.PtoolCall{{Ptool: "route", Input: json.RawMessage(`{}`), Source: "code", IsError: true}}}); err != nil {
+		t.Fatal(err)
+	}
 	s.Close()
 	code, out, errOut := runPTK(t, "", "traces", "stats", "--trace-db", db)
 	if code != 0 {
@@ -287,8 +296,13 @@ func TestTracesStatsDistilled(t *testing.T) {
 		}
 	}
 	t.Log(out)
-	if !strings.Contains(out, "DISTILLED") || !regexpMatch(`^route\s+8\s+4\s+4\s+50%\s+50%\s+`, line) ||
-		!strings.Contains(line, yesterday.UTC().Format("01-02")+" 25% of 4") || !strings.Contains(line, now.UTC().Format("01-02")+" 75% of 4") {
+	if !strings.Contains(out, "DISTILLED") || !regexpMatch(`^route\s+9\s+4\s+1\s+4\s+44%\s+44%\s+`, line) ||
+		!strings.Contains(line, yesterday.UTC().Format("01-02")+" 25% of 4") || !strings.Contains(line, now.UTC().Format("01-02")+" 60% of 5") {
+		t.Errorf("the distilled line is %q in:\n%s", line, out)
+	}
+	// the PTOOLS section sums the calls' own tokens and cost: 4 model
+	// calls of route, 110 tokens and $0.25 each
+	if !regexpMatch(`(?m)^route\s+9\s+89%\s+\S+\s+\S+\s+440\s+\$1\.0000$`, out) {
 		t.Errorf("the distilled line is %q in:\n%s", line, out)
 	}
 }
