@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+
+	"github.com/ptkit/ptk/llm"
 )
 
 // Dynamic is a declarative ptool: its input is a JSON object and its output
@@ -83,6 +85,35 @@ func Load(file string, opts ...Option) ([]*Dynamic, error) {
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// LoadRegistry reads a ptools file into a new registry: each ptool is
+// answered by the model that model returns for the name its Def gives (""
+// when it names none), with opts after what the file says.
+func LoadRegistry(file string, model func(name string) (llm.Model, error), opts ...Option) (*Registry, error) {
+	defs, err := ReadDefs(file)
+	if err != nil {
+		return nil, err
+	}
+	reg := NewRegistry()
+	for _, d := range defs {
+		o := opts
+		if model != nil {
+			m, err := model(d.Model)
+			if err != nil {
+				return nil, fmt.Errorf("%s: ptool %q: %w", file, d.Name, err)
+			}
+			o = append([]Option{WithModel(m)}, opts...)
+		}
+		p, err := d.New(o...)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		if err := reg.Register(p); err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+	}
+	return reg, nil
 }
 
 // New makes the ptool d declares, with opts applied after what d says. Its

@@ -40,6 +40,8 @@ type Options struct {
 	Tools  []ptk.Tool
 	// MaxSteps counts model calls (DefaultMaxSteps when 0).
 	MaxSteps int
+	// Stream asks the model to stream its replies, when it can.
+	Stream bool
 	// Mode is where actions are read: turn.PTK (the default) in the text,
 	// in whatever dialect the model writes; turn.Native in the provider's
 	// native calls.
@@ -168,7 +170,7 @@ func Run(ctx context.Context, goal string, opts Options) (*Result, error) {
 		if mode == turn.Native {
 			req.Tools = infos
 		}
-		t := turn.Turn{Model: opts.Model, Parser: parser, Mode: mode, NoCalls: len(infos) == 0,
+		t := turn.Turn{Model: opts.Model, Parser: parser, Mode: mode, NoCalls: len(infos) == 0, Stream: opts.Stream,
 			CallID: func(i int) string { return "call_" + strconv.Itoa(n) + "_" + strconv.Itoa(i+1) }}
 		rep, err := t.Ask(ctx, req, nil)
 		if rep != nil {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/llm/catalog"
-	"github.com/ptkit/ptk/llm/openai"
 	"github.com/ptkit/ptk/llm/replay"
 )
 
@@ -89,34 +88,21 @@ func choice(cmd *cobra.Command, names []string, baseURLFlag, apiKeyFlag string) 
 // resolveModels turns --model NAME[,NAME...] into one model: each name
 // through the catalog, or, when the catalog does not have it, as a model
 // of the OpenAI-compatible server at the base URL; several names make a
-// fallback, tried in order.
+// fallback, tried in order (catalog.Choose, with the connection flags that
+// were given explicitly).
 func resolveModels(c *catalog.Catalog, ch modelChoice) (llm.Model, error) {
-	var models []llm.Model
-	for _, name := range ch.names {
-		var o catalog.Options
-		if ch.apiKeyExplicit {
-			o.APIKey = ch.apiKey
-		}
-		if ch.baseURLExplicit {
-			o.BaseURL = ch.baseURL
-		}
-		m, err := c.Resolve(name, o)
-		if errors.Is(err, catalog.ErrUnknown) {
-			var opts []openai.Option
-			if ch.apiKey != "" {
-				opts = append(opts, openai.WithAPIKey(ch.apiKey))
-			}
-			m, err = catalog.Named(openai.New(ch.baseURL, opts...), name), nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		models = append(models, m)
+	o := catalog.Options{BaseURL: ch.baseURL, APIKey: ch.apiKey}
+	if !ch.baseURLExplicit {
+		o.BaseURL = ""
 	}
-	if len(models) == 1 {
-		return models[0], nil
+	if !ch.apiKeyExplicit {
+		o.APIKey = ""
 	}
-	return llm.Fallback(models...), nil
+	m, err := c.Choose(strings.Join(ch.names, ","), o)
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 func newModelsCmd() *cobra.Command {

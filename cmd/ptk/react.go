@@ -29,16 +29,17 @@ thoughts, actions and observations on stderr as they happen; --json prints the
 trajectory, which 'ptk react --examples FILE' takes back as demonstrations.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			model, err := mf.resolver(cmd)
+			models, err := mf.open(cmd)
 			if err != nil {
 				return err
 			}
-			opts := react.Options{MaxSteps: maxSteps}
-			if opts.Model, err = model(""); err != nil {
+			defer models.close()
+			opts := react.Options{MaxSteps: maxSteps, Stream: mf.stream}
+			if opts.Model, err = models.resolve(""); err != nil {
 				return err
 			}
 			if file != "" {
-				if opts.PTools, err = loadRegistry(file, model); err != nil {
+				if opts.PTools, err = loadRegistry(file, models.resolve, mf.ptoolOptions()...); err != nil {
 					return err
 				}
 			}
@@ -84,7 +85,7 @@ trajectory, which 'ptk react --examples FILE' takes back as demonstrations.`,
 			return runErr
 		},
 	}
-	mf.add(cmd)
+	mf.add(cmd.Flags())
 	fl := cmd.Flags()
 	addTraceFlags(fl, &tf, false)
 	fl.StringVar(&file, "ptools", "", "a ptools file whose ptools the model may call")
