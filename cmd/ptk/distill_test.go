@@ -223,8 +223,12 @@ type Ticket struct {
 // Route routes a ticket to a queue.
 func Route(ctx context.Context, t Ticket) (string, error) { return "", ptool.ErrFallback }
 `), 0o644)
-	code, out, errOut := runPTK(t, "", "refactor", "expand", file, "Route", "--stdout")
+	code, out, errOut := runPTK(t, "", "refactor", "expand", file, "Route", "--stdout", "--keep-code")
 	if code != 0 || !strings.Contains(out, `func NewRoutePtool(opts ...ptool.Option) *ptool.Distilled[Ticket, string] {`) {
+		t.Fatalf("exit %d: %s%s", code, out, errOut)
+	}
+	code, out, errOut = runPTK(t, "", "refactor", "expand", file, "Route", "--stdout")
+	if code != 0 || !strings.Contains(out, `func NewRoutePtool(opts ...ptool.Option) *ptool.PTool[Ticket, string] {`) {
 		t.Fatalf("exit %d: %s%s", code, out, errOut)
 	}
 	before, _ := os.ReadFile(file)
