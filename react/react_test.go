@@ -131,8 +131,9 @@ func TestTrajectoryTraceRuns(t *testing.T) {
 		t.Fatalf("trace %+v", wf.Steps)
 	}
 	// run it afresh: the results of the exploration are dropped
-	for i := range wf.Steps {
-		wf.Steps[i].Status, wf.Steps[i].Result = "", nil
+	wf = wf.Reset()
+	if wf.Steps[1].Status != "" || wf.Steps[1].Result != nil || wf.Steps[1].Goal != "describe" {
+		t.Fatalf("reset: %+v", wf.Steps[1])
 	}
 	wf.Steps[0].Args = workflow.Args(Order{"a salad"})
 	out, err := workflow.Run(context.Background(), wf, workflow.Options{Registry: reg})

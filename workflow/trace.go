@@ -116,6 +116,17 @@ func (t *Trace) Clone() *Trace {
 	return &c
 }
 
+// Reset returns a copy of t to run afresh: each step as it was planned
+// (ptool, arguments, expected output, goal), without what a run did.
+func (t *Trace) Reset() *Trace {
+	c := t.Clone()
+	c.Start, c.Duration = time.Time{}, 0
+	for i, s := range c.Steps {
+		c.Steps[i] = Step{ID: s.ID, PTool: s.PTool, Args: s.Args, Expects: s.Expects, Goal: s.Goal}
+	}
+	return c
+}
+
 func cloneRaw(b json.RawMessage) json.RawMessage {
 	if b == nil {
 		return nil

@@ -71,7 +71,9 @@ output, {"$ref": "step_0"}, or a value in it, {"$ref": "step_0", "path": "/items
 
 'plan' asks a model to write one for a goal; 'check' lists every problem a
 trace has before any model is called; 'run' runs it, independent steps at once;
-'go' writes it as a Go program.`,
+'go' writes it as a Go program; 'from-trajectory' makes one of what a ReAct
+agent did. A step may also call a built-in tool that --tools names (its
+result is its output: its JSON, or its text as a string).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
@@ -131,6 +133,7 @@ trace has before any model is called; 'run' runs it, independent steps at once;
 	plan.Flags().IntVar(&rounds, "rounds", 0, "most plans to ask for when one fails the check (default 3)")
 
 	var asJSON bool
+	var ctf toolFlags
 	check := &cobra.Command{
 		Use:   "check TRACE.json",
 		Short: "List every problem of a trace against the ptools file, without calling a model",
@@ -144,6 +147,11 @@ trace has before any model is called; 'run' runs it, independent steps at once;
 			if err != nil {
 				return err
 			}
+			closeTools, err := ctf.register(reg)
+			if err != nil {
+				return err
+			}
+			defer closeTools()
 			probs := workflow.Check(t, reg)
 			if asJSON {
 				if probs == nil {
@@ -165,9 +173,11 @@ trace has before any model is called; 'run' runs it, independent steps at once;
 		},
 	}
 	check.Flags().BoolVar(&asJSON, "json", false, "print the problems as JSON")
+	ctf.add(check.Flags(), false)
 
 	var rf modelFlags
 	var tf traceFlags
+	var rtf toolFlags
 	var runJSON, keepGoing bool
 	var concurrency int
 	runCmd := &cobra.Command{
@@ -186,6 +196,14 @@ trace has before any model is called; 'run' runs it, independent steps at once;
 			defer models.close()
 			reg, err := loadRegistry(file, models.resolve, rf.ptoolOptions()...)
 			if err != nil {
+				return err
+			}
+			closeTools, err := rtf.register(reg)
+			if err != nil {
+				return err
+			}
+			defer closeTools()
+			if err := rtf.consent(t, reg); err != nil {
 				return err
 			}
 			rec, err := startRecording(cmd, tf, nil)
@@ -247,6 +265,7 @@ trace has before any model is called; 'run' runs it, independent steps at once;
 	runCmd.Flags().BoolVar(&keepGoing, "continue", false, "after a failed step, run the steps that do not need it")
 	runCmd.Flags().IntVar(&concurrency, "concurrency", 0, "most steps at once (default 4)")
 	addTraceFlags(runCmd.Flags(), &tf, false)
+	rtf.add(runCmd.Flags(), true)
 
 	goCmd := &cobra.Command{
 		Use:   "go TRACE.json",
@@ -272,7 +291,7 @@ each also read from PTK_MODEL, PTK_BASE_URL, PTK_API_KEY and PTK_MODELS.`,
 			return err
 		},
 	}
-	cmd.AddCommand(plan, check, runCmd, goCmd)
+	cmd.AddCommand(plan, check, runCmd, goCmd, newFromTrajectoryCmd(&file))
 	return cmd
 }
 
