@@ -202,12 +202,27 @@ func (f *fn) ask(ctx context.Context, rec *Record, raw []byte, in any, out any) 
 				ans.problems = []string{"the output does not fit its Go type: " + err.Error()}
 			}
 		}
-		if ans.problems == nil {
+		var v verdict
+		if ans.problems == nil && len(f.cfg.checks) > 0 {
+			v = f.runChecks(ctx, &checkArgs{in: in, out: out, inJSON: raw, outJSON: ans.json})
+			if v.stop != nil {
+				a.Problems = []string{"check: " + v.stop.Error()}
+				rec.Attempts = append(rec.Attempts, a)
+				return v.stop
+			}
+		}
+		if ans.problems == nil && v.problems == nil && v.hints == nil {
 			rec.Attempts = append(rec.Attempts, a)
 			rec.Output = ans.json
 			return nil
 		}
 		a.Problems = ans.problems
+		for _, p := range v.problems {
+			a.Problems = append(a.Problems, "check: "+p)
+		}
+		for _, h := range v.hints {
+			a.Problems = append(a.Problems, "try again: "+h)
+		}
 		rec.Attempts = append(rec.Attempts, a)
 		if !enveloped && f.cfg.mode == ModeAuto {
 			// the server took the request for structured output and
@@ -220,21 +235,30 @@ func (f *fn) ask(ctx context.Context, rec *Record, raw []byte, in any, out any) 
 			}
 			reply.Made = nil // answered in text, as the protocol asks
 		}
-		msgs = append(msgs[:len(msgs):len(msgs)], f.feedback(st, reply, ans.problems)...)
+		msgs = append(msgs[:len(msgs):len(msgs)], f.feedback(st, reply, ans.problems, v)...)
 	}
 	return &AttemptsError{PTool: f.spec.Name, Attempts: rec.Attempts}
 }
 
 // feedback is what the model is told of an answer that does not fit: its
-// reply, then what was wrong and how to answer again.
-func (f *fn) feedback(st style, reply *turn.Reply, problems []string) []ptk.Message {
+// reply, then what was wrong (problems with the schema, the checks'
+// problems and hints) and how to answer again.
+func (f *fn) feedback(st style, reply *turn.Reply, problems []string, v verdict) []ptk.Message {
 	var b strings.Builder
-	b.WriteString("Your answer does not fit the output's schema:\n")
-	for _, p := range problems {
-		b.WriteString("- ")
-		b.WriteString(p)
-		b.WriteByte('\n')
+	list := func(head string, items []string) {
+		if len(items) == 0 {
+			return
+		}
+		b.WriteString(head)
+		for _, p := range items {
+			b.WriteString("- ")
+			b.WriteString(p)
+			b.WriteByte('\n')
+		}
 	}
+	list("Your answer does not fit the output's schema:\n", problems)
+	list("Your answer does not pass the function's checks:\n", v.problems)
+	list("Try again:\n", v.hints)
 	b.WriteString("Answer again with the whole output, corrected. ")
 	b.WriteString(instructions(st))
 	if st == styleTool && len(reply.Made) > 0 {

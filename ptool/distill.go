@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime/debug"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -126,6 +127,15 @@ func (d *Distilled[In, Out]) CallRecord(ctx context.Context, in In) (Out, *Recor
 	}
 	if err == nil {
 		rec.Output, err = d.checkOut(out)
+	}
+	if err == nil && len(f.cfg.checks) > 0 {
+		v := f.runChecks(ctx, &checkArgs{in: in, out: &out, inJSON: raw, outJSON: rec.Output})
+		switch {
+		case v.stop != nil:
+			err = v.stop
+		case v.problems != nil || v.hints != nil:
+			err = fmt.Errorf("%s: the distilled code's answer fails its checks: %s", f.spec.Name, strings.Join(append(v.problems, v.hints...), "; "))
+		}
 	}
 	if err != nil {
 		d.stats.failed.Add(1)

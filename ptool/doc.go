@@ -29,6 +29,13 @@
 // does not fit the schema is asked again with what was wrong, up to
 // WithMaxAttempts; a model may abstain (ErrAbstained).
 //
+// Checks are validators that re-ask: WithCheck runs a Go function on each
+// answer that fits the schema, and an error it returns is fed back to the
+// model with its message and recorded in the attempt (Retry asks again
+// with a hint, Stop ends the call). A ptools file declares checks too
+// (CheckDef: pattern, range, enum, length, and CEL expressions over the
+// input and the output with package ptool/celcheck).
+//
 // Distill puts plain code in front of a ptool: the code answers first and
 // returns ErrFallback when it is not sure, and only then is the model asked.
 //

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"reflect"
 
 	"github.com/ptkit/ptk/llm"
 )
@@ -38,6 +39,9 @@ type Def struct {
 	Template    string   `json:"template,omitempty"`
 	// Examples are input and output pairs shown to the model.
 	Examples []Example `json:"examples,omitempty"`
+	// Checks are what an answer must also satisfy, beyond its schema: one
+	// that fails is fed back to the model, which is asked again.
+	Checks []CheckDef `json:"checks,omitempty"`
 }
 
 // File is a ptools file.
@@ -149,6 +153,16 @@ func (d Def) New(opts ...Option) (*Dynamic, error) {
 		return nil, fmt.Errorf("ptool %q: no output schema", d.Name)
 	}
 	c.checkInput = true
+	if err := checkTypes(c.checks, reflect.TypeFor[map[string]any](), reflect.TypeFor[any]()); err != nil {
+		return nil, fmt.Errorf("ptool %q: %w", d.Name, err)
+	}
+	for i, cd := range d.Checks {
+		ck, err := cd.compile(c.language)
+		if err != nil {
+			return nil, fmt.Errorf("ptool %q: check %d: %w", d.Name, i+1, err)
+		}
+		c.checks = append(c.checks, ck)
+	}
 	f, err := newFn(d.Name, d.Doc, d.Input, d.Output, c)
 	if err != nil {
 		return nil, fmt.Errorf("ptool %q: %w", d.Name, err)

@@ -56,6 +56,8 @@ type config struct {
 	outEnum     []string
 	// checkInput checks each call's input against the input schema.
 	checkInput bool
+	checks     []checker
+	language   Language
 }
 
 // WithModel sets the model that answers.
@@ -133,8 +135,8 @@ type PTool[In, Out any] struct {
 //
 // New panics on a mistake in the program, like regexp.MustCompile: an
 // invalid name, a type without a JSON Schema, an example of the wrong type
-// or that does not fit the schema, a template that does not parse, or a
-// WithModelName the catalog does not have.
+// or that does not fit the schema, a template that does not parse, a
+// WithCheck of other types, or a WithModelName the catalog does not have.
 func New[In, Out any](name, doc string, opts ...Option) *PTool[In, Out] {
 	var c config
 	for _, o := range opts {
@@ -172,6 +174,7 @@ func New[In, Out any](name, doc string, opts ...Option) *PTool[In, Out] {
 		must(err)
 		c.rawExamples = append(c.rawExamples, Example{Input: ri, Output: ro})
 	}
+	must(checkTypes(c.checks, reflect.TypeFor[In](), reflect.TypeFor[Out]()))
 	f, err := newFn(name, doc, in, out, c)
 	must(err)
 	return &PTool[In, Out]{fn: f}

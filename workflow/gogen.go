@@ -75,6 +75,7 @@ import (
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/llm/catalog"
 	"github.com/ptkit/ptk/ptool"
+	"github.com/ptkit/ptk/ptool/celcheck"
 	"github.com/ptkit/ptk/workflow"
 )
 
@@ -104,7 +105,7 @@ func main() {
 	if err == nil {
 		reg, err = ptool.LoadRegistry(flag.Arg(0), func(name string) (llm.Model, error) {
 			return cat.Choose(cmp.Or(*model, name, cat.DefaultModel), catalog.Options{BaseURL: *baseURL, APIKey: *apiKey})
-		})
+		}, ptool.WithLanguage(celcheck.Language{}))
 	}
 	if err == nil {
 		var out json.RawMessage

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/ptool"
+	"github.com/ptkit/ptk/ptool/celcheck"
 )
 
 type ptoolFlags struct {
@@ -76,7 +77,7 @@ func ptoolList(cmd *cobra.Command, f ptoolFlags) error {
 	}
 	var specs []*ptool.Spec
 	for _, d := range defs {
-		p, err := d.New(ptool.WithModel(noModel{}))
+		p, err := d.New(ptool.WithModel(noModel{}), withCEL)
 		if err != nil {
 			return usageError{fmt.Errorf("%s: %w", f.file, err)}
 		}
@@ -114,6 +115,9 @@ func ptoolList(cmd *cobra.Command, f ptoolFlags) error {
 	}
 	return w.Flush()
 }
+
+// withCEL gives the checks of ptools files CEL for their expressions.
+var withCEL = ptool.WithLanguage(celcheck.Language{})
 
 // noModel stands in for a model where none is asked: listing ptools.
 type noModel struct{}
@@ -163,7 +167,7 @@ func ptoolCall(cmd *cobra.Command, f ptoolFlags, name string) error {
 		return err
 	}
 	defer stopRecording()
-	opts := append([]ptool.Option{ptool.WithModel(m), record}, f.models.ptoolOptions()...)
+	opts := append([]ptool.Option{ptool.WithModel(m), record, withCEL}, f.models.ptoolOptions()...)
 	p, err := def.New(opts...)
 	if err != nil {
 		return usageError{err}

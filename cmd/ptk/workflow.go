@@ -23,7 +23,7 @@ func loadRegistry(file string, model func(string) (llm.Model, error), opts ...pt
 	if model == nil {
 		model = func(string) (llm.Model, error) { return noModel{}, nil }
 	}
-	reg, err := ptool.LoadRegistry(file, model, opts...)
+	reg, err := ptool.LoadRegistry(file, model, append([]ptool.Option{withCEL}, opts...)...)
 	var uerr usageError
 	if err != nil && !errors.As(err, &uerr) {
 		err = usageError{err}
