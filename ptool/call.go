@@ -93,6 +93,12 @@ func modeOf(st style) Mode {
 // call makes one ptool call: raw is the input as JSON, in the caller's
 // value (for a custom template), out where the answer is decoded.
 func (f *fn) call(ctx context.Context, raw []byte, in any, out any) (*Record, error) {
+	return f.callWith(ctx, raw, in, out, nil)
+}
+
+// callWith is call that, with partial set, streams the model's answers
+// and gives it the output of each attempt as it is read (see CallStream).
+func (f *fn) callWith(ctx context.Context, raw []byte, in any, out any, partial func(attempt int, js []byte)) (*Record, error) {
 	rec := &Record{PTool: f.spec.Name, Input: raw, Source: SourceModel, Start: time.Now()}
 	var err error
 	if f.cfg.checkInput {
@@ -101,7 +107,7 @@ func (f *fn) call(ctx context.Context, raw []byte, in any, out any) (*Record, er
 		}
 	}
 	if err == nil {
-		err = f.ask(ctx, rec, raw, in, out)
+		err = f.ask(ctx, rec, raw, in, out, partial)
 	}
 	f.finish(rec, err)
 	return rec, err
@@ -119,7 +125,7 @@ func (f *fn) finish(rec *Record, err error) {
 	}
 }
 
-func (f *fn) ask(ctx context.Context, rec *Record, raw []byte, in any, out any) error {
+func (f *fn) ask(ctx context.Context, rec *Record, raw []byte, in any, out any, partial func(attempt int, js []byte)) error {
 	m := f.cfg.model
 	if m == nil {
 		return errors.New(f.spec.Name + ": no model (WithModel)")
@@ -143,8 +149,26 @@ func (f *fn) ask(ctx context.Context, rec *Record, raw []byte, in any, out any) 
 			req.Tools, req.ToolChoice = f.answerTool, "answer"
 			t.NoCalls, t.Mode = false, turn.Native
 		}
+		var emit func(turn.Event)
+		if partial != nil && f.spec.streamable() {
+			t.Stream = true
+			pr := &partialReader{spec: f.spec, style: st}
+			attempt := len(rec.Attempts) + 1
+			emit = func(e turn.Event) {
+				var piece string
+				switch {
+				case e.Kind == turn.EventText && pr.style != styleTool:
+					piece = e.Text
+				case (e.Kind == turn.EventCallStart || e.Kind == turn.EventCallDelta) && pr.style == styleTool && e.Index == 0:
+					piece = e.Text
+				}
+				if js := pr.feed(piece); js != nil {
+					partial(attempt, js)
+				}
+			}
+		}
 		start := time.Now()
-		reply, err := t.Ask(ctx, req, nil)
+		reply, err := t.Ask(ctx, req, emit)
 		if err != nil {
 			if st != styleProtocol && f.cfg.mode == ModeAuto && ctx.Err() == nil &&
 				(errors.Is(err, llm.ErrBadRequest) || errors.Is(err, llm.ErrToolsUnsupported)) {

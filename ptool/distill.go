@@ -116,7 +116,7 @@ func (d *Distilled[In, Out]) CallRecord(ctx context.Context, in In) (Out, *Recor
 		d.stats.fellBack.Add(1)
 		var mout Out
 		rec.Source, rec.FellBack = SourceModel, true
-		err = f.ask(ctx, rec, raw, in, &mout)
+		err = f.ask(ctx, rec, raw, in, &mout, nil)
 		if err != nil {
 			d.stats.failed.Add(1)
 		} else {

@@ -36,6 +36,10 @@
 // (CheckDef: pattern, range, enum, length, and CEL expressions over the
 // input and the output with package ptool/celcheck).
 //
+// CallStream reads the output as the model writes it: it yields the typed
+// output each time a field or an item is complete (a string never half),
+// and never a value a field later loses within an attempt.
+//
 // Distill puts plain code in front of a ptool: the code answers first and
 // returns ErrFallback when it is not sure, and only then is the model asked.
 //

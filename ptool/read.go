@@ -203,11 +203,10 @@ func (s *Spec) check(a answer, n *lenient.Node, src []byte) answer {
 		}
 	}
 	a.json = lenient.AppendJSON(nil, n, src)
-	if n.Clean { // copied as written: make it compact
-		var b bytes.Buffer
-		if json.Compact(&b, a.json) == nil {
-			a.json = b.Bytes()
-		}
+	// clean values are copied as written: make the whole compact
+	var b bytes.Buffer
+	if json.Compact(&b, a.json) == nil {
+		a.json = b.Bytes()
 	}
 	return a
 }
