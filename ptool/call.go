@@ -28,6 +28,8 @@ type fn struct {
 	envelope       json.RawMessage
 	responseFormat map[string]json.RawMessage
 	answerTool     []ptk.ToolInfo
+	// stored holds the examples read from the ptool's ExampleStore.
+	stored *stored
 }
 
 // structuredMemoryName is the name under which a memory remembers that a
@@ -56,7 +58,7 @@ func newFn(name, doc string, in, out json.RawMessage, c config) (*fn, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &fn{spec: s, cfg: c}
+	f := &fn{spec: s, cfg: c, stored: &stored{}}
 	f.envelope = json.RawMessage(`{"type":"object","properties":{"answer":` + string(out) +
 		`,"cannot_answer":{"type":"string","description":"why the input does not let you answer; only when you cannot"}},"additionalProperties":false}`)
 	rf, _ := json.Marshal(map[string]any{"type": "json_schema", "json_schema": map[string]any{
@@ -131,7 +133,11 @@ func (f *fn) ask(ctx context.Context, rec *Record, raw []byte, in any, out any, 
 		return errors.New(f.spec.Name + ": no model (WithModel)")
 	}
 	st := f.styleFor(m)
-	msgs, err := f.spec.messages(st, raw, in)
+	spec, err := f.promptSpec(ctx, raw)
+	if err != nil {
+		return err
+	}
+	msgs, err := spec.messages(st, raw, in)
 	if err != nil {
 		return err
 	}
@@ -178,7 +184,7 @@ func (f *fn) ask(ctx context.Context, rec *Record, raw []byte, in any, out any, 
 				// reason is refused in text too)
 				refused = true
 				st = styleProtocol
-				if msgs, err = f.spec.messages(st, raw, in); err != nil {
+				if msgs, err = spec.messages(st, raw, in); err != nil {
 					return err
 				}
 				continue
@@ -254,7 +260,7 @@ func (f *fn) ask(ctx context.Context, rec *Record, raw []byte, in any, out any, 
 			// follow, and remember the model for the next calls
 			f.cfg.memory.Reject(m, structuredMemoryName)
 			st = styleProtocol
-			if msgs, err = f.spec.messages(st, raw, in); err != nil {
+			if msgs, err = spec.messages(st, raw, in); err != nil {
 				return err
 			}
 			reply.Made = nil // answered in text, as the protocol asks

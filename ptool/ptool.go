@@ -58,6 +58,8 @@ type config struct {
 	checkInput bool
 	checks     []checker
 	language   Language
+	store      ExampleStore
+	storedN    int
 }
 
 // WithModel sets the model that answers.
