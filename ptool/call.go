@@ -33,8 +33,15 @@ type fn struct {
 }
 
 // structuredMemoryName is the name under which a memory remembers that a
-// model refused structured output.
-const structuredMemoryName = "ptool:structured"
+// model refused structured output: "ptool:structured", and the model's id
+// when it has one (llm.ModelIDOf), so that one model of a server that
+// serves several (a proxy) is remembered, not all of them.
+func structuredMemoryName(m llm.Model) string {
+	if id := llm.ModelIDOf(m); id != "" {
+		return "ptool:structured:" + id
+	}
+	return "ptool:structured"
+}
 
 func newFn(name, doc string, in, out json.RawMessage, c config) (*fn, error) {
 	if err := resolveConfig(&c); err != nil {
@@ -70,7 +77,7 @@ func newFn(name, doc string, in, out json.RawMessage, c config) (*fn, error) {
 
 // styleFor says how model m is asked for its answer.
 func (f *fn) styleFor(m llm.Model) style {
-	if f.cfg.mode == ModeProtocol || f.cfg.mode == ModeAuto && f.cfg.memory.Rejected(m, structuredMemoryName) {
+	if f.cfg.mode == ModeProtocol || f.cfg.mode == ModeAuto && f.cfg.memory.Rejected(m, structuredMemoryName(m)) {
 		return styleProtocol
 	}
 	if _, ok := llm.As[*openai.Client](m); ok {
@@ -192,7 +199,7 @@ func (f *fn) ask(ctx context.Context, rec *Record, raw []byte, in any, out any, 
 			return err
 		}
 		if refused {
-			f.cfg.memory.Reject(m, structuredMemoryName)
+			f.cfg.memory.Reject(m, structuredMemoryName(m))
 			refused = false
 		}
 		a := Attempt{Mode: modeOf(st), Raw: reply.Raw, Usage: reply.Usage, Cost: reply.Cost, Latency: time.Since(start)}
@@ -258,7 +265,7 @@ func (f *fn) ask(ctx context.Context, rec *Record, raw []byte, in any, out any, 
 			// the server took the request for structured output and
 			// ignored it: ask again in the protocol, which any model can
 			// follow, and remember the model for the next calls
-			f.cfg.memory.Reject(m, structuredMemoryName)
+			f.cfg.memory.Reject(m, structuredMemoryName(m))
 			st = styleProtocol
 			if msgs, err = spec.messages(st, raw, in); err != nil {
 				return err

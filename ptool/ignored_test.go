@@ -3,10 +3,12 @@ package ptool_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/llm/catalog"
 	"github.com/ptkit/ptk/llm/llmtest"
 	"github.com/ptkit/ptk/llm/openai"
 	"github.com/ptkit/ptk/ptool"
@@ -165,5 +167,39 @@ func TestAbstentionInProse(t *testing.T) {
 		if !errors.As(err, &ae) || ae.Reason != "the review is empty" {
 			t.Errorf("%q: err = %v", reply, err)
 		}
+	}
+}
+
+// TestIgnoredOneModelOfAProxy: a proxy serves several models; the one that
+// ignores response_format is remembered, not the others.
+func TestIgnoredOneModelOfAProxy(t *testing.T) {
+	srv := newServer(t, func(_ int, body map[string]any) (int, string) {
+		if body["model"] == "ignores" && body["response_format"] != nil {
+			return 200, openaiReply("positive, I'd say")
+		}
+		if body["response_format"] == nil {
+			return 200, openaiReply(`<answer>{"sentiment": "positive", "confidence": 0.7}</answer>`)
+		}
+		return 200, openaiReply(`{"answer": {"sentiment": "positive", "confidence": 0.7}}`)
+	})
+	client := openai.New(srv.URL, openai.WithMaxRetries(0))
+	ignores, takes := catalog.Named(client, "ignores"), catalog.Named(client, "takes")
+	mem := &llm.NativeTools{}
+	for _, m := range []llm.Model{ignores, takes, ignores, takes} {
+		if _, err := classifier(m, ptool.WithMemory(mem)).Call(context.Background(), review{Text: "nice"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !mem.Rejected(ignores, "ptool:structured:ignores") || mem.Rejected(takes, "ptool:structured:takes") {
+		t.Error("the memory does not tell the models apart")
+	}
+	// ignores: structured then protocol, then protocol; takes: structured twice
+	var got []string
+	for i := range srv.bodies {
+		b := srv.body(i)
+		got = append(got, fmt.Sprintf("%v:%v", b["model"], b["response_format"] != nil))
+	}
+	if strings.Join(got, " ") != "ignores:true ignores:false takes:true ignores:false takes:true" {
+		t.Errorf("requests: %v", got)
 	}
 }

@@ -108,8 +108,10 @@ func WithStream(on bool) Option { return func(c *config) { c.stream = on } }
 // WithMemory sets the memory of models that refused structured output, for
 // ModeAuto: share one between ptools (and with an agent) so that each
 // model is refused once. By default each ptool has its own. A refusal is
-// remembered under the name "ptool:structured", apart from the model names
-// an agent remembers refusals of native tools under; a model that says it
+// remembered under the name "ptool:structured:" and the model's id
+// (llm.ModelIDOf; "ptool:structured" for a model without one), apart from
+// the model names an agent remembers refusals of native tools under; a
+// model that says it
 // takes no native tools (llm.ToolSupporter, as the catalog's "ptk" models
 // do) is asked in text from its first call.
 func WithMemory(m *llm.NativeTools) Option { return func(c *config) { c.memory = m } }

@@ -53,8 +53,12 @@ func (m *modelFlags) ptoolOptions() []ptool.Option {
 // modelSet resolves model names as the flags say, one model per name, each
 // recorded to the one --record file or all answered by the --replay file.
 type modelSet struct {
+	// resolve gives the model for a ptool that names name: --model's (or
+	// PTK_MODEL's) when given, else name's, else the catalog's default.
 	resolve func(name string) (llm.Model, error)
-	close   func()
+	// named gives the model name names, whatever --model says.
+	named func(name string) (llm.Model, error)
+	close func()
 }
 
 // open checks the flags and opens what --record and --replay name. Close
@@ -83,6 +87,7 @@ func (m *modelFlags) open(cmd *cobra.Command) (*modelSet, error) {
 			return nil, usagef("--replay: %v", err)
 		}
 		set.resolve = func(string) (llm.Model, error) { return p, nil }
+		set.named = set.resolve
 		return set, nil
 	}
 	var w io.Writer
@@ -96,10 +101,7 @@ func (m *modelFlags) open(cmd *cobra.Command) (*modelSet, error) {
 	}
 	var mu sync.Mutex
 	cache := map[string]llm.Model{}
-	set.resolve = func(name string) (llm.Model, error) {
-		if override != "" {
-			name = override
-		}
+	set.named = func(name string) (llm.Model, error) {
 		if name == "" {
 			name = cat.DefaultModel
 		}
@@ -117,6 +119,12 @@ func (m *modelFlags) open(cmd *cobra.Command) (*modelSet, error) {
 		}
 		cache[name] = mod
 		return mod, nil
+	}
+	set.resolve = func(name string) (llm.Model, error) {
+		if override != "" {
+			name = override
+		}
+		return set.named(name)
 	}
 	return set, nil
 }

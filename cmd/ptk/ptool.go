@@ -66,7 +66,7 @@ asks the model and prints the answer, checked against the output schema.`,
 	fl.StringVar(&f.input, "input", "", "the input, a JSON object; - reads it from stdin")
 	f.models.add(fl)
 	addTraceFlags(fl, &f.trace, false)
-	cmd.AddCommand(list, call)
+	cmd.AddCommand(list, call, newPtoolEvalCmd(&f))
 	return cmd
 }
 

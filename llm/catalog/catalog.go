@@ -284,6 +284,7 @@ type entry struct {
 var (
 	_ llm.Streamer      = (*named)(nil)
 	_ llm.Unwrapper     = (*named)(nil)
+	_ llm.ModelIDer     = (*named)(nil)
 	_ llm.ToolSupporter = (*entry)(nil)
 )
 
@@ -292,6 +293,9 @@ func (e *entry) SupportsNativeTools() bool { return e.native }
 
 // Unwrap returns the provider's client.
 func (e *named) Unwrap() llm.Model { return e.inner }
+
+// ModelID is the model id it asks for.
+func (e *named) ModelID() string { return e.id }
 
 func (e *named) Generate(ctx context.Context, req llm.Request) (*llm.Response, error) {
 	req.Model = e.id
