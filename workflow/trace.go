@@ -54,7 +54,8 @@ type Step struct {
 	// ID is how references name the step; empty means "step_N", N its
 	// position from 0 (see Trace.StepID).
 	ID string `json:"id,omitempty"`
-	// PTool is the registered ptool's name.
+	// PTool is the name of what the step calls in the registry: a ptool,
+	// or a plain tool registered with ptool.FromTool.
 	PTool string `json:"ptool"`
 	// Args is the input, a JSON object; a value {"$ref": "step_N"} or
 	// {"$ref": "step_N", "path": "/pointer"} stands for an earlier step's
