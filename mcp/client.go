@@ -20,6 +20,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/internal/version"
 	"github.com/ptkit/ptk/protocol"
 )
 
@@ -91,7 +92,7 @@ func Start(ctx context.Context, cfg *Config, opts Options) (*Client, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if opts.Implementation == nil {
-		opts.Implementation = &sdk.Implementation{Name: "ptk", Version: "1"}
+		opts.Implementation = &sdk.Implementation{Name: "ptk", Version: version.Get().String()}
 	}
 	c := &Client{opts: opts}
 	if cfg == nil {

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -107,8 +109,9 @@ func resolveModels(c *catalog.Catalog, ch modelChoice) (llm.Model, error) {
 
 func newModelsCmd() *cobra.Command {
 	var file string
+	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "models [--models FILE]",
+		Use:   "models [--models FILE] [--json]",
 		Short: "List the model catalog: providers, capabilities and prices",
 		Long: `models lists the models ptk knows by name, from its built-in catalog with
 yours laid over it (models.json in ptk's config folder, $PTK_MODELS, --models
@@ -130,7 +133,15 @@ provider's api_base is the browser's debugging address
 ($PTK_BROWSER replaces it). Their selectors are maintained by hand and
 break when a site changes its page; a site file NAME.json in the sites
 folder of ptk's config folder adds browser:NAME (or replaces it). A site's terms may
-forbid automated use: see docs/browser.md.`,
+forbid automated use: see docs/browser.md.
+
+With --json, stdout is one JSON array, a model an object, sorted by name:
+  [{"name": "gpt-4o-mini", "default": false, "provider": "openai", "api": "openai",
+    "base_url": "https://api.openai.com/v1", "api_key_env": "OPENAI_API_KEY",
+    "model_id": "gpt-4o-mini", "tools": "native", "streaming": true,
+    "context_window": 128000, "max_output": 16384,
+    "cost": {"input": 0.15, "output": 0.6, "cache_read": 0.075, "cache_write": 0}}, …]
+Unknown sizes are 0; prices are US dollars per million tokens.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return usagef("models takes no arguments")
@@ -141,6 +152,9 @@ forbid automated use: see docs/browser.md.`,
 			c, err := loadCatalog(file)
 			if err != nil {
 				return usageError{err}
+			}
+			if asJSON {
+				return writeModelsJSON(cmd.OutOrStdout(), c)
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 8, 2, ' ', 0)
 			fmt.Fprintln(w, "NAME\tPROVIDER\tMODEL ID\tTOOLS\tSTREAM\tCONTEXT\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE")
@@ -157,7 +171,52 @@ forbid automated use: see docs/browser.md.`,
 		},
 	}
 	cmd.Flags().StringVar(&file, "models", "", "a catalog file laid over the others")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the catalog as a JSON array")
 	return cmd
+}
+
+// modelJSON is a model as 'ptk models --json' prints it: every field
+// always there, so that a script can rely on the shape.
+type modelJSON struct {
+	Name          string        `json:"name"`
+	Default       bool          `json:"default"`
+	Provider      string        `json:"provider"`
+	API           string        `json:"api"`
+	BaseURL       string        `json:"base_url"`
+	APIKeyEnv     string        `json:"api_key_env"`
+	ModelID       string        `json:"model_id"`
+	Tools         string        `json:"tools"`
+	Streaming     bool          `json:"streaming"`
+	ContextWindow int           `json:"context_window"`
+	MaxOutput     int           `json:"max_output"`
+	Cost          modelCostJSON `json:"cost"`
+}
+
+type modelCostJSON struct {
+	Input      float64 `json:"input"`
+	Output     float64 `json:"output"`
+	CacheRead  float64 `json:"cache_read"`
+	CacheWrite float64 `json:"cache_write"`
+}
+
+func writeModelsJSON(w io.Writer, c *catalog.Catalog) error {
+	out := []modelJSON{}
+	for _, name := range c.Names() {
+		m := c.Models[name]
+		p := c.Providers[m.Provider]
+		api := p.API
+		if api == "" {
+			api = "openai"
+		}
+		out = append(out, modelJSON{Name: name, Default: name == c.DefaultModel, Provider: m.Provider, API: api,
+			BaseURL: p.APIBase, APIKeyEnv: p.APIKeyEnv, ModelID: m.ModelID, Tools: m.ToolProtocol, Streaming: m.Streaming,
+			ContextWindow: m.ContextWindow, MaxOutput: m.MaxOutput,
+			Cost: modelCostJSON{m.Cost.Input, m.Cost.Output, m.Cost.CacheRead, m.Cost.CacheWrite}})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
 }
 
 func yesNo(b bool) string {

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/internal/term"
 	"github.com/ptkit/ptk/ptool"
 	"github.com/ptkit/ptk/ptool/score"
 	"github.com/ptkit/ptk/trace"
@@ -313,7 +314,7 @@ func printEval(w io.Writer, rep *score.Report) {
 			if c.Judge != nil {
 				what += fmt.Sprintf(" [judge: %v %s]", c.Judge.Pass, c.Judge.Why)
 			}
-			fmt.Fprintf(w, "  case %d %s: %s\n", c.Index+1, visible(clipText(compactJSON(c.Input), 80)), visible(clipText(oneLineText(what), 300)))
+			fmt.Fprintf(w, "  case %d %s: %s\n", c.Index+1, term.Text(clipText(compactJSON(c.Input), 80)), term.Text(clipText(oneLineText(what), 300)))
 		}
 	}
 }
@@ -326,17 +327,3 @@ func clipText(s string, n int) string {
 }
 
 func oneLineText(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// visible shows the control characters of text from a model as escapes
-// (\x1b), so that they are never interpreted by the terminal.
-func visible(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if r < 0x20 || r >= 0x7f && r < 0xa0 || r == 0x2028 || r == 0x2029 {
-			fmt.Fprintf(&b, "\\x%02x", r)
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}

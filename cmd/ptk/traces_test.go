@@ -24,6 +24,9 @@ func TestMain(m *testing.M) {
 	os.Unsetenv("PTK_TRACE_DB")
 	code := m.Run()
 	os.RemoveAll(dir)
+	if testBinary.dir != "" {
+		os.RemoveAll(testBinary.dir)
+	}
 	os.Exit(code)
 }
 
