@@ -72,7 +72,7 @@ func (s *Store) Stats(ctx context.Context, f Filter) (*Stats, error) {
 	}
 	st.Models, err = s.group(ctx, `SELECT '', model, COUNT(*), SUM(CASE WHEN status = 'ok' THEN 0 ELSE 1 END),
 		SUM(prompt_tokens), SUM(completion_tokens), SUM(cost), 0, 0, 0 FROM runs`+and(where)+`model <> '' GROUP BY model`, args,
-		"latency_us", "FROM model_calls JOIN runs ON runs.id = model_calls.run_id"+and(where)+"runs.model = ?", args, false)
+		"latency_us", "FROM model_calls JOIN (SELECT id, model FROM runs"+where+") r ON r.id = model_calls.run_id WHERE r.model = ?", args, false)
 	if err != nil {
 		return nil, err
 	}
