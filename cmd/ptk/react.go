@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ptkit/ptk/react"
+	"github.com/ptkit/ptk/trace/record"
 	"github.com/ptkit/ptk/turn"
 )
 
@@ -82,12 +83,12 @@ asked for one.`,
 				return err
 			}
 			defer rec.close(cmd.ErrOrStderr())
+			if rec != nil && rec.writer != nil {
+				opts = record.ReAct(rec.writer).Options(opts)
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
 			res, runErr := react.Run(ctx, args[0], opts)
-			if res != nil && res.Trajectory != nil && rec != nil && rec.writer != nil {
-				rec.writer.Record(reactTrace(res.Trajectory, runErr))
-			}
 			if asJSON {
 				if err := writeIndented(cmd.OutOrStdout(), res.Trajectory); err != nil {
 					return err

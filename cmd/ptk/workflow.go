@@ -13,6 +13,7 @@ import (
 
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/ptool"
+	"github.com/ptkit/ptk/trace/record"
 	"github.com/ptkit/ptk/workflow"
 )
 
@@ -216,7 +217,14 @@ result is its output: its JSON, or its text as a string).`,
 			errOut := cmd.ErrOrStderr()
 			var done *workflow.Trace
 			var runErr error
+			var flowRec *record.WorkflowRecorder
+			if rec != nil && rec.writer != nil {
+				flowRec = record.NewWorkflow(rec.writer, t)
+			}
 			for e, err := range workflow.Stream(ctx, t, workflow.Options{Registry: reg, Concurrency: concurrency, ContinueOnError: keepGoing}) {
+				if flowRec != nil {
+					flowRec.Event(e, err)
+				}
 				switch e.Kind {
 				case workflow.EventStepEnd:
 					s := e.Step
@@ -231,9 +239,6 @@ result is its output: its JSON, or its text as a string).`,
 				case workflow.EventDone:
 					done, runErr = e.Trace, err
 				}
-			}
-			if done != nil && rec != nil && rec.writer != nil {
-				rec.writer.Record(workflowTrace(done, runErr))
 			}
 			var cerr *workflow.CheckError
 			if errors.As(runErr, &cerr) {
