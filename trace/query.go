@@ -201,8 +201,17 @@ func (s *Store) Get(ctx context.Context, id string) (*Record, error) {
 		rec.ToolCalls = append(rec.ToolCalls, tc)
 	}
 	rows.Close()
-	rec.PtoolCalls, err = s.ptoolCalls(ctx, "WHERE p.run_id = ? ORDER BY p.seq", -1, rec.ID)
-	return rec, err
+	if rec.PtoolCalls, err = s.ptoolCalls(ctx, "WHERE p.run_id = ? ORDER BY p.seq", -1, rec.ID); err != nil {
+		return nil, err
+	}
+	labels, err := s.Labels(ctx, rec.ID)
+	if err != nil {
+		return nil, err
+	}
+	if len(labels) > 0 {
+		rec.Labels = labels
+	}
+	return rec, nil
 }
 
 func (s *Store) ptoolCalls(ctx context.Context, where string, limit int, args ...any) ([]PtoolCall, error) {
@@ -240,9 +249,10 @@ func (s *Store) ptoolCalls(ctx context.Context, where string, limit int, args ..
 }
 
 // Examples returns up to n successful calls of a ptool, newest first: the
-// few-shot examples of its prompt and what the distiller learns from.
+// few-shot examples of its prompt and what the distiller learns from. A
+// call labelled bad, or whose run is, is left out.
 func (s *Store) Examples(ctx context.Context, ptool string, n int) ([]PtoolCall, error) {
-	return s.ptoolCalls(ctx, `JOIN runs ON runs.id = p.run_id WHERE p.ptool = ? AND p.is_error = 0
+	return s.ptoolCalls(ctx, `JOIN runs ON runs.id = p.run_id WHERE p.ptool = ? AND p.is_error = 0`+notBad+`
 		ORDER BY runs.started_us DESC`, n, ptool)
 }
 
@@ -293,7 +303,7 @@ func (s *Store) Prune(ctx context.Context, before time.Time, keep int) (int, err
 		return 0, nil
 	}
 	sel := "SELECT id FROM runs WHERE " + strings.Join(conds, " OR ")
-	for _, t := range []string{"model_calls", "tool_calls", "ptool_calls"} {
+	for _, t := range []string{"model_calls", "tool_calls", "ptool_calls", "labels"} {
 		if _, err := tx.ExecContext(ctx, s.q("DELETE FROM "+t+" WHERE run_id IN ("+sel+")"), s.args(args)...); err != nil {
 			return 0, err
 		}

@@ -119,6 +119,8 @@ type Record struct {
 	ModelCalls []ModelCall     `json:"model_calls"`
 	ToolCalls  []ToolCall      `json:"tool_calls"`
 	PtoolCalls []PtoolCall     `json:"ptool_calls,omitempty"`
+	// Labels are the feedback on the run and its calls (SetLabel).
+	Labels []Label `json:"labels,omitempty"`
 }
 
 // UnmarshalJSON reads a record as MarshalJSON writes it (an exported

@@ -311,8 +311,9 @@ func TestTracesUpgradesAnOlderStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A store of schema version 1: before conversations (migration 2),
-	// each ptool call's usage (migration 3) and spans (migration 4).
+	// each ptool call's usage (migration 3), spans (4) and labels (5).
 	if _, err := sdb.Exec(`DROP TABLE conversations;
+		DROP TABLE labels;
 		DROP INDEX runs_owner;
 		ALTER TABLE runs DROP COLUMN owner;
 		ALTER TABLE runs DROP COLUMN heartbeat_us;

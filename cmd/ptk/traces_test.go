@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ptkit/ptk/trace"
 )
 
 // TestMain keeps the runs the tests make out of the user's trace store:
@@ -246,3 +249,43 @@ func setSchemaVersion(t *testing.T, db string, v int) {
 func openForTest(db string) (*sql.DB, error) { return sql.Open("sqlite", db) }
 
 func runPTKSleep() { time.Sleep(50 * time.Millisecond) }
+
+// TestTracesLabel: ptk traces label marks a run and a ptool call, and says
+// what is wrong with a label it refuses (exit 2).
+func TestTracesLabel(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "traces.db")
+	s, err := trace.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Write(context.Background(), &trace.Record{Run: trace.Run{ID: "0123456789abcdef", Kind: trace.KindPtool, Name: "classify"},
+		PtoolCalls: []trace.PtoolCall{{Ptool: "classify", Input: json.RawMessage(`{"t":1}`), Output: json.RawMessage(`"a"`)}}})
+	s.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := runPTK(t, "", "traces", "label", "01234567", "bad", "--span", "ptool/0", "--note", "not a", "--trace-db", db); code != 0 || out != "run 0123456789abcdef ptool/0: bad\n" {
+		t.Fatalf("label: %d %q %s", code, out, errOut)
+	}
+	if code, _, errOut := runPTK(t, "", "traces", "label", "0123456789abcdef", "good", "--trace-db", db); code != 0 {
+		t.Fatalf("label the run: %d %s", code, errOut)
+	}
+	for _, args := range [][]string{
+		{"0123456789abcdef", "meh"},
+		{"0123456789abcdef", "bad", "--span", "ptool/3"},
+		{"nosuchrun", "bad"},
+	} {
+		if code, _, errOut := runPTK(t, "", append(append([]string{"traces", "label"}, args...), "--trace-db", db)...); code != 2 || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("label %v: exit %d, %q", args, code, errOut)
+		}
+	}
+	s, _ = trace.Open(context.Background(), db)
+	defer s.Close()
+	ls, _ := s.Labels(context.Background(), "0123456789abcdef")
+	if len(ls) != 2 || ls[0].Span != "" || ls[0].Label != "good" || ls[1].Span != "ptool/0" || ls[1].Note != "not a" {
+		t.Errorf("labels = %+v", ls)
+	}
+	if good, _ := s.GoodCalls(context.Background(), trace.GoodFilter{Ptool: "classify"}); len(good) != 0 {
+		t.Errorf("a call labelled bad is a good call: %+v", good)
+	}
+}
