@@ -204,17 +204,27 @@ func (s *Store) Series(ctx context.Context, f Filter, step time.Duration) ([]Buc
 	return out, rows.Err()
 }
 
-// Mark says where the store is: how many runs it holds and when the
-// newest started. It changes when a run is written or pruned, which is
-// how a dashboard notices runs that other processes record.
+// Mark says where the store is: how many runs it holds, when the newest
+// started, how many are running and how many calls those have, and how
+// many labels there are. It changes when a run is written, goes on,
+// ends or is pruned, or is labelled, which is how a dashboard notices
+// what other processes record.
 type Mark struct {
-	Runs   int   `json:"runs"`
-	Newest int64 `json:"newest_us"`
+	Runs    int   `json:"runs"`
+	Newest  int64 `json:"newest_us"`
+	Running int   `json:"running"`
+	Spans   int   `json:"spans"`
+	Labels  int   `json:"labels"`
 }
 
 // Mark returns the store's Mark.
 func (s *Store) Mark(ctx context.Context) (Mark, error) {
 	var m Mark
-	err := s.db.QueryRowContext(ctx, "SELECT COUNT(*), COALESCE(MAX(started_us), 0) FROM runs").Scan(&m.Runs, &m.Newest)
+	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(MAX(started_us), 0),
+		(SELECT COUNT(*) FROM runs WHERE status = 'running'),
+		(SELECT COUNT(*) FROM model_calls WHERE run_id IN (SELECT id FROM runs WHERE status = 'running'))
+		+ (SELECT COUNT(*) FROM tool_calls WHERE run_id IN (SELECT id FROM runs WHERE status = 'running'))
+		+ (SELECT COUNT(*) FROM ptool_calls WHERE run_id IN (SELECT id FROM runs WHERE status = 'running')),
+		(SELECT COUNT(*) FROM labels) FROM runs`).Scan(&m.Runs, &m.Newest, &m.Running, &m.Spans, &m.Labels)
 	return m, err
 }
