@@ -3,6 +3,8 @@ package record
 import (
 	"encoding/json"
 	"errors"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -158,11 +160,24 @@ func ReAct(sink Sink) *ReActRecorder {
 }
 
 // Options sets the recorder's hooks on opts (OnStart, OnStep, Observer),
-// keeping any it had, and returns it.
+// keeping any it had, and returns it. Runs are named by what they may call
+// (their ptools and tools, sorted), so that runs of one agent group
+// together whatever their goals.
 func (r *ReActRecorder) Options(opts react.Options) react.Options {
 	start, step, obs := opts.OnStart, opts.OnStep, opts.Observer
+	var names []string
+	if opts.PTools != nil {
+		for _, t := range opts.PTools.Tools() {
+			names = append(names, t.Info().Name)
+		}
+	}
+	for _, t := range opts.Tools {
+		names = append(names, t.Info().Name)
+	}
+	slices.Sort(names)
+	name := strings.Join(names, ", ")
 	opts.OnStart = func(t *react.Trajectory) {
-		r.start(t)
+		r.start(t, name)
 		if start != nil {
 			start(t)
 		}
@@ -174,7 +189,7 @@ func (r *ReActRecorder) Options(opts react.Options) react.Options {
 		}
 	}
 	opts.Observer = func(t *react.Trajectory) {
-		r.done(t, nil)
+		r.done(t, name)
 		if obs != nil {
 			obs(t)
 		}
@@ -182,9 +197,17 @@ func (r *ReActRecorder) Options(opts react.Options) react.Options {
 	return opts
 }
 
-func (r *ReActRecorder) start(t *react.Trajectory) {
+// reactName is a run's name: what it may call, else its goal.
+func reactName(name string, t *react.Trajectory) string {
+	if name != "" {
+		return name
+	}
+	return t.Goal
+}
+
+func (r *ReActRecorder) start(t *react.Trajectory, name string) {
 	run := &reactRun{id: trace.NewID()}
-	run.span = newSpan(r.sink, trace.Run{ID: run.id, Kind: trace.KindReAct, Name: t.Goal, Model: t.Model, Input: t.Goal, StartedAt: t.Start})
+	run.span = newSpan(r.sink, trace.Run{ID: run.id, Kind: trace.KindReAct, Name: reactName(name, t), Model: t.Model, Input: t.Goal, StartedAt: t.Start})
 	r.mu.Lock()
 	r.runs[t.ID] = run
 	r.mu.Unlock()
@@ -236,7 +259,8 @@ func (run *reactRun) add(s react.Step) {
 	run.span.add(m, tc, pc)
 }
 
-func (r *ReActRecorder) done(t *react.Trajectory, runErr error) {
+func (r *ReActRecorder) done(t *react.Trajectory, name string) {
+	var runErr error
 	r.mu.Lock()
 	run := r.runs[t.ID]
 	delete(r.runs, t.ID)
@@ -244,7 +268,7 @@ func (r *ReActRecorder) done(t *react.Trajectory, runErr error) {
 	if run == nil {
 		run = &reactRun{id: trace.NewID()}
 	}
-	rec := &trace.Record{Run: trace.Run{ID: run.id, Kind: trace.KindReAct, Name: t.Goal, Model: t.Model,
+	rec := &trace.Record{Run: trace.Run{ID: run.id, Kind: trace.KindReAct, Name: reactName(name, t), Model: t.Model,
 		Input: t.Goal, Output: t.FinalAnswer, StartedAt: t.Start, Duration: trace.Millis(t.Duration),
 		Usage: t.Usage, Cost: t.Cost, Status: trace.StatusOK},
 		ModelCalls: orEmpty(run.model), ToolCalls: orEmpty(run.tools), PtoolCalls: run.calls}
