@@ -13,8 +13,8 @@ import (
 // recorded; done waits for the record to be written.
 func ptoolRecorder(cmd *cobra.Command, f traceFlags) (opt ptool.Option, done func(), err error) {
 	rec, err := startRecording(cmd, f, nil)
-	if err != nil || rec == nil || rec.writer == nil {
+	if err != nil || rec == nil || rec.sink == nil {
 		return ptool.WithObserver(nil), func() {}, err
 	}
-	return record.Ptool(rec.writer), func() { rec.close(cmd.ErrOrStderr()) }, nil
+	return record.Ptool(rec.sink), func() { rec.close(cmd.ErrOrStderr()) }, nil
 }

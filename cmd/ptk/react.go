@@ -83,8 +83,8 @@ asked for one.`,
 				return err
 			}
 			defer rec.close(cmd.ErrOrStderr())
-			if rec != nil && rec.writer != nil {
-				opts = record.ReAct(rec.writer).Options(opts)
+			if rec != nil && rec.sink != nil {
+				opts = record.ReAct(rec.sink).Options(opts)
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()

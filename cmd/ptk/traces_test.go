@@ -6,9 +6,12 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -287,5 +290,34 @@ func TestTracesLabel(t *testing.T) {
 	}
 	if good, _ := s.GoodCalls(context.Background(), trace.GoodFilter{Ptool: "classify"}); len(good) != 0 {
 		t.Errorf("a call labelled bad is a good call: %+v", good)
+	}
+}
+
+// TestRunOTLP: ptk run --otlp-endpoint sends the run's spans over OTLP/HTTP
+// as protobuf to the endpoint's /v1/traces, besides the store; a bad
+// endpoint is a usage error. (otlpcheck checks the spans a real receiver
+// gets.)
+func TestRunOTLP(t *testing.T) {
+	got := make(chan string, 10)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got <- r.Method + " " + r.URL.Path + " " + r.Header.Get("Content-Type") + " " + strconv.FormatBool(bytes.Contains(b, []byte("gen_ai.operation.name")))
+	}))
+	defer srv.Close()
+	_, url := newFakeOpenAI(t, fakeReply{content: "Hello."})
+	db := filepath.Join(t.TempDir(), "traces.db")
+	if code, _, errOut := runPTK(t, "", "run", "--base-url", url, "--model", "m", "--mode", "ptk", "--workspace", t.TempDir(), "--trace-db", db, "--otlp-endpoint", srv.URL, "hi"); code != 0 {
+		t.Fatalf("run: %d %s", code, errOut)
+	}
+	select {
+	case g := <-got:
+		if g != "POST /v1/traces application/x-protobuf true" {
+			t.Errorf("the endpoint got %q", g)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no spans sent")
+	}
+	if code, _, errOut := runPTK(t, "", "run", "--base-url", url, "--model", "m", "--trace-db", db, "--otlp-endpoint", "localhost:4318", "hi"); code != 2 || !strings.Contains(errOut, "http://") {
+		t.Errorf("a bad endpoint: exit %d, %s", code, errOut)
 	}
 }

@@ -218,8 +218,8 @@ result is its output: its JSON, or its text as a string).`,
 			var done *workflow.Trace
 			var runErr error
 			var flowRec *record.WorkflowRecorder
-			if rec != nil && rec.writer != nil {
-				flowRec = record.NewWorkflow(rec.writer, t)
+			if rec != nil && rec.sink != nil {
+				flowRec = record.NewWorkflow(rec.sink, t)
 			}
 			for e, err := range workflow.Stream(ctx, t, workflow.Options{Registry: reg, Concurrency: concurrency, ContinueOnError: keepGoing}) {
 				if flowRec != nil {
