@@ -59,7 +59,7 @@ func (s *Store) Stats(ctx context.Context, f Filter) (*Stats, error) {
 		return w + " AND "
 	}
 	var err error
-	st.Runs, err = s.group(ctx, `SELECT kind, name, COUNT(*), SUM(CASE WHEN status = 'ok' THEN 0 ELSE 1 END),
+	st.Runs, err = s.group(ctx, `SELECT kind, name, COUNT(*), SUM(CASE WHEN status IN ('ok', 'running') THEN 0 ELSE 1 END),
 		SUM(prompt_tokens), SUM(completion_tokens), SUM(cost), 0, 0, 0 FROM runs`+where+` GROUP BY kind, name`, args,
 		"duration_us", "FROM runs"+and(where)+"kind = ? AND name = ?", args, true)
 	if err != nil {
@@ -70,7 +70,7 @@ func (s *Store) Stats(ctx context.Context, f Filter) (*Stats, error) {
 	if err != nil {
 		return nil, err
 	}
-	st.Models, err = s.group(ctx, `SELECT '', model, COUNT(*), SUM(CASE WHEN status = 'ok' THEN 0 ELSE 1 END),
+	st.Models, err = s.group(ctx, `SELECT '', model, COUNT(*), SUM(CASE WHEN status IN ('ok', 'running') THEN 0 ELSE 1 END),
 		SUM(prompt_tokens), SUM(completion_tokens), SUM(cost), 0, 0, 0 FROM runs`+and(where)+`model <> '' GROUP BY model`, args,
 		"latency_us", "FROM model_calls JOIN (SELECT id, model FROM runs"+where+") r ON r.id = model_calls.run_id WHERE r.model = ?", args, false)
 	if err != nil {
@@ -180,7 +180,7 @@ func (s *Store) Series(ctx context.Context, f Filter, step time.Duration) ([]Buc
 	}
 	where, args := s.where(f)
 	w := step.Microseconds()
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT started_us / ? AS b, COUNT(*), SUM(CASE WHEN status = 'ok' THEN 0 ELSE 1 END),
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT started_us / ? AS b, COUNT(*), SUM(CASE WHEN status IN ('ok', 'running') THEN 0 ELSE 1 END),
 		SUM(duration_us), SUM(prompt_tokens), SUM(completion_tokens), SUM(cost) FROM runs`+where+` GROUP BY b ORDER BY b`),
 		s.args(append([]any{w}, args...))...)
 	if err != nil {
