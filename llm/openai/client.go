@@ -129,7 +129,7 @@ func readResponse(body io.Reader) (*llm.Response, error) {
 		return nil, httpx.ConnectionError(err)
 	}
 	var r wire.Completion
-	if err := json.Unmarshal(data, &r); err != nil {
+	if err := wire.UnmarshalCompletion(data, &r); err != nil {
 		return nil, httpx.BadResponse(err, data)
 	}
 	if r.Failed() {

@@ -3,7 +3,6 @@ package openai
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"iter"
 
@@ -57,10 +56,8 @@ func readStream(body io.Reader, yield func(llm.Chunk) bool) error {
 			return inBandError(data)
 		}
 		var r wire.Completion
-		if !wire.DecodeChunk(data, &r) { // the common chunks, in one pass
-			if err := json.Unmarshal(data, &r); err != nil {
-				return httpx.BadResponse(err, data)
-			}
+		if err := wire.UnmarshalCompletion(data, &r); err != nil {
+			return httpx.BadResponse(err, data)
 		}
 		if r.Failed() {
 			return inBandError(data)
