@@ -38,7 +38,7 @@ func (a *messagesAPI) read(x *exchange, body []byte) *httpError {
 
 // decode reads a request; count_tokens reads one that needs no max_tokens.
 func (a *messagesAPI) decode(x *exchange, body []byte, needMax bool) *httpError {
-	if err := json.Unmarshal(body, &a.req); err != nil {
+	if err := wire.UnmarshalRequest(body, &a.req); err != nil {
 		return badRequest("the request body is not a valid Messages request: %v", err)
 	}
 	r := &a.req

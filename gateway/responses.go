@@ -45,7 +45,7 @@ func (s *Server) responsesEndpoint(w http.ResponseWriter, r *http.Request) {
 // read decodes and checks the request, and loads the conversation of the
 // previous response it continues.
 func (a *responsesAPI) read(x *exchange, body []byte) *httpError {
-	if err := json.Unmarshal(body, &a.req); err != nil {
+	if err := responses.UnmarshalRequest(body, &a.req); err != nil {
 		return badRequest("the request body is not a valid Responses request: %v", err)
 	}
 	r := &a.req
