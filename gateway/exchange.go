@@ -65,6 +65,11 @@ type responder interface {
 	// separate makes the next text, if there was text before, start a new
 	// paragraph: the text of a second reply to the same request.
 	separate()
+	// flush sends what a stream has written since it last did: the
+	// exchange calls it before it waits (for the model, for a tool), so
+	// that the events of one step go out in one write. finish flushes
+	// itself.
+	flush()
 	// hasText reports whether text was given.
 	hasText() bool
 	// callCount is the number of calls given.

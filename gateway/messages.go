@@ -302,7 +302,7 @@ func (a *messagesAPI) respond(x *exchange, w http.ResponseWriter) responder {
 
 func (r *messagesResponder) streaming() bool { return r.stream }
 
-// flush sends what a step of the answer wrote, in a stream.
+// flush sends what the answer wrote since the last flush, in a stream.
 func (r *messagesResponder) flush() {
 	if r.stream {
 		r.sse.flush()
@@ -370,7 +370,6 @@ func (r *messagesResponder) delta(d wire.Delta) {
 }
 
 func (r *messagesResponder) addText(s string) {
-	defer r.flush()
 	if s == "" {
 		return
 	}
@@ -385,7 +384,6 @@ func (r *messagesResponder) addText(s string) {
 // addReasoning passes the model's reasoning on as thinking, when the
 // client asked for thinking.
 func (r *messagesResponder) addReasoning(s string) {
-	defer r.flush()
 	if s == "" || !r.thinking {
 		return
 	}
@@ -394,7 +392,6 @@ func (r *messagesResponder) addReasoning(s string) {
 }
 
 func (r *messagesResponder) addCall(c ptk.Call) {
-	defer r.flush()
 	r.x.calls++
 	r.calls++
 	r.block("tool_use", wire.Block{Type: "tool_use", ID: c.ID, Name: c.Tool, Input: json.RawMessage{}})
@@ -405,7 +402,6 @@ func (r *messagesResponder) addCall(c ptk.Call) {
 // addCallDelta passes on a piece of a native call: the first piece begins
 // its tool_use block.
 func (r *messagesResponder) addCallDelta(index int, id, name, args string) {
-	defer r.flush()
 	if id != "" || name != "" {
 		r.x.calls++
 		r.calls++

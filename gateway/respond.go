@@ -31,8 +31,10 @@ type chatResponder struct {
 	calls       []outToolCall
 	// deltaCalls counts the native calls passed on in pieces.
 	deltaCalls int
-	buf        bytes.Buffer
-	enc        *json.Encoder
+	// dirty: chunks were written since the last flush.
+	dirty bool
+	buf   bytes.Buffer
+	enc   *json.Encoder
 }
 
 var _ responder = (*chatResponder)(nil)
@@ -73,14 +75,23 @@ func (r *chatResponder) chunk(d *outDelta, finish *string, u *usage) {
 	r.event(c)
 }
 
-// event writes one server-sent event holding v, and flushes it.
+// event writes one server-sent event holding v, into the connection's
+// buffer: flush sends it.
 func (r *chatResponder) event(v any) {
 	r.buf.Reset()
 	r.buf.WriteString("data: ")
 	r.enc.Encode(v)
 	r.buf.WriteByte('\n')
 	r.w.Write(r.buf.Bytes())
-	r.rc.Flush()
+	r.dirty = true
+}
+
+// flush sends the chunks written since the last flush.
+func (r *chatResponder) flush() {
+	if r.dirty {
+		r.dirty = false
+		r.rc.Flush()
+	}
 }
 
 var jsonNull = json.RawMessage("null")
@@ -181,6 +192,7 @@ func (r *chatResponder) finish(upstream string, u ptk.Usage) {
 		r.chunk(&outDelta{}, &reason, out)
 	}
 	r.w.Write([]byte("data: [DONE]\n\n"))
+	r.dirty = false
 	r.rc.Flush()
 }
 

@@ -383,7 +383,7 @@ func (a *responsesAPI) respond(x *exchange, w http.ResponseWriter) responder {
 
 func (r *responsesResponder) streaming() bool { return r.stream }
 
-// flush sends what a step of the answer wrote, in a stream.
+// flush sends what the answer wrote since the last flush, in a stream.
 func (r *responsesResponder) flush() {
 	if r.stream {
 		r.sse.flush()
@@ -510,7 +510,6 @@ func (r *responsesResponder) closeItem() {
 }
 
 func (r *responsesResponder) addText(s string) {
-	defer r.flush()
 	if s == "" {
 		return
 	}
@@ -529,7 +528,6 @@ func (r *responsesResponder) addText(s string) {
 // addReasoning passes the model's reasoning on as a reasoning item's
 // reasoning_text.
 func (r *responsesResponder) addReasoning(s string) {
-	defer r.flush()
 	if s == "" {
 		return
 	}
@@ -542,7 +540,6 @@ func (r *responsesResponder) addReasoning(s string) {
 }
 
 func (r *responsesResponder) addCall(c ptk.Call) {
-	defer r.flush()
 	r.closeItem()
 	r.x.calls++
 	r.calls++
@@ -567,7 +564,6 @@ func (r *responsesResponder) addCall(c ptk.Call) {
 // addCallDelta passes on a piece of a native call: the first piece begins
 // its function_call item, which stays open for its arguments' pieces.
 func (r *responsesResponder) addCallDelta(index int, id, name, args string) {
-	defer r.flush()
 	if id != "" || name != "" {
 		r.closeItem()
 		r.x.calls++
