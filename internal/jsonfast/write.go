@@ -1,6 +1,7 @@
 package jsonfast
 
 import (
+	"encoding/json"
 	"math"
 	"strconv"
 	"unicode/utf8"
@@ -150,4 +151,91 @@ func AppendFloat(dst []byte, f float64) ([]byte, bool) {
 		}
 	}
 	return dst, true
+}
+
+// Writer appends JSON to B as encoding/json writes it: json.Marshal with
+// EscapeHTML, an Encoder with SetEscapeHTML(false) without it. A wire
+// type's AppendJSON method writes its fields with it, in the order and
+// with the omissions its struct tags say. Once a value encoding/json
+// refuses is written, Done reports false.
+type Writer struct {
+	B          []byte
+	EscapeHTML bool
+	failed     bool
+}
+
+// NewWriter returns a Writer that appends to dst.
+func NewWriter(dst []byte, escapeHTML bool) Writer { return Writer{B: dst, EscapeHTML: escapeHTML} }
+
+// Done returns what was written, or dst and false when a value was one
+// encoding/json refuses (or Fail was called).
+func (w *Writer) Done(dst []byte) ([]byte, bool) {
+	if w.failed {
+		return dst, false
+	}
+	return w.B, true
+}
+
+// Fail makes Done report false: the value is left to encoding/json.
+func (w *Writer) Fail() { w.failed = true }
+
+// Raw appends JSON text as it is: keys, punctuation, constants.
+func (w *Writer) Raw(s string) { w.B = append(w.B, s...) }
+
+// String appends a string.
+func (w *Writer) String(s string) { w.B = AppendString(w.B, s, w.EscapeHTML) }
+
+// StringPtr appends a string, or null for nil.
+func (w *Writer) StringPtr(s *string) {
+	if s == nil {
+		w.Raw("null")
+		return
+	}
+	w.String(*s)
+}
+
+// Int appends an integer.
+func (w *Writer) Int(n int64) { w.B = strconv.AppendInt(w.B, n, 10) }
+
+// Bool appends true or false.
+func (w *Writer) Bool(b bool) { w.B = strconv.AppendBool(w.B, b) }
+
+// Float appends a float64; NaN and the infinities fail.
+func (w *Writer) Float(f float64) {
+	var ok bool
+	if w.B, ok = AppendFloat(w.B, f); !ok {
+		w.failed = true
+	}
+}
+
+// FloatPtr appends a float64, or null for nil.
+func (w *Writer) FloatPtr(f *float64) {
+	if f == nil {
+		w.Raw("null")
+		return
+	}
+	w.Float(*f)
+}
+
+// RawMessage appends a json.RawMessage as encoding/json writes one: null
+// for nil, its value compacted otherwise; one that is not valid JSON
+// (empty included) fails.
+func (w *Writer) RawMessage(m json.RawMessage) {
+	if m == nil {
+		w.Raw("null")
+		return
+	}
+	var ok bool
+	if w.B, ok = AppendCompact(w.B, m, w.EscapeHTML); !ok {
+		w.failed = true
+	}
+}
+
+// Escaped runs f with HTML escaped: what a MarshalJSON method writes
+// through json.Marshal is escaped whatever the encoder around it says.
+func (w *Writer) Escaped(f func()) {
+	html := w.EscapeHTML
+	w.EscapeHTML = true
+	f()
+	w.EscapeHTML = html
 }

@@ -1,0 +1,140 @@
+package wire_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/ptkit/ptk/llm/openai/wire"
+)
+
+// completionOf builds a completion from a fuzzer's values: a chunk or a
+// whole answer, each optional field there or not by a bit of shape.
+func completionOf(shape uint16, id, text, args string, n int64) wire.Completion {
+	bit := func(i uint) bool { return shape&(1<<i) != 0 }
+	idx := int(n % 7)
+	finish := text
+	c := wire.Completion{ID: id, Object: "chat.completion.chunk", Created: n, Model: text}
+	tc := wire.ToolCall{ID: id, Type: "function", Function: wire.FunctionCall{Name: text, Arguments: wire.Arguments(args)}}
+	if bit(0) {
+		tc.Index = &idx
+	}
+	if bit(1) {
+		tc.ID, tc.Type = "", ""
+	}
+	var calls []wire.ToolCall
+	if bit(2) {
+		calls = []wire.ToolCall{tc, {Function: wire.FunctionCall{Arguments: wire.Arguments(text)}}}
+	}
+	ch := wire.Choice{Index: idx}
+	if bit(3) {
+		ch.FinishReason = &finish
+	}
+	if bit(4) {
+		lp := json.RawMessage(args)
+		if bit(1) && args == "" {
+			lp = nil
+		}
+		ch.Logprobs = &lp
+	}
+	if bit(5) {
+		c.Object = "chat.completion"
+		m := &wire.Reply{Role: "assistant", ToolCalls: calls}
+		if bit(6) {
+			t := wire.Text(text)
+			m.Content = &t
+		}
+		if bit(7) {
+			m.ReasoningContent, m.Reasoning = wire.Text(args), wire.Text(id)
+		}
+		if bit(8) {
+			m.Refusal = &finish
+		}
+		ch.Message = m
+	} else {
+		d := &wire.Delta{ToolCalls: calls}
+		if bit(6) {
+			d.Role, d.Content = "assistant", wire.Text(text)
+		}
+		if bit(7) {
+			d.ReasoningContent, d.Reasoning = wire.Text(args), wire.Text(id)
+		}
+		ch.Delta = d
+	}
+	switch {
+	case bit(9):
+		c.Choices = []wire.Choice{}
+	case bit(10):
+		c.Choices = []wire.Choice{ch, ch}
+	case !bit(11):
+		c.Choices = []wire.Choice{ch}
+	}
+	if bit(12) {
+		c.Usage = &wire.Usage{PromptTokens: idx, CompletionTokens: int(n), TotalTokens: idx + int(n)}
+		if bit(13) {
+			c.Usage.PromptTokensDetails = &wire.TokenDetails{CachedTokens: idx}
+			c.Usage.PromptCacheHitTokens = idx
+		}
+	}
+	if bit(14) {
+		c.Error = json.RawMessage(args)
+	}
+	return c
+}
+
+// checkAppendJSON checks that AppendJSON writes c as encoding/json does,
+// with and without HTML escaping, and fails where it fails.
+func checkAppendJSON(t *testing.T, c wire.Completion) {
+	t.Helper()
+	for _, html := range []bool{true, false} {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(html)
+		err := enc.Encode(c)
+		got, ok := c.AppendJSON([]byte("x"), html)
+		if ok != (err == nil) {
+			t.Fatalf("AppendJSON(%+v, %v): ok %v, encoding/json: %v", c, html, ok, err)
+		}
+		if !ok {
+			if string(got) != "x" {
+				t.Fatalf("AppendJSON failed and appended %q", got[1:])
+			}
+			continue
+		}
+		if want := bytes.TrimSuffix(b.Bytes(), []byte("\n")); !bytes.Equal(got[1:], want) {
+			t.Fatalf("AppendJSON(%v) wrote\n%s\nencoding/json\n%s", html, got[1:], want)
+		}
+	}
+}
+
+var encodeSeeds = []struct {
+	id, text, args string
+}{
+	{"chatcmpl-1", "I'll check the weather.", `{"city":"Paris"}`},
+	{"c", "<PTK_CALL>{\"tool\": \"f\"}</PTK_CALL> & \u2028 \xff \x01\t\n", `{"a": [1, 2], "b": "<x>"}`},
+	{"", "", ""},
+	{"id", "café 😀", `not json`},
+	{"id", "x", `null`},
+}
+
+// TestAppendJSON: chunks and whole answers of every shape are written as
+// encoding/json writes them.
+func TestAppendJSON(t *testing.T) {
+	for _, s := range encodeSeeds {
+		for shape := range 1 << 15 {
+			if shape%97 != 0 && shape >= 64 {
+				continue
+			}
+			checkAppendJSON(t, completionOf(uint16(shape), s.id, s.text, s.args, int64(shape)))
+		}
+	}
+}
+
+func FuzzAppendJSON(f *testing.F) {
+	for i, s := range encodeSeeds {
+		f.Add(uint16(i*4099), s.id, s.text, s.args, int64(i))
+	}
+	f.Fuzz(func(t *testing.T, shape uint16, id, text, args string, n int64) {
+		checkAppendJSON(t, completionOf(shape, id, text, args, n))
+	})
+}
