@@ -465,7 +465,7 @@ func (r *messagesResponder) finish(upstream string, u ptk.Usage) {
 		if r.blocks == nil {
 			r.blocks = []wire.Block{}
 		}
-		writeJSON(r.w, http.StatusOK, wire.Response{ID: r.id, Type: "message", Role: "assistant", Model: r.model,
+		writeJSON(r.w, http.StatusOK, &wire.Response{ID: r.id, Type: "message", Role: "assistant", Model: r.model,
 			Content: r.blocks, StopReason: &reason, Usage: usage})
 		return
 	}

@@ -67,20 +67,22 @@ func (r *chatResponder) begin() {
 // chunk writes one chunk of the stream.
 func (r *chatResponder) chunk(d *outDelta, finish *string, u *usage) {
 	c := completion{ID: r.id, Object: "chat.completion.chunk", Created: r.created, Model: r.model, Usage: u}
+	var one [1]choice
 	if d != nil {
-		c.Choices = []choice{{Delta: d, FinishReason: finish}}
+		one[0] = choice{Delta: d, FinishReason: finish}
+		c.Choices = one[:]
 	} else {
-		c.Choices = []choice{}
+		c.Choices = one[:0]
 	}
-	r.event(c)
+	r.event(&c)
 }
 
-// event writes one server-sent event holding v, into the connection's
+// event writes one server-sent event holding c, into the connection's
 // buffer: flush sends it.
-func (r *chatResponder) event(v any) {
+func (r *chatResponder) event(c *completion) {
 	r.buf.Reset()
 	r.buf.WriteString("data: ")
-	r.enc.Encode(v)
+	encodeJSON(&r.buf, r.enc, c)
 	r.buf.WriteByte('\n')
 	r.w.Write(r.buf.Bytes())
 	r.dirty = true
@@ -181,7 +183,7 @@ func (r *chatResponder) finish(upstream string, u ptk.Usage) {
 		c := completion{ID: r.id, Object: "chat.completion", Created: r.created, Model: r.model, Usage: out,
 			Choices: []choice{{Message: msg, FinishReason: &reason}}}
 		r.x.wrote.Store(true)
-		writeJSON(r.w, http.StatusOK, c)
+		writeJSON(r.w, http.StatusOK, &c)
 		return
 	}
 	r.begin()

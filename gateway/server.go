@@ -1,8 +1,8 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -346,9 +346,9 @@ func (s *Server) anthropicModel(id string) anthropicwire.Model {
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.Encode(v)
+	var b bytes.Buffer
+	encodeJSON(&b, nil, v)
+	w.Write(b.Bytes())
 }
 
 // writeError writes an error answer in the OpenAI shape.

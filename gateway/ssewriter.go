@@ -95,7 +95,7 @@ func (s *sseWriter) write(name string, v any, data []byte) {
 	s.buf.WriteString(name)
 	s.buf.WriteString("\ndata: ")
 	if v != nil {
-		s.enc.Encode(v) // ends with '\n'
+		encodeJSON(&s.buf, s.enc, v) // ends with '\n'
 	} else {
 		s.buf.Write(data)
 		s.buf.WriteByte('\n')
