@@ -417,6 +417,24 @@ func (r *Reader) String(s *string) bool {
 	return true
 }
 
+// StringLike reads a string into s as String does, and when it is like,
+// sets s to like without a copy: for the strings a stream repeats.
+func (r *Reader) StringLike(s *string, like string) bool {
+	text, raw, ok := r.str()
+	switch {
+	case !ok:
+		return false
+	case !raw:
+		text = unquote(text)
+	}
+	if string(text) == like {
+		*s = like
+	} else {
+		*s = string(text)
+	}
+	return true
+}
+
 // str reads a string, checking it as encoding/json does (no control
 // characters, valid escapes). It returns the text between the quotes, and
 // raw true when that text is the string itself: no escapes, valid UTF-8.

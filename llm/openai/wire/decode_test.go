@@ -191,3 +191,49 @@ func checkCompletion(t *testing.T, data []byte) bool {
 	}
 	return true
 }
+
+// TestChunkReader: a stream's chunks read one after another by one
+// ChunkReader read to what encoding/json reads from each, whatever the
+// chunk before them.
+func TestChunkReader(t *testing.T) {
+	all := recordedCompletions(t)
+	var r wire.ChunkReader
+	for _, data := range all {
+		checkChunkReader(t, &r, data)
+	}
+	// And each after every other, for the strings reused from the one
+	// before.
+	for _, a := range all[:24] {
+		for _, b := range all {
+			var r wire.ChunkReader
+			checkChunkReader(t, &r, a)
+			checkChunkReader(t, &r, b)
+		}
+	}
+}
+
+func FuzzChunkReader(f *testing.F) {
+	all := recordedCompletions(f)
+	for i, data := range all {
+		f.Add(all[(i+1)%len(all)], data)
+	}
+	f.Fuzz(func(t *testing.T, first, second []byte) {
+		var r wire.ChunkReader
+		checkChunkReader(t, &r, first)
+		checkChunkReader(t, &r, second)
+		checkChunkReader(t, &r, first)
+	})
+}
+
+func checkChunkReader(t *testing.T, r *wire.ChunkReader, data []byte) {
+	t.Helper()
+	var slow wire.Completion
+	slowErr := json.Unmarshal(data, &slow)
+	c, err := r.Read(data)
+	if (slowErr == nil) != (err == nil) || slowErr != nil && slowErr.Error() != err.Error() {
+		t.Fatalf("ChunkReader.Read(%q): error %v, encoding/json %v", data, err, slowErr)
+	}
+	if err == nil && !reflect.DeepEqual(*c, slow) {
+		t.Fatalf("ChunkReader read %q as\n%+v\nencoding/json as\n%+v", data, *c, slow)
+	}
+}
