@@ -195,3 +195,152 @@ func (w *writer) usage(u *Usage) {
 	}
 	w.Raw("}")
 }
+
+// AppendJSON appends r as encoding/json writes it (json.Marshal with
+// escapeHTML, an Encoder with SetEscapeHTML(false) without it): the
+// client's request, kilobytes of system prompt that encoding/json wrote
+// through reflection and, for Content's MarshalJSON, scanned again. It
+// reports false, appending nothing, for a request encoding/json refuses
+// (a tool's parameters that are not valid JSON, a temperature that is not
+// a number).
+func (r *Request) AppendJSON(dst []byte, escapeHTML bool) ([]byte, bool) {
+	w := writer{jsonfast.NewWriter(dst, escapeHTML)}
+	w.Raw("{")
+	sep := false
+	field := func(key string) {
+		if sep {
+			w.Raw(",")
+		}
+		sep = true
+		w.Raw(key)
+	}
+	if r.Model != "" {
+		field(`"model":`)
+		w.String(r.Model)
+	}
+	field(`"messages":`)
+	if r.Messages == nil {
+		w.Raw("null")
+	} else {
+		w.Raw("[")
+		for i := range r.Messages {
+			if i > 0 {
+				w.Raw(",")
+			}
+			w.message(&r.Messages[i])
+		}
+		w.Raw("]")
+	}
+	if r.Temperature != nil {
+		field(`"temperature":`)
+		w.Float(*r.Temperature)
+	}
+	if r.MaxTokens != nil {
+		field(`"max_tokens":`)
+		w.Int(int64(*r.MaxTokens))
+	}
+	if len(r.Stop) > 0 {
+		field(`"stop":`)
+		w.RawMessage(r.Stop)
+	}
+	if len(r.Tools) > 0 {
+		field(`"tools":[`)
+		for i := range r.Tools {
+			if i > 0 {
+				w.Raw(",")
+			}
+			w.tool(&r.Tools[i])
+		}
+		w.Raw("]")
+	}
+	if len(r.ToolChoice) > 0 {
+		field(`"tool_choice":`)
+		w.RawMessage(r.ToolChoice)
+	}
+	if r.Stream {
+		field(`"stream":true`)
+	}
+	if r.StreamOptions != nil {
+		field(`"stream_options":{"include_usage":`)
+		w.Bool(r.StreamOptions.IncludeUsage)
+		w.Raw("}")
+	}
+	if r.ParallelToolCalls != nil {
+		field(`"parallel_tool_calls":`)
+		w.Bool(*r.ParallelToolCalls)
+	}
+	if r.MaxCompletionTokens != nil {
+		field(`"max_completion_tokens":`)
+		w.Int(int64(*r.MaxCompletionTokens))
+	}
+	if r.N != nil {
+		field(`"n":`)
+		w.Int(int64(*r.N))
+	}
+	w.Raw("}")
+	return w.Done(dst)
+}
+
+func (w *writer) message(m *Message) {
+	w.Raw(`{"role":`)
+	w.String(m.Role)
+	w.Raw(`,"content":`)
+	switch c := m.Content; {
+	case c == nil:
+		w.Raw("null")
+	case c.Parts != nil:
+		// Content's MarshalJSON: encoding/json escapes what it writes as
+		// HTML whatever the encoder says.
+		w.Escaped(func() { w.parts(c.Parts) })
+	default:
+		w.Escaped(func() { w.String(c.Text) })
+	}
+	if m.Name != "" {
+		w.Raw(`,"name":`)
+		w.String(m.Name)
+	}
+	if len(m.ToolCalls) > 0 {
+		w.Raw(`,"tool_calls":`)
+		w.toolCalls(m.ToolCalls)
+	}
+	if m.ToolCallID != "" {
+		w.Raw(`,"tool_call_id":`)
+		w.String(m.ToolCallID)
+	}
+	w.Raw("}")
+}
+
+func (w *writer) parts(ps []ContentPart) {
+	w.Raw("[")
+	for i := range ps {
+		if i > 0 {
+			w.Raw(",")
+		}
+		w.Raw(`{"type":`)
+		w.String(ps[i].Type)
+		if ps[i].Text != "" {
+			w.Raw(`,"text":`)
+			w.String(ps[i].Text)
+		}
+		w.Raw("}")
+	}
+	w.Raw("]")
+}
+
+func (w *writer) tool(t *Tool) {
+	w.Raw(`{"type":`)
+	w.String(t.Type)
+	w.Raw(`,"function":{"name":`)
+	w.String(t.Function.Name)
+	if t.Function.Description != "" {
+		w.Raw(`,"description":`)
+		w.String(t.Function.Description)
+	}
+	w.Raw(`,"parameters":`)
+	w.RawMessage(t.Function.Parameters)
+	if t.Function.Strict != nil {
+		w.Raw(`,"strict":`)
+		w.Bool(*t.Function.Strict)
+	}
+	w.Raw("}}")
+}
