@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/ptkit/ptk/internal/sse"
 	"github.com/ptkit/ptk/llm"
@@ -195,6 +196,25 @@ func encodeJSON(buf *bytes.Buffer, enc *json.Encoder, v any) {
 		enc.SetEscapeHTML(false)
 	}
 	enc.Encode(v)
+}
+
+// jsonBufs are the buffers answers are written into: a Responses answer
+// repeats the request's tools, and writing it into a new buffer grew it
+// six times, 6.5 KB a request.
+var jsonBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+func getJSONBuf() *bytes.Buffer {
+	b := jsonBufs.Get().(*bytes.Buffer)
+	b.Reset()
+	return b
+}
+
+// putJSONBuf gives b back, unless an answer made it large: a pool of
+// buffers grown by the largest answers would hold their memory.
+func putJSONBuf(b *bytes.Buffer) {
+	if b.Cap() <= 64<<10 {
+		jsonBufs.Put(b)
+	}
 }
 
 // streamReader passes an upstream's event stream on, line by line (flushed

@@ -375,6 +375,8 @@ var _ responder = (*responsesResponder)(nil)
 func (a *responsesAPI) respond(x *exchange, w http.ResponseWriter) responder {
 	r := &responsesResponder{x: x, a: a, w: w, stream: x.stream, id: "resp_" + rand.Text(), created: time.Now().Unix(), model: x.name, open: -1}
 	if r.stream {
+		// response.completed repeats the tools too.
+		r.sse.buf.Grow(r.sizeHint() + 1024)
 		r.sse.init(x, w, x.s.cfg.KeepAlive, r.opening(), keepAliveComment)
 	}
 	a.out = r
@@ -432,11 +434,26 @@ func (r *responsesResponder) response(status string) *responses.Response {
 	return resp
 }
 
+// sizeHint is about the length of the response's JSON before its output:
+// it repeats the request's instructions and tools.
+func (r *responsesResponder) sizeHint() int {
+	q := &r.a.req
+	n := 512 + len(q.Instructions) + len(q.Metadata)
+	for _, t := range q.Tools {
+		n += 64 + len(t.Name) + len(t.Description) + len(t.Parameters)
+	}
+	return n
+}
+
 // opening is a stream's response.created and response.in_progress.
 func (r *responsesResponder) opening() []byte {
 	resp := r.response("in_progress")
-	return append(sseEvent("response.created", responses.ResponseEvent{Type: "response.created", SequenceNumber: r.next(), Response: resp}),
-		sseEvent("response.in_progress", responses.ResponseEvent{Type: "response.in_progress", SequenceNumber: r.next(), Response: resp})...)
+	// Both events repeat the request's tools: room for them at once.
+	var b bytes.Buffer
+	b.Grow(2 * r.sizeHint())
+	appendSSEEvent(&b, "response.created", responses.ResponseEvent{Type: "response.created", SequenceNumber: r.next(), Response: resp})
+	appendSSEEvent(&b, "response.in_progress", responses.ResponseEvent{Type: "response.in_progress", SequenceNumber: r.next(), Response: resp})
+	return b.Bytes()
 }
 
 // keepAliveComment is an event-stream comment, which clients skip.

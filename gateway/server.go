@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -346,9 +345,10 @@ func (s *Server) anthropicModel(id string) anthropicwire.Model {
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	var b bytes.Buffer
-	encodeJSON(&b, nil, v)
+	b := getJSONBuf()
+	encodeJSON(b, nil, v)
 	w.Write(b.Bytes())
+	putJSONBuf(b)
 }
 
 // writeError writes an error answer in the OpenAI shape.

@@ -85,7 +85,23 @@ func (s *sseWriter) begin() {
 
 // sseEvent is one event as the stream writes it.
 func sseEvent(name string, v any) []byte {
-	return append(append(append(append([]byte("event: "), name...), "\ndata: "...), marshal(v)...), "\n\n"...)
+	var b bytes.Buffer
+	appendSSEEvent(&b, name, v)
+	return b.Bytes()
+}
+
+// appendSSEEvent writes one event to b: its data is v's JSON on one line
+// (none when encoding/json refuses v).
+func appendSSEEvent(b *bytes.Buffer, name string, v any) {
+	b.WriteString("event: ")
+	b.WriteString(name)
+	b.WriteString("\ndata: ")
+	n := b.Len()
+	encodeJSON(b, nil, v) // ends with '\n'
+	if b.Len() == n {
+		b.WriteByte('\n')
+	}
+	b.WriteByte('\n')
 }
 
 // write writes one event, mu held; a nil v writes data as it is.
