@@ -78,7 +78,7 @@ func newHarness(t *testing.T, replies ...llmtest.Reply) *harness {
 type screenApprover struct{ m *Model }
 
 func (a screenApprover) Approve(ctx context.Context, c ptk.Call, _ ptk.ToolInfo) (tool.Verdict, error) {
-	s, err := a.m.Ask(ctx, c)
+	s, err := a.m.Ask(ctx, c, "")
 	if err != nil {
 		return tool.Verdict{}, err
 	}
@@ -365,6 +365,7 @@ func TestResume(t *testing.T) {
 	}
 	script := llmtest.New(llmtest.Text("Twice."))
 	store := &agent.MemoryStore{}
+	store.Save(context.Background(), "yesterday", hist) // as ptk chat --conversation loads it
 	m := New(Config{Options: agent.Options{Model: script, ModelName: "scripted", StreamModel: true},
 		Conversation: "yesterday", Store: store, History: hist})
 	t.Cleanup(func() { m.exit() })
