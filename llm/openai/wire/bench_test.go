@@ -19,7 +19,7 @@ import (
 )
 
 // benchRequest is a request as the gateway gets one: a system and a user
-// message and five tools with JSON Schemas, about 2.5 KB.
+// message and five tools with JSON Schemas, 2.7 KB.
 func benchRequest() wire.Request {
 	r := wire.Request{Model: "bench-ptk", Messages: []wire.Message{
 		{Role: "system", Content: wire.TextContent("You are a helpful assistant. Answer briefly; call a tool when it helps, and say what you found & why.")},
