@@ -85,7 +85,7 @@ func runChat(cmd *cobra.Command, f runFlags, conversation, traceDBFlag string) e
 	opts := s.opts
 	opts.StreamModel = true
 	opts.NativeTools = &llm.NativeTools{}
-	approver := &cliApprover{policy: s.policy, policyFile: s.policyFile, tools: approvalTools(s.tools), yes: f.yes, ask: true}
+	approver := &cliApprover{policy: s.policy, policyFile: s.policyFile, tools: approvalTools(s.tools), preset: s.preset, ask: true}
 	opts.Approver = approver
 	m := chat.New(chat.Config{
 		Options:      opts,

@@ -36,6 +36,7 @@ type runFlags struct {
 	timeout                                                time.Duration
 	stream, yes, asJSON, sandbox                           bool
 	trace                                                  traceFlags
+	approval                                               string
 }
 
 func newRunCmd() *cobra.Command {
@@ -116,6 +117,7 @@ unknown model).`,
 	addRunFlags(fl, &f)
 	fl.BoolVar(&f.stream, "stream", false, "ask the model to stream, and show its text as it comes")
 	fl.BoolVar(&f.asJSON, "json", false, "print the result as one JSON object")
+	addApprovalPresetFlag(fl, &f.approval)
 	addTraceFlags(fl, &f.trace, true)
 	return cmd
 }
@@ -171,6 +173,7 @@ type runSetup struct {
 	tools          []ptk.Tool
 	policy         *tool.Policy
 	policyFile     string
+	preset         tool.Preset
 	baseURL, model string
 	// resolve finds models by name as --model does.
 	resolve func(names []string) (llm.Model, error)
@@ -201,6 +204,10 @@ func prepareRun(cmd *cobra.Command, f runFlags) (*runSetup, error) {
 		return nil, usagef("no model named: give --model NAME or set PTK_MODEL ('ptk models' lists the catalog; for Ollama, 'ollama list' shows the models you have)")
 	}
 	mode, err := checkRunFlags(f)
+	if err != nil {
+		return nil, err
+	}
+	preset, err := approvalPreset(cmd, f.approval, f.yes)
 	if err != nil {
 		return nil, err
 	}
@@ -245,7 +252,7 @@ func prepareRun(cmd *cobra.Command, f runFlags) (*runSetup, error) {
 		Timeout:       f.timeout,
 		Instructions:  instructions(root),
 	}
-	return &runSetup{opts: opts, tools: tools, policy: policy, policyFile: policyFile,
+	return &runSetup{opts: opts, tools: tools, policy: policy, policyFile: policyFile, preset: preset,
 		baseURL: baseURL, model: model, resolve: resolve, close: func() { done(); closeTools() }}, nil
 }
 
@@ -287,7 +294,8 @@ func runRun(cmd *cobra.Command, f runFlags, prompt string) error {
 		defer pr.stopSpinner()
 	}
 	stdin := cmd.InOrStdin()
-	opts.Approver = &cliApprover{policy: s.policy, policyFile: s.policyFile, tools: approvalTools(s.tools), yes: f.yes,
+	opts.Instructions = joinText(opts.Instructions, s.preset.Instructions())
+	opts.Approver = &cliApprover{policy: s.policy, policyFile: s.policyFile, tools: approvalTools(s.tools), preset: s.preset,
 		ask: isTerminal(stdin) && isTerminal(stderr), in: bufio.NewReader(stdin), out: stderr, pr: pr}
 	observe, stopRecording, err := agentRecorder(cmd, f.trace, &opts, prompt)
 	if err != nil {
@@ -350,6 +358,17 @@ func instructions(root string) string {
 		"Use the tools to look at the files before you answer or change them; paths are relative to that folder. " +
 		"Make the smallest change that does the job, and check it (build, tests) when you can. " +
 		"When you have done what was asked, answer the user directly and concisely."
+}
+
+// joinText joins the texts that are not blank, with a blank line.
+func joinText(texts ...string) string {
+	var out []string
+	for _, t := range texts {
+		if strings.TrimSpace(t) != "" {
+			out = append(out, t)
+		}
+	}
+	return strings.Join(out, "\n\n")
 }
 
 // configHint turns a failure that comes from the configuration into one
