@@ -117,3 +117,28 @@ func TestPreviewConfined(t *testing.T) {
 		t.Error("bad arguments gave a preview")
 	}
 }
+
+// Files lists what the tools see: no ignored file, nothing of .git, in
+// path order; a limit says there were more.
+func TestFiles(t *testing.T) {
+	w := open(t, fixture(t))
+	files, more, err := w.Files(context.Background(), 0)
+	if err != nil || more {
+		t.Fatal(err, more)
+	}
+	got := strings.Join(files, " ")
+	for _, hidden := range []string{"app.log", "build/", "node_modules", ".git/", "secrets/", "web/app.js", "docs/other.log"} {
+		if strings.Contains(got, hidden) {
+			t.Errorf("Files lists %s: %s", hidden, got)
+		}
+	}
+	for _, shown := range []string{"main.go", "internal/server/server.go", "docs/notes.log", "web/keep.js", "link.go"} {
+		if !strings.Contains(got, shown) {
+			t.Errorf("Files leaves out %s: %s", shown, got)
+		}
+	}
+	some, more, err := w.Files(context.Background(), 3)
+	if err != nil || !more || len(some) != 3 || some[0] != files[0] {
+		t.Errorf("Files(3) = %v, %v, %v", some, more, err)
+	}
+}
