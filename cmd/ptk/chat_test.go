@@ -139,7 +139,8 @@ func TestChatInTerminal(t *testing.T) {
 	term.waitFor("the answer", "› hi", "Hello! I am ptk, a coding assistant.")
 
 	term.keys("say hi instead of hello", "Enter")
-	term.waitFor("the approval question", "edit_file  greet.go", `-"hello, "`, `+"hi, "`, "allow? [y]es")
+	// The question shows the diff the edit would make to the file as it is.
+	term.waitFor("the approval question", "edit_file  greet.go", "@@ -1,3 +1,3 @@", `-func greet(name string) string { return "hello, " + name }`, `+func greet(name string) string { return "hi, " + name }`, "allow? [y]es")
 	term.keys("y")
 	screen := term.waitFor("the edit's result", "Edited greet.go", "greet now says hi.")
 	if b, _ := os.ReadFile(filepath.Join(dir, "greet.go")); !strings.Contains(string(b), `"hi, "`) {

@@ -191,7 +191,7 @@ and loops until the model answers.
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newRunCmd(), newChatCmd(), newServeCmd(), newMCPCmd(), newACPCmd(), newEvalCmd())
 	root.AddCommand(newPtoolCmd(), newWorkflowCmd(), newReactCmd(), newDistillCmd(), newRefactorCmd())
-	root.AddCommand(newTracesCmd(), newConversationsCmd(), newDashboardCmd())
+	root.AddCommand(newTracesCmd(), newConversationsCmd(), newUndoCmd(), newDashboardCmd())
 	root.AddCommand(newModelsCmd(), newParseCmd(), newPromptCmd(), newVersionCmd())
 	root.AddCommand(newEnvironmentTopic())
 	groupCommands(root)

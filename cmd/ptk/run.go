@@ -18,6 +18,7 @@ import (
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/agent"
+	"github.com/ptkit/ptk/checkpoint"
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/llm/browser"
 	"github.com/ptkit/ptk/tool"
@@ -37,6 +38,7 @@ type runFlags struct {
 	stream, yes, asJSON, sandbox                           bool
 	trace                                                  traceFlags
 	approval                                               string
+	noCheckpoint                                           bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -117,7 +119,7 @@ unknown model).`,
 	addRunFlags(fl, &f)
 	fl.BoolVar(&f.stream, "stream", false, "ask the model to stream, and show its text as it comes")
 	fl.BoolVar(&f.asJSON, "json", false, "print the result as one JSON object")
-	addApprovalPresetFlag(fl, &f.approval)
+	addTurnFlags(fl, &f)
 	addTraceFlags(fl, &f.trace, true)
 	return cmd
 }
@@ -175,6 +177,14 @@ type runSetup struct {
 	policyFile     string
 	preset         tool.Preset
 	baseURL, model string
+	// workspace is the workspace's absolute path.
+	workspace string
+	// checkpoints and guard take a checkpoint before a turn changes the
+	// workspace (nil with --no-checkpoint, or when checkpointErr says why
+	// not).
+	checkpoints   *checkpoint.Store
+	guard         *checkpoint.Guard
+	checkpointErr error
 	// resolve finds models by name as --model does.
 	resolve func(names []string) (llm.Model, error)
 	// close closes the workspace and the record file.
@@ -222,6 +232,12 @@ func prepareRun(cmd *cobra.Command, f runFlags) (*runSetup, error) {
 	}
 	closeTools := func() { stopMCP(); closeBuiltins() }
 	tools = append(tools, mcpTools...)
+	var cps *checkpoint.Store
+	var guard *checkpoint.Guard
+	var cpErr error
+	if !f.noCheckpoint {
+		tools, cps, guard, cpErr = openCheckpoints(cmd.Context(), root, tools)
+	}
 	policy, policyFile, err := loadPolicy(cmd, f.policy)
 	if err != nil {
 		closeTools()
@@ -252,7 +268,8 @@ func prepareRun(cmd *cobra.Command, f runFlags) (*runSetup, error) {
 		Timeout:       f.timeout,
 		Instructions:  instructions(root),
 	}
-	return &runSetup{opts: opts, tools: tools, policy: policy, policyFile: policyFile, preset: preset,
+	return &runSetup{opts: opts, tools: tools, policy: policy, policyFile: policyFile, preset: preset, workspace: root,
+		checkpoints: cps, guard: guard, checkpointErr: cpErr,
 		baseURL: baseURL, model: model, resolve: resolve, close: func() { done(); closeTools() }}, nil
 }
 
@@ -304,6 +321,7 @@ func runRun(cmd *cobra.Command, f runFlags, prompt string) error {
 	defer stopRecording()
 	var res *agent.Result
 	var runErr error
+	s.beginTurn(ctx, opts, prompt)
 	for e, err := range agent.Stream(ctx, agent.Prompt(prompt), opts) {
 		observe(e, err)
 		if pr != nil {
@@ -313,6 +331,7 @@ func runRun(cmd *cobra.Command, f runFlags, prompt string) error {
 			res, runErr = e.Run, err
 		}
 	}
+	s.endTurn(stderr, res)
 	out := cmd.OutOrStdout()
 	if f.asJSON {
 		if err := writeRunJSON(out, res); err != nil {
