@@ -169,3 +169,139 @@ func TestChatInTerminal(t *testing.T) {
 	term.keys("C-c")
 	term.waitFor("ptk to exit", "ptk exited 0")
 }
+
+// TestChatSessionsInTerminal drives ptk chat in tmux through what a user
+// keeps from session to session: an @file mention completed with tab and
+// attached, an edit undone with /undo (the file back as it was), a message
+// typed while the model works waiting in the queue and sent after, /new
+// keeping the old conversation, ctrl+d saying how to resume, and
+// --continue going on with the workspace's latest conversation. With
+// PTK_CHAT_SCREENS=DIR, the screens are written there to look at.
+func TestChatSessionsInTerminal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed: the end-to-end test of ptk chat needs it (CI installs it; apt-get install tmux)")
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed: checkpoints need it")
+	}
+	bin := filepath.Join(t.TempDir(), "ptk")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	srv, url := newFakeOpenAI(t,
+		fakeReply{content: "greet.go says hello."},
+		fakeReply{calls: [][2]string{{"edit_file", `{"path":"greet.go","old_string":"\"hello, \"","new_string":"\"hi, \""}`}}},
+		fakeReply{content: "greet now says hi."},
+		fakeReply{calls: [][2]string{{"bash", `{"command":"sleep 3"}`}}},
+		fakeReply{content: "I waited."},
+		fakeReply{content: "This came from the queue."},
+		fakeReply{content: "A new conversation, hello."},
+		fakeReply{content: "Still here, in the same conversation."},
+	)
+	dir := workspace(t)
+	greet := filepath.Join(dir, "greet.go")
+	original, _ := os.ReadFile(greet)
+	shots := os.Getenv("PTK_CHAT_SCREENS")
+	shot := func(name, screen string) {
+		if shots != "" {
+			os.WriteFile(filepath.Join(shots, name+".txt"), []byte(screen), 0o644)
+		}
+	}
+	term := &tmuxTerm{t: t, socket: fmt.Sprintf("ptk-chat-sessions-%d", os.Getpid())}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the last screen:\n%s", term.screen())
+		}
+		term.tmux("kill-server")
+	})
+	env := []string{"PTK_BASE_URL=" + url, "PTK_API_KEY=sk-test", "XDG_CONFIG_HOME=" + t.TempDir(),
+		"XDG_DATA_HOME=" + t.TempDir(), "XDG_STATE_HOME=" + t.TempDir(), "EDITOR=", "VISUAL="}
+	start := func(args string) {
+		shellCmd := "env " + strings.Join(env, " ") + " " + bin + " chat --model qwen3:8b --mode native " + args + "; echo ptk exited $?; sleep 60"
+		if out, err := term.tmux("new-session", "-d", "-s", "chat", "-x", "110", "-y", "36", "-c", dir, shellCmd); err != nil {
+			t.Fatalf("tmux new-session: %v %s", err, out)
+		}
+	}
+	start("--approval yolo")
+	term.waitFor("the chat", "/help", "yolo")
+
+	// @gr completes to greet.go with tab; the file goes with the message.
+	term.keys("what does @gr")
+	shot("1-completion", term.waitFor("the completion", "› @greet.go", "tab completes"))
+	term.keys("Tab", "say?", "Enter")
+	shot("2-attached", term.waitFor("the answer", "› what does @greet.go say?", "attached: greet.go", "greet.go says hello."))
+	if msgs := srv.request(0)["messages"].([]any); !strings.Contains(fmt.Sprint(msgs[len(msgs)-1]), `return \"hello, \" + name`) &&
+		!strings.Contains(fmt.Sprint(msgs[len(msgs)-1]), `return "hello, " + name`) {
+		t.Errorf("greet.go was not attached to the message: %v", msgs[len(msgs)-1])
+	}
+
+	// An edit, then /undo: the file is as it was, the message back in the
+	// input.
+	term.keys("say hi instead of hello", "Enter")
+	shot("3-edited", term.waitFor("the edit", "Edited greet.go", "greet now says hi.", "/undo puts them back"))
+	if b, _ := os.ReadFile(greet); !strings.Contains(string(b), `"hi, "`) {
+		t.Fatalf("greet.go after the edit:\n%s", b)
+	}
+	term.keys("/undo", "Enter")
+	shot("4-undone", term.waitFor("the undo", "undone: 1 file put back as before that turn (restored greet.go)", "┃ say hi instead of hello"))
+	if b, _ := os.ReadFile(greet); string(b) != string(original) {
+		t.Errorf("greet.go after /undo:\n%s\nwant\n%s", b, original)
+	}
+	if strings.Contains(term.screen(), "greet now says hi.") {
+		t.Errorf("the undone turn is still on the screen:\n%s", term.screen())
+	}
+	term.keys("C-u")
+
+	// While bash sleeps, a message waits in the queue, and is sent when
+	// the run ends.
+	term.keys("wait a little", "Enter")
+	term.waitFor("bash to run", "$ sleep 3", "running")
+	term.keys("and then this", "Enter")
+	shot("5-queued", term.waitFor("the queue", "⧗ queued: and then this", "1 queued"))
+	shot("6-dequeued", term.waitFor("the queued message's answer", "I waited.", "› and then this", "This came from the queue."))
+	if msgs := srv.request(5)["messages"].([]any); !strings.Contains(fmt.Sprint(msgs[len(msgs)-1]), "and then this") {
+		t.Errorf("the queued message was not sent last: %v", msgs[len(msgs)-1])
+	}
+
+	// /new keeps the old conversation.
+	term.keys("/new", "Enter")
+	shot("7-new", term.waitFor("a new conversation", "a new conversation", "messages), is kept"))
+	if s := term.screen(); strings.Contains(s, "This came from the queue.") {
+		t.Errorf("/new left the old conversation on the screen:\n%s", s)
+	}
+	term.keys("hello", "Enter")
+	term.waitFor("the new conversation's answer", "A new conversation, hello.")
+	if msgs := srv.request(6)["messages"].([]any); strings.Contains(fmt.Sprint(msgs), "and then this") {
+		t.Errorf("the new conversation was sent the old one: %v", msgs)
+	}
+
+	// ctrl+d quits and says how to resume.
+	term.keys("C-d")
+	shot("8-exit", term.waitFor("ptk to exit", "Resume it: ptk chat --continue", "ptk exited 0"))
+	term.tmux("kill-session", "-t", "chat")
+
+	// --continue goes on with this workspace's latest conversation; the
+	// picker lists both.
+	start("--continue")
+	shot("9-continued", term.waitFor("the conversation continued", "continuing conversation", "› hello", "A new conversation, hello."))
+	term.keys("/conversations", "Enter")
+	shot("10-picker", term.waitFor("the picker", "Conversations in this workspace (2)", "what does @greet.go say?"))
+	term.keys("Escape")
+	// Keys right after esc would read as alt+key: wait for the picker to
+	// close.
+	for deadline := time.Now().Add(10 * time.Second); strings.Contains(term.screen(), "Conversations in this workspace"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("esc does not close the picker:\n%s", term.screen())
+		}
+	}
+	term.keys("still there?", "Enter")
+	term.waitFor("the continued answer", "Still here, in the same conversation.")
+	if msgs := srv.request(7)["messages"].([]any); !strings.Contains(fmt.Sprint(msgs), "A new conversation, hello.") {
+		t.Errorf("--continue did not send the conversation so far: %v", msgs)
+	}
+	term.keys("/exit", "Enter")
+	term.waitFor("ptk to exit", "ptk exited 0")
+}

@@ -154,7 +154,7 @@ var commandGroups = []struct {
 }{
 	{"core", "Work with a model and tools:", []string{"run", "chat", "serve", "mcp", "acp", "eval"}},
 	{"code", "Code calls the model:", []string{"ptool", "workflow", "react", "distill", "refactor"}},
-	{"data", "Recorded runs:", []string{"traces", "conversations", "dashboard"}},
+	{"data", "Recorded runs:", []string{"traces", "conversations", "undo", "dashboard"}},
 	{"tools", "Tools:", []string{"models", "parse", "prompt", "version"}},
 }
 

@@ -54,6 +54,7 @@ func newHarness(t *testing.T, replies ...llmtest.Reply) *harness {
 	script := llmtest.New(replies...)
 	m := New(Config{
 		Options: agent.Options{Model: script, ModelName: "scripted", StreamModel: true, Mode: agent.ModeNative, Tools: tools},
+		Files:   ws,
 		// Durations vary from run to run: the golden frames leave them out.
 		Run: func(ctx context.Context, h []ptk.Message, o agent.Options) iter.Seq2[agent.Event, error] {
 			return func(yield func(agent.Event, error) bool) {

@@ -89,5 +89,9 @@ func describeChanges(changes []checkpoint.Change) string {
 		}
 		parts = append(parts, c.Action+" "+c.Path)
 	}
-	return fmt.Sprintf("%d files as they were before that turn (%s)", len(changes), strings.Join(parts, ", "))
+	files := "files"
+	if len(changes) == 1 {
+		files = "file"
+	}
+	return fmt.Sprintf("%d %s put back as before that turn (%s)", len(changes), files, strings.Join(parts, ", "))
 }
