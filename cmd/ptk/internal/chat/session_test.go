@@ -346,4 +346,3 @@ func TestPicker(t *testing.T) {
 		t.Errorf("the conversations: %+v", list)
 	}
 }
-
