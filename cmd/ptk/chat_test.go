@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/trace"
 )
 
 func TestChatNeedsTerminal(t *testing.T) {
@@ -60,6 +61,16 @@ func TestChatApproverUI(t *testing.T) {
 type tmuxTerm struct {
 	t      *testing.T
 	socket string
+	// session is the session keys go to and screens come from (default
+	// "chat").
+	session string
+}
+
+func (m *tmuxTerm) target() string {
+	if m.session == "" {
+		return "chat"
+	}
+	return m.session
 }
 
 func (m *tmuxTerm) tmux(args ...string) (string, error) {
@@ -69,13 +80,13 @@ func (m *tmuxTerm) tmux(args ...string) (string, error) {
 
 func (m *tmuxTerm) keys(keys ...string) {
 	m.t.Helper()
-	if out, err := m.tmux(append([]string{"send-keys", "-t", "chat"}, keys...)...); err != nil {
+	if out, err := m.tmux(append([]string{"send-keys", "-t", m.target()}, keys...)...); err != nil {
 		m.t.Fatalf("tmux send-keys: %v %s", err, out)
 	}
 }
 
 func (m *tmuxTerm) screen() string {
-	out, _ := m.tmux("capture-pane", "-p", "-t", "chat")
+	out, _ := m.tmux("capture-pane", "-p", "-t", m.target())
 	return out
 }
 
@@ -217,15 +228,17 @@ func TestChatSessionsInTerminal(t *testing.T) {
 		}
 		term.tmux("kill-server")
 	})
+	data := t.TempDir()
 	env := []string{"PTK_BASE_URL=" + url, "PTK_API_KEY=sk-test", "XDG_CONFIG_HOME=" + t.TempDir(),
-		"XDG_DATA_HOME=" + t.TempDir(), "XDG_STATE_HOME=" + t.TempDir(), "EDITOR=", "VISUAL="}
-	start := func(args string) {
+		"XDG_DATA_HOME=" + data, "XDG_STATE_HOME=" + t.TempDir(), "EDITOR=", "VISUAL="}
+	start := func(session, args string) {
+		term.session = session
 		shellCmd := "env " + strings.Join(env, " ") + " " + bin + " chat --model qwen3:8b --mode native " + args + "; echo ptk exited $?; sleep 60"
-		if out, err := term.tmux("new-session", "-d", "-s", "chat", "-x", "110", "-y", "36", "-c", dir, shellCmd); err != nil {
+		if out, err := term.tmux("new-session", "-d", "-s", session, "-x", "110", "-y", "36", "-c", dir, shellCmd); err != nil {
 			t.Fatalf("tmux new-session: %v %s", err, out)
 		}
 	}
-	start("--approval yolo")
+	start("first", "--approval yolo")
 	term.waitFor("the chat", "/help", "yolo")
 
 	// @gr completes to greet.go with tab; the file goes with the message.
@@ -281,11 +294,10 @@ func TestChatSessionsInTerminal(t *testing.T) {
 	// ctrl+d quits and says how to resume.
 	term.keys("C-d")
 	shot("8-exit", term.waitFor("ptk to exit", "Resume it: ptk chat --continue", "ptk exited 0"))
-	term.tmux("kill-session", "-t", "chat")
 
 	// --continue goes on with this workspace's latest conversation; the
 	// picker lists both.
-	start("--continue")
+	start("second", "--continue")
 	shot("9-continued", term.waitFor("the conversation continued", "continuing conversation", "› hello", "A new conversation, hello."))
 	term.keys("/conversations", "Enter")
 	shot("10-picker", term.waitFor("the picker", "Conversations in this workspace (2)", "what does @greet.go say?"))
@@ -304,4 +316,23 @@ func TestChatSessionsInTerminal(t *testing.T) {
 	}
 	term.keys("/exit", "Enter")
 	term.waitFor("ptk to exit", "ptk exited 0")
+
+	// Every run is recorded in the trace store, as ptk run's are, named
+	// by its conversation.
+	ts, err := trace.Open(context.Background(), filepath.Join(data, "ptk", "traces.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ts.Close()
+	runs, err := ts.List(context.Background(), trace.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]int{}
+	for _, r := range runs {
+		byName[r.Name]++
+	}
+	if len(runs) != 6 || len(byName) != 2 {
+		t.Errorf("%d runs recorded, in %d conversations (%v); want 6 in 2 (the undone turn's run stays recorded)", len(runs), len(byName), byName)
+	}
 }
