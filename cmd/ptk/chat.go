@@ -53,6 +53,11 @@ wheel scroll (the view stays put while the answer streams below), ctrl+y
 or /copy copies the last answer (OSC 52), ctrl+o shows whole tool results,
 ctrl+r shows the model's reasoning. /help lists the commands.
 
+The status line shows how full the model's context window is (when it is
+known: the catalog, the server, or --context). Near its end, the run
+replaces the older messages, for the model, by the model's notes of them;
+/compact does it at once.
+
 The model and tool flags are ptk run's (see ptk run --help). chat needs a
 terminal; from a script, use ptk run.`,
 		Args: func(_ *cobra.Command, args []string) error {

@@ -121,6 +121,10 @@ type Model struct {
 	cost         float64
 	mode         string
 	checkpointed bool // a turn took a checkpoint (said once)
+	// fill is the context window's fill as the last run or compaction
+	// left it (Window 0: not known); compacting marks a /compact going.
+	fill       agent.Fill
+	compacting bool
 
 	top            *anchor // the conversation's top line when scrolled up; nil: the end
 	below          bool    // output came below the view while scrolled up
@@ -312,6 +316,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case askMsg:
 		m.ask(msg)
 		return m, m.wait
+	case compactedMsg:
+		cmd := m.compacted(msg)
+		return m, tea.Batch(m.wait, cmd)
 	case tickMsg:
 		m.ticking = false
 		m.frame++
@@ -495,6 +502,8 @@ func (m *Model) Close() {
 			switch msg := msg.(type) {
 			case eventMsg:
 				m.event(msg)
+			case compactedMsg:
+				m.compacted(msg)
 			case askMsg:
 				msg.reply <- "n"
 			}
@@ -632,6 +641,16 @@ func (m *Model) event(msg eventMsg) tea.Cmd {
 	}
 	e := msg.e
 	switch e.Kind {
+	case agent.EventContext:
+		if e.Fill != nil && e.Fill.Window > 0 {
+			m.fill = *e.Fill
+		}
+	case agent.EventCompact:
+		if c := e.Compaction; c != nil {
+			m.closeOpen()
+			m.dimNotice(describeCompaction(c))
+			m.fill = agent.Fill{Tokens: c.After, Window: c.Window}
+		}
 	case agent.EventIteration:
 		m.iteration = e.Iteration
 		m.closeOpen()
@@ -784,6 +803,12 @@ func (m *Model) done(res *agent.Result, err error) tea.Cmd {
 		m.errorBlock(msg)
 	}
 	m.stopping = false
+	return m.next(err)
+}
+
+// next sends the queue's messages, as one, when the run or compaction
+// that ended did not fail; else it puts them back in the input.
+func (m *Model) next(err error) tea.Cmd {
 	if len(m.queue) == 0 {
 		return nil
 	}
@@ -909,6 +934,10 @@ func (m *Model) errorBlock(s string) {
 func (m *Model) showMessage(msg ptk.Message) {
 	switch msg.Role {
 	case ptk.RoleUser:
+		if msg.Compacted > 0 {
+			m.dimNotice(fmt.Sprintf("— the first %d messages of this conversation are compacted: the model is sent its notes of them instead —", msg.Compacted))
+			return
+		}
 		text, attached := splitAttached(msg.Content)
 		b := m.add(&block{kind: blockUser, attached: attached})
 		b.text.WriteString(text)
@@ -1009,6 +1038,9 @@ func (m *Model) statusLine() string {
 	if m.cost > 0 {
 		parts = append(parts, fmt.Sprintf("$%.4f", m.cost))
 	}
+	if m.fill.Window > 0 {
+		parts = append(parts, fmt.Sprintf("ctx %d%% of %s", m.fill.Percent(), count(m.fill.Window)))
+	}
 	if m.iteration > 0 {
 		parts = append(parts, fmt.Sprintf("iter %d", m.iteration))
 	}
@@ -1030,6 +1062,8 @@ func (m *Model) statusLine() string {
 		parts = append(parts, "scrolled up, new output below: pgdown")
 	case m.top != nil:
 		parts = append(parts, "scrolled up: pgdown")
+	case m.compacting:
+		parts = append(parts, spinner[m.frame%len(spinner)]+" compacting · esc interrupts")
 	case m.running:
 		parts = append(parts, spinner[m.frame%len(spinner)]+" working · esc interrupts")
 	default:

@@ -16,6 +16,7 @@ const help = `commands:
   /conversations       this workspace's conversations: pick one to go back to
   /clear               delete this conversation (asks first) and start a new one
   /undo                undo the last turn: its files as they were, the conversation before it
+  /compact             replace the earlier conversation by the model's notes of it (frees the context window)
   /approval [MODE]     what runs without asking: plan, ask, auto-edit or yolo
   /model NAME          talk to another model (as --model)
   /mode ptk|native|auto  how the model calls tools
@@ -115,6 +116,8 @@ func (m *Model) command(line string) tea.Cmd {
 		m.openPicker()
 	case "/undo":
 		m.undo()
+	case "/compact":
+		return m.compact()
 	case "/copy":
 		return m.copyAnswer()
 	default:

@@ -2,6 +2,7 @@ package chat
 
 import (
 	"context"
+	"fmt"
 	"iter"
 	"os"
 	"path/filepath"
@@ -344,5 +345,67 @@ func TestPicker(t *testing.T) {
 	}
 	if list, _ := store.List(context.Background()); len(list) != 2 {
 		t.Errorf("the conversations: %+v", list)
+	}
+}
+
+// /compact replaces the earlier conversation, for the model, by its notes:
+// the next message is sent the notes and the latest turn, not the earliest
+// messages; the status line shows the window's fill; a resumed
+// conversation shows where it was compacted.
+func TestCompact(t *testing.T) {
+	long := strings.Repeat("a long answer about the code. ", 40)
+	h := newHarness(t, llmtest.Text("First: "+long), llmtest.Text("Second: "+long), llmtest.Text("Third: "+long),
+		llmtest.Text("The user asked three questions about the code; all were answered."),
+		llmtest.Text("Fourth."))
+	store := &MemoryConversations{}
+	h.m.cfg.Conversations = store
+	h.m.opts.ContextWindow = 4096
+	for _, q := range []string{"the earliest question", "second question", "third question"} {
+		h.enter(q)
+		h.pump("the answer", isEvent(agent.EventDone))
+	}
+	if !strings.Contains(h.m.statusLine(), "ctx ") || !strings.Contains(h.m.statusLine(), "% of 4.1k") {
+		t.Errorf("the status line has no fill: %s", h.m.statusLine())
+	}
+	h.enter("/compact")
+	h.enter("queued while compacting")
+	h.pump("the compaction", func(msg tea.Msg) bool { _, ok := msg.(compactedMsg); return ok })
+	var notes *ptk.Message
+	for i := range h.m.history {
+		if h.m.history[i].Compacted > 0 {
+			notes = &h.m.history[i]
+		}
+	}
+	if notes == nil || !strings.Contains(notes.Content, "all were answered") {
+		t.Fatalf("no notes in the conversation: %+v", h.m.history)
+	}
+	if saved, _ := store.Load(context.Background(), h.m.conv); len(saved) < len(h.m.history)-2 {
+		t.Errorf("the compacted conversation was not saved: %d messages", len(saved))
+	}
+	if f := strings.Join(strings.Fields(h.frame()), " "); !strings.Contains(f, "compacted: the") {
+		t.Errorf("the screen does not say it compacted: %s", f)
+	}
+	// The queued message went next, with the notes and without the
+	// earliest question.
+	h.pump("the queued message's answer", isEvent(agent.EventDone))
+	if got := h.lastUser(); got != "queued while compacting" {
+		t.Errorf("sent %q after the compaction", got)
+	}
+	reqs := h.script().Requests()
+	last := reqs[len(reqs)-1].Messages
+	for _, msg := range last {
+		if msg.Content == "the earliest question" || strings.HasPrefix(msg.Content, "First: ") {
+			t.Errorf("the request after /compact holds a compacted message: %+v", msg)
+		}
+	}
+	if sent := fmt.Sprint(last); !strings.Contains(sent, "all were answered") {
+		t.Errorf("the request after /compact lacks the notes: %s", sent)
+	}
+	resumed := New(Config{Options: agent.Options{ModelName: "scripted"}, Conversation: "c", History: h.m.history})
+	t.Cleanup(resumed.Close)
+	rh := &harness{t: t, m: resumed}
+	rh.send(tea.WindowSizeMsg{Width: 100, Height: 200})
+	if f := strings.Join(strings.Fields(rh.frame()), " "); !strings.Contains(f, "messages of this conversation are compacted") || strings.Contains(f, "all were answered") {
+		t.Errorf("resumed: %s", f)
 	}
 }

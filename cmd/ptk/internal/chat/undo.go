@@ -21,7 +21,7 @@ const maxChangesShown = 8
 func (m *Model) undo() {
 	last := -1
 	for i := len(m.history) - 1; i >= 0; i-- {
-		if m.history[i].Role == ptk.RoleUser {
+		if m.history[i].Role == ptk.RoleUser && m.history[i].Compacted == 0 {
 			last = i
 			break
 		}
