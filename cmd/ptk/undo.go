@@ -195,7 +195,7 @@ func runUndo(cmd *cobra.Command, workspace, db, id string, list bool) error {
 	if convNote != "" {
 		fmt.Fprintln(out, convNote)
 	}
-	fmt.Fprintf(out, "The files as they were are checkpoint %s: ptk undo %s puts them back.\n", r.Saved.Short(), r.Saved.Short())
+	fmt.Fprintf(out, "The files as they were before this undo are checkpoint %s: ptk undo %s puts them back (the conversation too).\n", r.Saved.Short(), r.Saved.Short())
 	return nil
 }
 
