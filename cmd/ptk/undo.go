@@ -195,7 +195,11 @@ func runUndo(cmd *cobra.Command, workspace, db, id string, list bool) error {
 	if convNote != "" {
 		fmt.Fprintln(out, convNote)
 	}
-	fmt.Fprintf(out, "The files as they were before this undo are checkpoint %s: ptk undo %s puts them back (the conversation too).\n", r.Saved.Short(), r.Saved.Short())
+	too := ""
+	if store != nil {
+		too = " (the conversation too)"
+	}
+	fmt.Fprintf(out, "The files as they were before this undo are checkpoint %s: ptk undo %s puts them back%s.\n", r.Saved.Short(), r.Saved.Short(), too)
 	return nil
 }
 
