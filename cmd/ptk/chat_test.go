@@ -229,8 +229,13 @@ func TestChatSessionsInTerminal(t *testing.T) {
 		term.tmux("kill-server")
 	})
 	data := t.TempDir()
+	// The editor ctrl+g opens: it adds a line to the message's file.
+	editor := filepath.Join(t.TempDir(), "editor.sh")
+	if err := os.WriteFile(editor, []byte("#!/bin/sh\nprintf ' and a line from the editor' >> \"$1\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	env := []string{"PTK_BASE_URL=" + url, "PTK_API_KEY=sk-test", "XDG_CONFIG_HOME=" + t.TempDir(),
-		"XDG_DATA_HOME=" + data, "XDG_STATE_HOME=" + t.TempDir(), "EDITOR=", "VISUAL="}
+		"XDG_DATA_HOME=" + data, "XDG_STATE_HOME=" + t.TempDir(), "EDITOR=" + editor, "VISUAL="}
 	start := func(session, args string) {
 		term.session = session
 		shellCmd := "env " + strings.Join(env, " ") + " " + bin + " chat --model qwen3:8b --mode native " + args + "; echo ptk exited $?; sleep 60"
@@ -266,6 +271,9 @@ func TestChatSessionsInTerminal(t *testing.T) {
 	if strings.Contains(term.screen(), "greet now says hi.") {
 		t.Errorf("the undone turn is still on the screen:\n%s", term.screen())
 	}
+	// ctrl+g edits the message in $EDITOR.
+	term.keys("C-g")
+	shot("4b-editor", term.waitFor("the message from the editor", "┃ say hi instead of hello and a line from the editor"))
 	term.keys("C-u")
 
 	// While bash sleeps, a message waits in the queue, and is sent when
