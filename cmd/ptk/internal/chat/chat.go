@@ -1039,7 +1039,11 @@ func (m *Model) statusLine() string {
 		parts = append(parts, fmt.Sprintf("$%.4f", m.cost))
 	}
 	if m.fill.Window > 0 {
-		parts = append(parts, fmt.Sprintf("ctx %d%% of %s", m.fill.Percent(), count(m.fill.Window)))
+		pct := fmt.Sprintf("%d%%", m.fill.Percent())
+		if m.fill.Percent() == 0 && m.fill.Tokens > 0 {
+			pct = "<1%"
+		}
+		parts = append(parts, "ctx "+pct+" of "+count(m.fill.Window))
 	}
 	if m.iteration > 0 {
 		parts = append(parts, fmt.Sprintf("iter %d", m.iteration))
