@@ -231,6 +231,13 @@ func (c *storeConversations) Load(ctx context.Context, id string) ([]ptk.Message
 	return c.s.Load(ctx, id)
 }
 
+func (c *storeConversations) Append(ctx context.Context, id string, base, msgs []ptk.Message) error {
+	if err := c.s.Append(ctx, id, base, msgs); err != nil {
+		return err
+	}
+	return c.s.SetWorkspace(ctx, id, c.workspace)
+}
+
 func (c *storeConversations) Save(ctx context.Context, id string, msgs []ptk.Message) error {
 	if err := c.s.Save(ctx, id, msgs); err != nil {
 		return err

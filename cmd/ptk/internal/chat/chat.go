@@ -51,7 +51,8 @@ type Config struct {
 	// ~/.local/share/ptk/traces.db"); "": in memory, for this session
 	// only.
 	StoreName string
-	// History is the conversation so far, to continue.
+	// History is the conversation so far, to continue: what Store holds
+	// for Conversation (Store.Load).
 	History []ptk.Message
 	// NewName names a new conversation (/new); default chat-DATE-TIME.
 	NewName func() string
@@ -97,7 +98,12 @@ type Model struct {
 	input         textarea.Model
 	conv          string // the conversation's name
 	history       []ptk.Message
-	saved         int // len(history) when last saved or loaded
+	// saved is how many of history the store held after this chat's last
+	// write (or load), and stored what it held then: the next write
+	// appends the rest after it, keeping what other runs (another ptk run
+	// --conversation) added meanwhile.
+	saved  int
+	stored []ptk.Message
 	sent          []string
 	histAt        int
 	preset        tool.Preset
@@ -227,7 +233,7 @@ func New(cfg Config) *Model {
 
 // load makes conv, with its messages, the conversation on screen.
 func (m *Model) load(conv string, history []ptk.Message) {
-	m.conv, m.history, m.saved = conv, slices.Clone(history), len(history)
+	m.conv, m.history, m.saved, m.stored = conv, slices.Clone(history), len(history), slices.Clone(history)
 	m.blocks, m.top, m.below = nil, nil, false
 	for _, msg := range m.history {
 		m.showMessage(msg)
@@ -823,16 +829,50 @@ func (m *Model) next(err error) tea.Cmd {
 	return m.start(queued)
 }
 
-// save keeps the conversation; one that never had a message is not made.
+// save keeps what the conversation gained since the last write, appended
+// after what the store held then (agent.Store.Append: what other runs
+// added meanwhile stays); one that never had a message is not made.
 func (m *Model) save() {
-	if len(m.history) == 0 && m.saved == 0 {
+	if m.saved >= len(m.history) {
 		return
 	}
-	if err := m.cfg.Conversations.Save(context.Background(), m.conv, m.history); err != nil {
+	ctx := context.Background()
+	if err := m.cfg.Conversations.Append(ctx, m.conv, m.stored, m.history[m.saved:]); err != nil {
 		m.errorBlock("the conversation was not saved: " + err.Error())
 		return
 	}
 	m.saved = len(m.history)
+	if stored, err := m.cfg.Conversations.Load(ctx, m.conv); err == nil {
+		m.stored = stored
+	}
+}
+
+// cutTurn takes the conversation back to before its message at last
+// (/undo), on the screen and in the store. The store loses the turn's
+// messages only: what other runs appended before them stays (and is
+// shown); when others were appended after them, the store is left as it
+// is, and the error says so.
+func (m *Model) cutTurn(last int) error {
+	ctx := context.Background()
+	turn := m.history[last:]
+	held, err := m.cfg.Conversations.Load(ctx, m.conv)
+	if err != nil {
+		m.history = m.history[:last]
+		return err
+	}
+	if len(held) < len(turn) || !agent.HasPrefix(held[len(held)-len(turn):], turn) {
+		m.history = m.history[:last]
+		m.stored = held
+		m.saved = len(m.history)
+		return errors.New("other runs added to it after this turn, so it is left as it is in the store")
+	}
+	kept := slices.Clone(held[:len(held)-len(turn)])
+	if err := m.cfg.Conversations.Save(ctx, m.conv, kept); err != nil {
+		m.history = m.history[:last]
+		return err
+	}
+	m.history, m.stored, m.saved = kept, slices.Clone(kept), len(kept)
+	return nil
 }
 
 // ask shows an approval question on the call's panel.

@@ -78,6 +78,20 @@ func (c *MemoryConversations) Save(_ context.Context, id string, msgs []ptk.Mess
 	return nil
 }
 
+func (c *MemoryConversations) Append(_ context.Context, id string, base, msgs []ptk.Message) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	held := c.convs[id].msgs
+	if !agent.HasPrefix(held, base) {
+		return agent.ErrConversationChanged
+	}
+	if c.convs == nil {
+		c.convs = map[string]memoryConv{}
+	}
+	c.convs[id] = memoryConv{append(slices.Clip(slices.Clone(held)), msgs...), time.Now()}
+	return nil
+}
+
 func (c *MemoryConversations) List(context.Context) ([]Summary, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

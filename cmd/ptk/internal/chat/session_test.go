@@ -409,3 +409,47 @@ func TestCompact(t *testing.T) {
 		t.Errorf("resumed: %s", f)
 	}
 }
+
+// A run's exchange is appended after what the store holds: what another
+// run (a ptk run --conversation) added meanwhile stays; /undo rewrites the
+// conversation cut back.
+func TestSaveAppends(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t, llmtest.Text("Mine."), llmtest.Text("Again."))
+	store := &MemoryConversations{}
+	first := []ptk.Message{{Role: ptk.RoleUser, Content: "q"}, {Role: ptk.RoleAssistant, Content: "a"}}
+	store.Save(ctx, "c", first)
+	h.m.cfg.Conversations = store
+	h.m.load("c", first)
+	other := []ptk.Message{{Role: ptk.RoleUser, Content: "from another run"}, {Role: ptk.RoleAssistant, Content: "its answer"}}
+	store.Append(ctx, "c", first, other)
+	h.enter("mine")
+	h.pump("the answer", isEvent(agent.EventDone))
+	held, _ := store.Load(ctx, "c")
+	if len(held) != 6 || held[2].Content != "from another run" || held[5].Content != "Mine." {
+		t.Fatalf("the store holds %+v", held)
+	}
+	h.enter("again")
+	h.pump("the answer", isEvent(agent.EventDone))
+	if held, _ := store.Load(ctx, "c"); len(held) != 8 {
+		t.Fatalf("the second exchange: the store holds %d messages", len(held))
+	}
+	h.enter("/undo")
+	if held, _ := store.Load(ctx, "c"); len(held) != 6 || held[2].Content != "from another run" || held[5].Content != "Mine." {
+		t.Errorf("after /undo the store holds %+v", held)
+	}
+	if len(h.m.history) != 6 {
+		t.Errorf("after /undo the chat holds %d messages", len(h.m.history))
+	}
+	// A turn after which another run added messages: the store is left
+	// as it is, and the chat says so.
+	store.Append(ctx, "c", h.m.history, []ptk.Message{{Role: ptk.RoleUser, Content: "later"}})
+	h.m.input.Reset()
+	h.enter("/undo")
+	if held, _ := store.Load(ctx, "c"); len(held) != 7 {
+		t.Errorf("after a refused /undo the store holds %d messages", len(held))
+	}
+	if f := strings.Join(strings.Fields(h.frame()), " "); !strings.Contains(f, "the stored conversation was not changed: other runs added to it") {
+		t.Errorf("the screen: %s", f)
+	}
+}

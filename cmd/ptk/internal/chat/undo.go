@@ -50,9 +50,11 @@ func (m *Model) undo() {
 		}
 		done = "undone: " + describeChanges(r.Changes) + fmt.Sprintf("; ptk undo %s puts them back as they were before /undo", r.Saved.Short())
 	}
-	m.history = m.history[:last]
-	m.save()
+	cutErr := m.cutTurn(last)
 	m.load(m.conv, m.history)
+	if cutErr != nil {
+		m.errorBlock("/undo: the stored conversation was not changed: " + cutErr.Error())
+	}
 	m.input.SetValue(text)
 	m.input.CursorEnd()
 	m.notice(done + ". The turn's message is back in the input.")
