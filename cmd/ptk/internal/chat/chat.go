@@ -104,9 +104,9 @@ type Model struct {
 	// --conversation) added meanwhile.
 	saved  int
 	stored []ptk.Message
-	sent          []string
-	histAt        int
-	preset        tool.Preset
+	sent   []string
+	histAt int
+	preset tool.Preset
 
 	// The current run.
 	running   bool
