@@ -141,7 +141,7 @@ type Model struct {
 	confirm  *confirm
 	picker   *picker
 	complete *completion
-	files    []string // the workspace's files, read at the first @
+	files    []string // the workspace's files, read at the first @ after a run
 }
 
 // approval is a question from the run's approver, waiting for the user.
@@ -761,6 +761,7 @@ func (m *Model) done(res *agent.Result, err error) tea.Cmd {
 		}
 	}
 	interrupted := err != nil && (m.stopping || errors.Is(err, context.Canceled))
+	m.files = nil // the run may have made or removed files: @ lists them again
 	if res != nil {
 		if len(res.Messages) > 0 {
 			m.history = res.Messages

@@ -453,3 +453,23 @@ func TestSaveAppends(t *testing.T) {
 		t.Errorf("the screen: %s", f)
 	}
 }
+
+// A file a run made is offered by @ after the run.
+func TestMentionsAfterRun(t *testing.T) {
+	h := newHarness(t,
+		llmtest.Reply{Calls: []ptk.Call{call("w1", "write_file", map[string]string{"path": "fresh.go", "content": "package fresh\n"})}},
+		llmtest.Text("Made."))
+	h.typeText("@fre")
+	if h.m.complete == nil || len(h.m.complete.items) != 0 {
+		t.Fatalf("@fre before the file exists: %+v", h.m.complete)
+	}
+	h.m.input.Reset()
+	h.enter("make fresh.go")
+	h.pump("the approval question", isAsk)
+	h.typeText("y")
+	h.pump("the end of the run", isEvent(agent.EventDone))
+	h.typeText("@fre")
+	if h.m.complete == nil || len(h.m.complete.items) != 1 || h.m.complete.items[0] != "fresh.go" {
+		t.Errorf("@fre after the run: %+v", h.m.complete)
+	}
+}
