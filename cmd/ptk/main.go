@@ -154,7 +154,7 @@ var commandGroups = []struct {
 }{
 	{"core", "Work with a model and tools:", []string{"run", "chat", "serve", "mcp", "acp", "eval"}},
 	{"code", "Code calls the model:", []string{"ptool", "workflow", "react", "distill", "refactor"}},
-	{"data", "Recorded runs:", []string{"traces", "conversations", "dashboard"}},
+	{"data", "Recorded runs:", []string{"traces", "conversations", "undo", "dashboard"}},
 	{"tools", "Tools:", []string{"models", "parse", "prompt", "version"}},
 }
 
@@ -195,7 +195,7 @@ and loops until the model answers.
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newRunCmd(), newChatCmd(), newServeCmd(), newMCPCmd(), newACPCmd(), newEvalCmd())
 	root.AddCommand(newPtoolCmd(), newWorkflowCmd(), newReactCmd(), newDistillCmd(), newRefactorCmd())
-	root.AddCommand(newTracesCmd(), newConversationsCmd(), newDashboardCmd())
+	root.AddCommand(newTracesCmd(), newConversationsCmd(), newUndoCmd(), newDashboardCmd())
 	root.AddCommand(newModelsCmd(), newParseCmd(), newPromptCmd(), newVersionCmd())
 	root.AddCommand(newEnvironmentTopic())
 	groupCommands(root)
