@@ -13,6 +13,7 @@ import (
 
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/ptool"
+	"github.com/ptkit/ptk/trace/record"
 	"github.com/ptkit/ptk/workflow"
 )
 
@@ -258,7 +259,7 @@ trace has before any model is called; 'run' runs it, independent steps at once;
 				}
 			}
 			if done != nil && rec != nil && rec.writer != nil {
-				rec.writer.Record(workflowTrace(done, runErr))
+				rec.writer.Record(record.Workflow(done, runErr))
 			}
 			var cerr *workflow.CheckError
 			if errors.As(runErr, &cerr) {
