@@ -36,6 +36,7 @@ type runFlags struct {
 	timeout                                                time.Duration
 	stream, yes, asJSON, sandbox                           bool
 	trace                                                  traceFlags
+	temporal                                               temporalFlags
 }
 
 func newRunCmd() *cobra.Command {
@@ -94,6 +95,10 @@ configuration error (no model answering at the base URL, a wrong API key, an
 unknown model).`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.temporal.address != "" || f.temporal.detach {
+				return f.temporal.handOffRun(cmd, []string{"run"}, []string{"detach", "model", "mode", "tools",
+					"max-iterations", "max-tool-calls", "max-cost", "max-tokens", "timeout", "json", "yes"}, args)
+			}
 			prompt, err := promptFrom(cmd.InOrStdin(), args, "run needs a prompt",
 				`ptk run --model qwen3:8b "What does this repository do?", or git diff | ptk run "Review this change"`)
 			if err != nil {
@@ -107,6 +112,7 @@ unknown model).`,
 	fl.BoolVar(&f.stream, "stream", false, "ask the model to stream, and show its text as it comes")
 	fl.BoolVar(&f.asJSON, "json", false, "print the result as one JSON object")
 	addTraceFlags(fl, &f.trace, true)
+	f.temporal.add(fl)
 	return cmd
 }
 

@@ -215,11 +215,15 @@ trace has before any model is called; 'run' runs it, independent steps at once;
 	var tf traceFlags
 	var runJSON, keepGoing bool
 	var concurrency int
+	var tmp temporalFlags
 	runCmd := &cobra.Command{
 		Use:   "run TRACE.json",
 		Short: "Run a trace's steps, independent ones at once; progress on stderr, the last output on stdout",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if tmp.address != "" || tmp.detach {
+				return tmp.handOffRun(cmd, []string{"workflow", "run"}, []string{"detach", "json", "continue", "concurrency"}, args)
+			}
 			t, err := readTrace(args[0], cmd.InOrStdin())
 			if err != nil {
 				return err
@@ -291,6 +295,7 @@ trace has before any model is called; 'run' runs it, independent steps at once;
 	runCmd.Flags().BoolVar(&keepGoing, "continue", false, "after a failed step, run the steps that do not need it")
 	runCmd.Flags().IntVar(&concurrency, "concurrency", 0, "most steps at once (default 4)")
 	addTraceFlags(runCmd.Flags(), &tf, false)
+	tmp.add(runCmd.Flags())
 
 	goCmd := &cobra.Command{
 		Use:   "go TRACE.json",
