@@ -76,6 +76,9 @@ type runner struct {
 	lastChange string
 	// warned counts the duplicates and repeats the model was told of.
 	warned int
+	// denied holds the reasons of the calls the Approver denied, by key: the
+	// same call again is not asked about again.
+	denied map[string]string
 	// cache holds results of cacheable calls by key.
 	cache map[string]ptk.Result
 	// lastPrompt is the prompt tokens of the last model call: the next

@@ -138,8 +138,12 @@ type Options struct {
 	ToolRetryDelay time.Duration
 	// Approver decides whether a call to a tool that is not read-only may
 	// run; it is asked one call at a time, in call order. A denied call goes
-	// back to the model as an error result with the approver's reason. With
-	// no Approver every call runs.
+	// back to the model as an error result with the approver's reason. A call
+	// identical to one denied earlier in the run (same tool, same arguments)
+	// is not asked about again: the model is told it was denied already, it
+	// counts as a repeat, and past MaxRepeats the run ends with
+	// ptk.ToolCallDenied instead of spending its iterations on it. With no
+	// Approver every call runs.
 	Approver tool.Approver
 	// MaxResultBytes and MaxResultLines cap every tool result (defaults 50
 	// KB and 2,000 lines; negative for no cap): the rest is cut, with a note

@@ -23,6 +23,14 @@ type Result struct {
 	ToolCalls []ToolCall
 	// TotalToolCalls is len(ToolCalls), the number MaxToolCalls caps.
 	TotalToolCalls int
+	// Denied are the calls the Approver did not allow, in order, with the
+	// reason the model was given; a call that repeats one denied before is
+	// in it again, its reason saying so.
+	Denied []DeniedCall
+	// Invalid are the calls that could not run as the model wrote them (an
+	// unknown tool, arguments that do not fit the schema, a call that cannot
+	// be read or was cut off), in order, with the error the model was given.
+	Invalid []InvalidCall
 	// Error says why a failed run failed; nil on success.
 	Error *ptk.Error
 	// Limit is set when AnswerAtLimit made the model answer at a limit:
@@ -51,6 +59,24 @@ type ToolCall struct {
 	Tries int
 	// Cached reports that the result came from the run's cache.
 	Cached bool
+}
+
+// DeniedCall is a call the Approver did not allow.
+type DeniedCall struct {
+	Call ptk.Call
+	// Iteration is the model call that made it, from 1.
+	Iteration int
+	// Reason is what the model was told, how to allow it included.
+	Reason string
+}
+
+// InvalidCall is a call that could not run as written.
+type InvalidCall struct {
+	Call ptk.Call
+	// Iteration is the model call that made it, from 1.
+	Iteration int
+	// Err is the error the model was given.
+	Err *ptk.Error
 }
 
 // EventKind says what an Event reports.

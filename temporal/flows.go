@@ -46,7 +46,7 @@ type ReActOutput struct {
 
 // reactWorkflow is a ReAct run: react.Run, with each model call and each
 // action an activity; an action of a tool that is not read-only is
-// approved as in an agent run.
+// approved as in an agent run (the policy, the preset, a signal).
 func (w *Worker) reactWorkflow(ctx workflow.Context, in ReActInput) (*ReActOutput, error) {
 	st := newState(ctx)
 	if err := workflow.SetQueryHandler(ctx, ProgressQuery, st.progress); err != nil {
@@ -66,11 +66,11 @@ func (w *Worker) reactWorkflow(ctx workflow.Context, in ReActInput) (*ReActOutpu
 	opts := react.Options{
 		Model:    &remoteModel{w: w, b: b, name: in.Model, timeout: orDefault(in.ModelTimeout, DefaultModelTimeout)},
 		MaxSteps: in.MaxSteps, Mode: in.Mode, Examples: in.Examples, Instructions: in.Instructions,
-		ID: info.WorkflowExecution.ID, Now: rt.Now,
+		ID: info.WorkflowExecution.ID, Now: rt.Now, Approver: ap,
 	}
 	if len(in.Tools) != 1 || in.Tools[0] != "-" {
 		for _, d := range s.Tools {
-			opts.Tools = append(opts.Tools, &actionTool{desc: d, rt: rt, ap: ap, st: st})
+			opts.Tools = append(opts.Tools, &actionTool{desc: d, rt: rt, st: st})
 		}
 	}
 	if w.PTools != nil && (len(in.PTools) != 1 || in.PTools[0] != "-") {
@@ -81,7 +81,7 @@ func (w *Worker) reactWorkflow(ctx workflow.Context, in ReActInput) (*ReActOutpu
 			}
 			f, _ := w.PTools.Lookup(spec.Name)
 			info := f.Info()
-			_ = reg.Register(&actionPTool{Func: f, actionTool: actionTool{desc: ToolDesc{Info: info, ReadOnly: info.ReadOnly}, rt: rt, ap: ap, st: st}})
+			_ = reg.Register(&actionPTool{Func: f, actionTool: actionTool{desc: ToolDesc{Info: info, ReadOnly: info.ReadOnly}, rt: rt, st: st}})
 		}
 		opts.PTools = reg
 	}
@@ -127,12 +127,11 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// actionTool is a tool of a ReAct run: its run is an activity, approved
-// first when the tool is not read-only.
+// actionTool is a tool of a ReAct run: its run is an activity (react.Run
+// has asked the approver first).
 type actionTool struct {
 	desc ToolDesc
 	rt   *runtime
-	ap   *approver
 	st   *state
 }
 
@@ -142,16 +141,6 @@ func (t *actionTool) Run(ctx context.Context, args json.RawMessage) (ptk.Result,
 	t.rt.n++
 	c := ptk.Call{ID: "action_" + itoa(t.rt.n), Tool: t.desc.Info.Name, Args: args}
 	t.st.add(Event{Kind: "tool", Call: &c})
-	if !t.desc.ReadOnly {
-		v, err := t.ap.Approve(ctx, c, t.desc.info())
-		if err != nil {
-			return ptk.Result{}, err
-		}
-		if !v.Allow {
-			t.st.add(Event{Kind: "denied", Call: &c, Text: v.Reason, IsError: true})
-			return ptk.Result{Content: "Denied: " + v.Reason, IsError: true}, nil
-		}
-	}
 	run := &agent.ToolRun{Call: c}
 	t.rt.RunTools(ctx, []*agent.ToolRun{run})
 	if run.Err != nil {

@@ -29,6 +29,12 @@ const (
 // assistant turn is replayed as the model wrote it (Message.Raw), or as its
 // prose followed by its calls in the protocol's form; the results of a
 // turn's calls (a run of tool messages) become one user message of results.
+//
+// In both modes the text of user and tool messages is data: it is rendered
+// through the tools' parser's Neutralize (protocol.Parser.Neutralize), so
+// that nothing a file, a tool, an MCP server or a pasted text holds reads as
+// a call when the model repeats it, in any dialect the parser reads.
+// Messages() keeps them as they were.
 // In Native mode messages are kept as they are, but for calls the provider
 // would reject (no tool name), which are left out with their results, and
 // error results, which say they are one.
@@ -39,9 +45,14 @@ type History struct {
 	f            protocol.Formatter
 	instructions string
 	tools        []ptk.ToolInfo
+	// inert makes data inert for the tools' parser.
+	inert func(string) string
 
 	// msgs is the conversation as appended, without a system prompt.
 	msgs []ptk.Message
+	// data is, for each of msgs, its content as the model reads it: made
+	// inert for a user or tool message, as it is for an assistant's.
+	data []string
 	// out is msgs rendered for the model, the system prompt first when
 	// there is one.
 	out []ptk.Message
@@ -60,7 +71,10 @@ func NewHistory(mode Mode, f protocol.Formatter, instructions string, tools []pt
 	if f == nil {
 		f = protocol.PTK{}
 	}
-	h := &History{mode: mode, f: f, instructions: instructions, tools: tools, toolRun: -1}
+	h := &History{mode: mode, f: f, instructions: instructions, tools: tools, toolRun: -1, inert: protocol.Neutralize}
+	if p, err := protocol.NewParser(tools); err == nil {
+		h.inert = p.Neutralize
+	}
 	h.render()
 	return h
 }
@@ -92,7 +106,7 @@ func (h *History) render() {
 		h.out = append(h.out, ptk.Message{Role: ptk.RoleSystem, Content: h.instructions})
 	}
 	msgs := h.msgs
-	h.msgs = h.msgs[:0:0]
+	h.msgs, h.data = h.msgs[:0:0], h.data[:0:0]
 	h.Append(msgs...)
 }
 
@@ -100,12 +114,17 @@ func (h *History) render() {
 // message is left out: the history's system prompt is its own.
 func (h *History) Append(msgs ...ptk.Message) {
 	h.msgs = slices.Grow(h.msgs, len(msgs))
+	h.data = slices.Grow(h.data, len(msgs))
 	h.out = slices.Grow(h.out, len(msgs))
 	for _, m := range msgs {
 		if m.Role == ptk.RoleSystem {
 			continue
 		}
 		h.msgs = append(h.msgs, m)
+		if m.Role != ptk.RoleAssistant {
+			m.Content = h.inert(m.Content)
+		}
+		h.data = append(h.data, m.Content)
 		if m.Role == ptk.RoleTool {
 			h.appendResult(m)
 			continue
@@ -140,6 +159,9 @@ func (h *History) appendResult(m ptk.Message) {
 		h.toolRun = len(h.msgs) - 1
 	}
 	results, _ := protocol.ToolTurn(h.msgs, h.toolRun)
+	for i := range results {
+		results[i].Content = h.data[h.toolRun+i]
+	}
 	h.out = append(h.out, ptk.Message{Role: ptk.RoleUser, Content: h.f.Results(results)})
 }
 

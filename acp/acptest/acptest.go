@@ -25,9 +25,9 @@ var clientTest []byte
 // SDK is the TypeScript SDK's npm install. .ci/run installs it and sets
 // PTK_TEST_ACP_NPM and PTK_TEST_ACP_REQUIRED=1.
 var SDK = &npmtest.Packages{
-	Name: "acp-test-npm", JSON: packageJSON, Lock: packageLock,
+	Name: "acp-test", PackageJSON: packageJSON, Lock: packageLock,
 	DirEnv: "PTK_TEST_ACP_NPM", RequiredEnv: "PTK_TEST_ACP_REQUIRED",
-	Marker: "@agentclientprotocol/sdk/package.json",
+	Bins: []string{"@agentclientprotocol/sdk/package.json"},
 }
 
 // Client writes the test client into a new folder beside a link to the

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ptkit/ptk/agent"
 	"github.com/ptkit/ptk/cmd/ptk/internal/chat"
+	"github.com/ptkit/ptk/internal/term"
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/trace"
 )
@@ -96,6 +97,9 @@ func runChat(cmd *cobra.Command, f runFlags, conversation, traceDBFlag string) e
 		Hint:         s.hint,
 	})
 	approver.ui = m.Ask
-	_, err = tea.NewProgram(m, tea.WithInput(in), tea.WithOutput(out), tea.WithContext(cmd.Context())).Run()
+	// The screen is drawn with control sequences: it writes to the terminal
+	// itself, and its panels pass what models and tools wrote through
+	// term.Text.
+	_, err = tea.NewProgram(m, tea.WithInput(in), tea.WithOutput(term.Unwrap(out)), tea.WithContext(cmd.Context())).Run()
 	return err
 }

@@ -27,7 +27,7 @@ func TestChatApproverUI(t *testing.T) {
 	var asked int
 	a := &cliApprover{ask: true, tools: approvalTools(nil)}
 	answers := []string{"n", "a"}
-	a.ui = func(ctx context.Context, c ptk.Call) (string, error) {
+	a.ui = func(ctx context.Context, c ptk.Call, _ string) (string, error) {
 		asked++
 		if err := ctx.Err(); err != nil {
 			return "", err

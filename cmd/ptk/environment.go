@@ -25,6 +25,7 @@ var environment = []struct {
 		{"PTK_MODELS", "a model catalog file laid over the built-in one and over models.json in ptk's config folder (--models is laid over it)"},
 		{"PTK_TRACE_DB", "the trace store: a SQLite file or a postgres:// URL (default $XDG_DATA_HOME/ptk/traces.db)"},
 		{"PTK_API_KEYS", "the keys clients of 'ptk serve' and 'ptk mcp --addr' must send as Authorization: Bearer KEY, comma-separated"},
+		{"PTK_MODEL_MAP", "'ptk serve --model-map': client model names mapped to served ones, as PATTERN=MODEL pairs, comma-separated ('claude-*=qwen3:8b')"},
 		{"PTK_DASHBOARD_TOKEN", "the token 'ptk dashboard' asks for on an address other than loopback"},
 		{"PTK_BFCL_DATA", "BFCL's data folder, for 'ptk eval'"},
 		{"PTK_BROWSER", "for browser:NAME models: the browser's debugging address (http://127.0.0.1:9222) or a profile folder ptk starts a browser with; replaces the browser provider's api_base"},
@@ -59,6 +60,7 @@ var environment = []struct {
 // never sets them.
 var internalEnv = []envVar{
 	{"PTK_SHELL_REAPER", "marks the copy of ptk that watches over a bash call's processes"},
+	{"PTK_SANDBOX_HELPER", "marks the copy of ptk that sets a sandboxed program's limits before it starts bubblewrap"},
 }
 
 // A model catalog file can name more key variables (api_key_env); ptk

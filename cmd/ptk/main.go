@@ -55,6 +55,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // runWith is run with the function that ends the process when a second
 // interrupt comes while the first is being handled.
 func runWith(args []string, stdin io.Reader, stdout, stderr io.Writer, exit func(int)) int {
+	stdout, stderr = safeOutputs(stdout, stderr)
 	ctx, signalled, stop := interruptible(context.Background(), stderr, exit)
 	defer stop()
 	root := newRoot(stdin, stdout, stderr)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ptkit/ptk/agent"
+	"github.com/ptkit/ptk/internal/term"
 )
 
 // progress shows a run on stderr while the user waits: each model call,
@@ -29,15 +30,23 @@ type progress struct {
 	spinDone chan struct{}
 	// midLine reports that streamed text left the cursor mid-line.
 	midLine bool
+	// streamed makes the streamed text safe, a piece at a time.
+	streamed term.Stream
 }
 
 func newProgress(w io.Writer, stream bool) *progress {
 	tty := isTerminal(w)
-	return &progress{w: w, tty: tty, color: tty && os.Getenv("NO_COLOR") == "", stream: stream}
+	// Its own colours and spinner go to the writer under a term.Writer;
+	// what a model or a tool wrote goes through term.Text on the way.
+	return &progress{w: term.Unwrap(w), tty: tty, color: tty && os.Getenv("NO_COLOR") == "", stream: stream}
 }
 
-// isTerminal reports whether v (a reader or a writer) is a terminal.
+// isTerminal reports whether v (a reader or a writer, or a term.Writer on
+// one) is a terminal.
 func isTerminal(v any) bool {
+	if w, ok := v.(io.Writer); ok {
+		v = term.Unwrap(w)
+	}
 	f, ok := v.(*os.File)
 	if !ok {
 		return false
@@ -67,10 +76,7 @@ func (p *progress) line(s string) {
 	p.stopSpinner()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.midLine {
-		io.WriteString(p.w, "\n")
-		p.midLine = false
-	}
+	p.endText()
 	io.WriteString(p.w, s+"\n")
 }
 
@@ -79,19 +85,32 @@ func (p *progress) prompt(s string) {
 	p.stopSpinner()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.midLine {
-		io.WriteString(p.w, "\n")
-	}
+	p.endText()
 	io.WriteString(p.w, p.paint(yellow, s))
-	p.midLine = false
 }
 
+// endText ends the streamed text: what the stream held back, and a line
+// break if it left the cursor mid-line.
+func (p *progress) endText() {
+	if rest := p.streamed.Flush(); rest != "" {
+		io.WriteString(p.w, p.paint(dim, rest))
+		p.midLine = !strings.HasSuffix(rest, "\n")
+	}
+	if p.midLine {
+		io.WriteString(p.w, "\n")
+		p.midLine = false
+	}
+}
+
+// text writes the next piece of the model's streamed text, made safe.
 func (p *progress) text(s string) {
 	p.stopSpinner()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	io.WriteString(p.w, p.paint(dim, s))
-	p.midLine = !strings.HasSuffix(s, "\n")
+	if s = p.streamed.Text(s); s != "" {
+		io.WriteString(p.w, p.paint(dim, s))
+		p.midLine = !strings.HasSuffix(s, "\n")
+	}
 }
 
 func (p *progress) event(e agent.Event) {
@@ -104,15 +123,16 @@ func (p *progress) event(e agent.Event) {
 			p.text(e.Text)
 		}
 	case agent.EventCallEnd:
+		call := term.Text(e.Call.Tool + " " + clip(compactJSON(e.Call.Args), 160))
 		if e.Err != nil {
-			p.line(p.paint(red, "✗ "+e.Call.Tool+" "+clip(compactJSON(e.Call.Args), 160)+": "+clip(e.Err.Message, 200)))
+			p.line(p.paint(red, "✗ "+call+": "+term.Text(clip(e.Err.Message, 200))))
 			return
 		}
-		p.line(p.paint(cyan, "→ "+e.Call.Tool+" "+clip(compactJSON(e.Call.Args), 160)))
+		p.line(p.paint(cyan, "→ "+call))
 	case agent.EventToolResult:
 		r := e.ToolResult
 		first, n := summary(r.Content)
-		s := "  ← " + first
+		s := "  ← " + term.Text(first)
 		if n > 1 {
 			s += fmt.Sprintf(" (%d lines)", n)
 		}
@@ -125,11 +145,12 @@ func (p *progress) event(e agent.Event) {
 			p.line(p.paint(dim, s))
 		}
 	case agent.EventDenied:
-		p.line(p.paint(yellow, "  ⊘ "+e.Call.Tool+" denied: "+clip(e.Text, 160)))
+		// all of the reason: it says how to allow the call
+		p.line(p.paint(yellow, "  ⊘ "+term.Text(e.Call.Tool+" denied: "+strings.Join(strings.Fields(e.Text), " "))))
 	case agent.EventDuplicate:
-		p.line(p.paint(yellow, "  ↺ "+e.Call.Tool+" repeats a recent call; not run"))
+		p.line(p.paint(yellow, "  ↺ "+term.Text(e.Call.Tool)+" repeats a recent call; not run"))
 	case agent.EventModeSwitch:
-		p.line(p.paint(yellow, "· "+e.Text))
+		p.line(p.paint(yellow, "· "+term.Text(e.Text)))
 	case agent.EventModelDone:
 		p.stopSpinner()
 	case agent.EventDone:

@@ -58,9 +58,13 @@ prefix (the last matching rule wins):
   {"rules": [{"tool": "bash", "command": "go test", "action": "allow"},
              {"tool": "write_file", "path": "docs/**", "action": "allow"},
              {"tool": "bash", "command": "git push", "action": "deny"}]}
+An allow rule for a command never allows the flags that make it run another
+program (go test -exec, git -c, find -exec, xargs …; "allow_flags": ["-delete"]
+opens one), and a question says which rule came near and why it did not apply.
 File tools cannot leave the workspace. bash can: it runs with your rights.
---sandbox runs it under bubblewrap (bwrap) with the system read-only, the
-workspace writable and no network.
+--sandbox runs it under bubblewrap (bwrap) as nobody without capabilities,
+with no network, the system read-only, the workspace writable, and neither
+your home directory nor the rest of the machine there.
 
 --model names a model of the catalog ('ptk models': OpenAI, Anthropic,
 Gemini, DeepSeek, Groq, local Ollama and llama.cpp models, and yours), which
@@ -87,8 +91,14 @@ and falls back to ptk when the provider rejects tools.
 
 With --json, stdout is one JSON object:
   {"success":…,"content":"…","iterations":N,"tool_calls":[{"tool":"…","args":{…}}],
-   "total_tool_calls":N,"error":{"code":"…","message":"…"}|null,
+   "total_tool_calls":N,"denied":[{"tool":"…","args":{…},"reason":"…"}],
+   "invalid":[{"tool":"…","args":{…},"error":{"code":"…","message":"…"}}],
+   "error":{"code":"…","message":"…"}|null,
    "usage":{"prompt_tokens":N,"completion_tokens":N},"cost":X,"duration_ms":N}
+denied lists the calls that were not allowed (a policy, no --yes, the user's
+no), with the reason the model was given; invalid the calls that could not
+run as written (an unknown tool, arguments that do not fit). A model that
+keeps asking for a call that was denied ends the run with TOOL_CALL_DENIED.
 
 Exit status: 0 on success, 1 when the run failed, 2 for a usage or
 configuration error (no model answering at the base URL, a wrong API key, an
@@ -133,10 +143,16 @@ func addRunFlags(fl *pflag.FlagSet, f *runFlags) {
 	fl.IntVar(&f.maxIterations, "max-iterations", agent.DefaultMaxIterations, "most model calls in the run")
 	fl.IntVar(&f.maxToolCalls, "max-tool-calls", agent.DefaultMaxToolCalls, "most tool calls in the run")
 	fl.DurationVar(&f.timeout, "timeout", 0, "time limit for the whole run, e.g. 5m (default none)")
-	fl.BoolVar(&f.yes, "yes", false, "approve the calls that need approval (write_file, edit_file, bash) without asking")
-	fl.StringVar(&f.policy, "policy", "", "a policy file that allows or denies calls (default: policy.json in ptk's config folder, if there is one)")
-	fl.BoolVar(&f.sandbox, "sandbox", false, "run bash under bubblewrap: system read-only, workspace writable, no network")
+	addApprovalFlags(fl, &f.yes, &f.policy, &f.sandbox)
 	mcpFlag(fl, &f.mcp)
+}
+
+// addApprovalFlags registers the flags that say what may run without
+// asking, as ptk run, ptk chat and ptk react share them.
+func addApprovalFlags(fl *pflag.FlagSet, yes *bool, policy *string, sandbox *bool) {
+	fl.BoolVar(yes, "yes", false, "approve the calls that need approval (write_file, edit_file, bash) without asking")
+	fl.StringVar(policy, "policy", "", "a policy file that allows or denies calls (default: policy.json in ptk's config folder, if there is one)")
+	fl.BoolVar(sandbox, "sandbox", false, "run bash under bubblewrap: system read-only, workspace writable, no network")
 }
 
 // setting returns a flag's value when it was given, else the first
@@ -380,15 +396,31 @@ type runJSON struct {
 	Iterations     int          `json:"iterations"`
 	ToolCalls      []runJSONTC  `json:"tool_calls"`
 	TotalToolCalls int          `json:"total_tool_calls"`
+	Denied         []runJSONTC  `json:"denied"`
+	Invalid        []runJSONTC  `json:"invalid"`
 	Error          *runJSONErr  `json:"error"`
 	Usage          runJSONUsage `json:"usage"`
 	Cost           float64      `json:"cost"`
 	DurationMS     int64        `json:"duration_ms"`
 }
 
+// runJSONTC is a call: run, denied (with the reason), or invalid (with
+// the error the model was given).
 type runJSONTC struct {
-	Tool string          `json:"tool"`
-	Args json.RawMessage `json:"args"`
+	Tool   string          `json:"tool"`
+	Args   json.RawMessage `json:"args"`
+	Reason string          `json:"reason,omitempty"`
+	Error  *runJSONErr     `json:"error,omitempty"`
+}
+
+// jsonArgs returns a call's arguments compacted, or {} when they are not
+// JSON.
+func jsonArgs(raw json.RawMessage) json.RawMessage {
+	var args bytes.Buffer
+	if json.Compact(&args, raw) != nil {
+		return json.RawMessage("{}")
+	}
+	return args.Bytes()
 }
 
 type runJSONErr struct {
@@ -408,17 +440,20 @@ func writeRunJSON(w io.Writer, res *agent.Result) error {
 		Iterations:     res.Iterations,
 		ToolCalls:      []runJSONTC{},
 		TotalToolCalls: res.TotalToolCalls,
+		Denied:         []runJSONTC{},
+		Invalid:        []runJSONTC{},
 		Usage:          runJSONUsage{res.Usage.PromptTokens, res.Usage.CompletionTokens},
 		Cost:           res.Cost,
 		DurationMS:     res.Duration.Milliseconds(),
 	}
 	for _, tc := range res.ToolCalls {
-		var args bytes.Buffer
-		if json.Compact(&args, tc.Call.Args) != nil {
-			args.Reset()
-			args.WriteString("{}")
-		}
-		out.ToolCalls = append(out.ToolCalls, runJSONTC{Tool: tc.Call.Tool, Args: args.Bytes()})
+		out.ToolCalls = append(out.ToolCalls, runJSONTC{Tool: tc.Call.Tool, Args: jsonArgs(tc.Call.Args)})
+	}
+	for _, d := range res.Denied {
+		out.Denied = append(out.Denied, runJSONTC{Tool: d.Call.Tool, Args: jsonArgs(d.Call.Args), Reason: d.Reason})
+	}
+	for _, c := range res.Invalid {
+		out.Invalid = append(out.Invalid, runJSONTC{Tool: c.Call.Tool, Args: jsonArgs(c.Call.Args), Error: &runJSONErr{Code: c.Err.Code, Message: c.Err.Message}})
 	}
 	if res.Error != nil {
 		out.Error = &runJSONErr{Code: res.Error.Code, Message: res.Error.Message}

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 )
 
 // fakeOpenAI is an OpenAI-compatible Chat Completions server that answers
@@ -118,11 +119,16 @@ func (f *fakeOpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fl.Flush()
 }
 
-// splitSmall cuts s into pieces of 1, 2 and 3 bytes in turn.
+// splitSmall cuts s into pieces of 1, 2 and 3 bytes in turn, a character
+// never cut (a JSON string holds whole characters: json.Marshal would make
+// the halves U+FFFD).
 func splitSmall(s string) []string {
 	var out []string
 	for n := 1; s != ""; n = n%3 + 1 {
 		k := min(n, len(s))
+		for k < len(s) && !utf8.RuneStart(s[k]) {
+			k++
+		}
 		out = append(out, s[:k])
 		s = s[k:]
 	}
@@ -177,7 +183,7 @@ func TestRunJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &raw); err != nil {
 		t.Fatalf("stdout is not one JSON object: %v\n%s", err, out)
 	}
-	want := []string{"content", "cost", "duration_ms", "error", "iterations", "success", "tool_calls", "total_tool_calls", "usage"}
+	want := []string{"content", "cost", "denied", "duration_ms", "error", "invalid", "iterations", "success", "tool_calls", "total_tool_calls", "usage"}
 	if keys := slices.Sorted(maps.Keys(raw)); !reflect.DeepEqual(keys, want) {
 		t.Fatalf("keys = %v, want %v", keys, want)
 	}

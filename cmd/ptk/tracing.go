@@ -141,10 +141,15 @@ func agentRecorder(cmd *cobra.Command, f traceFlags, opts *agent.Options, prompt
 
 // serveRecorder records the agent runs of ptk serve's own tools: the one
 // call serve.go makes into recording. A store that cannot be opened is said
-// once on stderr and the gateway serves unrecorded.
-func serveRecorder(cmd *cobra.Command, f traceFlags) (observe func(string, []ptk.Message) func(agent.Event, error), done func()) {
+// once on stderr and the gateway serves unrecorded. It also returns the
+// store (nil without one), which keeps the Responses API's stored
+// responses.
+func serveRecorder(cmd *cobra.Command, f traceFlags) (observe func(string, []ptk.Message) func(agent.Event, error), store agent.Store, done func()) {
 	r, _ := startRecording(cmd, f, nil) // no conversation: its only error
-	return r.gatewayObserver(), func() { r.close(cmd.ErrOrStderr()) }
+	if r != nil {
+		store = r.store
+	}
+	return r.gatewayObserver(), store, func() { r.close(cmd.ErrOrStderr()) }
 }
 
 // gatewayObserver gives the gateway's server-side tool runs to the trace

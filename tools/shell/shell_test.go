@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -367,6 +368,9 @@ func TestCancel(t *testing.T) {
 		t.Error("the command ran with a canceled context")
 	}
 }
+
+// note is the line headtail puts where it cut the output.
+var note = regexp.MustCompile(`\[\.\.\. ([0-9,]+) bytes \(([0-9,]+) lines\) cut from the middle of the output \.\.\.\]\n`)
 
 func TestOutputCap(t *testing.T) {
 	t.Parallel()

@@ -108,6 +108,7 @@ type (
 	}
 	askMsg struct {
 		call  ptk.Call
+		why   string // why the user is asked, or ""
 		reply chan string
 	}
 	tickMsg struct{}
@@ -158,13 +159,14 @@ func New(cfg Config) *Model {
 	return m
 }
 
-// Ask asks the user whether call may run, on the screen: it is the
-// approver's question (called on the run's goroutine), and returns "y",
-// "n" or "a", or ctx's error when the run is canceled first.
-func (m *Model) Ask(ctx context.Context, call ptk.Call) (string, error) {
+// Ask asks the user whether call may run, on the screen, saying why (when
+// why is not ""): it is the approver's question (called on the run's
+// goroutine), and returns "y", "n" or "a", or ctx's error when the run is
+// canceled first.
+func (m *Model) Ask(ctx context.Context, call ptk.Call, why string) (string, error) {
 	reply := make(chan string, 1)
 	select {
-	case m.events <- askMsg{call: call, reply: reply}:
+	case m.events <- askMsg{call: call, why: why, reply: reply}:
 	case <-ctx.Done():
 		return "", ctx.Err()
 	case <-m.quit:
@@ -510,6 +512,7 @@ func (m *Model) ask(msg askMsg) {
 	}
 	b.state = toolAsking
 	b.preview = preview(msg.call)
+	b.why = msg.why
 	b.touch()
 	m.asking = &approval{call: msg.call, block: b, reply: msg.reply}
 	m.scroll = 0

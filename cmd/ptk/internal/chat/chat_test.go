@@ -78,7 +78,7 @@ func newHarness(t *testing.T, replies ...llmtest.Reply) *harness {
 type screenApprover struct{ m *Model }
 
 func (a screenApprover) Approve(ctx context.Context, c ptk.Call, _ ptk.ToolInfo) (tool.Verdict, error) {
-	s, err := a.m.Ask(ctx, c)
+	s, err := a.m.Ask(ctx, c, "")
 	if err != nil {
 		return tool.Verdict{}, err
 	}
