@@ -449,25 +449,34 @@ type approver struct {
 var _ tool.Approver = (*approver)(nil)
 
 func (a *approver) Approve(_ context.Context, call ptk.Call, info ptk.ToolInfo) (tool.Verdict, error) {
-	var action string
+	// what the policy and the preset say, decided once: a worker whose
+	// policy file changed does not change a run's past
+	var d struct {
+		Action string `json:"action"`
+		Rule   int    `json:"rule,omitempty"`
+	}
 	v := workflow.SideEffect(a.b.wctx, func(workflow.Context) any {
 		t, _ := a.w.tool(call.Tool)
-		if act, _ := a.w.Policy.Decide(t, call); act != "" {
-			return act
+		d := d
+		if d.Action, d.Rule = a.w.Policy.Decide(t, call); d.Action != "" {
+			return d
 		}
 		var subject tool.Subject
 		if t != nil {
 			subject = tool.SubjectOf(t, call.Args)
 		}
-		return a.preset.Decide(subject)
+		d.Action = a.preset.Decide(subject)
+		return d
 	})
-	if err := v.Get(&action); err != nil {
+	if err := v.Get(&d); err != nil {
 		return tool.Verdict{}, err
 	}
-	switch action {
-	case tool.Allow:
+	switch {
+	case d.Action == tool.Allow:
 		return tool.Verdict{Allow: true}, nil
-	case tool.Deny:
+	case d.Action == tool.Deny && d.Rule > 0:
+		return tool.Verdict{Reason: "rule " + strconv.Itoa(d.Rule) + " of the workers' policy does not allow this call"}, nil
+	case d.Action == tool.Deny:
 		return tool.Verdict{Reason: a.preset.DenyReason()}, nil
 	}
 	a.st.wait(call)

@@ -150,7 +150,7 @@ func TestKillWorkerMidToolCall(t *testing.T) {
 		dir := t.TempDir()
 		q, ledger := queue(t), ledgerDSN(t, dir)
 		a := startProcess(t, q, dir, ledger)
-		run := runAgent(t, c, q, AgentInput{Messages: agent.Prompt("kill-read")})
+		run := runAgent(t, c, q, AgentInput{Messages: agent.Prompt("kill-read"), Preset: tool.PresetYolo})
 		waitFor(t, 30*time.Second, "the first worker in slow_read", func() bool { return len(marks(dir, "slow_read")) == 1 })
 		a.kill()
 		os.WriteFile(filepath.Join(dir, "release"), nil, 0o644)
@@ -175,13 +175,13 @@ func TestKillWorkerMidToolCall(t *testing.T) {
 		dir := t.TempDir()
 		q, ledger := queue(t), ledgerDSN(t, dir)
 		a := startProcess(t, q, dir, ledger)
-		run := runAgent(t, c, q, AgentInput{Messages: agent.Prompt("kill-write")})
+		run := runAgent(t, c, q, AgentInput{Messages: agent.Prompt("kill-write"), Preset: tool.PresetYolo})
 		waitFor(t, 30*time.Second, "the first worker in slow_write", func() bool { return len(marks(dir, "slow_write")) == 1 })
 		a.kill()
 		os.WriteFile(filepath.Join(dir, "release"), nil, 0o644)
 		startProcess(t, q, dir, ledger)
 		out := result(t, run, 60*time.Second)
-		if !out.Success || !strings.HasPrefix(out.Content, "after the write: Not run again: this call started at") {
+		if !out.Success || !strings.Contains(out.Content, "Not run again: this call started at") {
 			t.Fatalf("success %v, answer %q, error %+v", out.Success, out.Content, out.Error)
 		}
 		if got := effects(t, dir); len(got) != 1 || got[0] != "slow_write_once" {
@@ -263,7 +263,7 @@ func TestApprovalSignal(t *testing.T) {
 		if allow && out.Content != "note: noted true" {
 			t.Errorf("allowed: %q", out.Content)
 		}
-		if !allow && out.Content != "note: Denied: not today" {
+		if !allow && !strings.HasSuffix(out.Content, "Denied: not today") {
 			t.Errorf("denied: %q", out.Content)
 		}
 	}
