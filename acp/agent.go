@@ -96,8 +96,13 @@ func Serve(ctx context.Context, cfg Config, in io.Reader, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	conn := sdk.NewAgentSideConnection(a, out, in)
+	// The connection starts reading at once, and its reader logs when in
+	// ends; the SDK's SetLogger is not synchronised with it. The first
+	// read waits until the logger is set.
+	gate := make(chan struct{})
+	conn := sdk.NewAgentSideConnection(a, out, gatedReader{in, gate})
 	conn.SetLogger(a.log)
+	close(gate)
 	a.conn = conn
 	close(a.ready)
 	select {
@@ -489,4 +494,15 @@ func clip(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// gatedReader reads from r once gate is closed.
+type gatedReader struct {
+	r    io.Reader
+	gate chan struct{}
+}
+
+func (g gatedReader) Read(p []byte) (int, error) {
+	<-g.gate
+	return g.r.Read(p)
 }

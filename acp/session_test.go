@@ -377,3 +377,24 @@ func TestPlan(t *testing.T) {
 		t.Error("the plan asked for approval")
 	}
 }
+
+// The fill of the model's context window reaches the editor as ACP's
+// usage_update after each model call.
+func TestContextFillReachesTheEditor(t *testing.T) {
+	dir := project(t)
+	model := llmtest.New(llmtest.Reply{Content: "Hello.", Usage: ptk.Usage{PromptTokens: 1200, CompletionTokens: 30}})
+	cfg := config(model)
+	cfg.Options.ContextWindow = 8192
+	e := connect(t, cfg, sdk.ClientCapabilities{})
+	id := e.newSession(dir)
+	e.prompt(id, "hi")
+	var got *sdk.SessionUsageUpdate
+	for _, u := range e.seen() {
+		if u.UsageUpdate != nil {
+			got = u.UsageUpdate
+		}
+	}
+	if got == nil || got.Size != 8192 || got.Used != 1230 {
+		t.Fatalf("usage_update = %+v", got)
+	}
+}

@@ -119,6 +119,16 @@ func (t *turnState) event(e agent.Event) {
 		}
 	case agent.EventModeSwitch:
 		t.s.a.notify(t.s.id, sdk.UpdateAgentThoughtText("(ptk switched to its text protocol: "+e.Text+")\n"))
+	case agent.EventContext:
+		// How full the model's context window is (ACP's unstable
+		// usage_update), as counted after each model call.
+		if f := e.Fill; f != nil && f.Measured {
+			t.s.a.notify(t.s.id, sdk.SessionUpdate{UsageUpdate: &sdk.SessionUsageUpdate{Size: f.Window, Used: f.Tokens}})
+		}
+	case agent.EventCompact:
+		if c := e.Compaction; c != nil {
+			t.s.a.notify(t.s.id, sdk.UpdateAgentThoughtText(fmt.Sprintf("(ptk compacted the conversation to fit the model's context window: %d earlier messages replaced by notes, about %d tokens down to %d)\n", c.Replaced, c.Before, c.After)))
+		}
 	case agent.EventFinal:
 		// The answer was streamed as EventText.
 	}

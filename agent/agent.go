@@ -82,8 +82,27 @@ type runner struct {
 	// cache holds results of cacheable calls by key.
 	cache map[string]ptk.Result
 	// lastPrompt is the prompt tokens of the last model call: the next
-	// prompt is at least as long.
+	// prompt is at least as long (unless the conversation is compacted).
 	lastPrompt int
+
+	// window is the model's context window (unknown: Tokens 0); ratio
+	// corrects the token estimate by what the provider counted; sent is
+	// the uncorrected estimate of the last request sent.
+	window           llm.Window
+	ratio            float64
+	sent             int
+	nativeToolTokens int
+	// files are the files the conversation's calls named (true: changed),
+	// in fileOrder; filesSeen counts the messages looked at for them.
+	files     map[string]bool
+	fileOrder []string
+	filesSeen int
+	// task and latest are the conversation's first and latest requests
+	// seen by a compaction.
+	task, latest *ptk.Message
+	// keep, when set, is the tokens a compaction keeps as they were
+	// (Compact without a window).
+	keep int
 }
 
 func run(ctx context.Context, input []ptk.Message, opts Options, emit func(Event)) (res *Result, err error) {
@@ -108,13 +127,13 @@ func run(ctx context.Context, input []ptk.Message, opts Options, emit func(Event
 			res.Error, res.Success, err = pe, false, pe
 		}
 	}()
-	if err := r.configure(); err != nil {
-		return r.res, err
-	}
 	if opts.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
 		defer cancel()
+	}
+	if err := r.configure(ctx); err != nil {
+		return r.res, err
 	}
 	var earlier []ptk.Message
 	if opts.ConversationID != "" {
@@ -129,14 +148,22 @@ func run(ctx context.Context, input []ptk.Message, opts Options, emit func(Event
 			}
 		}()
 	}
-	instructions := []string{opts.Instructions}
+	r.start(earlier, input)
+	r.res.Window = r.window
+	return r.res, r.loop(ctx)
+}
+
+// start makes the run's history: the earlier conversation, then the run's
+// input.
+func (r *runner) start(earlier, input []ptk.Message) {
+	instructions := []string{r.opts.Instructions}
 	for _, m := range input {
 		if m.Role == ptk.RoleSystem {
 			instructions = append(instructions, m.Content)
 		}
 	}
 	r.mode = r.startMode()
-	r.history = turn.NewHistory(r.turnMode(), opts.Formatter, joinText(instructions), r.infos)
+	r.history = turn.NewHistory(r.turnMode(), r.opts.Formatter, joinText(instructions), r.infos)
 	r.history.Append(earlier...)
 	r.history.Append(input...)
 	for _, m := range r.history.Messages() {
@@ -144,7 +171,6 @@ func run(ctx context.Context, input []ptk.Message, opts Options, emit func(Event
 			r.turn++
 		}
 	}
-	return r.res, r.loop(ctx)
 }
 
 // joinText joins the texts that are not blank, with blank lines.
@@ -158,13 +184,21 @@ func joinText(texts []string) string {
 	return strings.Join(out, "\n\n")
 }
 
-// configure checks the run's setup and prepares its tools: a mistake there
-// is ptk.InvalidConfig, found before anything runs.
-func (r *runner) configure() error {
+// configure checks the run's setup, finds the model's context window and
+// prepares its tools: a mistake there is ptk.InvalidConfig, found before
+// anything runs.
+func (r *runner) configure(ctx context.Context) error {
 	o := &r.opts
 	invalid := func(msg string, err error) error { return ptk.NewError(ptk.InvalidConfig, msg, err) }
 	if o.Model == nil {
 		return invalid("no model: set Options.Model", nil)
+	}
+	if o.CompactAt <= 0 || o.CompactAt > 1 {
+		return invalid(fmt.Sprintf("CompactAt %g is not a fill of the window between 0 and 1 (default %g)", o.CompactAt, DefaultCompactAt), nil)
+	}
+	r.setupWindow(ctx)
+	if o.MaxResultBytes == 0 {
+		o.MaxResultBytes = resultCap(r.window.Tokens)
 	}
 	if o.ConversationID != "" && o.Store == nil {
 		return invalid("a ConversationID needs a Store to keep the conversation in: set Options.Store (agent.MemoryStore keeps it in memory)", nil)
@@ -202,6 +236,7 @@ func (r *runner) event(e Event) {
 // loop runs model calls until a final answer, a limit or a failure.
 func (r *runner) loop(ctx context.Context) error {
 	o := &r.opts
+	refused := 0 // final answers Answer refused
 	for {
 		if r.res.Iterations >= o.MaxIterations {
 			return r.atLimit(ctx, ptk.MaxIterationsReached,
@@ -225,7 +260,18 @@ func (r *runner) loop(ctx context.Context) error {
 			}
 		}
 		if len(rep.Attempts) == 0 {
-			r.res.Success, r.res.Content = true, rep.Text
+			text := rep.Text
+			if o.Answer != nil {
+				var err error
+				if text, err = o.Answer(rep.Text); err != nil {
+					if refused++; refused > o.MaxAnswerRetries {
+						return ptk.NewError(ptk.ParseError, fmt.Sprintf("the model's final answer could not be used after %d tries: %v", refused, err), err)
+					}
+					r.history.Append(ptk.Message{Role: ptk.RoleUser, Content: "Your answer cannot be used as it is: " + err.Error() + "\nGive your final answer again, in the form asked for."})
+					continue
+				}
+			}
+			r.res.Success, r.res.Content = true, text
 			r.event(Event{Kind: EventFinal, Iteration: r.res.Iterations, Text: rep.Text})
 			return nil
 		}

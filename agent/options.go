@@ -155,6 +155,38 @@ type Options struct {
 	// results always go back in call order.
 	MaxParallel int
 
+	// Answer, when set, reads the model's final answer: the text it
+	// returns is Result.Content, and an error goes back to the model as a
+	// user message, which answers again (each try counts in
+	// MaxIterations; after MaxAnswerRetries the run ends with
+	// ptk.ParseError). ptk run --output-schema reads the answer as a JSON
+	// value of a schema this way (ptool.AnswerReader).
+	Answer func(text string) (string, error)
+	// MaxAnswerRetries is how many answers Answer may refuse; default 2.
+	MaxAnswerRetries int
+
+	// ContextWindow is the model's context window in tokens. Zero asks the
+	// model (llm.ContextWindowOf: a catalog entry's context_window, what an
+	// Ollama, vLLM or llama.cpp server reports); negative means no window
+	// is known, and nothing is counted against one.
+	//
+	// With a window, each request is counted before it is sent (estimated,
+	// then corrected by the provider's usage) and the fill is reported as
+	// an EventContext. Past CompactAt of the window the conversation is
+	// compacted: its older messages are replaced, for the model, by notes
+	// the model writes (Compaction), the system prompt, the tools and the
+	// latest turns kept as they were. A provider's context-length error
+	// compacts and retries once. What cannot fit even so ends the run with
+	// ptk.ContextFull, never sent. With the default MaxResultBytes, a tool
+	// result is capped at about a quarter of a small window.
+	ContextWindow int
+	// CompactAt is the fill of the window, above 0 and at most 1, past
+	// which the conversation is compacted; default DefaultCompactAt (0.8).
+	CompactAt float64
+	// NoCompact never compacts the conversation: a request that would not
+	// fit the window ends the run with ptk.ContextFull instead.
+	NoCompact bool
+
 	// ConversationID, when set, continues the conversation of that id in
 	// Store: the run starts from its history, followed by the run's own
 	// messages, and saves the history it ends with.
@@ -186,8 +218,9 @@ func (o *Options) defaults() {
 	def(&o.MaxToolCalls, DefaultMaxToolCalls)
 	def(&o.DuplicateWindow, DefaultDuplicateWindow)
 	def(&o.MaxParallel, DefaultMaxParallel)
-	if o.MaxResultBytes == 0 {
-		o.MaxResultBytes = DefaultMaxResultBytes
+	def(&o.MaxAnswerRetries, 2)
+	if o.CompactAt == 0 {
+		o.CompactAt = DefaultCompactAt
 	}
 	if o.MaxResultLines == 0 {
 		o.MaxResultLines = DefaultMaxResultLines

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/llm"
 )
 
 // Result is what a run did. A failed run fills it in as far as it got.
@@ -44,6 +45,11 @@ type Result struct {
 	Duration time.Duration
 	// Mode is the mode the run ended in (ModePTK or ModeNative).
 	Mode Mode
+	// Window is the model's context window as the run knew it (Tokens 0:
+	// unknown).
+	Window llm.Window
+	// Compactions are the run's compactions of its conversation, in order.
+	Compactions []Compaction
 }
 
 // ToolCall is one call answered during a run.
@@ -114,6 +120,12 @@ const (
 	EventDenied
 	// EventModeSwitch: ModeAuto switched to the text protocol (Text says why).
 	EventModeSwitch
+	// EventContext: how full the model's context window is (Fill): before
+	// each model call, estimated; after it, as the provider counted.
+	EventContext
+	// EventCompact: the conversation was compacted before a model call
+	// (Compaction; Usage and Cost of the calls that wrote its notes).
+	EventCompact
 	// EventFinal: the model's final answer (Text).
 	EventFinal
 	// EventDone: the run is over (Run; the Seq2's error is set when it
@@ -140,4 +152,8 @@ type Event struct {
 	Cached   bool
 	// Run is the run's result, on EventDone.
 	Run *Result
+	// Fill is the context window's fill, on EventContext.
+	Fill *Fill
+	// Compaction is what was compacted, on EventCompact.
+	Compaction *Compaction
 }

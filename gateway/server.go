@@ -396,7 +396,7 @@ func upstreamError(ctx context.Context, err error) *httpError {
 		return &httpError{status: http.StatusTooManyRequests, typ: "rate_limit_error", code: "rate_limit_exceeded", msg: "upstream: " + le.Error(), retryAfter: le.RetryAfter}
 	case errors.Is(err, llm.ErrModelNotFound):
 		return &httpError{status: http.StatusNotFound, typ: "invalid_request_error", code: "model_not_found", msg: "upstream: " + le.Error()}
-	case (errors.Is(err, llm.ErrBadRequest) || errors.Is(err, llm.ErrToolsUnsupported)) && le.Status >= 400 && le.Status < 500:
+	case (errors.Is(err, llm.ErrBadRequest) || errors.Is(err, llm.ErrToolsUnsupported) || errors.Is(err, llm.ErrContextLength)) && le.Status >= 400 && le.Status < 500:
 		return &httpError{status: le.Status, typ: "invalid_request_error", msg: "upstream: " + le.Error()}
 	}
 	return &httpError{status: http.StatusBadGateway, typ: "upstream_error", msg: "upstream: " + le.Error()}

@@ -35,6 +35,8 @@ type cliApprover struct {
 	// the line that says why the user is asked (or ""): it returns "y", "n"
 	// or "a", or the context's error.
 	ui func(ctx context.Context, call ptk.Call, why string) (string, error)
+	// asked, when set, is told of each call the user is asked about.
+	asked func(ptk.Call)
 }
 
 var _ tool.Approver = (*cliApprover)(nil)
@@ -54,6 +56,9 @@ func (a *cliApprover) Approve(ctx context.Context, call ptk.Call, info ptk.ToolI
 			reason += " The user's policy (" + a.policyFile + ") did not allow it: " + d.Why + "."
 		}
 		return tool.Verdict{Reason: reason + " Tell the user what you wanted to do; they can allow it by running ptk with --yes, or with an allow rule in a policy file (--policy FILE)."}, nil
+	}
+	if a.asked != nil {
+		a.asked(call)
 	}
 	return a.question(ctx, call, d.Why)
 }

@@ -88,6 +88,10 @@ func runWith(args []string, stdin io.Reader, stdout, stderr io.Writer, exit func
 	if errors.As(err, &ue) {
 		return exitUsage
 	}
+	var ee exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
 	return exitFailed
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,12 +9,15 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/llm/catalog"
+	"github.com/ptkit/ptk/llm/ollama"
 	"github.com/ptkit/ptk/llm/openai"
 	"github.com/ptkit/ptk/llm/replay"
 )
@@ -75,6 +79,14 @@ type modelChoice struct {
 	// explicit ones override the catalog's.
 	baseURL, apiKey                 string
 	baseURLExplicit, apiKeyExplicit bool
+	// ollama, for the commands that run the agent (run, chat), asks a
+	// model's own server for its context window, and speaks Ollama's
+	// native API (llm/ollama, which sends num_ctx) to a server found to be
+	// Ollama by its /api/version, instead of its OpenAI-compatible one,
+	// which takes no context size; numCtx is the size it sends (--context;
+	// 0: its own choice).
+	ollama bool
+	numCtx int
 }
 
 // choice is the model choice the command's flags and the environment make
@@ -88,6 +100,22 @@ func choice(cmd *cobra.Command, names []string, baseURLFlag, apiKeyFlag string) 
 		apiKeyExplicit:  cmd.Flags().Changed("api-key") || os.Getenv("PTK_API_KEY") != ""}
 }
 
+// ollamaServers remembers which base URLs are Ollama's, for the process.
+var ollamaServers sync.Map
+
+// isOllama reports whether the server at base is Ollama (GET /api/version),
+// asking once per base URL.
+func isOllama(base string) bool {
+	if v, ok := ollamaServers.Load(base); ok {
+		return v.(bool)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_, err := ollama.Detect(ctx, base, nil)
+	ollamaServers.Store(base, err == nil)
+	return err == nil
+}
+
 // resolveModels turns --model NAME[,NAME...] into one model: each name
 // through the catalog, or, when the catalog does not have it, as a model
 // of the OpenAI-compatible server at the base URL; several names make a
@@ -95,7 +123,15 @@ func choice(cmd *cobra.Command, names []string, baseURLFlag, apiKeyFlag string) 
 func resolveModels(c *catalog.Catalog, ch modelChoice) (llm.Model, error) {
 	var models []llm.Model
 	for _, name := range ch.names {
-		var o catalog.Options
+		o := catalog.Options{NumCtx: ch.numCtx, AskWindow: ch.ollama}
+		if ch.ollama {
+			o.API = func(api, base string) string {
+				if api == "openai" && isOllama(base) {
+					return "ollama"
+				}
+				return api
+			}
+		}
 		if ch.apiKeyExplicit {
 			o.APIKey = ch.apiKey
 		}
@@ -105,10 +141,19 @@ func resolveModels(c *catalog.Catalog, ch modelChoice) (llm.Model, error) {
 		m, err := c.Resolve(name, o)
 		if errors.Is(err, catalog.ErrUnknown) {
 			var opts []openai.Option
+			if ch.ollama {
+				// A model of the server at --base-url: the user's own,
+				// asked for its window.
+				opts = append(opts, openai.WithWindowProbe())
+			}
 			if ch.apiKey != "" {
 				opts = append(opts, openai.WithAPIKey(ch.apiKey))
 			}
-			m, err = catalog.Named(openai.New(ch.baseURL, opts...), name), nil
+			var client llm.Model = openai.New(ch.baseURL, opts...)
+			if ch.ollama && isOllama(ch.baseURL) {
+				client, _ = catalog.Build("ollama", ch.baseURL, "", o)
+			}
+			m, err = catalog.Named(client, name), nil
 		}
 		if err != nil {
 			return nil, err
@@ -138,7 +183,10 @@ A catalog file has the shape
    "providers": {"local": {"api": "openai", "api_base": "http://localhost:8000/v1", "api_key_env": "LOCAL_KEY"}},
    "models": {"mine": {"provider": "local", "model_id": "qwen3-32b", "cost": {"input": 0, "output": 0},
               "context_window": 32768, "max_output": 8192, "tool_protocol": "native", "streaming": true}}}
-api is openai, anthropic, gemini, llamacpp, completions or browser.
+api is openai, anthropic, gemini, llamacpp, completions, ollama (Ollama's
+native API; ptk run and chat also use it for an openai provider whose
+server they find is Ollama, since it takes the context size per request)
+or browser.
 
 browser:NAME models are chat web pages (ChatGPT, Claude, Gemini, AI
 Studio) driven in your own browser, signed in by you: the browser

@@ -32,6 +32,10 @@ type progress struct {
 	midLine bool
 	// streamed makes the streamed text safe, a piece at a time.
 	streamed term.Stream
+	// call is the model call line waiting for the context's fill, which
+	// follows it; fill is the latest fill, peak the highest.
+	call       string
+	fill, peak agent.Fill
 }
 
 func newProgress(w io.Writer, stream bool) *progress {
@@ -114,10 +118,34 @@ func (p *progress) text(s string) {
 }
 
 func (p *progress) event(e agent.Event) {
+	if p.call != "" && e.Kind != agent.EventContext && e.Kind != agent.EventCompact {
+		p.line(p.paint(dim, p.call))
+		p.call = ""
+		p.startSpinner()
+	}
 	switch e.Kind {
 	case agent.EventIteration:
-		p.line(p.paint(dim, "· model call "+strconv.Itoa(e.Iteration)))
-		p.startSpinner()
+		// Said with the context's fill, which comes next when the window
+		// is known.
+		p.call = "· model call " + strconv.Itoa(e.Iteration)
+	case agent.EventContext:
+		f := *e.Fill
+		if f.Measured {
+			p.fill = f
+			if f.Percent() > p.peak.Percent() {
+				p.peak = f
+			}
+			return
+		}
+		if p.call != "" {
+			p.line(p.paint(dim, p.call+fmt.Sprintf(" · context %d%% of %s", f.Percent(), tokenCount(f.Window))))
+			p.call = ""
+			p.startSpinner()
+		}
+	case agent.EventCompact:
+		c := e.Compaction
+		p.line(p.paint(yellow, fmt.Sprintf("· compacted: %d earlier messages replaced by the model's notes (about %s → %s tokens of %s)",
+			c.Replaced, tokenCount(c.Before), tokenCount(c.After), tokenCount(c.Window))))
 	case agent.EventText, agent.EventReasoning:
 		if p.stream && e.Text != "" {
 			p.text(e.Text)
@@ -162,6 +190,12 @@ func (p *progress) event(e agent.Event) {
 			if r.Cost > 0 {
 				s += fmt.Sprintf(", $%.4f", r.Cost)
 			}
+			if p.peak.Window > 0 {
+				s += fmt.Sprintf(", context at most %d%% of %s", p.peak.Percent(), tokenCount(p.peak.Window))
+			}
+			if n := len(r.Compactions); n > 0 {
+				s += fmt.Sprintf(", compacted %d time%s", n, plural(n))
+			}
 			if r.Success {
 				p.line(p.paint(green, s))
 			} else {
@@ -169,6 +203,17 @@ func (p *progress) event(e agent.Event) {
 			}
 		}
 	}
+}
+
+// tokenCount writes a number of tokens short: 4096, 32k, 128k, 1M.
+func tokenCount(n int) string {
+	switch {
+	case n >= 1_000_000 && n%100_000 == 0 || n >= 10_000_000:
+		return strconv.FormatFloat(float64(n)/1e6, 'f', -1, 64) + "M"
+	case n >= 10_000:
+		return strconv.Itoa((n+500)/1000) + "k"
+	}
+	return strconv.Itoa(n)
 }
 
 // compactJSON returns JSON on one line without spaces, or b as it is when

@@ -2,11 +2,9 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -20,6 +18,7 @@ import (
 	"github.com/ptkit/ptk/agent"
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/llm/browser"
+	"github.com/ptkit/ptk/ptool"
 	"github.com/ptkit/ptk/tool"
 	"github.com/ptkit/ptk/tools/fs"
 	"github.com/ptkit/ptk/tools/shell"
@@ -31,10 +30,11 @@ type runFlags struct {
 	baseURL, apiKey, model, mode, workspace, tools, policy string
 	models, record, replay, mcp                            string
 	maxCost                                                float64
-	maxTokens                                              int
+	maxTokens, contextWindow                               int
 	maxIterations, maxToolCalls                            int
 	timeout                                                time.Duration
 	stream, yes, asJSON, sandbox                           bool
+	outputFormat, outputSchema                             string
 	trace                                                  traceFlags
 	temporal                                               temporalFlags
 }
@@ -89,20 +89,30 @@ model call, --replay FILE answers from it without the network.
 native uses the provider's function calling, auto (the default) uses native
 and falls back to ptk when the provider rejects tools.
 
-With --json, stdout is one JSON object:
-  {"success":…,"content":"…","iterations":N,"tool_calls":[{"tool":"…","args":{…}}],
-   "total_tool_calls":N,"denied":[{"tool":"…","args":{…},"reason":"…"}],
-   "invalid":[{"tool":"…","args":{…},"error":{"code":"…","message":"…"}}],
-   "error":{"code":"…","message":"…"}|null,
-   "usage":{"prompt_tokens":N,"completion_tokens":N},"cost":X,"duration_ms":N}
-denied lists the calls that were not allowed (a policy, no --yes, the user's
+--context N gives the model's context window in tokens (sent to Ollama as
+num_ctx); without it ptk asks the catalog or the server (Ollama, vLLM,
+llama.cpp). Each request is counted before it is sent; past 80% of the
+window the older turns are replaced by notes the model writes.
+
+--output-format says what stdout holds: text (the answer), json (one
+object: {"success":…,"content":"…","iterations":N,"tool_calls":[…],
+"total_tool_calls":N,"error":{"code":"…","message":"…"}|null,"usage":{…},
+"cost":X,"duration_ms":N,"denied":[{"tool":"…","args":{…},"reason":"…"}],
+"invalid":[{"tool":"…","args":{…},"error":{"code":"…","message":"…"}}]};
+--json is the same), or stream-json (one JSON event per line as the run
+goes, ending with the result; the schema is docs/headless.schema.json).
+--output-schema FILE makes the final answer a JSON value of that JSON
+Schema (in "output", and alone on stdout as text).
+
+In the final object, denied lists the calls that were not allowed (a policy, no --yes, the user's
 no), with the reason the model was given; invalid the calls that could not
 run as written (an unknown tool, arguments that do not fit). A model that
 keeps asking for a call that was denied ends the run with TOOL_CALL_DENIED.
 
-Exit status: 0 on success, 1 when the run failed, 2 for a usage or
-configuration error (no model answering at the base URL, a wrong API key, an
-unknown model).`,
+Exit status: 0 answered, 1 the run failed, 2 a usage or configuration
+error (no model answering at the base URL, a wrong API key, an unknown
+model), 3 a limit stopped the run (iterations, tool calls, budget,
+timeout, context window), 130 interrupted.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.temporal.address != "" || f.temporal.detach {
@@ -120,7 +130,9 @@ unknown model).`,
 	fl := cmd.Flags()
 	addRunFlags(fl, &f)
 	fl.BoolVar(&f.stream, "stream", false, "ask the model to stream, and show its text as it comes")
-	fl.BoolVar(&f.asJSON, "json", false, "print the result as one JSON object")
+	fl.BoolVar(&f.asJSON, "json", false, "print the result as one JSON object (--output-format json)")
+	fl.StringVar(&f.outputFormat, "output-format", formatText, "what stdout holds: text, json (one object) or stream-json (one event per line)")
+	fl.StringVar(&f.outputSchema, "output-schema", "", "a JSON Schema FILE the final answer must be a JSON value of")
 	addTraceFlags(fl, &f.trace, true)
 	f.temporal.add(fl)
 	return cmd
@@ -135,6 +147,7 @@ func addRunFlags(fl *pflag.FlagSet, f *runFlags) {
 	fl.StringVar(&f.models, "models", "", "a model catalog file laid over the built-in one (env PTK_MODELS)")
 	fl.Float64Var(&f.maxCost, "max-cost", 0, "budget of the run in US dollars (0: none)")
 	fl.IntVar(&f.maxTokens, "max-tokens", 0, "budget of the run in tokens, prompt and completion summed (0: none)")
+	fl.IntVar(&f.contextWindow, "context", 0, "the model's context window in tokens (sent to Ollama as num_ctx; 0: ask the catalog or the server)")
 	fl.StringVar(&f.record, "record", "", "append every model request and response to FILE as JSON lines")
 	fl.StringVar(&f.replay, "replay", "", "answer model requests from a file made by --record, without the network")
 	fl.StringVar(&f.mode, "mode", "auto", "how the model calls tools: ptk, native or auto")
@@ -178,6 +191,8 @@ type runSetup struct {
 	policy         *tool.Policy
 	policyFile     string
 	baseURL, model string
+	// workspace is the workspace's absolute path.
+	workspace string
 	// resolve finds models by name as --model does.
 	resolve func(names []string) (llm.Model, error)
 	// close closes the workspace and the record file.
@@ -227,7 +242,10 @@ func prepareRun(cmd *cobra.Command, f runFlags) (*runSetup, error) {
 		return nil, usageError{err}
 	}
 	resolve := func(names []string) (llm.Model, error) {
-		return resolveModels(cat, choice(cmd, names, f.baseURL, f.apiKey))
+		ch := choice(cmd, names, f.baseURL, f.apiKey)
+		ch.numCtx = f.contextWindow
+		ch.ollama = f.replay == "" // a replay asks no server
+		return resolveModels(cat, ch)
 	}
 	m, err := resolve(names)
 	if err != nil {
@@ -238,6 +256,9 @@ func prepareRun(cmd *cobra.Command, f runFlags) (*runSetup, error) {
 	if err != nil {
 		closeTools()
 		return nil, usageError{err}
+	}
+	if f.contextWindow > 0 {
+		m = llm.Fixed(m, f.contextWindow, "--context")
 	}
 	opts := agent.Options{
 		Model:         m,
@@ -251,7 +272,7 @@ func prepareRun(cmd *cobra.Command, f runFlags) (*runSetup, error) {
 		Timeout:       f.timeout,
 		Instructions:  instructions(root),
 	}
-	return &runSetup{opts: opts, tools: tools, policy: policy, policyFile: policyFile,
+	return &runSetup{opts: opts, tools: tools, policy: policy, policyFile: policyFile, workspace: root,
 		baseURL: baseURL, model: model, resolve: resolve, close: func() { done(); closeTools() }}, nil
 }
 
@@ -272,10 +293,35 @@ func checkRunFlags(f runFlags) (agent.Mode, error) {
 	if f.timeout < 0 {
 		return "", usagef("--timeout must not be negative")
 	}
+	if f.contextWindow < 0 || f.contextWindow > 0 && f.contextWindow < 512 {
+		return "", usagef("--context must be a window of at least 512 tokens, not %d", f.contextWindow)
+	}
 	return mode, nil
 }
 
 func runRun(cmd *cobra.Command, f runFlags, prompt string) error {
+	format := f.outputFormat
+	if f.asJSON {
+		if cmd.Flags().Changed("output-format") && format != formatJSON {
+			return usagef("--json and --output-format %s disagree", format)
+		}
+		format = formatJSON
+	}
+	switch format {
+	case formatText, formatJSON, formatStreamJSON:
+	default:
+		return usagef("--output-format must be text, json or stream-json, not %q", format)
+	}
+	var answer *ptool.AnswerReader
+	if f.outputSchema != "" {
+		data, err := os.ReadFile(f.outputSchema)
+		if err != nil {
+			return usagef("--output-schema: %v", err)
+		}
+		if answer, err = ptool.NewAnswerReader(data); err != nil {
+			return usagef("--output-schema %s: %v", f.outputSchema, err)
+		}
+	}
 	s, err := prepareRun(cmd, f)
 	if err != nil {
 		return err
@@ -283,18 +329,45 @@ func runRun(cmd *cobra.Command, f runFlags, prompt string) error {
 	defer s.close()
 	opts := s.opts
 	opts.StreamModel = f.stream
+	var output json.RawMessage
+	if answer != nil {
+		opts.Instructions += "\n\n" + answer.Instructions()
+		opts.Answer = func(text string) (string, error) {
+			v, err := answer.Read(text)
+			if err != nil {
+				return "", err
+			}
+			output = v
+			return string(v), nil
+		}
+	}
 
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 	defer stop()
 	stderr := cmd.ErrOrStderr()
+	out := cmd.OutOrStdout()
 	var pr *progress
-	if !f.asJSON {
+	var sw *streamWriter
+	switch format {
+	case formatText:
 		pr = newProgress(stderr, f.stream)
 		defer pr.stopSpinner()
+	case formatStreamJSON:
+		sw = newStreamWriter(out)
+		var window *int
+		if f.contextWindow > 0 {
+			window = &f.contextWindow
+		}
+		tools := []string{}
+		for _, t := range s.tools {
+			tools = append(tools, t.Info().Name)
+		}
+		sw.write(streamInit{Type: "init", Version: streamVersion, Model: opts.ModelName, Mode: string(opts.Mode), Workspace: s.workspace, Tools: tools, ContextWindow: window})
 	}
 	stdin := cmd.InOrStdin()
-	opts.Approver = &cliApprover{policy: s.policy, policyFile: s.policyFile, tools: approvalTools(s.tools), yes: f.yes,
+	approver := &cliApprover{policy: s.policy, policyFile: s.policyFile, tools: approvalTools(s.tools), yes: f.yes,
 		ask: isTerminal(stdin) && isTerminal(stderr), in: bufio.NewReader(stdin), out: stderr, pr: pr}
+	opts.Approver = approver
 	observe, stopRecording, err := agentRecorder(cmd, f.trace, &opts, prompt)
 	if err != nil {
 		return err
@@ -302,28 +375,55 @@ func runRun(cmd *cobra.Command, f runFlags, prompt string) error {
 	defer stopRecording()
 	var res *agent.Result
 	var runErr error
+	iteration := 0
+	if sw != nil {
+		approver.asked = func(c ptk.Call) { sw.approval("asked", iteration, -1, &c, "") }
+	}
 	for e, err := range agent.Stream(ctx, agent.Prompt(prompt), opts) {
 		observe(e, err)
+		iteration = e.Iteration
 		if pr != nil {
 			pr.event(e)
+		}
+		if sw != nil {
+			sw.event(e)
 		}
 		if e.Kind == agent.EventDone {
 			res, runErr = e.Run, err
 		}
 	}
-	out := cmd.OutOrStdout()
-	if f.asJSON {
-		if err := writeRunJSON(out, res); err != nil {
+	hint := ""
+	if runErr != nil {
+		hint = s.hint(runErr)
+	}
+	exit := runExitCode(runErr)
+	if hint != "" {
+		exit = exitUsageError
+	}
+	switch format {
+	case formatJSON:
+		enc := json.NewEncoder(out)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(resultJSON(res, output, exit, false)); err != nil {
 			return err
 		}
-	} else if res.Success {
-		fmt.Fprintln(out, strings.TrimRight(res.Content, "\n"))
+	case formatStreamJSON:
+		if res.Error != nil {
+			sw.write(map[string]any{"type": "error", "code": res.Error.Code, "message": res.Error.Message})
+		}
+		sw.write(resultJSON(res, output, exit, true))
+	default:
+		if res.Success {
+			fmt.Fprintln(out, strings.TrimRight(res.Content, "\n"))
+		}
 	}
-	if runErr == nil {
+	switch {
+	case runErr == nil:
 		return nil
-	}
-	if hint := s.hint(runErr); hint != "" {
+	case hint != "":
 		return usageError{errors.New(hint)}
+	case exit != exitRunFailed:
+		return exitError{exit, runErr}
 	}
 	return runErr
 }
@@ -388,79 +488,6 @@ func browserError(err error) bool {
 		}
 	}
 	return false
-}
-
-type runJSON struct {
-	Success        bool         `json:"success"`
-	Content        string       `json:"content"`
-	Iterations     int          `json:"iterations"`
-	ToolCalls      []runJSONTC  `json:"tool_calls"`
-	TotalToolCalls int          `json:"total_tool_calls"`
-	Denied         []runJSONTC  `json:"denied"`
-	Invalid        []runJSONTC  `json:"invalid"`
-	Error          *runJSONErr  `json:"error"`
-	Usage          runJSONUsage `json:"usage"`
-	Cost           float64      `json:"cost"`
-	DurationMS     int64        `json:"duration_ms"`
-}
-
-// runJSONTC is a call: run, denied (with the reason), or invalid (with
-// the error the model was given).
-type runJSONTC struct {
-	Tool   string          `json:"tool"`
-	Args   json.RawMessage `json:"args"`
-	Reason string          `json:"reason,omitempty"`
-	Error  *runJSONErr     `json:"error,omitempty"`
-}
-
-// jsonArgs returns a call's arguments compacted, or {} when they are not
-// JSON.
-func jsonArgs(raw json.RawMessage) json.RawMessage {
-	var args bytes.Buffer
-	if json.Compact(&args, raw) != nil {
-		return json.RawMessage("{}")
-	}
-	return args.Bytes()
-}
-
-type runJSONErr struct {
-	Code    ptk.Code `json:"code"`
-	Message string   `json:"message"`
-}
-
-type runJSONUsage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
-}
-
-func writeRunJSON(w io.Writer, res *agent.Result) error {
-	out := runJSON{
-		Success:        res.Success,
-		Content:        res.Content,
-		Iterations:     res.Iterations,
-		ToolCalls:      []runJSONTC{},
-		TotalToolCalls: res.TotalToolCalls,
-		Denied:         []runJSONTC{},
-		Invalid:        []runJSONTC{},
-		Usage:          runJSONUsage{res.Usage.PromptTokens, res.Usage.CompletionTokens},
-		Cost:           res.Cost,
-		DurationMS:     res.Duration.Milliseconds(),
-	}
-	for _, tc := range res.ToolCalls {
-		out.ToolCalls = append(out.ToolCalls, runJSONTC{Tool: tc.Call.Tool, Args: jsonArgs(tc.Call.Args)})
-	}
-	for _, d := range res.Denied {
-		out.Denied = append(out.Denied, runJSONTC{Tool: d.Call.Tool, Args: jsonArgs(d.Call.Args), Reason: d.Reason})
-	}
-	for _, c := range res.Invalid {
-		out.Invalid = append(out.Invalid, runJSONTC{Tool: c.Call.Tool, Args: jsonArgs(c.Call.Args), Error: &runJSONErr{Code: c.Err.Code, Message: c.Err.Message}})
-	}
-	if res.Error != nil {
-		out.Error = &runJSONErr{Code: res.Error.Code, Message: res.Error.Message}
-	}
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(out)
 }
 
 // builtinTools opens the workspace and returns its absolute path and the

@@ -33,6 +33,8 @@ type fakeOpenAI struct {
 type fakeReply struct {
 	content string
 	calls   [][2]string // native calls: name, arguments
+	// reasoning is sent as reasoning_content (windowServer).
+	reasoning string
 	// status and body make an error answer.
 	status int
 	body   string
@@ -310,14 +312,14 @@ func TestRunFailures(t *testing.T) {
 		})
 	}
 
-	// A run that fails at a limit: exit 1, the JSON says why.
+	// A run that a limit stops: exit 3, the JSON says why.
 	var loop []fakeReply
 	for i := range 3 {
 		loop = append(loop, fakeReply{content: fmt.Sprintf(`<PTK_CALL>{"tool": "read_file", "args": {"path": "go.mod", "offset": %d}}</PTK_CALL>`, i+1)})
 	}
 	_, url := newFakeOpenAI(t, loop...)
 	code, out, _ := runPTK(t, "", "run", "--base-url", url, "--model", "m", "--mode", "ptk", "--workspace", ws, "--max-iterations", "3", "--json", "loop")
-	if code != 1 || !strings.Contains(out, `"success":false`) || !strings.Contains(out, `"error":{"code":"MAX_ITERATIONS_REACHED","message":"`) || !strings.Contains(out, `"total_tool_calls":3`) {
+	if code != 3 || !strings.Contains(out, `"success":false`) || !strings.Contains(out, `"error":{"code":"MAX_ITERATIONS_REACHED","message":"`) || !strings.Contains(out, `"total_tool_calls":3`) {
 		t.Errorf("limit: exit %d, stdout %s", code, out)
 	}
 }

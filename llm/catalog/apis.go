@@ -11,6 +11,7 @@ import (
 	"github.com/ptkit/ptk/llm/browser"
 	"github.com/ptkit/ptk/llm/completion"
 	"github.com/ptkit/ptk/llm/gemini"
+	"github.com/ptkit/ptk/llm/ollama"
 	"github.com/ptkit/ptk/llm/openai"
 )
 
@@ -19,6 +20,11 @@ import (
 type endpoint struct {
 	base, key, id string
 	getenv        func(string) string
+	// numCtx is the context size an Ollama client sends (Options.NumCtx);
+	// askWindow makes an OpenAI-compatible client ask its server for the
+	// window (Options.AskWindow, for a free model).
+	numCtx    int
+	askWindow bool
 }
 
 // builders make a client for each API.
@@ -27,6 +33,9 @@ var builders = map[string]func(e endpoint) (llm.Model, error){
 		var opts []openai.Option
 		if e.key != "" {
 			opts = append(opts, openai.WithAPIKey(e.key))
+		}
+		if e.askWindow {
+			opts = append(opts, openai.WithWindowProbe())
 		}
 		return openai.New(e.base, opts...), nil
 	},
@@ -51,6 +60,13 @@ var builders = map[string]func(e endpoint) (llm.Model, error){
 		return completion.OpenAI(e.base, completionOpts(e.key)...), nil
 	},
 	"browser": browserModel,
+	"ollama": func(e endpoint) (llm.Model, error) {
+		var opts []ollama.Option
+		if e.numCtx > 0 {
+			opts = append(opts, ollama.WithNumCtx(e.numCtx))
+		}
+		return ollama.New(e.base, opts...), nil
+	},
 }
 
 func completionOpts(key string) []completion.Option {
@@ -95,7 +111,13 @@ func browserModel(e endpoint) (llm.Model, error) {
 
 // APIs returns the wire formats a provider may use.
 func APIs() []string {
-	return []string{"openai", "anthropic", "gemini", "llamacpp", "completions", "browser"}
+	return []string{"openai", "anthropic", "gemini", "llamacpp", "completions", "browser", "ollama"}
+}
+
+// Build returns a client for api at base with key (a model of the server
+// at base, outside the catalog); o.NumCtx goes to an Ollama client.
+func Build(api, base, key string, o Options) (llm.Model, error) {
+	return build(api, endpoint{base: base, key: key, getenv: os.Getenv, numCtx: o.NumCtx, askWindow: o.AskWindow})
 }
 
 func build(api string, e endpoint) (llm.Model, error) {
