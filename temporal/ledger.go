@@ -25,8 +25,8 @@ import (
 // (a table of its own, ptk_tool_effects): PostgreSQL when workers run on
 // several machines, SQLite for workers of one machine.
 type Ledger struct {
-	db   *sql.DB
-	name string
+	db        *sql.DB
+	name, dsn string
 }
 
 // Entry is what the ledger holds of a call.
@@ -61,7 +61,7 @@ func (e *Entry) answer(c ptk.Call) ptk.Result {
 // does (a postgres:// URL, else a SQLite file), and makes its table when it
 // is missing.
 func OpenLedger(ctx context.Context, dsn string) (*Ledger, error) {
-	l := &Ledger{name: dsn}
+	l := &Ledger{name: dsn, dsn: dsn}
 	var err error
 	if trace.IsPostgres(dsn) {
 		if u, perr := url.Parse(dsn); perr == nil {
@@ -77,21 +77,46 @@ func OpenLedger(ctx context.Context, dsn string) (*Ledger, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ledger %s: %w", l.name, err)
 	}
-	_, err = l.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS ptk_tool_effects (
-		key TEXT PRIMARY KEY,
-		tool TEXT NOT NULL,
-		worker TEXT NOT NULL,
-		started_us BIGINT NOT NULL,
-		done INTEGER NOT NULL DEFAULT 0,
-		finished_us BIGINT NOT NULL DEFAULT 0,
-		result TEXT NOT NULL DEFAULT '',
-		error TEXT NOT NULL DEFAULT ''
-	)`)
+	err = l.create(ctx)
 	if err != nil {
 		l.db.Close()
 		return nil, fmt.Errorf("ledger %s: %w", l.name, err)
 	}
 	return l, nil
+}
+
+const createLedger = `CREATE TABLE IF NOT EXISTS ptk_tool_effects (
+	key TEXT PRIMARY KEY,
+	tool TEXT NOT NULL,
+	worker TEXT NOT NULL,
+	started_us BIGINT NOT NULL,
+	done INTEGER NOT NULL DEFAULT 0,
+	finished_us BIGINT NOT NULL DEFAULT 0,
+	result TEXT NOT NULL DEFAULT '',
+	error TEXT NOT NULL DEFAULT ''
+)`
+
+// create makes the ledger's table when it is missing. On PostgreSQL it
+// does so under an advisory lock: two workers that start at once on a new
+// database would otherwise both create it, and one would fail (CREATE
+// TABLE IF NOT EXISTS is not safe against itself there).
+func (l *Ledger) create(ctx context.Context) error {
+	if !trace.IsPostgres(l.dsn) {
+		_, err := l.db.ExecContext(ctx, createLedger)
+		return err
+	}
+	tx, err := l.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(7210517)"); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, createLedger); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 // Close closes the ledger's database.

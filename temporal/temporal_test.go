@@ -3,6 +3,7 @@ package temporal
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"errors"
 	"flag"
 	"fmt"
@@ -44,20 +45,77 @@ func queue(t *testing.T) string {
 	return fmt.Sprintf("%s-%d-%d", strings.ReplaceAll(t.Name(), "/", "-"), os.Getpid(), queues.n)
 }
 
-// ledgerDSN is the ledger the test's workers share: the PostgreSQL of
-// $PTK_TEST_POSTGRES when it answers, else a SQLite file in dir.
+// ledgerDSN is the ledger the test's workers share: a fresh schema on
+// the PostgreSQL of $PTK_TEST_POSTGRES when it answers, else a SQLite file
+// in dir.
 func ledgerDSN(t *testing.T, dir string) string {
-	if u := os.Getenv("PTK_TEST_POSTGRES"); u != "" {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if l, err := OpenLedger(ctx, u); err == nil {
-			l.Close()
-			return u
-		} else if os.Getenv("CI") != "" {
-			t.Fatalf("PostgreSQL at $PTK_TEST_POSTGRES: %v", err)
-		}
+	if u := pgSchema(t); u != "" {
+		return u
 	}
 	return filepath.Join(dir, "ledger.db")
+}
+
+// pgSchema returns the URL of a fresh schema on the PostgreSQL server of
+// $PTK_TEST_POSTGRES, dropped when the test ends, or "" without one (a
+// failure under CI).
+func pgSchema(t *testing.T) string {
+	u := os.Getenv("PTK_TEST_POSTGRES")
+	if u == "" {
+		return ""
+	}
+	db, err := sql.Open("pgx", u)
+	if err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err = db.PingContext(ctx)
+		cancel()
+	}
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("PostgreSQL at $PTK_TEST_POSTGRES: %v", err)
+		}
+		return ""
+	}
+	schema := fmt.Sprintf("ledger_%d_%d", os.Getpid(), time.Now().UnixNano())
+	if _, err := db.Exec("CREATE SCHEMA " + schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		db.Exec("DROP SCHEMA " + schema + " CASCADE")
+		db.Close()
+	})
+	sep := "?"
+	if strings.Contains(u, "?") {
+		sep = "&"
+	}
+	return u + sep + "search_path=" + schema
+}
+
+// TestLedgerOpenedAtOnce: workers that start at once on a new database
+// all open the ledger (its table is made once, under a lock).
+func TestLedgerOpenedAtOnce(t *testing.T) {
+	dsn := pgSchema(t)
+	if dsn == "" {
+		t.Skip("no PostgreSQL at $PTK_TEST_POSTGRES")
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Go(func() {
+			l, err := OpenLedger(context.Background(), dsn)
+			if err == nil {
+				_, err = l.Begin(context.Background(), "k", "write_note", "w")
+				l.Close()
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
 }
 
 // process is a worker in a process of its own.
