@@ -1,16 +1,12 @@
 package temporal
 
 import (
-	"bufio"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -24,14 +20,12 @@ import (
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/temporal/internal/devtest"
 	"github.com/ptkit/ptk/tool"
 )
 
-// The tests run against a real Temporal server: ptk-temporal-dev (the
-// devserver module: Temporal's temporaltest server), started once for the
-// package as a child that stops when the tests' end closes its standard
-// input. $PTK_TEMPORAL_DEV names its binary; without it, it is built into
-// ptk's cache folder, keyed by its sources.
+// The tests run against a real Temporal server, started once for the
+// package (internal/devtest).
 var server struct {
 	addr      string
 	namespace string
@@ -48,69 +42,14 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// devServerBinary returns the dev server's binary, built when needed.
-func devServerBinary() (string, error) {
-	if b := os.Getenv("PTK_TEMPORAL_DEV"); b != "" {
-		return b, nil
-	}
-	h := sha256.New()
-	for _, f := range []string{"devserver/go.mod", "devserver/go.sum", "devserver/main.go"} {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return "", err
-		}
-		h.Write(b)
-	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(cache, "ptk", "temporal-dev", hex.EncodeToString(h.Sum(nil))[:16], "ptk-temporal-dev")
-	if _, err := os.Stat(bin); err == nil {
-		return bin, nil
-	}
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Dir = "devserver"
-	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("building the dev server: %w", err)
-	}
-	return bin, nil
-}
-
 func startServer() (stop func()) {
-	bin, err := devServerBinary()
+	addr, stop, err := devtest.Start("devserver")
 	if err != nil {
 		server.err = err
 		return func() {}
 	}
-	cmd := exec.Command(bin, "--listen", "127.0.0.1:0", "--stdin", "--namespace", "default")
-	in, _ := cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		server.err = err
-		return func() {}
-	}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		server.err = fmt.Errorf("the dev server did not start: %v", err)
-		cmd.Process.Kill()
-		cmd.Wait()
-		return func() {}
-	}
-	server.addr, server.namespace = strings.TrimSpace(line), "default"
-	return func() {
-		in.Close()
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-	}
+	server.addr, server.namespace = addr, "default"
+	return stop
 }
 
 // dial returns a client of the test server; a test without one fails in

@@ -1,15 +1,17 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/ptkit/ptk/internal/term"
 )
 
 // ptk's durable runs on Temporal are the commands of a binary of their
@@ -50,15 +52,22 @@ func handOff(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	c := exec.Command(bin, args...)
-	c.Stdin, c.Stdout, c.Stderr = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
+	// A signal that stops ptk (SIGINT, SIGTERM: it cancels the command's
+	// context) goes on to ptk-temporal as SIGTERM, and ptk waits for it to
+	// stop (a worker finishes the calls it is running): a service manager
+	// that stops ptk stops the worker, never leaves it behind.
+	c := exec.CommandContext(cmd.Context(), bin, args...)
+	c.Cancel = func() error { return c.Process.Signal(syscall.SIGTERM) }
+	// ptk-temporal gets ptk's own standard streams, not ptk's safe writers
+	// over them: it makes its output safe itself, and asks for approvals
+	// only when they are a terminal
+	c.Stdin, c.Stdout, c.Stderr = cmd.InOrStdin(), term.Unwrap(cmd.OutOrStdout()), term.Unwrap(cmd.ErrOrStderr())
 	err = c.Run()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &ee):
-		return exitStatus(ee.ExitCode())
+	switch st := c.ProcessState; {
+	case st != nil && st.Success():
+		return nil // stopped by a signal ptk passed on, or done
+	case st != nil && st.ExitCode() > 0:
+		return exitStatus(st.ExitCode())
 	}
 	return fmt.Errorf("ptk-temporal: %w", err)
 }
@@ -126,7 +135,7 @@ func (t *temporalFlags) handOffRun(cmd *cobra.Command, sub []string, passed []st
 		}
 	})
 	if len(bad) > 0 {
-		return usagef("%v: with --temporal these are the workers' settings (ptk worker's flags), not the run's", bad)
+		return usagef("%v: not taken with --temporal (the workspace, the tools' settings and the policy are the workers': ptk worker's flags)", bad)
 	}
 	return handOff(cmd, append(append(out, "--"), args...))
 }

@@ -26,6 +26,8 @@ import (
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
+
+	"github.com/ptkit/ptk/internal/term"
 )
 
 // usageError marks a mistake in how the command was called: exit status 2.
@@ -52,6 +54,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	// what a model, a tool or a trace wrote reaches a terminal as text
+	// (internal/term, as in ptk): stderr always, stdout on a terminal
+	if isTerminal(stdout) {
+		stdout = term.NewWriter(stdout)
+	}
+	stderr = term.NewWriter(stderr)
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)

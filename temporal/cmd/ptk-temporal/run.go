@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/ptkit/ptk/agent"
+	"github.com/ptkit/ptk/internal/term"
 	ptktemporal "github.com/ptkit/ptk/temporal"
 	"github.com/ptkit/ptk/workflow"
 )
@@ -165,7 +166,7 @@ func follow(cmd *cobra.Command, c client.Client, id string, yes bool) error {
 		case yes:
 			_ = ptktemporal.Approve(cmd.Context(), c, id, ptktemporal.Decision{CallID: e.Call.ID, Allow: true})
 		case ask:
-			fmt.Fprintf(stderr, "Allow %s %s? [y/N] ", line(e.Call.Tool), line(string(e.Call.Args)))
+			fmt.Fprintf(stderr, "Allow %s %s? [y/N] ", term.Command(e.Call.Tool), term.Command(string(e.Call.Args)))
 			line, _ := in.ReadString('\n')
 			ok := strings.HasPrefix(strings.ToLower(strings.TrimSpace(line)), "y")
 			d := ptktemporal.Decision{CallID: e.Call.ID, Allow: ok}
@@ -212,7 +213,12 @@ func clip(s string, n int) string {
 	return s[:n] + "…"
 }
 
+// isTerminal reports whether v (a reader, or a writer under a
+// term.Writer) is a terminal.
 func isTerminal(v any) bool {
+	if w, ok := v.(io.Writer); ok {
+		v = term.Unwrap(w)
+	}
 	f, ok := v.(*os.File)
 	if !ok {
 		return false
@@ -299,17 +305,8 @@ func runPlan(cmd *cobra.Command, f workflowFlags, file string) error {
 
 // line is text from a run (the model's, a tool's: hostile) made safe to
 // print on one terminal line: control characters, escape sequences and
-// line breaks cannot reach the terminal.
+// characters that hide or reorder text are shown as escapes
+// (internal/term), line breaks as spaces.
 func line(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '\n' || r == '\t' || r == '\r':
-			return ' '
-		case r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 || r == 0x2028 || r == 0x2029:
-			return '?'
-		case r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069:
-			return '?' // bidirectional overrides
-		}
-		return r
-	}, s)
+	return strings.NewReplacer("\r\n", " ", "\n", " ", "\t", " ").Replace(term.Text(s))
 }
