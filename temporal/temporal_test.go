@@ -264,6 +264,10 @@ func TestManyRunsOverThreeWorkers(t *testing.T) {
 	var mu sync.Mutex
 	for i := range 3 {
 		w := testWorker(t, dir, "")
+		// the default heartbeat: 100 runs at once on a loaded machine may
+		// keep a call from its first beat for more than the 1 s of the
+		// tests that kill workers
+		w.Heartbeat = 0
 		// count the model calls each worker makes
 		inner := w.Model
 		w.Model = func(name string) (llm.Model, error) {
