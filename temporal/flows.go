@@ -228,6 +228,9 @@ func (w *Worker) planWorkflow(ctx workflow.Context, in PlanInput) (*PlanOutput, 
 			done, runErr = e.Trace, err
 		}
 	}
+	if done == nil { // a stream always ends with EventDone; a workflow must never panic
+		done = tr
+	}
 	out := &PlanOutput{Trace: done}
 	answer := ""
 	if n := len(done.Steps); n > 0 && runErr == nil {
