@@ -103,6 +103,8 @@ type runner struct {
 	// keep, when set, is the tokens a compaction keeps as they were
 	// (Compact without a window).
 	keep int
+	// loaded counts the history's messages that came from the Store.
+	loaded int
 }
 
 func run(ctx context.Context, input []ptk.Message, opts Options, emit func(Event)) (res *Result, err error) {
@@ -137,14 +139,20 @@ func run(ctx context.Context, input []ptk.Message, opts Options, emit func(Event
 	}
 	var earlier []ptk.Message
 	if opts.ConversationID != "" {
-		h, err := opts.Store.Load(ctx, opts.ConversationID)
-		if err != nil {
-			return r.res, ptk.NewError(ptk.LLMCallFailed, "loading conversation "+strconv.Quote(opts.ConversationID), err)
+		h, lerr := opts.Store.Load(ctx, opts.ConversationID)
+		if lerr != nil {
+			return r.res, ptk.NewError(ptk.LLMCallFailed, "loading conversation "+strconv.Quote(opts.ConversationID), lerr)
 		}
 		earlier = h
 		defer func() {
-			if serr := opts.Store.Save(context.WithoutCancel(ctx), opts.ConversationID, r.history.Messages()); serr != nil && err == nil {
-				err = ptk.NewError(ptk.LLMCallFailed, "saving conversation "+strconv.Quote(opts.ConversationID), serr)
+			// The run's exchange goes after what it loaded, and after what
+			// runs of the same conversation added meanwhile.
+			if r.history == nil {
+				return
+			}
+			added := r.history.Messages()[r.loaded:]
+			if serr := opts.Store.Append(context.WithoutCancel(ctx), opts.ConversationID, earlier, added); serr != nil && err == nil {
+				err = ptk.NewError(ptk.LLMCallFailed, "saving conversation "+strconv.Quote(opts.ConversationID)+": "+serr.Error(), serr)
 			}
 		}()
 	}
@@ -165,6 +173,7 @@ func (r *runner) start(earlier, input []ptk.Message) {
 	r.mode = r.startMode()
 	r.history = turn.NewHistory(r.turnMode(), r.opts.Formatter, joinText(instructions), r.infos)
 	r.history.Append(earlier...)
+	r.loaded = len(r.history.Messages())
 	r.history.Append(input...)
 	for _, m := range r.history.Messages() {
 		if m.Role == ptk.RoleAssistant {

@@ -72,6 +72,7 @@ func TestAgentsClientGoesAway(t *testing.T) {
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
 			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url+a.path, strings.NewReader(string(mustJSON(a.body()))))
+			req.Header.Set("Content-Type", "application/json")
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				t.Fatal(err)

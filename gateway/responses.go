@@ -10,6 +10,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -679,7 +680,25 @@ func (m *memoryResponses) Load(_ context.Context, id string) ([]ptk.Message, err
 	return m.msgs[id], nil
 }
 
+// Append adds msgs after base, in one step under the lock.
+func (m *memoryResponses) Append(_ context.Context, id string, base, msgs []ptk.Message) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	cur := m.msgs[id]
+	if !agent.HasPrefix(cur, base) {
+		return agent.ErrConversationChanged
+	}
+	return m.saveLocked(id, append(slices.Clip(cur), msgs...))
+}
+
 func (m *memoryResponses) Save(_ context.Context, id string, msgs []ptk.Message) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.saveLocked(id, msgs)
+}
+
+// saveLocked keeps msgs as the conversation id; m.mu is held.
+func (m *memoryResponses) saveLocked(id string, msgs []ptk.Message) error {
 	n := 0
 	for _, msg := range msgs {
 		n += len(msg.Content) + len(msg.Raw) + 64
@@ -690,8 +709,6 @@ func (m *memoryResponses) Save(_ context.Context, id string, msgs []ptk.Message)
 	if n > m.max {
 		return errors.New("the conversation is larger than the gateway keeps in memory")
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	if m.msgs == nil {
 		m.msgs, m.sizes = map[string][]ptk.Message{}, map[string]int{}
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/agent"
+	"github.com/ptkit/ptk/httpguard"
 	"github.com/ptkit/ptk/llm"
 	anthropicwire "github.com/ptkit/ptk/llm/anthropic/wire"
 	"github.com/ptkit/ptk/tool"
@@ -55,6 +56,14 @@ type Config struct {
 	// APIKeys are the keys a client must send as "Authorization: Bearer
 	// KEY". Empty: no key is asked for.
 	APIKeys []string
+	// AllowedHosts and AllowedOrigins widen what the server's guard lets
+	// in (see package httpguard): a reverse proxy's name, a published
+	// address; the origin of a page the operator trusts. The guard refuses
+	// what a web page the user opens could send: a Host that does not name
+	// the server (DNS rebinding), a body that is not JSON (a cross-site
+	// text/plain POST) and an Origin of another site. "*" in AllowedHosts
+	// gives up the Host check.
+	AllowedHosts, AllowedOrigins []string
 
 	// Tools are run by the gateway itself, for requests that declare no
 	// tools of their own: the model calls them, the gateway runs them and
@@ -148,7 +157,9 @@ type Forwarder interface {
 //	GET  /v1/models, /v1/models/{id}   in OpenAI's or Anthropic's shape
 //	GET  /healthz
 //
-// It is safe for concurrent use.
+// Every request passes httpguard's checks first (see
+// Config.AllowedHosts), so that web pages the user opens cannot use it. It
+// is safe for concurrent use.
 type Server struct {
 	cfg     Config
 	sem     chan struct{}
@@ -210,7 +221,8 @@ func New(cfg Config) (*Server, error) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"status":"ok"}`+"\n")
 	})
-	s.handler = LogRequests(cfg.Logger)(RequireKey(cfg.APIKeys)(mux))
+	guard := httpguard.Guard(httpguard.Options{Hosts: cfg.AllowedHosts, Origins: cfg.AllowedOrigins})
+	s.handler = LogRequests(cfg.Logger)(guard(RequireKey(cfg.APIKeys)(mux)))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		msg := "no route " + r.Method + " " + r.URL.Path + ": the gateway serves POST /v1/chat/completions, POST /v1/messages, POST /v1/messages/count_tokens, POST /v1/responses, GET /v1/models and GET /healthz"
 		if anthropicPath(r) {

@@ -26,6 +26,7 @@ var environment = []struct {
 		{"PTK_TRACE_DB", "the trace store: a SQLite file or a postgres:// URL (default $XDG_DATA_HOME/ptk/traces.db)"},
 		{"PTK_API_KEYS", "the keys clients of 'ptk serve' and 'ptk mcp --addr' must send as Authorization: Bearer KEY, comma-separated"},
 		{"PTK_MODEL_MAP", "'ptk serve --model-map': client model names mapped to served ones, as PATTERN=MODEL pairs, comma-separated ('claude-*=qwen3:8b')"},
+		{"PTK_ALLOWED_HOSTS", "'ptk serve', 'ptk dashboard' and 'ptk mcp --addr --allowed-hosts': names clients may reach the server by besides its address and localhost, comma-separated (* gives up the check against DNS rebinding)"},
 		{"PTK_DASHBOARD_TOKEN", "the token 'ptk dashboard' asks for on an address other than loopback"},
 		{"PTK_BFCL_DATA", "BFCL's data folder, for 'ptk eval'"},
 		{"PTK_BROWSER", "for browser:NAME models: the browser's debugging address (http://127.0.0.1:9222) or a profile folder ptk starts a browser with; replaces the browser provider's api_base"},
@@ -61,6 +62,7 @@ var environment = []struct {
 var internalEnv = []envVar{
 	{"PTK_SHELL_REAPER", "marks the copy of ptk that watches over a bash call's processes"},
 	{"PTK_SANDBOX_HELPER", "marks the copy of ptk that sets a sandboxed program's limits before it starts bubblewrap"},
+	{"PTK_TEST_READONLY_DIR", "tests only (internal/rofs): the folder a test's copy of ptk sees read-only"},
 }
 
 // A model catalog file can name more key variables (api_key_env); ptk

@@ -143,7 +143,7 @@ func echoUpstream(t *testing.T) string {
 type replica struct {
 	cmd    *exec.Cmd
 	url    *url.URL
-	stderr *lockedBuffer
+	stderr *syncBuffer
 }
 
 func (r *replica) stop(sig syscall.Signal) {
@@ -174,7 +174,7 @@ func startReplicas(t *testing.T, n int, args ...string) []*replica {
 		}
 		addr := ln.Addr().String()
 		ln.Close()
-		r := &replica{stderr: &lockedBuffer{}, url: &url.URL{Scheme: "http", Host: addr}}
+		r := &replica{stderr: &syncBuffer{}, url: &url.URL{Scheme: "http", Host: addr}}
 		r.cmd = exec.Command(bin, append([]string{"serve", "--addr", addr}, args...)...)
 		r.cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir())
 		r.cmd.Stderr = r.stderr

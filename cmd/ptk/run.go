@@ -413,7 +413,9 @@ func runRun(cmd *cobra.Command, f runFlags, prompt string) error {
 		}
 		sw.write(resultJSON(res, output, exit, true))
 	default:
-		if res.Success {
+		if res.Success || errors.Is(runErr, agent.ErrConversationChanged) {
+			// An answer whose exchange the conversation could not keep is
+			// still the answer: it is printed, and the error says the rest.
 			fmt.Fprintln(out, strings.TrimRight(res.Content, "\n"))
 		}
 	}

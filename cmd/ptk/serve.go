@@ -34,6 +34,7 @@ type serveFlags struct {
 	maxBody                                             int64
 	sandbox                                             bool
 	trace                                               traceFlags
+	exposure                                            exposureFlags
 }
 
 func newServeCmd() *cobra.Command {
@@ -83,8 +84,11 @@ and bash run only where the --policy file allows them.
 
 Clients send one of the keys of --api-keys FILE (one a line) or
 $PTK_API_KEYS (comma-separated) as "Authorization: Bearer KEY" or
-"x-api-key: KEY"; with neither, no key is asked for, so keep --addr on the
-loopback interface.
+"x-api-key: KEY"; with neither, no key is asked for, and an --addr other
+machines can reach is refused unless --unauthenticated is given. Requests a web page could make are
+refused: a Host other than the listen address, localhost or --allowed-hosts
+(DNS rebinding), a body that is not application/json, an Origin of another
+site.
 
   ptk serve --model qwen3:8b
   OPENAI_BASE_URL=http://127.0.0.1:8080/v1 your-openai-program
@@ -113,6 +117,7 @@ those in flight finish.`,
 	fl.Int64Var(&f.maxBody, "max-body", gateway.DefaultMaxBodyBytes, "largest request body in bytes")
 	mcpFlag(fl, &f.mcp)
 	addTraceFlags(fl, &f.trace, false)
+	addExposureFlags(fl, &f.exposure, true)
 	return cmd
 }
 
@@ -136,6 +141,15 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	if err != nil {
 		return usageError{err}
 	}
+	// Listen first: a refused address is said before anything starts.
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		return usagef("--addr %s: %v", f.addr, err)
+	}
+	defer ln.Close()
+	if err := f.exposure.check(ln, len(keys), "your upstream model, its API key and the gateway's --tools"); err != nil {
+		return err
+	}
 	r := &resolver{cat: cat, mode: mode, modeSet: cmd.Flags().Changed("mode"),
 		client: openaiClient(baseURL, apiKey), apiKey: apiKey,
 		baseURLExplicit: cmd.Flags().Changed("base-url") || os.Getenv("PTK_BASE_URL") != "",
@@ -158,6 +172,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		MaxConcurrent: f.maxConcurrent,
 		MaxBodyBytes:  f.maxBody,
 		Logger:        logger,
+		AllowedHosts:  f.exposure.hosts(cmd),
 	}
 	if strings.TrimSpace(f.tools) != "" {
 		_, tools, closeTools, err := builtinTools(f.workspace, f.tools, f.sandbox)
@@ -182,10 +197,6 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	srv, err := gateway.New(cfg)
 	if err != nil {
 		return err
-	}
-	ln, err := net.Listen("tcp", f.addr)
-	if err != nil {
-		return usagef("--addr %s: %v", f.addr, err)
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

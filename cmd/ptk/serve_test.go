@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -10,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -18,6 +16,15 @@ import (
 // startServe runs "ptk serve args..." on a free loopback port until the
 // test ends, and returns its base URL.
 func startServe(t *testing.T, args ...string) string {
+	t.Helper()
+	return startServeTo(t, &syncBuffer{}, args...)
+}
+
+// startServeTo is startServe, writing serve's stderr to stderr.
+func startServeTo(t *testing.T, stderr interface {
+	io.Writer
+	String() string
+}, args ...string) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -27,7 +34,6 @@ func startServe(t *testing.T, args ...string) string {
 	ln.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	stderr := &lockedBuffer{}
 	go func() {
 		root := newRoot(strings.NewReader(""), io.Discard, stderr)
 		root.SetArgs(append([]string{"serve", "--addr", addr}, args...))
@@ -39,9 +45,9 @@ func startServe(t *testing.T, args ...string) string {
 			t.Errorf("serve ended with %v; stderr:\n%s", err, stderr.String())
 		}
 	})
-	// A gateway that starts MCP servers (node) may take seconds on a busy
-	// machine.
-	for range 3000 {
+	// Serve may first wait for a trace store or MCP servers; on a loaded
+	// machine that takes seconds.
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); {
 		if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
 			resp.Body.Close()
 			return "http://" + addr
@@ -54,24 +60,6 @@ func startServe(t *testing.T, args ...string) string {
 	}
 	t.Fatalf("serve did not answer; stderr:\n%s", stderr.String())
 	return ""
-}
-
-// lockedBuffer is a buffer a command writes to while a test may read it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func postChat(t *testing.T, url, key, body string) (int, map[string]any) {

@@ -62,7 +62,7 @@ func (f filterFlags) open(cmd *cobra.Command, db string) (trace.Filter, *trace.S
 	if err != nil {
 		return flt, nil, err
 	}
-	s, err := openTraceStore(cmd, db)
+	s, err := readTraceStore(cmd, db)
 	return flt, s, err
 }
 
@@ -148,7 +148,7 @@ request_hash, text, calls) and tool_calls, an array (tool, args, result,
 is_error, outcome, repairs, duration_ms).`,
 		Args: oneArg("show needs a run's id: ptk traces show ID ('ptk traces list' lists them)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := openTraceStore(cmd, *db)
+			s, err := readTraceStore(cmd, *db)
 			if err != nil {
 				return err
 			}
@@ -287,11 +287,17 @@ lists runs, tools, models and ptools.`,
 
 func newTracesExportCmd(db *string) *cobra.Command {
 	var ff filterFlags
+	var trajectories, all bool
+	var limit int
 	cmd := &cobra.Command{
 		Use:   "export",
 		Short: "Write the recorded runs as JSON lines, oldest first",
 		Long: `export writes every run the filters select to stdout, one JSON object a
-line (the object of 'ptk traces show --json'), oldest first.`,
+line (the object of 'ptk traces show --json'), oldest first.
+
+With --trajectories it writes the trajectories of the ReAct runs instead,
+as one JSON array that 'ptk react --examples FILE' reads: the runs that
+reached an answer (--all: every run), the newest --limit of them.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f, s, err := ff.open(cmd, *db)
@@ -299,11 +305,21 @@ line (the object of 'ptk traces show --json'), oldest first.`,
 				return err
 			}
 			defer s.Close()
+			if trajectories {
+				n, err := exportTrajectories(cmd.Context(), s, f, all, limit, cmd.OutOrStdout())
+				if err == nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "%d trajectories\n", n)
+				}
+				return err
+			}
 			_, err = s.Export(cmd.Context(), cmd.OutOrStdout(), f)
 			return err
 		},
 	}
 	addFilterFlags(cmd, &ff)
+	cmd.Flags().BoolVar(&trajectories, "trajectories", false, "write the ReAct runs' trajectories as a JSON array, for 'ptk react --examples'")
+	cmd.Flags().BoolVar(&all, "all", false, "with --trajectories: also the runs that did not reach an answer")
+	cmd.Flags().IntVar(&limit, "limit", 0, "with --trajectories: only the newest N (default all)")
 	return cmd
 }
 
@@ -358,7 +374,7 @@ func newConversationsCmd() *cobra.Command {
 		Short: "List the stored conversations, the last updated first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := openTraceStore(cmd, db)
+			s, err := readTraceStore(cmd, db)
 			if err != nil {
 				return err
 			}
@@ -383,7 +399,7 @@ func newConversationsCmd() *cobra.Command {
 		Short: "Print a conversation's messages",
 		Args:  oneArg("show needs a conversation's name ('ptk conversations list' lists them)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := openTraceStore(cmd, db)
+			s, err := readTraceStore(cmd, db)
 			if err != nil {
 				return err
 			}

@@ -36,7 +36,8 @@ func Workflow(t *workflow.Trace, runErr error) *trace.Record {
 }
 
 // ReAct is a ReAct run as a trace record: a run of kind react whose
-// detail is the trajectory, with each action as a tool call.
+// detail is the trajectory, with each action as a tool call and each ptool
+// action's call as a ptool call.
 func ReAct(t *react.Trajectory, runErr error) *trace.Record {
 	rec := &trace.Record{Run: trace.Run{ID: trace.NewID(), Kind: trace.KindReAct, Name: t.Goal, Model: t.Model,
 		Input: t.Goal, Output: t.FinalAnswer, StartedAt: t.Start, Duration: trace.Millis(t.Duration),
@@ -51,6 +52,10 @@ func ReAct(t *react.Trajectory, runErr error) *trace.Record {
 			tc.IsError = !s.Observation.Success
 		}
 		rec.ToolCalls = append(rec.ToolCalls, tc)
+		if s.Record != nil {
+			// the ptool action's own call, which distillation learns from
+			rec.PtoolCalls = append(rec.PtoolCalls, PTool(s.Record).PtoolCalls...)
+		}
 	}
 	rec.NumToolCalls = len(rec.ToolCalls)
 	if runErr == nil && !t.Success {
@@ -78,7 +83,7 @@ func failed(r *trace.Run, err error) {
 // PTool is a ptool call's Record as a trace record.
 func PTool(r *ptool.Record) *trace.Record {
 	pc := trace.PtoolCall{Ptool: r.PTool, Input: r.Input, Output: r.Output, Source: string(r.Source),
-		Fallback: r.FellBack, IsError: r.Err != "", Duration: trace.Millis(r.Latency)}
+		Fallback: r.FellBack, IsError: r.Err != "", Duration: trace.Millis(r.Latency), Usage: r.Usage, Cost: r.Cost}
 	for _, a := range r.Attempts {
 		pc.Attempts = append(pc.Attempts, trace.Attempt{Output: a.Raw, Problems: a.Problems})
 		pc.Repairs = append(pc.Repairs, a.Repairs...)

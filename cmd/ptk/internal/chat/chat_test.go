@@ -365,6 +365,7 @@ func TestResume(t *testing.T) {
 	}
 	script := llmtest.New(llmtest.Text("Twice."))
 	store := &agent.MemoryStore{}
+	store.Save(context.Background(), "yesterday", hist) // as ptk chat --conversation loads it
 	m := New(Config{Options: agent.Options{Model: script, ModelName: "scripted", StreamModel: true},
 		Conversation: "yesterday", Store: store, History: hist})
 	t.Cleanup(func() { m.exit() })

@@ -68,6 +68,7 @@ func (m *Model) command(line string) tea.Cmd {
 		m.notice(b.String())
 	case "/clear":
 		m.history, m.blocks = nil, nil
+		m.stored, m.kept = nil, 0
 		m.scroll = 0
 		if m.cfg.Store != nil && m.cfg.Conversation != "" {
 			if err := m.cfg.Store.Save(context.Background(), m.cfg.Conversation, nil); err != nil {
