@@ -59,6 +59,12 @@ func reactModel(_ context.Context, req llm.Request) (*llm.Response, error) {
 	call := func(tool, args string) string {
 		return "\n<PTK_CALL>\n{\"tool\": \"" + tool + "\", \"args\": " + args + "}\n</PTK_CALL>"
 	}
+	if goal(req) == "note" {
+		if n == 0 {
+			return &llm.Response{Content: "A note." + call("write_note", `{"text": "react"}`)}, nil
+		}
+		return &llm.Response{Content: "<answer>written</answer>"}, nil
+	}
 	text := "The items first." + call("extract_items", `{"text": "a pizza and a salad"}`)
 	switch n {
 	case 1:
@@ -67,6 +73,54 @@ func reactModel(_ context.Context, req llm.Request) (*llm.Response, error) {
 		text = "Done.\n<answer>pizza</answer>"
 	}
 	return &llm.Response{Content: text, Usage: ptk.Usage{PromptTokens: 10, CompletionTokens: 5}}, nil
+}
+
+// goal is "note" when a ReAct run's goal asks for one.
+func goal(req llm.Request) string {
+	for _, m := range req.Messages {
+		if m.Role == ptk.RoleUser && strings.Contains(m.Content, "Write a note") {
+			return "note"
+		}
+	}
+	return ""
+}
+
+// TestReActApproval: a ReAct action of a tool that changes something
+// waits for the approval signal, as an agent run's call does, and runs
+// once it comes.
+func TestReActApproval(t *testing.T) {
+	c := dial(t)
+	dir := t.TempDir()
+	q := queue(t)
+	startWorker(t, c, q, &Worker{
+		Model: func(string) (llm.Model, error) { return llmFunc(reactModel), nil },
+		Tools: testTools(dir), Heartbeat: 5 * time.Second,
+	})
+	ctx := context.Background()
+	run, err := StartReAct(ctx, c, ReActInput{Goal: "Write a note."}, StartOptions{TaskQueue: q})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p *Progress
+	waitFor(t, 30*time.Second, "the run waiting", func() bool {
+		p, err = Status(ctx, c, run.GetID(), 0)
+		return err == nil && p.State == StateWaiting
+	})
+	if len(p.Waiting) != 1 || p.Waiting[0].Tool != "write_note" || len(effects(t, dir)) != 0 {
+		t.Fatalf("waiting %+v, effects %q", p.Waiting, effects(t, dir))
+	}
+	if err := Approve(ctx, c, run.GetID(), Decision{CallID: p.Waiting[0].CallID, Allow: true}); err != nil {
+		t.Fatal(err)
+	}
+	gctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	var ro ReActOutput
+	if err := run.Get(gctx, &ro); err != nil {
+		t.Fatal(err)
+	}
+	if !ro.Success || ro.Answer != "written" || strings.Join(effects(t, dir), " ") != "write_note_react" {
+		t.Errorf("answer %q (success %v), effects %q", ro.Answer, ro.Success, effects(t, dir))
+	}
 }
 
 // TestReActAndWorkflowRuns: a ReAct run (a ptool action, a tool action,
