@@ -32,6 +32,7 @@ var environment = []struct {
 		{"PTK_BROWSER", "for browser:NAME models: the browser's debugging address (http://127.0.0.1:9222) or a profile folder ptk starts a browser with; replaces the browser provider's api_base"},
 		{"PTK_BROWSER_EXEC", "the browser ptk starts for browser:NAME models (default: the first of chromium, google-chrome, chrome, microsoft-edge or brave-browser on the PATH)"},
 		{"PTK_BROWSER_FLAGS", "more command-line flags for the browser ptk starts, space-separated"},
+		{"PTK_TEMPORAL", "the ptk-temporal binary that 'ptk worker', 'ptk runs' and --temporal hand over to (default: ptk-temporal on the PATH, then beside ptk)"},
 	}},
 	{"Model providers' keys, read for a catalog model of that provider", []envVar{
 		{"OPENAI_API_KEY", "OpenAI; also the key for any OpenAI-compatible server when neither --api-key nor PTK_API_KEY is given"},

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ptkit/ptk/react"
+	"github.com/ptkit/ptk/trace/record"
 	"github.com/ptkit/ptk/turn"
 )
 
@@ -86,7 +87,7 @@ asked for one.`,
 			defer stop()
 			res, runErr := react.Run(ctx, args[0], opts)
 			if res != nil && res.Trajectory != nil && rec != nil && rec.writer != nil {
-				rec.writer.Record(reactTrace(res.Trajectory, runErr))
+				rec.writer.Record(record.ReAct(res.Trajectory, runErr))
 			}
 			if asJSON {
 				if err := writeIndented(cmd.OutOrStdout(), res.Trajectory); err != nil {

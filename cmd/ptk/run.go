@@ -39,6 +39,7 @@ type runFlags struct {
 	trace                                                  traceFlags
 	approval                                               string
 	noCheckpoint                                           bool
+	temporal                                               temporalFlags
 }
 
 func newRunCmd() *cobra.Command {
@@ -117,6 +118,10 @@ model), 3 a limit stopped the run (iterations, tool calls, budget,
 timeout, context window), 130 interrupted.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.temporal.address != "" || f.temporal.detach {
+				return f.temporal.handOffRun(cmd, []string{"run"}, []string{"detach", "model", "mode", "tools",
+					"max-iterations", "max-tool-calls", "max-cost", "max-tokens", "timeout", "json", "yes"}, args)
+			}
 			prompt, err := promptFrom(cmd.InOrStdin(), args, "run needs a prompt",
 				`ptk run --model qwen3:8b "What does this repository do?", or git diff | ptk run "Review this change"`)
 			if err != nil {
@@ -133,6 +138,7 @@ timeout, context window), 130 interrupted.`,
 	fl.StringVar(&f.outputSchema, "output-schema", "", "a JSON Schema FILE the final answer must be a JSON value of")
 	addTurnFlags(fl, &f)
 	addTraceFlags(fl, &f.trace, true)
+	f.temporal.add(fl)
 	return cmd
 }
 

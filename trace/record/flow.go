@@ -1,18 +1,19 @@
-package main
+package record
 
 import (
 	"encoding/json"
 	"errors"
 
 	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/ptool"
 	"github.com/ptkit/ptk/react"
 	"github.com/ptkit/ptk/trace"
 	"github.com/ptkit/ptk/workflow"
 )
 
-// workflowTrace is a finished workflow run as a trace record: a run of kind
+// Workflow is a finished workflow run as a trace record: a run of kind
 // workflow whose detail is the whole trace, with each step's ptool call.
-func workflowTrace(t *workflow.Trace, runErr error) *trace.Record {
+func Workflow(t *workflow.Trace, runErr error) *trace.Record {
 	rec := &trace.Record{Run: trace.Run{ID: trace.NewID(), Kind: trace.KindWorkflow, Name: t.ID, Input: t.Goal,
 		StartedAt: t.Start, Duration: trace.Millis(t.Duration), Status: trace.StatusOK}}
 	if rec.Name == "" {
@@ -22,7 +23,7 @@ func workflowTrace(t *workflow.Trace, runErr error) *trace.Record {
 		rec.Usage = rec.Usage.Add(s.Usage)
 		rec.Cost += s.Cost
 		if s.Record != nil {
-			rec.PtoolCalls = append(rec.PtoolCalls, ptoolTrace(s.Record).PtoolCalls...)
+			rec.PtoolCalls = append(rec.PtoolCalls, PTool(s.Record).PtoolCalls...)
 		}
 	}
 	if n := len(t.Steps); n > 0 && runErr == nil {
@@ -34,10 +35,10 @@ func workflowTrace(t *workflow.Trace, runErr error) *trace.Record {
 	return rec
 }
 
-// reactTrace is a ReAct run as a trace record: a run of kind react whose
+// ReAct is a ReAct run as a trace record: a run of kind react whose
 // detail is the trajectory, with each action as a tool call and each ptool
 // action's call as a ptool call.
-func reactTrace(t *react.Trajectory, runErr error) *trace.Record {
+func ReAct(t *react.Trajectory, runErr error) *trace.Record {
 	rec := &trace.Record{Run: trace.Run{ID: trace.NewID(), Kind: trace.KindReAct, Name: t.Goal, Model: t.Model,
 		Input: t.Goal, Output: t.FinalAnswer, StartedAt: t.Start, Duration: trace.Millis(t.Duration),
 		Usage: t.Usage, Cost: t.Cost, Iterations: len(t.Steps), Status: trace.StatusOK}}
@@ -53,7 +54,7 @@ func reactTrace(t *react.Trajectory, runErr error) *trace.Record {
 		rec.ToolCalls = append(rec.ToolCalls, tc)
 		if s.Record != nil {
 			// the ptool action's own call, which distillation learns from
-			rec.PtoolCalls = append(rec.PtoolCalls, ptoolTrace(s.Record).PtoolCalls...)
+			rec.PtoolCalls = append(rec.PtoolCalls, PTool(s.Record).PtoolCalls...)
 		}
 	}
 	rec.NumToolCalls = len(rec.ToolCalls)
@@ -77,4 +78,22 @@ func failed(r *trace.Run, err error) {
 	}
 	r.Status, r.ErrorMessage = trace.StatusError, err.Error()
 	r.ErrorCode = string(ptk.CodeOf(err))
+}
+
+// PTool is a ptool call's Record as a trace record.
+func PTool(r *ptool.Record) *trace.Record {
+	pc := trace.PtoolCall{Ptool: r.PTool, Input: r.Input, Output: r.Output, Source: string(r.Source),
+		Fallback: r.FellBack, IsError: r.Err != "", Duration: trace.Millis(r.Latency), Usage: r.Usage, Cost: r.Cost}
+	for _, a := range r.Attempts {
+		pc.Attempts = append(pc.Attempts, trace.Attempt{Output: a.Raw, Problems: a.Problems})
+		pc.Repairs = append(pc.Repairs, a.Repairs...)
+	}
+	status := trace.StatusOK
+	if r.Err != "" {
+		status = trace.StatusError
+	}
+	return &trace.Record{Run: trace.Run{ID: trace.NewID(), Kind: trace.KindPtool, Name: r.PTool, Model: r.Model,
+		Mode: string(r.Mode), StartedAt: r.Start, Duration: trace.Millis(r.Latency), Status: status,
+		ErrorMessage: r.Err, Usage: r.Usage, Cost: r.Cost, Iterations: len(r.Attempts),
+		Input: string(r.Input), Output: string(r.Output)}, PtoolCalls: []trace.PtoolCall{pc}}
 }
