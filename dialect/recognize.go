@@ -748,6 +748,19 @@ func (m *machine) recognizeBracket(i int) action {
 		if k < len(buf) && buf[k] == ']' && j == i+1 {
 			return m.bracketMarker(i, buf[j:k], k+1)
 		}
+	case c == '\'' || c == '"':
+		// calls written as strings: ['f(a=1)', 'g(b=2)']
+		if !m.cfg.Declared {
+			return action{}
+		}
+		name, paren, need := m.quotedCallAt(j)
+		if need {
+			return action{need: true}
+		}
+		if paren < 0 || !(m.standsAlone(i) || m.listed) || !m.cfg.known(name, false) {
+			return action{}
+		}
+		return action{reg: regionOf(&m.regions.quotedCalls, quotedCalls{start: i, bracket: true, at: j}), call: true}
 	}
 	return action{}
 }
@@ -1150,10 +1163,14 @@ func (m *machine) recognizeParen(i int) action {
 	if k == i || !lenient.IsIdentStart(buf[k]) || i-k >= 2*maxStealWord {
 		return action{}
 	}
+	name := string(buf[k:i])
 	if !m.lineStartAt(k) {
+		// a call written as a string alone on its line: 'f(a=1)'
+		if q := k - 1; q >= m.textFrom && (buf[q] == '\'' || buf[q] == '"') && m.lineStartAt(q) && !toolCode && m.cfg.known(name, false) {
+			return action{reg: regionOf(&m.regions.quotedCalls, quotedCalls{start: q, at: q}), steal: i - q, call: true}
+		}
 		return action{}
 	}
-	name := string(buf[k:i])
 	if !toolCode {
 		if !m.cfg.known(name, false) {
 			return action{}

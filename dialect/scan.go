@@ -74,6 +74,7 @@ type machine struct {
 		bareJSON     bareJSON
 		headerCall   headerCall
 		pythonic     pythonic
+		quotedCalls  quotedCalls
 		xmlCall      xmlCall
 		tokenCall    tokenCall
 		glmInline    glmInline
@@ -321,6 +322,9 @@ func stealableStart(seg []byte, before int) int {
 	if n > 0 && seg[n-1] == ']' {
 		return n - 1 // MiniMax-M3's marker, ]<]minimax[>[, may start here
 	}
+	if n > 0 && (seg[n-1] == '\'' || seg[n-1] == '"') {
+		return n - 1 // a call written as a string may start here: 'f(a=1)'
+	}
 	w := n
 	for w > 0 && n-w <= maxStealWord && lenient.IsWS(seg[w-1]) {
 		w--
@@ -334,6 +338,9 @@ func stealableStart(seg []byte, before int) int {
 	}
 	if k == w {
 		return n
+	}
+	if k > 0 && (seg[k-1] == '\'' || seg[k-1] == '"') {
+		k-- // the quote of a call written as a string: 'f(a=1)'
 	}
 	if w == n {
 		return max(k, n-maxWalkBack)

@@ -56,6 +56,11 @@ var adversarial = map[string]string{
 	"tag junk":             "<tool_call>{\"name\": \"x\", \"arguments\": {}} j",
 	"backslashes":          `<tool_call>{"name": "x", "arguments": {"p": "C:\Users\`,
 	"sentences":            "I called {\"name\": \"x\", \"arguments\": {}} then ",
+	// the shapes of issue 30 (BFCL replay)
+	"quoted calls":      "['get_weather(city='x')', ",
+	"quoted call lines": "\n'get_weather(city='x')' and",
+	"bare call runs":    "get_weather(city='x'); get_weather(city=\"x\"), ",
+	"quoted openers":    "['",
 }
 
 // cost returns the shortest of three timings of f.
