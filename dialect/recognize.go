@@ -1029,7 +1029,9 @@ func (m *machine) standsAlone(i int) bool {
 		}
 	}
 	if k <= m.lineStart || k == 0 {
-		return spaces < 4 // four spaces of indent make a Markdown code block
+		// four spaces of indent make a Markdown code block, but not inside
+		// a fence, where code is indented as code
+		return spaces < 4 || m.fence != nil
 	}
 	if spaces > maxStealWord {
 		return false

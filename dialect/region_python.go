@@ -137,6 +137,9 @@ func (r *pythonic) advance(m *machine) bool {
 	if st == lenient.Fail && pp.Err == "" {
 		end = pp.Pos
 	}
+	if m.fence != nil && r.bracket {
+		m.fence.listCalls += len(raws)
+	}
 	m.addCalls(raws)
 	m.listed = m.listed || r.bracket && len(calls) > 0
 	m.pos = end
@@ -334,6 +337,9 @@ func (r *quotedCalls) finish(m *machine, end int, cut bool) bool {
 	}
 	if cut {
 		raws = append(raws, RawCall{Offset: r.callAt, Err: result.DiagTruncated, ErrMsg: "the call is cut off before its arguments end"})
+	}
+	if m.fence != nil && r.bracket {
+		m.fence.listCalls += len(raws)
 	}
 	m.addCalls(raws)
 	m.listed = true

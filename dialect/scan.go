@@ -239,7 +239,14 @@ func (m *machine) flushText(to int, partial bool) {
 	if m.fence != nil {
 		if !isAllSpace(seg) {
 			if m.fence.closed {
-				m.rejectFence()
+				// Prose after a fence of calls: with tools declared, calls of
+				// them are calls whatever surrounds the fence; without, the
+				// fence is an example explained after it.
+				if m.cfg.Declared && m.fence.listCalls == len(m.fence.attempts) {
+					m.acceptFence()
+				} else {
+					m.rejectFence()
+				}
 				m.appendText(seg)
 				return
 			}
@@ -670,10 +677,12 @@ type fenceCtx struct {
 	toolCode bool // ```tool_code: bare name(...) calls count without declared tools
 	closed   bool
 
-	held     []byte // white space seen in the fence, or after it once closed
-	attempts []result.Attempt
-	diags    []result.Diagnostic
-	events   []result.Event
+	// listCalls counts the calls read from bracketed lists, [f(a=1)]
+	listCalls int
+	held      []byte // white space seen in the fence, or after it once closed
+	attempts  []result.Attempt
+	diags     []result.Diagnostic
+	events    []result.Event
 }
 
 // closeFence is called at the closing backticks of an open call fence.
