@@ -557,6 +557,13 @@ func (m *machine) wrapper(i int, t tag.Info, closers []string, weak, gemma bool)
 		if ok && nt.Closing && (wrapperNames[nt.Name] || nt.Name == t.Name) {
 			return action{}
 		}
+		if ok && !nt.Closing && !nt.BarL && !nt.BarR && wrapperNames[nt.Name] {
+			// <tool_call>\n<tool_call>\n{...}: an opener written twice, or a
+			// closer written as an opener; the call is the second's
+			d := m.drop(t)
+			d.call = true
+			return d
+		}
 		return a
 	case lenient.IsIdentStart(c):
 		if weak {
