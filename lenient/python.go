@@ -130,6 +130,9 @@ type PyCall struct {
 	// Err says why the call, well formed, has a value JSON cannot hold (a
 	// bytes literal, a number out of range): it must not run.
 	Err string
+	// Nested are the calls written as argument values, f(x=g(y=1)), as
+	// written, outermost first: the call must not run with them as values.
+	Nested []string
 }
 
 // Python reads Python literals and calls from src.
@@ -142,6 +145,8 @@ type Python struct {
 	ErrAt int
 	// bad is the first value of the current call JSON cannot hold.
 	bad string
+	// nested are the calls in the current call's arguments.
+	nested []string
 }
 
 func (p *Python) fail(msg string) {
@@ -255,12 +260,13 @@ func (p *Python) call() (PyCall, bool) {
 	}
 	p.Pos++
 	c := PyCall{Name: name, Args: &Node{Kind: Object}, Start: start}
-	p.bad = ""
+	p.bad, p.nested = "", nil
 	if !p.arguments(&c) {
 		return PyCall{}, false
 	}
 	c.End = p.Pos
 	c.Err, p.bad = p.bad, ""
+	c.Nested, p.nested = p.nested, nil
 	return c, true
 }
 
@@ -433,9 +439,12 @@ func (p *Python) Value() *Node {
 			// without them its source text, as BFCL reads it.
 			p.Pos++
 			nc := PyCall{Name: name, Args: &Node{Kind: Object}}
+			at := len(p.nested)
+			p.nested = append(p.nested, "")
 			if !p.arguments(&nc) {
 				return nil
 			}
+			p.nested[at] = string(p.Src[start:p.Pos])
 			if len(nc.Positional) == 0 && len(nc.Args.Kids) > 0 {
 				return &Node{Kind: Object, Keys: []string{name}, Kids: []*Node{nc.Args}}
 			}

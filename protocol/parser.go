@@ -163,6 +163,7 @@ const (
 	DiagUnopenedThink      = result.DiagUnopenedThink
 	DiagNotACall           = result.DiagNotACall
 	DiagUnsupported        = result.DiagUnsupported
+	DiagNestedCall         = result.DiagNestedCall
 )
 
 // The kinds of streaming events: see [result.EventText] and the rest.

@@ -69,6 +69,10 @@ const (
 	// Call syntax ptk does not run (for example Gemini's <call:...{}/>) was
 	// read as text.
 	DiagUnsupported DiagKind = "unsupported_call_syntax"
+	// A call's argument is itself a call, f(x=g(y=1)): the outer call is
+	// read and not run (its argument would be the inner call's text, not
+	// its result), and the inner call is named in the message.
+	DiagNestedCall DiagKind = "nested_call"
 )
 
 // Diagnostic says what was wrong with, or done to, what the model wrote.
