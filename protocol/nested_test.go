@@ -22,7 +22,7 @@ func TestNestedCallsAreNotRun(t *testing.T) {
 		others          int // valid calls beside the nested one
 	}{
 		{`[bash(command=os.system('rm -rf /'))]`, "os.system('rm -rf /')", `{"command":"os.system('rm -rf /')"}`, 0},
-		{`[read_file(path=get_weather(city="Paris")), now()]`, `get_weather(city="Paris")`, `{"path":{"get_weather":{"city":"Paris"}}}`, 1},
+		{`[now(x=get_weather(city="Paris")), now()]`, `get_weather(city="Paris")`, `{"x":{"get_weather":{"city":"Paris"}}}`, 1},
 		{"bash(command=search(query=now()))", "search(query=now())", "", 0},
 	} {
 		r := p.Parse(c.in)
