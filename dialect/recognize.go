@@ -1187,3 +1187,58 @@ func (m *machine) recognizeParen(i int) action {
 	}
 	return action{reg: regionOf(&m.regions.pythonic, pythonic{start: k, paren: i, strong: toolCode}), steal: i - k, call: true}
 }
+
+// roles are the roles a message header names.
+var roles = map[string]bool{"assistant": true, "user": true, "system": true, "tool": true, "ipython": true, "model": true}
+
+// messageHeader reads a message's header: ChatML's <|im_start|>role, Llama
+// 3's <|start_header_id|>role<|end_header_id|>, Gemma's <start_of_turn>role.
+// Before anything the reply wrote it is the reply's own header, dropped;
+// after, the reply has gone on past the end of its turn, and the rest is a
+// conversation the model made up. <|im_start|> without a role is no header
+// (Hermes 2 Theta writes it around its calls): the token is dropped.
+func (m *machine) messageHeader(i int, t tag.Info) action {
+	buf := m.buf
+	j := t.End
+	k := j
+	for k < len(buf) && k-j < 12 && buf[k] >= 'a' && buf[k] <= 'z' {
+		k++
+	}
+	if k >= len(buf) && !m.eof {
+		return action{need: true}
+	}
+	if !roles[string(buf[j:k])] {
+		// the token alone is no header, and never text
+		return m.drop(t)
+	}
+	end := k
+	if match, need := lenient.HasPrefixFold(buf, k, "<|end_header_id|>", m.eof); need {
+		return action{need: true}
+	} else if match {
+		end = k + len("<|end_header_id|>")
+	} else if t.Name == "start_header_id" || k < len(buf) && !lenient.IsWS(buf[k]) && buf[k] != '<' {
+		return m.drop(t) // <|im_start|>users...: a word, not a role
+	}
+	if m.wroteSomething(i) {
+		if !m.lineStartAt(i) && m.byteBefore(i) != '>' {
+			return action{} // "models write <|im_start|>user": a mention
+		}
+		return action{reg: regionOf(&m.regions.pastTurn, pastTurn{start: i, header: string(buf[i:end])})}
+	}
+	return action{reg: regionOf(&m.regions.dropRegion, dropRegion{end: end})}
+}
+
+// wroteSomething reports whether the reply wrote anything before buf[i]:
+// a call, reasoning, or text that is not white space.
+func (m *machine) wroteSomething(i int) bool {
+	if m.nextIndex() > 0 || len(m.reasoning) > 0 || m.fence != nil {
+		return true
+	}
+	for m.spaceUpTo < len(m.text) {
+		if !isAllSpace(m.text[m.spaceUpTo : m.spaceUpTo+1]) {
+			return true
+		}
+		m.spaceUpTo++
+	}
+	return !isAllSpace(m.buf[m.textFrom:i])
+}

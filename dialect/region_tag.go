@@ -529,6 +529,9 @@ func pyRaws(calls []lenient.PyCall, src []byte, off int) []RawCall {
 		if c.Err != "" {
 			rc.Err, rc.ErrMsg = result.DiagMalformed, "the call's arguments cannot be read: "+c.Err
 		}
+		if c.InExpr {
+			rc.Repairs = append(rc.Repairs, "read out of an expression in the list of calls: its operators are not applied")
+		}
 		out = append(out, rc)
 	}
 	return out

@@ -62,6 +62,8 @@ type machine struct {
 	// bareRetry is where a bare JSON candidate broke; a candidate may start
 	// there whatever precedes it.
 	bareRetry int
+	// spaceUpTo: text[:spaceUpTo] is white space (wroteSomething).
+	spaceUpTo int
 
 	emit func(result.Event)
 	em   emitState
@@ -75,6 +77,7 @@ type machine struct {
 		headerCall   headerCall
 		pythonic     pythonic
 		quotedCalls  quotedCalls
+		pastTurn     pastTurn
 		xmlCall      xmlCall
 		tokenCall    tokenCall
 		glmInline    glmInline

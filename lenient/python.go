@@ -133,6 +133,9 @@ type PyCall struct {
 	// Nested are the calls written as argument values, f(x=g(y=1)), as
 	// written, outermost first: the call must not run with them as values.
 	Nested []string
+	// InExpr reports a call read out of an expression in the list,
+	// [f(a=1) + g(b=2)]: the expression's operators are not applied.
+	InExpr bool
 }
 
 // Python reads Python literals and calls from src.
@@ -228,6 +231,13 @@ func (p *Python) CallList(bracket bool) []PyCall {
 		}
 		calls = append(calls, c)
 		p.WS()
+		if bracket && p.operator() {
+			// [f(a=1) + g(b=2)], [f(a=1)["key"]]: the calls of an
+			// expression are the list's, its operators not applied
+			if !p.operands(&calls) {
+				return calls
+			}
+		}
 		switch {
 		case p.peek() == ',' || p.peek() == ';':
 			p.Pos++
@@ -243,6 +253,89 @@ func (p *Python) CallList(bracket bool) []PyCall {
 			return calls
 		}
 	}
+}
+
+// operator reports an operator after a call: the call is an operand.
+func (p *Python) operator() bool {
+	c := p.peek()
+	if c != 0 && strings.IndexByte("+-*/%|&^<>=[.@", c) >= 0 {
+		return true
+	}
+	for _, w := range []string{"or", "and", "if", "else", "in", "is", "not"} {
+		if e := p.Pos + len(w); e <= p.End && string(p.Src[p.Pos:e]) == w && (e == p.End || !IsPyIdentByte(p.Src[e])) {
+			return true
+		}
+	}
+	return false
+}
+
+// operands reads on through the expression the last call of calls is an
+// operand of, up to the ',' or ']' that ends the list's element: the calls
+// among its operands are read, the rest (operators, numbers, subscripts)
+// skipped. It returns false when the expression cannot be read.
+func (p *Python) operands(calls *[]PyCall) bool {
+	(*calls)[len(*calls)-1].InExpr = true
+	for p.Pos < p.End {
+		switch c := p.Src[p.Pos]; {
+		case c == ',' || c == ']':
+			return true
+		case c == '"' || c == '\'':
+			if p.strings() == nil {
+				return false
+			}
+		case c == '(' || c == '[' || c == '{':
+			if !p.skipGroup() {
+				return false
+			}
+		case c == ')' || c == '}':
+			p.fail("mismatched " + string(c))
+			return false
+		case IsIdentStart(c):
+			start := p.Pos
+			p.name(false)
+			p.WS()
+			if p.peek() != '(' {
+				continue
+			}
+			p.Pos = start
+			nc, ok := p.call()
+			if !ok {
+				return false
+			}
+			nc.InExpr = true
+			*calls = append(*calls, nc)
+		default:
+			p.Pos++
+		}
+	}
+	p.fail("the input ends inside an expression")
+	return false
+}
+
+// skipGroup skips a bracketed group, (...), [...] or {...}, and the strings
+// in it.
+func (p *Python) skipGroup() bool {
+	depth := 0
+	for p.Pos < p.End {
+		switch c := p.Src[p.Pos]; c {
+		case '"', '\'':
+			if p.strings() == nil {
+				return false
+			}
+			continue
+		case '(', '[', '{':
+			depth++
+		case ')', ']', '}':
+			depth--
+			if depth == 0 {
+				p.Pos++
+				return true
+			}
+		}
+		p.Pos++
+	}
+	p.fail("the input ends inside brackets")
+	return false
 }
 
 // call reads name(args).

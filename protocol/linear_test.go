@@ -57,10 +57,14 @@ var adversarial = map[string]string{
 	"backslashes":          `<tool_call>{"name": "x", "arguments": {"p": "C:\Users\`,
 	"sentences":            "I called {\"name\": \"x\", \"arguments\": {}} then ",
 	// the shapes of issue 30 (BFCL replay)
-	"quoted calls":      "['get_weather(city='x')', ",
-	"quoted call lines": "\n'get_weather(city='x')' and",
-	"bare call runs":    "get_weather(city='x'); get_weather(city=\"x\"), ",
-	"quoted openers":    "['",
+	"quoted calls":       "['get_weather(city='x')', ",
+	"quoted call lines":  "\n'get_weather(city='x')' and",
+	"bare call runs":     "get_weather(city='x'); get_weather(city=\"x\"), ",
+	"quoted openers":     "['",
+	"expressions":        "[get_weather(city='x') + now()[0] * ",
+	"headers first":      "<|start_header_id|>assistant<|end_header_id|>\n",
+	"headers":            "x\n<|im_start|>user\n",
+	"lone header tokens": "<|im_start|><|start_header_id|>",
 }
 
 // cost returns the shortest of three timings of f.

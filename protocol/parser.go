@@ -164,6 +164,7 @@ const (
 	DiagNotACall           = result.DiagNotACall
 	DiagUnsupported        = result.DiagUnsupported
 	DiagNestedCall         = result.DiagNestedCall
+	DiagPastTurn           = result.DiagPastTurn
 )
 
 // The kinds of streaming events: see [result.EventText] and the rest.
