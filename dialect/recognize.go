@@ -755,6 +755,9 @@ func (m *machine) recognizeBracket(i int) action {
 		if k < len(buf) && buf[k] == ']' && j == i+1 {
 			return m.bracketMarker(i, buf[j:k], k+1)
 		}
+		if a, ok := m.namedList(i, j); ok {
+			return a
+		}
 	case c == '\'' || c == '"':
 		// calls written as strings: ['f(a=1)', 'g(b=2)']
 		if !m.cfg.Declared {
@@ -764,10 +767,20 @@ func (m *machine) recognizeBracket(i int) action {
 		if need {
 			return action{need: true}
 		}
-		if paren < 0 || !(m.standsAlone(i) || m.listed) || !m.cfg.known(name, false) {
+		if paren < 0 {
+			if a, ok := m.namedList(i, j); ok {
+				return a
+			}
+			return action{}
+		}
+		if !(m.standsAlone(i) || m.listed) || !m.cfg.known(name, false) {
 			return action{}
 		}
 		return action{reg: regionOf(&m.regions.quotedCalls, quotedCalls{start: i, bracket: true, at: j}), call: true}
+	case c == '[' || c == '(':
+		if a, ok := m.namedList(i, j); ok {
+			return a
+		}
 	}
 	return action{}
 }
@@ -1241,4 +1254,57 @@ func (m *machine) wroteSomething(i int) bool {
 		m.spaceUpTo++
 	}
 	return !isAllSpace(m.buf[m.textFrom:i])
+}
+
+// namedList recognizes a list that names a declared tool first and then
+// gives its arguments: ['f', {'a': 1}], [f, a=1], and lists of such pairs,
+// [('f', {'a': 1}), ('g', {'b': 2})] — buf[i] is the '[' and buf[j] the
+// first byte inside it. ok is false when it is not one; a need for more
+// input is an action of its own.
+func (m *machine) namedList(i, j int) (a action, ok bool) {
+	if !m.cfg.Declared {
+		return action{}, false
+	}
+	buf := m.buf
+	k := j
+	if buf[k] == '[' || buf[k] == '(' {
+		n, need, far := m.skipWS(k+1, maxStealWord)
+		if need {
+			return action{need: true}, true
+		}
+		if far || n >= len(buf) {
+			return action{}, false
+		}
+		k = n
+	}
+	q := byte(0)
+	if buf[k] == '\'' || buf[k] == '"' {
+		q = buf[k]
+		k++
+	}
+	n := k
+	for n < len(buf) && n-k <= 2*maxStealWord && (lenient.IsPyIdentByte(buf[n]) || buf[n] == '.') {
+		n++
+	}
+	if n >= len(buf) && !m.eof {
+		return action{need: true}, true
+	}
+	if n == k || !lenient.IsIdentStart(buf[k]) {
+		return action{}, false
+	}
+	name := string(buf[k:n])
+	if q != 0 {
+		if n >= len(buf) || buf[n] != q {
+			return action{}, false
+		}
+		n++
+	}
+	c, need, far := m.skipWS(n, maxStealWord)
+	if need {
+		return action{need: true}, true
+	}
+	if far || c >= len(buf) || buf[c] != ',' || !m.cfg.known(name, false) || !(m.standsAlone(i) || m.listed) {
+		return action{}, false
+	}
+	return action{reg: regionOf(&m.regions.namedCalls, namedCalls{start: i}), call: true}, true
 }

@@ -346,3 +346,46 @@ func (r *quotedCalls) finish(m *machine, end int, cut bool) bool {
 	m.pos = end
 	return true
 }
+
+// namedCalls is a list that names a tool first and then gives its
+// arguments, as some models write a call: ['f', {'a': 1}], [f, a=1], or a
+// list of such pairs, [('f', {'a': 1}), ['g', {'b': 2}]]. The first name
+// must be a declared tool; a list that turns out to be anything else is
+// text.
+type namedCalls struct {
+	start int // the '['
+	sc    *lenient.PyScan
+}
+
+func (r *namedCalls) advance(m *machine) bool {
+	if r.sc == nil {
+		r.sc = lenient.NewPyScan(r.start)
+	}
+	switch r.sc.Feed(m.buf, m.eof) {
+	case lenient.Need:
+		return false
+	case lenient.Fail:
+		return r.notACall(m)
+	}
+	pp := &lenient.Python{Src: m.buf, Pos: r.start, End: r.sc.End}
+	calls := pp.NamedList()
+	if len(calls) == 0 || pp.Err != "" || !m.cfg.known(calls[0].Name, false) {
+		return r.notACall(m)
+	}
+	raws := pyRaws(calls, m.buf, 0)
+	if m.fence != nil {
+		m.fence.listCalls += len(raws)
+	}
+	m.addCalls(raws)
+	m.listed = true
+	m.pos = r.sc.End
+	return true
+}
+
+func (r *namedCalls) notACall(m *machine) bool {
+	if m.regionText(r.start, r.start+1) {
+		return true
+	}
+	m.pos = r.start + 1
+	return true
+}

@@ -77,6 +77,7 @@ type machine struct {
 		headerCall   headerCall
 		pythonic     pythonic
 		quotedCalls  quotedCalls
+		namedCalls   namedCalls
 		pastTurn     pastTurn
 		xmlCall      xmlCall
 		tokenCall    tokenCall

@@ -749,3 +749,136 @@ func Detach(n *Node) *Node {
 	}
 	return n
 }
+
+// NamedList reads a list that names a tool first and then gives its
+// arguments — ['f', {'a': 1}], [f, a=1, b=2] — or a list of such pairs
+// (lists or tuples): [('f', {'a': 1}), ['g', {'b': 2}]]. It returns nil,
+// with Err set, for anything else.
+func (p *Python) NamedList() []PyCall {
+	p.WS()
+	if p.peek() != '[' {
+		p.fail("expected '['")
+		return nil
+	}
+	p.Pos++
+	p.WS()
+	if c := p.peek(); c != '[' && c != '(' {
+		call, ok := p.named(']')
+		if !ok {
+			return nil
+		}
+		return []PyCall{call}
+	}
+	var calls []PyCall
+	for {
+		p.WS()
+		c := p.peek()
+		if c != '[' && c != '(' {
+			p.fail("expected a pair of a name and arguments")
+			return nil
+		}
+		p.Pos++
+		call, ok := p.named(closerOf(c))
+		if !ok {
+			return nil
+		}
+		calls = append(calls, call)
+		p.WS()
+		switch p.peek() {
+		case ',':
+			p.Pos++
+			p.WS()
+			if p.peek() == ']' {
+				p.Pos++
+				return calls
+			}
+		case ']':
+			p.Pos++
+			return calls
+		default:
+			p.fail("expected ',' or ']' between pairs")
+			return nil
+		}
+	}
+}
+
+// named reads a name (quoted or not), a comma, and the arguments — one
+// dict, or keyword arguments — up to closer.
+func (p *Python) named(closer byte) (PyCall, bool) {
+	p.WS()
+	start := p.Pos
+	var name string
+	if c := p.peek(); c == '\'' || c == '"' {
+		n := p.strings()
+		if n == nil {
+			return PyCall{}, false
+		}
+		name = n.Str
+	} else {
+		name = p.dottedName()
+	}
+	if name == "" || !IsIdentStart(name[0]) {
+		p.fail("expected a function name")
+		return PyCall{}, false
+	}
+	c := PyCall{Name: name, Args: &Node{Kind: Object}, Start: start}
+	p.WS()
+	if p.peek() != ',' {
+		p.fail("expected ',' after the name")
+		return PyCall{}, false
+	}
+	p.Pos++
+	p.WS()
+	if p.peek() == '{' {
+		v := p.Value()
+		if v == nil || v.Kind != Object {
+			p.fail("expected the arguments as a dict")
+			return PyCall{}, false
+		}
+		c.Args = v
+		p.WS()
+		if p.peek() == ',' {
+			p.Pos++
+			p.WS()
+		}
+		if p.peek() != closer {
+			p.fail("expected " + string(closer) + " after the arguments")
+			return PyCall{}, false
+		}
+		p.Pos++
+		c.End = p.Pos
+		return c, true
+	}
+	for {
+		p.WS()
+		if p.peek() == closer {
+			p.Pos++
+			c.End = p.Pos
+			return c, len(c.Args.Keys) > 0
+		}
+		k := p.Pos
+		for p.Pos < p.End && IsPyIdentByte(p.Src[p.Pos]) {
+			p.Pos++
+		}
+		key := string(p.Src[k:p.Pos])
+		p.WS()
+		if key == "" || !IsIdentStart(key[0]) || p.peek() != '=' {
+			p.fail("expected keyword arguments")
+			return PyCall{}, false
+		}
+		p.Pos++
+		v := p.Value()
+		if v == nil {
+			return PyCall{}, false
+		}
+		c.Args.Keys = append(c.Args.Keys, key)
+		c.Args.Kids = append(c.Args.Kids, v)
+		p.WS()
+		if p.peek() == ',' {
+			p.Pos++
+		} else if p.peek() != closer {
+			p.fail("expected ',' or " + string(closer) + " in the arguments")
+			return PyCall{}, false
+		}
+	}
+}

@@ -65,6 +65,8 @@ var adversarial = map[string]string{
 	"headers first":      "<|start_header_id|>assistant<|end_header_id|>\n",
 	"headers":            "x\n<|im_start|>user\n",
 	"lone header tokens": "<|im_start|><|start_header_id|>",
+	"named lists":        "[('get_weather', {'city': 'x'}), ",
+	"named keywords":     "['get_weather', city=",
 }
 
 // cost returns the shortest of three timings of f.
