@@ -57,6 +57,16 @@ func (s *PyScan) Feed(buf []byte, eof bool) Status {
 				continue
 			case c == s.quote:
 				if !s.triple {
+					if c == '\'' && i > 0 && isLetter(buf[i-1]) {
+						if i+1 >= len(buf) && !eof {
+							s.Pos = i
+							return Need
+						}
+						if i+1 < len(buf) && isLetter(buf[i+1]) {
+							i++ // an apostrophe: 'It's fresh'
+							continue
+						}
+					}
 					s.inStr = false
 					i++
 					continue
@@ -606,6 +616,11 @@ func (p *Python) stringLit(raw bool, sb []byte) ([]byte, bool) {
 		switch {
 		case c == q:
 			if !triple {
+				if c == '\'' && apostrophe(p.Src, p.Pos, p.End) {
+					sb = append(sb, c)
+					p.Pos++
+					continue
+				}
 				p.Pos++
 				return sb, true
 			}
@@ -881,4 +896,12 @@ func (p *Python) named(closer byte) (PyCall, bool) {
 			return PyCall{}, false
 		}
 	}
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+// apostrophe reports a single quote between two letters, inside a string
+// it does not end: 'It's fresh' is one string, as the model meant it.
+func apostrophe(src []byte, i, end int) bool {
+	return i > 0 && isLetter(src[i-1]) && i+1 < end && isLetter(src[i+1])
 }
