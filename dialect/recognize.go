@@ -1182,6 +1182,9 @@ func (m *machine) recognizeParen(i int) action {
 	for k > m.textFrom && i-k < 2*maxStealWord && (lenient.IsPyIdentByte(buf[k-1]) || buf[k-1] == '.') {
 		k--
 	}
+	if k == i && !toolCode {
+		return m.callTuple(i)
+	}
 	if k == i || !lenient.IsIdentStart(buf[k]) || i-k >= 2*maxStealWord {
 		return action{}
 	}
@@ -1308,3 +1311,49 @@ func (m *machine) namedList(i, j int) (a action, ok bool) {
 	}
 	return action{reg: regionOf(&m.regions.namedCalls, namedCalls{start: i}), call: true}, true
 }
+
+// callTuple recognizes calls in a tuple on a line of their own,
+// (f(a=1), g(b=2)), as DBRX writes them: buf[i] is the '('.
+func (m *machine) callTuple(i int) action {
+	if !m.cfg.Declared || !m.lineStartAt(i) {
+		return action{}
+	}
+	buf := m.buf
+	j, need, far := m.skipWS(i+1, maxStealWord)
+	if need {
+		return action{need: true}
+	}
+	if far || j >= len(buf) || !lenient.IsIdentStart(buf[j]) {
+		return action{}
+	}
+	k := j
+	for k < len(buf) && k-j < 2*maxStealWord && (lenient.IsPyIdentByte(buf[k]) || buf[k] == '.') {
+		k++
+	}
+	if k >= len(buf) && !m.eof {
+		return action{need: true}
+	}
+	if k >= len(buf) || buf[k] != '(' || !m.cfg.known(string(buf[j:k]), false) {
+		return action{}
+	}
+	// The tuple closes on its line, within maxTupleLine bytes: an opener
+	// that does not is prose, decided here once, not by a region that
+	// reads to the end of the reply from each line's '('.
+	e := i
+	for e < len(buf) && buf[e] != '\n' && e-i < maxTupleLine {
+		e++
+	}
+	if e >= len(buf) && !m.eof && e-i < maxTupleLine {
+		return action{need: true}
+	}
+	if e-i >= maxTupleLine {
+		return action{}
+	}
+	if st := lenient.NewPyScan(i).Feed(buf[:e], true); st != lenient.Done {
+		return action{}
+	}
+	return action{reg: regionOf(&m.regions.pythonic, pythonic{start: i, bracket: true}), call: true}
+}
+
+// maxTupleLine bounds the line a tuple of calls is looked for on.
+const maxTupleLine = 4096

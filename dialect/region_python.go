@@ -20,16 +20,25 @@ type pythonic struct {
 	// last is where the last call scanned whole ends, 0 before the first:
 	// bare calls may follow one another on their line, f(a=1); g(b=2).
 	last int
+	// chained: more than one call was scanned that way.
+	chained bool
 }
 
 // notACall gives the text back: the opening byte (and a name taken from the
 // prose) is text, and what follows is read again.
 func (r *pythonic) notACall(m *machine) bool {
 	if !r.bracket {
-		if m.regionText(r.start, r.paren+1) {
+		to := r.paren + 1
+		if r.chained {
+			// f(a=1),\ng(b=2),\nh(c=3) and prose: every call of the chain
+			// ends the same way, so none starts a line of calls; read as
+			// text at once, not again from each line
+			to = r.last
+		}
+		if m.regionText(r.start, to) {
 			return true
 		}
-		m.pos = r.paren + 1
+		m.pos = to
 		return true
 	}
 	if m.regionText(r.start, r.start+1) {
@@ -72,7 +81,7 @@ func (r *pythonic) advance(m *machine) bool {
 		if paren < 0 {
 			break
 		}
-		r.sc, r.st = lenient.NewPyScan(paren), lenient.Need
+		r.sc, r.st, r.chained = lenient.NewPyScan(paren), lenient.Need, true
 	}
 	st := r.st
 	end := r.sc.End
@@ -86,9 +95,32 @@ func (r *pythonic) advance(m *machine) bool {
 			end, st = r.last, lenient.Done
 		}
 	}
+	lineEnd := end
+	if !r.bracket && !r.strong && (st == lenient.Done || end < len(buf)) {
+		// name(...) counts only on a line of its own: what follows on its
+		// line ("is what you would write in Python") makes it prose.
+		// Decided before the calls are read, which a long line of them
+		// would make costly to read again for each byte awaited.
+		j := end
+		for j < len(buf) && (buf[j] == ' ' || buf[j] == '\t' || buf[j] == ';') && j-end < maxLook {
+			j++
+		}
+		if j >= len(buf) && !m.eof && j-end < maxLook {
+			return false
+		}
+		if j < len(buf) && buf[j] != '\n' && buf[j] != '\r' {
+			return r.notACall(m)
+		}
+		if bytes.IndexByte(buf[end:j], ';') >= 0 {
+			lineEnd = j // the statement's ';' is part of the call
+		}
+	}
 	pp := &lenient.Python{Src: buf, Pos: r.start, End: end}
 	calls := pp.CallList(r.bracket)
 	accept := len(calls) > 0
+	if r.bracket && buf[r.start] == '(' && (pp.Err != "" || st != lenient.Done) {
+		accept = false // (f(a=1) is what to call): prose in parentheses
+	}
 	if accept && !r.strong {
 		if m.cfg.Declared {
 			accept = m.cfg.known(calls[0].Name, false)
@@ -113,23 +145,7 @@ func (r *pythonic) advance(m *machine) bool {
 	if !accept {
 		return r.notACall(m)
 	}
-	if !r.bracket && !r.strong {
-		// name(...) counts only on a line of its own: what follows on its
-		// line ("is what you would write in Python") makes it prose.
-		j := end
-		for j < len(buf) && (buf[j] == ' ' || buf[j] == '\t' || buf[j] == ';') && j-end < maxLook {
-			j++
-		}
-		if j >= len(buf) && !m.eof && j-end < maxLook {
-			return false
-		}
-		if j < len(buf) && buf[j] != '\n' && buf[j] != '\r' {
-			return r.notACall(m)
-		}
-		if bytes.IndexByte(buf[end:j], ';') >= 0 {
-			end = j // the statement's ';' is part of the call
-		}
-	}
+	end = lineEnd
 	raws := pyRaws(calls, buf, 0)
 	if pp.Err != "" {
 		raws = append(raws, RawCall{Offset: pp.ErrAt, Err: result.DiagMalformed, ErrMsg: "a call in the list cannot be read: " + pp.Err})
@@ -148,7 +164,7 @@ func (r *pythonic) advance(m *machine) bool {
 
 // nextOnLine returns the '(' of another call on the line after a bare call
 // that ends at from — f(a=1); g(b=2) or f(a=1), g(b=2), as models without a
-// list write several — or -1. need reports that the input ends before it
+// list write several, or on the next line after a comma — or -1. need reports that the input ends before it
 // can tell.
 func (m *machine) nextOnLine(from int) (paren int, need bool) {
 	buf := m.buf
@@ -163,8 +179,8 @@ func (m *machine) nextOnLine(from int) (paren int, need bool) {
 		return -1, false
 	}
 	k := j + 1
-	for k < len(buf) && (buf[k] == ' ' || buf[k] == '\t') && k-j < maxLook {
-		k++
+	for k < len(buf) && (buf[k] == ' ' || buf[k] == '\t' || buf[j] == ',' && (buf[k] == '\n' || buf[k] == '\r')) && k-j < maxLook {
+		k++ // f(a=1),\ng(b=2): a list of calls over lines
 	}
 	n := k
 	for n < len(buf) && n-k < 2*maxStealWord && (lenient.IsPyIdentByte(buf[n]) || buf[n] == '.') {
@@ -198,21 +214,28 @@ type quotedCalls struct {
 	end     int      // phase 3: after the last call, before its closing quote
 }
 
-// quotedCallAt reads 'name( at buf[j], a quote and the name of a call:
-// it returns the name and its '(' (-1 when it is not one).
+// quotedCallAt reads 'name( at buf[j], a quote and the name of a call, or
+// the name quoted alone, 'name'(: it returns the name and its '(' (-1 when
+// it is not one).
 func (m *machine) quotedCallAt(j int) (name string, paren int, need bool) {
 	buf := m.buf
 	k := j + 1
 	for k < len(buf) && k-j <= 2*maxStealWord && (lenient.IsPyIdentByte(buf[k]) || buf[k] == '.') {
 		k++
 	}
-	if k >= len(buf) {
-		return "", -1, !m.eof && k-j <= 2*maxStealWord
+	if k+1 >= len(buf) && !m.eof && k-j <= 2*maxStealWord {
+		return "", -1, true
 	}
-	if k == j+1 || buf[k] != '(' || !lenient.IsIdentStart(buf[j+1]) {
+	if k >= len(buf) || k == j+1 || !lenient.IsIdentStart(buf[j+1]) {
 		return "", -1, false
 	}
-	return string(buf[j+1 : k]), k, false
+	switch {
+	case buf[k] == '(':
+		return string(buf[j+1 : k]), k, false
+	case buf[k] == buf[j] && k+1 < len(buf) && buf[k+1] == '(':
+		return string(buf[j+1 : k]), k + 1, false
+	}
+	return "", -1, false
 }
 
 func (r *quotedCalls) advance(m *machine) bool {
@@ -228,6 +251,9 @@ func (r *quotedCalls) advance(m *machine) bool {
 				return r.notACall(m)
 			}
 			r.callAt, r.sc, r.phase = r.at+1, lenient.NewPyScan(paren), 1
+			if m.buf[paren-1] == m.buf[r.at] {
+				r.callAt = r.at // 'name'(args): the call's name is quoted
+			}
 		case 1: // scanning a call's arguments
 			switch r.sc.Feed(buf, m.eof) {
 			case lenient.Need:

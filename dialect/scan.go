@@ -179,10 +179,11 @@ func (m *machine) prose() bool {
 			m.lineStart = i + 1
 			i++
 			continue
-		case c == '(' && (i <= m.textFrom || !isWordChar(buf[i-1])),
+		case c == '(' && (i <= m.textFrom || !isWordChar(buf[i-1])) && !m.lineStartAt(i),
 			c == '>' && i+1 < len(buf) && buf[i+1] != '>',
 			c == '<' && i+1 < len(buf) && (buf[i+1] == ' ' || buf[i+1] == '='):
-			// cannot start a construct: "(see", "a > b", "a < b"
+			// cannot start a construct: "(see", "a > b", "a < b" (a '('
+			// at the start of a line may open a tuple of calls)
 			i++
 			continue
 		}

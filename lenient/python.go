@@ -222,16 +222,20 @@ func (p *Python) name(hyphens bool) string {
 func (p *Python) CallList(bracket bool) []PyCall {
 	var calls []PyCall
 	p.WS()
+	closer := byte(']')
 	if bracket {
-		if p.peek() != '[' {
+		// a list, [f(a=1), g(b=2)], or a tuple, (f(a=1), g(b=2))
+		if c := p.peek(); c != '[' && c != '(' {
 			p.fail("expected '['")
 			return nil
+		} else {
+			closer = closerOf(c)
 		}
 		p.Pos++
 	}
 	for {
 		p.WS()
-		if bracket && p.peek() == ']' && len(calls) > 0 {
+		if bracket && p.peek() == closer && len(calls) > 0 {
 			p.Pos++
 			return calls
 		}
@@ -241,17 +245,17 @@ func (p *Python) CallList(bracket bool) []PyCall {
 		}
 		calls = append(calls, c)
 		p.WS()
-		if bracket && p.operator() {
+		if bracket && closer == ']' && p.operator() {
 			// [f(a=1) + g(b=2)], [f(a=1)["key"]]: the calls of an
 			// expression are the list's, its operators not applied
-			if !p.operands(&calls) {
+			if !p.operands(&calls, closer) {
 				return calls
 			}
 		}
 		switch {
 		case p.peek() == ',' || p.peek() == ';':
 			p.Pos++
-		case bracket && p.peek() == ']':
+		case bracket && p.peek() == closer:
 			p.Pos++
 			return calls
 		case !bracket && p.Pos >= p.End:
@@ -271,7 +275,7 @@ func (p *Python) operator() bool {
 	if c != 0 && strings.IndexByte("+-*/%|&^<>=[.@", c) >= 0 {
 		return true
 	}
-	for _, w := range []string{"or", "and", "if", "else", "in", "is", "not"} {
+	for _, w := range []string{"or", "and"} {
 		if e := p.Pos + len(w); e <= p.End && string(p.Src[p.Pos:e]) == w && (e == p.End || !IsPyIdentByte(p.Src[e])) {
 			return true
 		}
@@ -283,11 +287,11 @@ func (p *Python) operator() bool {
 // operand of, up to the ',' or ']' that ends the list's element: the calls
 // among its operands are read, the rest (operators, numbers, subscripts)
 // skipped. It returns false when the expression cannot be read.
-func (p *Python) operands(calls *[]PyCall) bool {
+func (p *Python) operands(calls *[]PyCall, closer byte) bool {
 	(*calls)[len(*calls)-1].InExpr = true
 	for p.Pos < p.End {
 		switch c := p.Src[p.Pos]; {
-		case c == ',' || c == ']':
+		case c == ',' || c == closer:
 			return true
 		case c == '"' || c == '\'':
 			if p.strings() == nil {
@@ -297,7 +301,7 @@ func (p *Python) operands(calls *[]PyCall) bool {
 			if !p.skipGroup() {
 				return false
 			}
-		case c == ')' || c == '}':
+		case c == ')' || c == ']' || c == '}':
 			p.fail("mismatched " + string(c))
 			return false
 		case IsIdentStart(c):
@@ -348,10 +352,19 @@ func (p *Python) skipGroup() bool {
 	return false
 }
 
-// call reads name(args).
+// call reads name(args), the name perhaps quoted: 'name'(args).
 func (p *Python) call() (PyCall, bool) {
 	start := p.Pos
-	name := p.name(true)
+	var name string
+	if c := p.peek(); c == '\'' || c == '"' {
+		if n := p.strings(); n != nil && isDottedName(n.Str) {
+			name = n.Str
+		} else {
+			p.Pos = start
+		}
+	} else {
+		name = p.name(true)
+	}
 	if name == "" {
 		p.fail("expected a function name")
 		return PyCall{}, false
@@ -553,8 +566,22 @@ func (p *Python) Value() *Node {
 			}
 			return &Node{Kind: String, Str: string(p.Src[start:p.Pos])}
 		}
-		// A bare name stands for itself.
-		return &Node{Kind: String, Str: name}
+		// A bare name stands for itself, and so does a name subscripted,
+		// data['sales']: a variable's text, as BFCL reads one.
+		end := start + len(name)
+		if end >= p.End || p.Src[end] != '[' {
+			return &Node{Kind: String, Str: name}
+		}
+		for n := 0; n < 8 && end < p.End && p.Src[end] == '['; n++ {
+			p.Pos = end
+			if !p.skipGroup() {
+				p.Pos = end
+				break
+			}
+			end = p.Pos
+		}
+		p.Pos = end
+		return &Node{Kind: String, Str: string(p.Src[start:end])}
 	}
 	p.fail("unexpected character " + strconv.QuoteRune(rune(c)))
 	return nil
@@ -904,4 +931,17 @@ func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 // it does not end: 'It's fresh' is one string, as the model meant it.
 func apostrophe(src []byte, i, end int) bool {
 	return i > 0 && isLetter(src[i-1]) && i+1 < end && isLetter(src[i+1])
+}
+
+// isDottedName reports a name such as math.factorial.
+func isDottedName(s string) bool {
+	if s == "" || len(s) > 256 || !IsIdentStart(s[0]) || s[len(s)-1] == '.' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !IsPyIdentByte(s[i]) && s[i] != '.' {
+			return false
+		}
+	}
+	return true
 }

@@ -67,6 +67,11 @@ var adversarial = map[string]string{
 	"lone header tokens": "<|im_start|><|start_header_id|>",
 	"named lists":        "[('get_weather', {'city': 'x'}), ",
 	"named keywords":     "['get_weather', city=",
+	"tuples":             "\n(get_weather(city='x'), ",
+	"line parens":        "\n(",
+	"subscripts":         "[get_weather(city=x[0][",
+	"quoted names":       "['get_weather'(city='x'), ",
+	"comma lines":        "get_weather(city='x'),\n",
 }
 
 // cost returns the shortest of three timings of f.
