@@ -44,13 +44,17 @@
 // each as a class, where the first call names a declared tool:
 //
 //   - bare calls one after another on a line, f(a=1); g(b=2); or f(a=1),
-//     g(b=2), inside a fence too. The line must hold nothing but the calls
-//     (a trailing ';' is part of them): "f(a=1), which returns 2" is prose.
+//     g(b=2), or one a line joined by commas, inside a fence too. The line
+//     must hold nothing but the calls (a trailing ';' is part of them):
+//     "f(a=1), which returns 2" is prose. Calls in a tuple on a line of
+//     their own, (f(a=1), g(b=2)), read the same; prose in parentheses,
+//     (f(a=1) is 2), is prose.
 //   - calls written as strings: ['f(a=1)', "g(b=2)"], a string holding
 //     several ('f(a=1), g(b=2)'), or 'f(a=1)' alone on its line. The call is
 //     read from the text between the quotes as written, so an argument in
 //     the same quote ('f(a='x')'), a closing quote left out, or an escaped
-//     quote inside read as meant. A list holding anything else is text.
+//     quote inside read as meant, and so does the name alone quoted,
+//     ['f'(a=1)]. A list holding anything else is text.
 //   - a list that names the tool, then gives its arguments: ['f', {'a': 1}],
 //     [f, a=1], or a list of such pairs.
 //   - calls combined in an expression, [f(a=1) + f(a=2)], [f(a=1)][0]: each
@@ -73,7 +77,8 @@
 //   - a wrapper's opener followed by another opener (Hermes 2 Pro writes a
 //     closer as an opener) is stray: the call is the second's.
 //   - an apostrophe between two letters in a single-quoted string ('It's')
-//     is part of it.
+//     is part of it, and a subscripted name given as a value, data['x'], is
+//     its text, as a bare name is.
 //
 // Not read, on purpose: arithmetic in an argument (radius=2*5) is not
 // computed, so the call is not read (SGLang's reader rejects it too, and
