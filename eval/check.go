@@ -49,9 +49,9 @@ func Check(q *Question, calls []Call) Verdict {
 		return right
 	}
 	lang := Language(q.Category)
-	funcs := make([]*funcDoc, len(q.Functions))
-	for i, f := range q.Functions {
-		funcs[i] = parseFuncDoc(f)
+	funcs := q.docs
+	if len(funcs) != len(q.Functions) {
+		funcs = funcDocs(q.Functions)
 	}
 	switch {
 	case strings.Contains(q.Category, "parallel"):
@@ -106,6 +106,15 @@ type funcDoc struct {
 	name     string
 	props    *Dict
 	required []string
+}
+
+// funcDocs reads the function documents the checker needs.
+func funcDocs(fs []Function) []*funcDoc {
+	out := make([]*funcDoc, len(fs))
+	for i, f := range fs {
+		out[i] = parseFuncDoc(f)
+	}
+	return out
 }
 
 func parseFuncDoc(f Function) *funcDoc {
