@@ -39,13 +39,18 @@ const (
 	// InvalidConfig: the run was set up wrong (no model, a tool whose schema
 	// does not compile, two tools of one name); nothing ran.
 	InvalidConfig Code = "INVALID_CONFIG"
+	// ContextFull: the conversation does not fit the model's context window,
+	// even after compacting it (or the provider said so again after a
+	// compaction); the message says what takes the room and how to make
+	// more.
+	ContextFull Code = "CONTEXT_FULL"
 )
 
 // Codes lists every [Code], in the order of the design.
 var Codes = []Code{
 	ToolNotFound, InvalidToolCall, MaxIterationsReached, MaxToolCallsReached,
 	ToolExecutionFailed, LLMCallFailed, ParseError, DuplicateToolCall, Timeout, Canceled,
-	ToolCallDenied, BudgetExceeded, InvalidConfig,
+	ToolCallDenied, BudgetExceeded, InvalidConfig, ContextFull,
 }
 
 // Error makes a Code usable as an error value.

@@ -51,7 +51,7 @@ func TestErrorContextCodes(t *testing.T) {
 func TestCodesAreTheDesignsStrings(t *testing.T) {
 	want := []string{"TOOL_NOT_FOUND", "INVALID_TOOL_CALL", "MAX_ITERATIONS_REACHED",
 		"MAX_TOOL_CALLS_REACHED", "TOOL_EXECUTION_FAILED", "LLM_CALL_FAILED", "PARSE_ERROR",
-		"DUPLICATE_TOOL_CALL", "TIMEOUT", "CANCELED", "TOOL_CALL_DENIED", "BUDGET_EXCEEDED", "INVALID_CONFIG"}
+		"DUPLICATE_TOOL_CALL", "TIMEOUT", "CANCELED", "TOOL_CALL_DENIED", "BUDGET_EXCEEDED", "INVALID_CONFIG", "CONTEXT_FULL"}
 	if len(ptk.Codes) != len(want) {
 		t.Fatalf("%d codes, want %d", len(ptk.Codes), len(want))
 	}

@@ -30,4 +30,10 @@ type Message struct {
 	// it). Replaying a conversation to the same model sends Raw, so that the
 	// model sees its own words.
 	Raw string `json:"raw,omitempty"`
+	// Compacted, on a user turn ptk wrote when it compacted the
+	// conversation (see package agent), counts the turns from the start of
+	// the conversation that the turn's summary stands for. A model is sent
+	// the summary in their place, then the turns after them; the turns stay
+	// in the conversation, for people and the trace.
+	Compacted int `json:"compacted,omitempty"`
 }

@@ -76,11 +76,35 @@ type runner struct {
 	lastChange string
 	// warned counts the duplicates and repeats the model was told of.
 	warned int
+	// denied holds the reasons of the calls the Approver denied, by key: the
+	// same call again is not asked about again.
+	denied map[string]string
 	// cache holds results of cacheable calls by key.
 	cache map[string]ptk.Result
 	// lastPrompt is the prompt tokens of the last model call: the next
-	// prompt is at least as long.
+	// prompt is at least as long (unless the conversation is compacted).
 	lastPrompt int
+
+	// window is the model's context window (unknown: Tokens 0); ratio
+	// corrects the token estimate by what the provider counted; sent is
+	// the uncorrected estimate of the last request sent.
+	window           llm.Window
+	ratio            float64
+	sent             int
+	nativeToolTokens int
+	// files are the files the conversation's calls named (true: changed),
+	// in fileOrder; filesSeen counts the messages looked at for them.
+	files     map[string]bool
+	fileOrder []string
+	filesSeen int
+	// task and latest are the conversation's first and latest requests
+	// seen by a compaction.
+	task, latest *ptk.Message
+	// keep, when set, is the tokens a compaction keeps as they were
+	// (Compact without a window).
+	keep int
+	// loaded counts the history's messages that came from the Store.
+	loaded int
 }
 
 func run(ctx context.Context, input []ptk.Message, opts Options, emit func(Event)) (res *Result, err error) {
@@ -102,43 +126,57 @@ func run(ctx context.Context, input []ptk.Message, opts Options, emit func(Event
 			res.Error, res.Success, err = pe, false, pe
 		}
 	}()
-	if err := r.configure(); err != nil {
-		return r.res, err
-	}
 	if opts.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
 		defer cancel()
 	}
+	if err := r.configure(ctx); err != nil {
+		return r.res, err
+	}
 	var earlier []ptk.Message
 	if opts.ConversationID != "" {
-		h, err := opts.Store.Load(ctx, opts.ConversationID)
-		if err != nil {
-			return r.res, ptk.NewError(ptk.LLMCallFailed, "loading conversation "+strconv.Quote(opts.ConversationID), err)
+		h, lerr := opts.Store.Load(ctx, opts.ConversationID)
+		if lerr != nil {
+			return r.res, ptk.NewError(ptk.LLMCallFailed, "loading conversation "+strconv.Quote(opts.ConversationID), lerr)
 		}
 		earlier = h
 		defer func() {
-			if serr := opts.Store.Save(context.WithoutCancel(ctx), opts.ConversationID, r.history.Messages()); serr != nil && err == nil {
-				err = ptk.NewError(ptk.LLMCallFailed, "saving conversation "+strconv.Quote(opts.ConversationID), serr)
+			// The run's exchange goes after what it loaded, and after what
+			// runs of the same conversation added meanwhile.
+			if r.history == nil {
+				return
+			}
+			added := r.history.Messages()[r.loaded:]
+			if serr := opts.Store.Append(context.WithoutCancel(ctx), opts.ConversationID, earlier, added); serr != nil && err == nil {
+				err = ptk.NewError(ptk.LLMCallFailed, "saving conversation "+strconv.Quote(opts.ConversationID)+": "+serr.Error(), serr)
 			}
 		}()
 	}
-	instructions := []string{opts.Instructions}
+	r.start(earlier, input)
+	r.res.Window = r.window
+	return r.res, r.loop(ctx)
+}
+
+// start makes the run's history: the earlier conversation, then the run's
+// input.
+func (r *runner) start(earlier, input []ptk.Message) {
+	instructions := []string{r.opts.Instructions}
 	for _, m := range input {
 		if m.Role == ptk.RoleSystem {
 			instructions = append(instructions, m.Content)
 		}
 	}
 	r.mode = r.startMode()
-	r.history = turn.NewHistory(r.turnMode(), opts.Formatter, joinText(instructions), r.infos)
+	r.history = turn.NewHistory(r.turnMode(), r.opts.Formatter, joinText(instructions), r.infos)
 	r.history.Append(earlier...)
+	r.loaded = len(r.history.Messages())
 	r.history.Append(input...)
 	for _, m := range r.history.Messages() {
 		if m.Role == ptk.RoleAssistant {
 			r.turn++
 		}
 	}
-	return r.res, r.loop(ctx)
 }
 
 // joinText joins the texts that are not blank, with blank lines.
@@ -152,13 +190,21 @@ func joinText(texts []string) string {
 	return strings.Join(out, "\n\n")
 }
 
-// configure checks the run's setup and prepares its tools: a mistake there
-// is ptk.InvalidConfig, found before anything runs.
-func (r *runner) configure() error {
+// configure checks the run's setup, finds the model's context window and
+// prepares its tools: a mistake there is ptk.InvalidConfig, found before
+// anything runs.
+func (r *runner) configure(ctx context.Context) error {
 	o := &r.opts
 	invalid := func(msg string, err error) error { return ptk.NewError(ptk.InvalidConfig, msg, err) }
 	if o.Model == nil {
 		return invalid("no model: set Options.Model", nil)
+	}
+	if o.CompactAt <= 0 || o.CompactAt > 1 {
+		return invalid(fmt.Sprintf("CompactAt %g is not a fill of the window between 0 and 1 (default %g)", o.CompactAt, DefaultCompactAt), nil)
+	}
+	r.setupWindow(ctx)
+	if o.MaxResultBytes == 0 {
+		o.MaxResultBytes = resultCap(r.window.Tokens)
 	}
 	if o.ConversationID != "" && o.Store == nil {
 		return invalid("a ConversationID needs a Store to keep the conversation in: set Options.Store (agent.MemoryStore keeps it in memory)", nil)
@@ -196,6 +242,7 @@ func (r *runner) event(e Event) {
 // loop runs model calls until a final answer, a limit or a failure.
 func (r *runner) loop(ctx context.Context) error {
 	o := &r.opts
+	refused := 0 // final answers Answer refused
 	for {
 		if r.res.Iterations >= o.MaxIterations {
 			return r.atLimit(ctx, ptk.MaxIterationsReached,
@@ -219,7 +266,18 @@ func (r *runner) loop(ctx context.Context) error {
 			}
 		}
 		if len(rep.Attempts) == 0 {
-			r.res.Success, r.res.Content = true, rep.Text
+			text := rep.Text
+			if o.Answer != nil {
+				var err error
+				if text, err = o.Answer(rep.Text); err != nil {
+					if refused++; refused > o.MaxAnswerRetries {
+						return ptk.NewError(ptk.ParseError, fmt.Sprintf("the model's final answer could not be used after %d tries: %v", refused, err), err)
+					}
+					r.history.Append(ptk.Message{Role: ptk.RoleUser, Content: "Your answer cannot be used as it is: " + err.Error() + "\nGive your final answer again, in the form asked for."})
+					continue
+				}
+			}
+			r.res.Success, r.res.Content = true, text
 			r.event(Event{Kind: EventFinal, Iteration: r.res.Iterations, Text: rep.Text})
 			return nil
 		}

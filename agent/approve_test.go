@@ -80,3 +80,47 @@ func TestResultsAreCapped(t *testing.T) {
 		t.Errorf("no cap: %d bytes", len(got))
 	}
 }
+
+// TestDeniedCallRepeated: a model that asks again for the call the user
+// denied is not asked about again; it is told so, each repeat counts, and
+// past MaxRepeats the run ends with ptk.ToolCallDenied, not at
+// MaxIterations. Denied and invalid calls are in the Result.
+func TestDeniedCallRepeated(t *testing.T) {
+	var ran atomic.Int32
+	bash := simpleTool("bash", false, func(context.Context, json.RawMessage) (ptk.Result, error) {
+		ran.Add(1)
+		return ptk.Result{Content: "ran"}, nil
+	})
+	asked := 0
+	approver := tool.ApproverFunc(func(context.Context, ptk.Call, ptk.ToolInfo) (tool.Verdict, error) {
+		asked++
+		return tool.Verdict{Reason: "the user did not allow it; they can run ptk with --yes to allow it"}, nil
+	})
+	var replies []llmtest.Reply
+	replies = append(replies, llmtest.Text(ptkCall("bash", `{"x": "rm -rf build"}`)+ptkCall("nope", `{}`)))
+	for range 10 {
+		replies = append(replies, llmtest.Text(ptkCall("bash", `{"x":  "rm -rf build"}`)))
+	}
+	o := Options{Model: llmtest.New(replies...), Mode: ModePTK, Tools: []ptk.Tool{bash}, Approver: approver, MaxIterations: 10, MaxRepeats: 2}
+	res, err := Run(context.Background(), Prompt("clean up"), o)
+	if !errors.Is(err, ptk.ToolCallDenied) || res.Error == nil || res.Error.Code != ptk.ToolCallDenied {
+		t.Fatalf("err %v, want %s", err, ptk.ToolCallDenied)
+	}
+	if asked != 1 || ran.Load() != 0 || res.Iterations != 4 {
+		t.Errorf("asked %d times, ran %d times, %d model calls; want 1, 0, 4", asked, ran.Load(), res.Iterations)
+	}
+	if !strings.Contains(res.Error.Message, "--yes") || !strings.Contains(res.Error.Message, `bash {"x":  "rm -rf build"}`) {
+		t.Errorf("the error does not say what was denied and how to allow it: %s", res.Error.Message)
+	}
+	if len(res.Denied) != 4 || res.Denied[0].Reason != "the user did not allow it; they can run ptk with --yes to allow it" ||
+		!strings.Contains(res.Denied[1].Reason, "denied already") || !strings.Contains(res.Denied[1].Reason, "--yes") {
+		t.Errorf("denied: %+v", res.Denied)
+	}
+	if len(res.Invalid) != 1 || res.Invalid[0].Call.Tool != "nope" || res.Invalid[0].Err.Code != ptk.ToolNotFound {
+		t.Errorf("invalid: %+v", res.Invalid)
+	}
+	second := res.Messages[5].Content
+	if !strings.Contains(second, "denied already") {
+		t.Errorf("the model is not told the call was denied already: %q", second)
+	}
+}

@@ -86,3 +86,32 @@ func BenchmarkRunTool(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCompactedRun runs long runs against a model with a 4,096-token
+// window (agenttest.WindowModel), compaction on: the loop's cost per turn,
+// the notes calls included, must stay flat from 20 turns to 1,600, since
+// what is rendered, counted and sent is bounded by the window, not by the
+// conversation.
+func BenchmarkCompactedRun(b *testing.B) {
+	for _, mode := range []Mode{ModePTK, ModeNative} {
+		for _, turns := range []int{20, 100, 400, 800, 1600} {
+			b.Run(fmt.Sprintf("%s/turns=%d", mode, turns), func(b *testing.B) {
+				tools := agenttest.FileTools(900)
+				ctx := context.Background()
+				compactions := 0
+				b.ReportAllocs()
+				for b.Loop() {
+					m := &agenttest.WindowModel{Window: 4096, Turns: turns, Native: mode == ModeNative, IsNotes: isNotes}
+					res, err := Run(ctx, Prompt(task), Options{Model: m, Mode: mode, Tools: tools, MaxIterations: turns, MaxToolCalls: turns})
+					if err != nil || res.Iterations != turns {
+						b.Fatalf("err %v, iterations %d", err, res.Iterations)
+					}
+					compactions += len(res.Compactions)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*turns), "ns/turn")
+				b.ReportMetric(float64(compactions)/float64(b.N*turns), "compactions/turn")
+				b.ReportMetric(0, "ns/op")
+			})
+		}
+	}
+}

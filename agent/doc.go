@@ -20,6 +20,22 @@
 // the protocol when the provider rejects tools; with Options.NativeTools (a
 // memory the caller owns) later runs remember it.
 //
+// # The context window
+//
+// A run counts each request before it sends it, against the model's
+// context window (Options.ContextWindow, or what the model tells:
+// llm.ContextWindowOf), correcting its estimate by the provider's usage,
+// and reports the fill as an EventContext. Past CompactAt of the window it
+// compacts the conversation: the older messages are replaced, for the
+// model, by notes the same model writes (the task and latest request kept
+// as the user gave them, the files touched listed, the latest turns kept as
+// they were, a tool result never parted from its call), reported as an
+// EventCompact and kept in Result.Compactions; the conversation itself
+// keeps every message, the notes appended as a message whose Compacted
+// counts what they stand for. A provider's context-length error compacts
+// and retries once; what cannot fit ends the run with ptk.ContextFull
+// before it is sent. Compact compacts a conversation on demand.
+//
 // # Errors are data
 //
 // A call the model gets wrong (an unknown tool, invalid arguments, a call

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/agent"
@@ -64,4 +65,29 @@ func ExampleStream() {
 	// model call 1
 	// answer: Hello!
 	// success: true error: <nil>
+}
+
+// A chat's /compact: the older messages of a conversation are replaced,
+// for the model, by notes it writes; the latest turn stays as it was, and
+// the next run continues from the notes.
+func ExampleCompact() {
+	var history []ptk.Message
+	for _, task := range []string{"Rename greet to hello in main.go.", "Add a test for hello.", "Make hello greet in French."} {
+		history = append(history,
+			ptk.Message{Role: ptk.RoleUser, Content: task},
+			ptk.Message{Role: ptk.RoleAssistant, Content: strings.Repeat("Done, and checked with go test. ", 40)})
+	}
+	// The model writes the notes; in a program, the chat's own model.
+	model := llmtest.New(llmtest.Text("The user renamed greet to hello in main.go and had a test added (hello_test.go, passing)."))
+	compacted, c, err := agent.Compact(context.Background(), history, agent.Options{Model: model})
+	if err != nil {
+		fmt.Println("failed:", err)
+		return
+	}
+	notes := compacted[len(compacted)-1]
+	fmt.Println(len(compacted), "messages; the notes stand for", notes.Compacted)
+	fmt.Println(c.Replaced, "replaced,", c.Kept, "kept as they were")
+	// Output:
+	// 7 messages; the notes stand for 5
+	// 5 replaced, 1 kept as they were
 }

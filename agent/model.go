@@ -36,7 +36,11 @@ func (r *runner) ask(ctx context.Context, final bool) (*turn.Reply, error) {
 	it := r.res.Iterations
 	r.turn++
 	r.event(Event{Kind: EventIteration, Iteration: it})
+	retried := false
 	for {
+		if err := r.fit(ctx); err != nil {
+			return nil, err
+		}
 		rep, err := r.call(ctx, final)
 		if err != nil && r.opts.Mode == ModeAuto && r.mode == ModeNative && len(r.infos) > 0 &&
 			ctx.Err() == nil && errors.Is(err, llm.ErrToolsUnsupported) {
@@ -44,6 +48,23 @@ func (r *runner) ask(ctx context.Context, final bool) (*turn.Reply, error) {
 			r.mode = ModePTK
 			r.history.SetMode(r.turnMode())
 			r.event(Event{Kind: EventModeSwitch, Iteration: it, Text: "the provider rejected native tools (" + err.Error() + "); using the text protocol"})
+			continue
+		}
+		if err != nil && ctx.Err() == nil && errors.Is(err, llm.ErrContextLength) {
+			// The provider counts more than the estimate: compact once
+			// and try again, else the conversation cannot fit.
+			if retried || r.opts.NoCompact {
+				return nil, r.contextFull(err)
+			}
+			retried = true
+			r.tooLong(err)
+			c, cerr := r.compact(ctx, CompactContextError, false)
+			if cerr != nil {
+				return nil, cerr
+			}
+			if c == nil {
+				return nil, r.contextFull(err)
+			}
 			continue
 		}
 		if err != nil {
@@ -125,5 +146,6 @@ func (r *runner) call(ctx context.Context, final bool) (*turn.Reply, error) {
 	}
 	r.res.Cost += cost
 	r.event(Event{Kind: EventModelDone, Iteration: it, Usage: rep.Usage, Cost: cost})
+	r.measured(rep.Usage)
 	return rep, nil
 }

@@ -136,8 +136,12 @@ type Options struct {
 	ToolRetryDelay time.Duration
 	// Approver decides whether a call to a tool that is not read-only may
 	// run; it is asked one call at a time, in call order. A denied call goes
-	// back to the model as an error result with the approver's reason. With
-	// no Approver every call runs.
+	// back to the model as an error result with the approver's reason. A call
+	// identical to one denied earlier in the run (same tool, same arguments)
+	// is not asked about again: the model is told it was denied already, it
+	// counts as a repeat, and past MaxRepeats the run ends with
+	// ptk.ToolCallDenied instead of spending its iterations on it. With no
+	// Approver every call runs.
 	Approver tool.Approver
 	// MaxResultBytes and MaxResultLines cap every tool result (defaults 50
 	// KB and 2,000 lines; negative for no cap): the rest is cut, with a note
@@ -148,6 +152,38 @@ type Options struct {
 	// to a tool that changes something runs alone, in call order. The
 	// results always go back in call order.
 	MaxParallel int
+
+	// Answer, when set, reads the model's final answer: the text it
+	// returns is Result.Content, and an error goes back to the model as a
+	// user message, which answers again (each try counts in
+	// MaxIterations; after MaxAnswerRetries the run ends with
+	// ptk.ParseError). ptk run --output-schema reads the answer as a JSON
+	// value of a schema this way (ptool.AnswerReader).
+	Answer func(text string) (string, error)
+	// MaxAnswerRetries is how many answers Answer may refuse; default 2.
+	MaxAnswerRetries int
+
+	// ContextWindow is the model's context window in tokens. Zero asks the
+	// model (llm.ContextWindowOf: a catalog entry's context_window, what an
+	// Ollama, vLLM or llama.cpp server reports); negative means no window
+	// is known, and nothing is counted against one.
+	//
+	// With a window, each request is counted before it is sent (estimated,
+	// then corrected by the provider's usage) and the fill is reported as
+	// an EventContext. Past CompactAt of the window the conversation is
+	// compacted: its older messages are replaced, for the model, by notes
+	// the model writes (Compaction), the system prompt, the tools and the
+	// latest turns kept as they were. A provider's context-length error
+	// compacts and retries once. What cannot fit even so ends the run with
+	// ptk.ContextFull, never sent. With the default MaxResultBytes, a tool
+	// result is capped at about a quarter of a small window.
+	ContextWindow int
+	// CompactAt is the fill of the window, above 0 and at most 1, past
+	// which the conversation is compacted; default DefaultCompactAt (0.8).
+	CompactAt float64
+	// NoCompact never compacts the conversation: a request that would not
+	// fit the window ends the run with ptk.ContextFull instead.
+	NoCompact bool
 
 	// ConversationID, when set, continues the conversation of that id in
 	// Store: the run starts from its history, followed by the run's own
@@ -174,8 +210,9 @@ func (o *Options) defaults() {
 	def(&o.MaxToolCalls, DefaultMaxToolCalls)
 	def(&o.DuplicateWindow, DefaultDuplicateWindow)
 	def(&o.MaxParallel, DefaultMaxParallel)
-	if o.MaxResultBytes == 0 {
-		o.MaxResultBytes = DefaultMaxResultBytes
+	def(&o.MaxAnswerRetries, 2)
+	if o.CompactAt == 0 {
+		o.CompactAt = DefaultCompactAt
 	}
 	if o.MaxResultLines == 0 {
 		o.MaxResultLines = DefaultMaxResultLines

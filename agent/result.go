@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/llm"
 )
 
 // Result is what a run did. A failed run fills it in as far as it got.
@@ -23,6 +24,14 @@ type Result struct {
 	ToolCalls []ToolCall
 	// TotalToolCalls is len(ToolCalls), the number MaxToolCalls caps.
 	TotalToolCalls int
+	// Denied are the calls the Approver did not allow, in order, with the
+	// reason the model was given; a call that repeats one denied before is
+	// in it again, its reason saying so.
+	Denied []DeniedCall
+	// Invalid are the calls that could not run as the model wrote them (an
+	// unknown tool, arguments that do not fit the schema, a call that cannot
+	// be read or was cut off), in order, with the error the model was given.
+	Invalid []InvalidCall
 	// Error says why a failed run failed; nil on success.
 	Error *ptk.Error
 	// Limit is set when AnswerAtLimit made the model answer at a limit:
@@ -36,6 +45,11 @@ type Result struct {
 	Duration time.Duration
 	// Mode is the mode the run ended in (ModePTK or ModeNative).
 	Mode Mode
+	// Window is the model's context window as the run knew it (Tokens 0:
+	// unknown).
+	Window llm.Window
+	// Compactions are the run's compactions of its conversation, in order.
+	Compactions []Compaction
 }
 
 // ToolCall is one call answered during a run.
@@ -51,6 +65,24 @@ type ToolCall struct {
 	Tries int
 	// Cached reports that the result came from the run's cache.
 	Cached bool
+}
+
+// DeniedCall is a call the Approver did not allow.
+type DeniedCall struct {
+	Call ptk.Call
+	// Iteration is the model call that made it, from 1.
+	Iteration int
+	// Reason is what the model was told, how to allow it included.
+	Reason string
+}
+
+// InvalidCall is a call that could not run as written.
+type InvalidCall struct {
+	Call ptk.Call
+	// Iteration is the model call that made it, from 1.
+	Iteration int
+	// Err is the error the model was given.
+	Err *ptk.Error
 }
 
 // EventKind says what an Event reports.
@@ -88,6 +120,12 @@ const (
 	EventDenied
 	// EventModeSwitch: ModeAuto switched to the text protocol (Text says why).
 	EventModeSwitch
+	// EventContext: how full the model's context window is (Fill): before
+	// each model call, estimated; after it, as the provider counted.
+	EventContext
+	// EventCompact: the conversation was compacted before a model call
+	// (Compaction; Usage and Cost of the calls that wrote its notes).
+	EventCompact
 	// EventFinal: the model's final answer (Text).
 	EventFinal
 	// EventDone: the run is over (Run; the Seq2's error is set when it
@@ -114,4 +152,8 @@ type Event struct {
 	Cached   bool
 	// Run is the run's result, on EventDone.
 	Run *Result
+	// Fill is the context window's fill, on EventContext.
+	Fill *Fill
+	// Compaction is what was compacted, on EventCompact.
+	Compaction *Compaction
 }

@@ -52,6 +52,7 @@ func (r *runner) answer(ctx context.Context, rep *turn.Reply) error {
 		c := a.Call
 		if a.Err != nil {
 			results[i].Content = a.Err.Message
+			r.res.Invalid = append(r.res.Invalid, InvalidCall{Call: c, Iteration: it, Err: a.Err})
 			if o.Strict {
 				r.closeTurn(results, "the run ended at a bad call")
 				return a.Err
@@ -61,6 +62,24 @@ func (r *runner) answer(ctx context.Context, rep *turn.Reply) error {
 		t := r.tools[c.Tool]
 		info := t.Info()
 		key := callKey(c)
+		if reason, ok := r.denied[key]; ok {
+			// The same call, denied a moment ago: asking again would not
+			// change the answer. It counts as a repeat.
+			r.warned++
+			why := "Not run: this call was denied already, and asking again will not change that (" + reason +
+				"). Do something else, or answer with what you have."
+			results[i].Content = why
+			r.res.Denied = append(r.res.Denied, DeniedCall{Call: c, Iteration: it, Reason: why})
+			r.event(Event{Kind: EventDenied, Iteration: it, Index: i, Call: &c, Text: why})
+			if o.MaxRepeats > 0 && r.warned > o.MaxRepeats {
+				r.closeTurn(results, "the run ended: the model kept asking for a denied call")
+				perr := ptk.NewError(ptk.ToolCallDenied, fmt.Sprintf("the model kept asking for calls that were denied (%d repeats, MaxRepeats %d); the last was %s %s, denied because: %s",
+					r.warned, o.MaxRepeats, c.Tool, string(c.Args), reason), nil)
+				perr.Tool = c.Tool
+				return perr
+			}
+			continue
+		}
 		if why := r.repeats(key, info); why != "" {
 			r.warned++
 			if o.MaxRepeats == 0 || r.warned <= o.MaxRepeats {
@@ -106,6 +125,11 @@ func (r *runner) answer(ctx context.Context, rep *turn.Reply) error {
 					reason = "the call was not approved"
 				}
 				results[i].Content = "Denied: " + reason
+				r.res.Denied = append(r.res.Denied, DeniedCall{Call: c, Iteration: it, Reason: reason})
+				if r.denied == nil {
+					r.denied = map[string]string{}
+				}
+				r.denied[key] = reason
 				r.event(Event{Kind: EventDenied, Iteration: it, Index: i, Call: &c, Text: reason})
 				continue
 			}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/ptkit/ptk/httpguard"
 	"github.com/ptkit/ptk/trace"
 )
 
@@ -36,13 +37,20 @@ type Options struct {
 	Token string
 	// Poll is how often the store is looked at for new runs (default 1s).
 	Poll time.Duration
+	// AllowedHosts are names the dashboard may be reached by besides the
+	// address it listens on (and localhost there): a reverse proxy's. A
+	// request with any other Host is refused, so that a web page made to
+	// resolve to this machine (DNS rebinding) reads nothing; see package
+	// httpguard, whose checks every request passes first.
+	AllowedHosts []string
 }
 
 // Handler serves the dashboard of one store.
 type Handler struct {
-	s    *trace.Store
-	opts Options
-	mux  *http.ServeMux
+	s     *trace.Store
+	opts  Options
+	mux   *http.ServeMux
+	guard http.Handler
 
 	mu      sync.Mutex
 	clients map[chan trace.Mark]struct{}
@@ -65,11 +73,15 @@ func New(s *trace.Store, opts Options) *Handler {
 	h.mux.HandleFunc("GET /api/stats", h.stats)
 	h.mux.HandleFunc("GET /api/series", h.series)
 	h.mux.HandleFunc("GET /api/live", h.live)
+	h.guard = httpguard.Guard(httpguard.Options{Hosts: opts.AllowedHosts})(http.HandlerFunc(h.serve))
 	return h
 }
 
-// ServeHTTP checks the token, then serves.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// ServeHTTP checks the request's Host, Origin and type (httpguard), then
+// the token, then serves.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.guard.ServeHTTP(w, r) }
+
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	if h.opts.Token != "" && !h.authorized(r) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="ptk dashboard"`)
 		http.Error(w, "a token is needed: open the address ptk dashboard printed, with its ?token=", http.StatusUnauthorized)

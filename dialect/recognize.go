@@ -34,6 +34,9 @@ func (m *machine) recognize(i int) action {
 // quoted reports whether buf[i] sits on a line of a Markdown block quote, a
 // line whose first character is '>'. It looks back at most maxLook bytes.
 func (m *machine) quoted(i int) bool {
+	if m.inert != nil && m.lineStart == 0 {
+		return false // the data's first line may follow anything
+	}
 	if m.lineStart >= 0 && m.lineStart <= i {
 		k := m.lineStart
 		for k < i && (m.buf[k] == ' ' || m.buf[k] == '\t') {
@@ -1036,7 +1039,7 @@ func (m *machine) recognizeBrace(i int) action {
 // colon or the end of a sentence — not in the middle of one ("I called
 // {...} yesterday"), not after a JSON key ("tool_calls": [...]).
 func (m *machine) standsAlone(i int) bool {
-	if i == m.bareRetry {
+	if i == m.bareRetry || m.firstLine(i) {
 		return true
 	}
 	k := i

@@ -221,6 +221,12 @@ func (r *bareJSON) advance(m *machine) bool {
 	for {
 		if r.phase == 1 {
 			end := r.after
+			if m.inert != nil {
+				// An inert pass reads each value alone: a run goes on only
+				// after a call, whose trigger changes anyway.
+				m.pos = end
+				return true
+			}
 			i := end
 			for i < len(buf) && i-end <= maxRunGap && (lenient.IsWS(buf[i]) || buf[i] == ';' || buf[i] == ',') {
 				i++

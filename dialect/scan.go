@@ -95,6 +95,10 @@ type machine struct {
 	raws       []RawCall // scratch for the calls a region reads
 	fenceStore fenceCtx
 	open       int // index of the call whose CallStart is out, or -1
+
+	made int // calls read so far
+	// inert is set for a pass that finds where data must change (inert.go).
+	inert *inertPass
 }
 
 type emitState struct {
@@ -106,7 +110,14 @@ type emitState struct {
 }
 
 func newMachine(cfg *Config, emit func(result.Event)) *machine {
-	return &machine{cfg: cfg, emit: emit, open: -1, callEnd: -1, bareRetry: -1, em: emitState{first: -1, spaceAt: -1}}
+	m := new(machine)
+	m.init(cfg, emit)
+	return m
+}
+
+// init sets m to the state of a new machine.
+func (m *machine) init(cfg *Config, emit func(result.Event)) {
+	*m = machine{cfg: cfg, emit: emit, open: -1, callEnd: -1, bareRetry: -1, em: emitState{first: -1, spaceAt: -1}}
 }
 
 // newJParser returns the machine's JSON reader, ready at start.
@@ -125,6 +136,12 @@ func regionOf[T any](slot *T, v T) *T {
 func (m *machine) run() {
 	for {
 		if r := m.reg; r != nil {
+			if p := m.inert; p != nil {
+				if !p.advance(m, r) {
+					return
+				}
+				continue
+			}
 			if !m.inRegion {
 				m.inRegion, m.regionCalls, m.regionStart = true, m.nextIndex(), min(m.textFrom, m.pos)
 			}
@@ -187,13 +204,16 @@ func (m *machine) prose() bool {
 			i++
 			continue
 		}
+		if m.inert != nil {
+			m.inert.probe(m, i)
+		}
 		a := m.recognize(i)
 		if a.need {
 			m.pos = i
 			m.flushText(i, true)
 			return m.reg != nil
 		}
-		if a.reg == nil {
+		if a.reg == nil || m.inert != nil && !m.inert.enter(m, i, a) {
 			i++
 			continue
 		}
@@ -264,7 +284,12 @@ func (m *machine) flushText(to int, partial bool) {
 	m.appendText(seg)
 }
 
-func (m *machine) appendText(seg []byte) { m.text = append(grow(m.text, len(seg)), seg...) }
+func (m *machine) appendText(seg []byte) {
+	if m.inert != nil {
+		return // an inert pass keeps no text
+	}
+	m.text = append(grow(m.text, len(seg)), seg...)
+}
 
 // lastTextByte is the byte before the prose not yet moved to text, as text.
 func (m *machine) lastTextByte() int { return m.textByteBack(0) }
@@ -305,7 +330,7 @@ func (m *machine) lineStartAt(k int) bool {
 // it is prose not yet moved to text, else from the text already moved; -1 at
 // the start of the text.
 func (m *machine) byteBefore(k int) int {
-	if k > m.textFrom {
+	if k > m.textFrom || m.inert != nil && k > 0 { // an inert pass keeps no text
 		return int(m.buf[k-1])
 	}
 	return m.textByteBack(m.textFrom - k)
@@ -401,7 +426,7 @@ func (m *machine) start() bool {
 	if n := min(len(buf), len(analysis)+1); !m.eof && n < len(analysis)+1 && string(buf[:min(n, len(analysis))]) == analysis[:min(n, len(analysis))] {
 		return false
 	}
-	if len(buf) > len(analysis) && string(buf[:len(analysis)]) == analysis {
+	if len(buf) > len(analysis) && string(buf[:len(analysis)]) == analysis && m.inert == nil {
 		if c := buf[len(analysis)]; c >= 'A' && c <= 'Z' {
 			m.reg = regionOf(&m.regions.fusedHarmony, fusedHarmony{f: tag.Finder{Pats: []string{"assistantfinal"}, At: len(analysis)}})
 			return true
@@ -416,6 +441,7 @@ func (m *machine) start() bool {
 			return false
 		} else if ok {
 			m.reg = newHeaderCall(m, 0, jsonAt, name)
+			m.inert.headerAt(m, jsonAt)
 			return true
 		}
 	}
@@ -446,6 +472,7 @@ func (m *machine) start() bool {
 				}
 				if k < len(buf) && buf[k] == '{' {
 					m.reg = newHeaderCall(m, 0, k, string(buf[:j]))
+					m.inert.headerAt(m, k)
 					return true
 				}
 			}
@@ -489,6 +516,7 @@ func (m *machine) nextIndex() int {
 
 // addCalls validates raw calls and records them as attempts.
 func (m *machine) addCalls(raws []RawCall) {
+	m.made += len(raws)
 	for _, rc := range raws {
 		idx := m.nextIndex()
 		rc.Stable = m.stream && len(rc.Src) > 0 && len(m.buf) > 0 && &rc.Src[0] == &m.buf[0]

@@ -4,19 +4,26 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/ptkit/ptk/internal/sandbox"
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/ptool"
 	"github.com/ptkit/ptk/schema"
-	"github.com/ptkit/ptk/trace"
 )
 
 // Target is the ptool being distilled: its name, doc, signature and the
@@ -34,39 +41,6 @@ func TargetOf(s *ptool.Spec) Target {
 	return Target{Name: s.Name, Doc: s.Doc, Signature: s.Signature(), Input: s.Input, Output: s.Output}
 }
 
-// Example is one stored call: an input and the output the ptool gave.
-type Example struct {
-	Input  json.RawMessage `json:"input"`
-	Output json.RawMessage `json:"output"`
-}
-
-// Split turns a ptool's stored calls into training and held-out examples:
-// failed calls and calls without an output are left out, calls with equal
-// inputs (by Equal) count once (the first kept), and the rest is shuffled
-// with seed before the held-out share (0 to 1) is set apart.
-func Split(calls []trace.PtoolCall, heldOut float64, seed int64) (train, held []Example) {
-	var all []Example
-	seen := map[string]bool{}
-	for _, c := range calls {
-		if c.IsError || len(c.Output) == 0 || !json.Valid(c.Output) {
-			continue
-		}
-		key, ok := canonical(c.Input)
-		if !ok || seen[key] {
-			continue
-		}
-		seen[key] = true
-		all = append(all, Example{Input: c.Input, Output: c.Output})
-	}
-	r := rand.New(rand.NewPCG(uint64(seed), 0x9e3779b97f4a7c15))
-	r.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
-	n := int(float64(len(all))*heldOut + 0.5)
-	if heldOut > 0 && n == 0 && len(all) > 1 {
-		n = 1
-	}
-	return all[n:], all[:n]
-}
-
 // Options tune a distillation. The zero value of each field is its
 // default.
 type Options struct {
@@ -74,29 +48,35 @@ type Options struct {
 	Model llm.Model
 	// Rounds is the most candidates asked for (default 3).
 	Rounds int
-	// MaxWrong is the largest share of held-out inputs the code may answer
+	// MaxWrong is the largest share of sealed inputs the code may answer
 	// wrongly (default 0.02); MinCoverage the smallest share it must
 	// answer (default 0.30). Set MaxWrong negative for zero tolerance.
 	MaxWrong, MinCoverage float64
 	// Timeout limits each step: go vet, building the tests, running the
 	// candidate's tests, scoring (default 2 minutes). CaseTimeout limits
-	// the code on one held-out input (default 2 s).
+	// the code on one input (default 2 s).
 	Timeout, CaseTimeout time.Duration
-	// Module is the directory of the ptk module the candidate is built
-	// against (required).
-	Module string
+	// Memory bounds the data of the candidate's test process (default
+	// 1 GiB).
+	Memory int64
 	// WorkDir is where the temporary module is made (default the system's
 	// temporary directory); Keep leaves it there.
 	WorkDir string
 	Keep    bool
-	// NoSandbox runs the candidate without bubblewrap even when it is
-	// installed.
+	// CacheDir keeps the seed of the build cache (default the user's cache
+	// directory, ptk/distill).
+	CacheDir string
+	// NoSandbox runs the candidates' code without bubblewrap, unconfined;
+	// without it, Run refuses (ErrNoSandbox) when bubblewrap is missing.
 	NoSandbox bool
 	// MaxExamples caps the training examples shown to the model (default
 	// 80).
 	MaxExamples int
 	// Log, when set, receives a line as each step ends.
 	Log func(format string, args ...any)
+
+	// noScreen skips the screen: the sandbox tests try what it stops.
+	noScreen bool
 }
 
 func (o *Options) defaults() {
@@ -117,22 +97,32 @@ func (o *Options) defaults() {
 	if o.CaseTimeout <= 0 {
 		o.CaseTimeout = 2 * time.Second
 	}
+	if o.Memory <= 0 {
+		o.Memory = runMemory
+	}
 	if o.MaxExamples <= 0 {
 		o.MaxExamples = 80
+	}
+	if o.CacheDir == "" {
+		if d, err := os.UserCacheDir(); err == nil {
+			o.CacheDir = filepath.Join(d, "ptk", "distill")
+		} else {
+			o.CacheDir = filepath.Join(os.TempDir(), "ptk-distill-cache")
+		}
 	}
 	if o.Log == nil {
 		o.Log = func(string, ...any) {}
 	}
 }
 
-// The verdicts on a held-out input.
+// The verdicts on an input.
 const (
 	Correct   = "correct"   // the code's answer equals the stored one
 	Wrong     = "wrong"     // it differs, or the code failed, panicked or hung
 	Abstained = "abstained" // the code returned ptool.ErrFallback
 )
 
-// Case is the code's answer to one held-out input.
+// Case is the code's answer to one input.
 type Case struct {
 	Input   json.RawMessage `json:"input"`
 	Want    json.RawMessage `json:"want"`
@@ -141,10 +131,10 @@ type Case struct {
 	Error   string          `json:"error,omitempty"`
 }
 
-// Score is a candidate's result on the held-out inputs. Coverage is the
+// Score is a candidate's result on the inputs of a split. Coverage is the
 // share the code answered (correctly or not); WrongRate the share it
-// answered wrongly, over all held-out inputs: the model answers the others,
-// as it did when they were stored. A fallback is never counted correct.
+// answered wrongly, over all the inputs: the model answers the others, as
+// it did when they were stored. A fallback is never counted correct.
 type Score struct {
 	Total     int     `json:"total"`
 	Correct   int     `json:"correct"`
@@ -156,20 +146,36 @@ type Score struct {
 	WrongCases []Case `json:"wrong_cases,omitempty"`
 }
 
-// Round is one candidate: its code and what became of it.
+// Round is one candidate: its code and what became of it, step by step.
 type Round struct {
-	N    int    `json:"round"`
-	Code string `json:"code"`
-	Test string `json:"test"`
+	N        int    `json:"round"`
+	Code     string `json:"code"`
+	TestCode string `json:"test_code"`
+	// Screen lists why the screen rejected the files, before any compiled.
+	Screen []string `json:"screen,omitempty"`
 	// Compiled reports that go vet and the test build passed; Build holds
 	// their output when they did not.
 	Compiled bool   `json:"compiled"`
 	Build    string `json:"build,omitempty"`
-	// TestsPassed reports the candidate's own tests; Tests their output.
-	TestsPassed bool   `json:"tests_passed"`
-	Tests       string `json:"tests,omitempty"`
-	Score       *Score `json:"score,omitempty"`
-	Accepted    bool   `json:"accepted"`
+	// TestsPassed reports the candidate's own tests; Tests is their output
+	// (for the user: the model is told only the names in FailedTests).
+	TestsPassed bool     `json:"tests_passed"`
+	Tests       string   `json:"tests,omitempty"`
+	FailedTests []string `json:"failed_tests,omitempty"`
+	// Uncovered are the patterns (by index) whose examples the tests never
+	// tried; Unchecked reports tests that pass when the code always falls
+	// back.
+	Uncovered []int `json:"uncovered,omitempty"`
+	Unchecked bool  `json:"unchecked,omitempty"`
+	// Flags are string literals of the code equal to validation inputs;
+	// SealedFlags counts those equal to sealed ones.
+	Flags       []string `json:"flags,omitempty"`
+	SealedFlags int      `json:"sealed_flags,omitempty"`
+	// Validation is the score on the validation split (told to the
+	// model), Sealed on the sealed split (which alone the gate reads).
+	Validation *Score `json:"validation,omitempty"`
+	Sealed     *Score `json:"sealed,omitempty"`
+	Accepted   bool   `json:"accepted"`
 	// Rejected says why it was not accepted.
 	Rejected string `json:"rejected,omitempty"`
 }
@@ -178,19 +184,22 @@ type Round struct {
 type Report struct {
 	Ptool       string  `json:"ptool"`
 	Train       int     `json:"train"`
-	HeldOut     int     `json:"held_out"`
+	Validation  int     `json:"validation"`
+	Sealed      int     `json:"sealed"`
 	MaxWrong    float64 `json:"max_wrong"`
 	MinCoverage float64 `json:"min_coverage"`
-	// Sandbox says how the candidates' code was confined.
-	Sandbox  string  `json:"sandbox"`
-	Patterns string  `json:"patterns"`
-	Rounds   []Round `json:"rounds"`
-	Accepted bool    `json:"accepted"`
-	// Types are the Go types In and Out; Code and Test the accepted
+	// Confined reports that the candidates' code ran in the sandbox;
+	// Sandbox says how.
+	Confined bool      `json:"confined"`
+	Sandbox  string    `json:"sandbox"`
+	Patterns []Pattern `json:"patterns"`
+	Rounds   []Round   `json:"rounds"`
+	Accepted bool      `json:"accepted"`
+	// Types are the Go types In and Out; Code and TestCode the accepted
 	// candidate's (empty when none was).
 	Types    string        `json:"types"`
 	Code     string        `json:"code,omitempty"`
-	Test     string        `json:"test,omitempty"`
+	TestCode string        `json:"test_code,omitempty"`
 	Duration time.Duration `json:"duration_ns"`
 }
 
@@ -207,233 +216,386 @@ func (r *Report) Final() *Round {
 // ErrRejected is returned by Run when no candidate passed the gate.
 var ErrRejected = errors.New("distill: no candidate passed")
 
-// Run asks the model for code that answers as the ptool did on train,
-// compiles and tests each candidate for real and scores it on held,
-// feeding back what went wrong, for at most Options.Rounds candidates. It
-// returns the report, with ErrRejected when no candidate passed; other
-// errors (the model's, the file system's) stop it.
-func Run(ctx context.Context, t Target, train, held []Example, o Options) (*Report, error) {
+// ErrPatterns is returned by Run when the model's description of the
+// patterns could not be had.
+var ErrPatterns = errors.New("distill: asking the model for the patterns failed")
+
+// Run asks the model for code that answers as the ptool did on s.Train,
+// screens, compiles and tests each candidate in the sandbox, scores it on
+// s.Validation (whose wrong cases the model is told) and s.Sealed (which
+// alone the gate reads, and the model never sees), feeding back what went
+// wrong, for at most Options.Rounds candidates. It returns the report,
+// with ErrRejected when no candidate passed; ErrNoSandbox when the code
+// cannot be confined and Options.NoSandbox is not set; other errors (the
+// model's, the file system's) stop it.
+func Run(ctx context.Context, t Target, s Splits, o Options) (*Report, error) {
 	o.defaults()
 	start := time.Now()
 	if o.Model == nil {
 		return nil, errors.New("distill: no model")
 	}
-	if len(held) == 0 || len(train) == 0 {
-		return nil, fmt.Errorf("distill: %s: %d training and %d held-out examples: both are needed", t.Name, len(train), len(held))
+	if len(s.Train) == 0 || len(s.Validation) == 0 || len(s.Sealed) == 0 {
+		return nil, fmt.Errorf("distill: %s: %d training, %d validation and %d sealed examples: each split needs one at least",
+			t.Name, len(s.Train), len(s.Validation), len(s.Sealed))
 	}
 	types, err := GoTypes(t.Input, t.Output)
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Ptool: t.Name, Train: len(train), HeldOut: len(held), MaxWrong: o.MaxWrong,
-		MinCoverage: o.MinCoverage, Types: types}
-	defer func() { rep.Duration = time.Since(start) }()
-	ws, err := newWorkspace(o.WorkDir, o.Module, o.Timeout, !o.NoSandbox)
-	if err != nil {
-		return nil, err
-	}
-	if !o.Keep {
-		defer ws.remove()
-	}
-	rep.Sandbox = ws.Sandboxed()
 	outSchema, err := schema.Compile(t.Output)
 	if err != nil {
 		return nil, fmt.Errorf("distill: %s's output schema: %w", t.Name, err)
 	}
-	g := newGenerator(o.Model, t, types, train, o.MaxExamples)
-	if rep.Patterns, err = g.patterns(ctx); err != nil {
-		return rep, fmt.Errorf("distill: asking for the patterns: %w", err)
+	rep := &Report{Ptool: t.Name, Train: len(s.Train), Validation: len(s.Validation), Sealed: len(s.Sealed),
+		MaxWrong: o.MaxWrong, MinCoverage: o.MinCoverage, Types: types}
+	defer func() { rep.Duration = time.Since(start) }()
+	ws, err := newWorkspace(ctx, &o)
+	if err != nil {
+		return nil, err
 	}
-	o.Log("patterns: %s", firstLine(rep.Patterns))
+	if o.Keep {
+		o.Log("the temporary module is kept in %s", ws.base)
+	} else {
+		defer ws.remove()
+	}
+	rep.Confined, rep.Sandbox = ws.exec.Confined(), ws.describe()
+	o.Log("sandbox: %s", rep.Sandbox)
+	if err := ws.seed(ctx, o.CacheDir, func() error { return ws.warm(ctx, types) }); err != nil {
+		return nil, err
+	}
+	g := newGenerator(o.Model, t, types, s.Train, o.MaxExamples)
+	if rep.Patterns, err = g.patterns(ctx); err != nil {
+		return rep, fmt.Errorf("%w: %w", ErrPatterns, err)
+	}
+	o.Log("patterns: %d, the first: %s", len(rep.Patterns), rep.Patterns[0].Rule)
+	j := &judge{ws: ws, o: o, types: types, splits: s, out: outSchema, patterns: rep.Patterns, shown: g.shown,
+		literals: inputLiterals(t.Input, s)}
 	feedback := ""
 	for n := 1; n <= o.Rounds; n++ {
 		cand, err := g.code(ctx, rep.Patterns, feedback)
 		if err != nil {
 			return rep, fmt.Errorf("distill: round %d: asking for code: %w", n, err)
 		}
-		r := Round{N: n, Code: cand.Code, Test: cand.Test}
-		if err := evaluate(ctx, ws, &r, types, held, outSchema, o); err != nil {
+		r := Round{N: n, Code: cand.Code, TestCode: cand.Test}
+		if err := j.evaluate(ctx, &r); err != nil {
 			return rep, err
 		}
-		r.Rejected = gate(&r, o)
 		r.Accepted = r.Rejected == ""
 		rep.Rounds = append(rep.Rounds, r)
 		if r.Accepted {
-			o.Log("round %d: accepted: %s", n, r.Score.line())
-			rep.Accepted, rep.Code, rep.Test = true, r.Code, r.Test
+			o.Log("round %d: accepted: sealed %s", n, r.Sealed.line())
+			rep.Accepted, rep.Code, rep.TestCode = true, r.Code, r.TestCode
 			return rep, nil
 		}
 		o.Log("round %d: rejected: %s", n, r.Rejected)
-		feedback = feedbackText(&r)
+		feedback = j.feedback(&r)
 	}
 	return rep, ErrRejected
 }
 
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	return s
-}
-
 func (s *Score) line() string {
-	return fmt.Sprintf("%d held-out inputs: %d correct, %d wrong, %d abstained; coverage %.1f%%, wrong %.1f%%",
+	return fmt.Sprintf("%d inputs: %d correct, %d wrong, %d abstained; coverage %.1f%%, wrong %.1f%%",
 		s.Total, s.Correct, s.Wrong, s.Abstained, 100*s.Coverage, 100*s.WrongRate)
 }
 
-// gate returns why a round is rejected, or "" when it passes.
-func gate(r *Round, o Options) string {
-	switch {
-	case !r.Compiled:
-		return "it does not compile (or go vet fails)"
-	case !r.TestsPassed:
-		return "its tests fail"
-	case r.Score == nil:
-		return "it was not scored"
-	case r.Score.WrongRate > o.MaxWrong:
-		return fmt.Sprintf("wrong on %.1f%% of the held-out inputs (at most %.1f%% allowed)", 100*r.Score.WrongRate, 100*o.MaxWrong)
-	case r.Score.Coverage < o.MinCoverage:
-		return fmt.Sprintf("it answers %.1f%% of the held-out inputs (at least %.1f%% needed)", 100*r.Score.Coverage, 100*o.MinCoverage)
-	}
-	return ""
-}
+//go:embed harness/zz_ptk_wrap.go.in
+var wrapSource string
 
-// harness scores the candidate: it runs the code on each held-out input,
-// each in its own time limit, and writes one JSON line per input as soon as
-// it has it, so that a binary stopped from outside still says how far it got.
-const harness = `package distilled
+//go:embed harness/zz_ptk_harness_test.go.in
+var harnessSource string
 
-import (
-	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"os"
-	"testing"
-	"time"
+// warmTimeout is the least time limit of a step of warm.
+const warmTimeout = 10 * time.Minute
 
-	"github.com/ptkit/ptk/ptool"
-)
-
-func TestPtkDistillHeldOut(t *testing.T) {
-	cases, results := os.Getenv("PTK_DISTILL_CASES"), os.Getenv("PTK_DISTILL_RESULTS")
-	if cases == "" {
-		t.Skip("not scoring")
-	}
-	data, err := os.ReadFile(cases)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var inputs []json.RawMessage
-	if err := json.Unmarshal(data, &inputs); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Create(results)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	limit, _ := time.ParseDuration(os.Getenv("PTK_DISTILL_CASE_TIMEOUT"))
-	type result struct {
-		I        int             ` + "`json:\"i\"`" + `
-		Out      json.RawMessage ` + "`json:\"out,omitempty\"`" + `
-		Fallback bool            ` + "`json:\"fallback,omitempty\"`" + `
-		Error    string          ` + "`json:\"error,omitempty\"`" + `
-	}
-	for i, raw := range inputs {
-		r := result{I: i}
-		var in In
-		if err := json.Unmarshal(raw, &in); err != nil {
-			r.Error = "the input does not decode into In: " + err.Error()
-		} else {
-			done := make(chan result, 1)
-			go func() {
-				r := result{I: i}
-				defer func() {
-					if p := recover(); p != nil {
-						r.Error = fmt.Sprintf("panic: %v", p)
-						done <- r
-					}
-				}()
-				ctx, cancel := context.WithTimeout(context.Background(), limit)
-				defer cancel()
-				out, err := Distilled(ctx, in)
-				switch {
-				case errors.Is(err, ptool.ErrFallback):
-					r.Fallback = true
-				case err != nil:
-					r.Error = err.Error()
-				default:
-					b, err := json.Marshal(out)
-					if err != nil {
-						r.Error = "the output does not encode: " + err.Error()
-					}
-					r.Out = b
-				}
-				done <- r
-			}()
-			select {
-			case r = <-done:
-			case <-time.After(limit + limit/2):
-				r.Error = fmt.Sprintf("no answer within %s: stopped", limit)
-				b, _ := json.Marshal(r)
-				f.Write(append(b, '\n'))
-				f.Close()
-				os.Exit(3)
-			}
-		}
-		b, _ := json.Marshal(r)
-		if _, err := f.Write(append(b, '\n')); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-`
-
-// evaluate compiles, tests and scores a candidate in the workspace.
-func evaluate(ctx context.Context, ws *workspace, r *Round, types string, held []Example, out *schema.Schema, o Options) error {
-	code := r.Code
-	if !strings.Contains(code, "package ") {
-		code = "package distilled\n\n" + code
+// warm builds, with no candidate's code, what every candidate needs: the
+// allowed packages, the ptool stub, testing and the harness, so that the
+// build cache holds them.
+func (w *workspace) warm(ctx context.Context, types string) error {
+	var imports strings.Builder
+	for _, p := range Allowed {
+		fmt.Fprintf(&imports, "\t_ %q\n", p)
 	}
 	files := map[string]string{
-		"types.go":                       "package distilled\n\n" + types,
-		"distilled.go":                   code,
-		"distilled_test.go":              r.Test,
-		"zz_ptk_distill_harness_test.go": harness,
+		"types.go":               "package distilled\n\n" + types,
+		"distilled.go":           "package distilled\n\nimport (\n\t\"context\"\n\n" + imports.String() + ")\n\nfunc ptkDistil(ctx context.Context, in In) (Out, error) {\n\tvar zero Out\n\treturn zero, nil\n}\n",
+		"warm_test.go":           "package distilled\n\nimport _ \"testing\"\n",
+		"zz_ptk_wrap.go":         wrapSource,
+		"zz_ptk_harness_test.go": harnessSource,
 	}
-	if strings.TrimSpace(r.Test) == "" {
-		files["distilled_test.go"] = "package distilled\n"
+	if err := w.reset(); err != nil {
+		return err
 	}
 	for name, text := range files {
-		if err := ws.write(name, text); err != nil {
+		if err := w.write(name, text); err != nil {
 			return err
 		}
 	}
-	os.Remove(filepath.Join(ws.dir, "ptk.test"))
-	vet := ws.run(ctx, true, nil, "go", "vet", ".")
-	o.Log("go vet: %v", errText(vet.Err))
+	// Compiling the standard library's packages from nothing takes
+	// minutes on a busy machine: the step's limit is ten at least.
+	w2 := *w
+	w2.timeout = max(w.timeout, warmTimeout)
+	for _, args := range [][]string{{"vet", "."}, {"test", "-c", "-o", filepath.Join(w.bin, "ptk.test"), "."}} {
+		if r := w2.goCmd(ctx, args...); r.Err != nil {
+			return fmt.Errorf("distill: building the build cache (go %s): %v\n%s", args[0], r.Err, capText(r.Output, 2000))
+		}
+	}
+	return nil
+}
+
+// judge evaluates the candidates of one distillation.
+type judge struct {
+	ws       *workspace
+	o        Options
+	types    string
+	splits   Splits
+	out      *schema.Schema
+	patterns []Pattern
+	shown    []Example
+	// literals are the strings of the validation and sealed inputs that no
+	// training input holds, each with its split.
+	literals map[string]string
+}
+
+// evaluate screens, compiles, tests and scores a candidate, filling r and
+// setting r.Rejected when it fails; an error is the workspace's.
+func (j *judge) evaluate(ctx context.Context, r *Round) error {
+	if ok, err := j.compile(ctx, r); !ok || err != nil {
+		return err
+	}
+	return j.check(ctx, r)
+}
+
+// compile screens the candidate and builds its test binary; it reports
+// false, with r.Rejected set, when either fails.
+func (j *judge) compile(ctx context.Context, r *Round) (bool, error) {
+	log := j.o.Log
+	code, test := r.Code, r.TestCode
+	if !strings.Contains(code, "package ") {
+		code = "package distilled\n\n" + code
+	}
+	// The screen, before anything compiles.
+	renamed, reasons := prepare(code, test, j.o.noScreen)
+	if strings.TrimSpace(test) == "" {
+		test = "package distilled\n" // only with no screen, in ptk's own tests
+	}
+	if len(reasons) > 0 {
+		r.Screen = reasons
+		r.Rejected = "the check before compiling rejected it"
+		log("screen: %d reason(s), the first: %s", len(reasons), reasons[0])
+		return false, nil
+	}
+	log("screen: ok")
+	r.Flags, r.SealedFlags = j.flags(code)
+	if err := j.ws.reset(); err != nil {
+		return false, err
+	}
+	files := map[string]string{
+		"types.go":               "package distilled\n\n" + j.types,
+		"distilled.go":           renamed,
+		"distilled_test.go":      test,
+		"zz_ptk_wrap.go":         wrapSource,
+		"zz_ptk_harness_test.go": harnessSource,
+	}
+	for name, text := range files {
+		if err := j.ws.write(name, text); err != nil {
+			return false, err
+		}
+	}
+	vet := j.ws.goCmd(ctx, "vet", ".")
+	log("go vet: %s", errText(vet.Err))
 	if vet.Err != nil {
 		r.Build = "go vet:\n" + vet.Output + errLine(vet)
-		return nil
+		r.Rejected = "it does not compile (or go vet fails)"
+		return false, nil
 	}
-	build := ws.run(ctx, true, nil, "go", "test", "-c", "-o", "ptk.test", ".")
-	o.Log("go test -c: %v", errText(build.Err))
+	build := j.ws.goCmd(ctx, "test", "-c", "-o", filepath.Join(j.ws.bin, "ptk.test"), ".")
+	log("go test -c: %s", errText(build.Err))
 	if build.Err != nil {
 		r.Build = "go test -c:\n" + build.Output + errLine(build)
-		return nil
+		r.Rejected = "it does not compile"
+		return false, nil
 	}
 	r.Compiled = true
-	tests := ws.run(ctx, false, nil, "./ptk.test", "-test.v", "-test.timeout", o.Timeout.String())
-	o.Log("the candidate's tests: %v", errText(tests.Err))
+	return true, nil
+}
+
+// check runs the candidate's tests, watched, and scores it, setting
+// r.Rejected when it fails.
+func (j *judge) check(ctx context.Context, r *Round) error {
+	log := j.o.Log
+
+	// The candidate's tests, watched: which pattern's examples they try.
+	pats := make([][]json.RawMessage, len(j.patterns))
+	for i, p := range j.patterns {
+		for _, n := range p.Examples {
+			pats[i] = append(pats[i], j.shown[n-1].Input)
+		}
+	}
+	if err := j.ws.newRunDir(); err != nil {
+		return err
+	}
+	if err := j.writeRun("patterns.json", pats); err != nil {
+		return err
+	}
+	tests := j.ws.test(ctx, []string{"PTK_DISTILL_PATTERNS=patterns.json", "PTK_DISTILL_COVERAGE=coverage.json"},
+		"-test.v", "-test.timeout", j.o.Timeout.String())
+	log("the candidate's tests: %s", errText(tests.Err))
 	r.TestsPassed = tests.Err == nil
 	r.Tests = tests.Output + errLine(tests)
-	// A hung input stops the scoring run; it is run again on the inputs
-	// left, a bounded number of times.
+	r.FailedTests = failedTests(tests.Output)
+	var cov struct {
+		Covered []bool `json:"covered"`
+		Calls   int    `json:"calls"`
+	}
+	if b, err := os.ReadFile(filepath.Join(j.ws.runDir, "coverage.json")); err == nil {
+		json.Unmarshal(b, &cov)
+	}
+	if r.TestsPassed {
+		for i := range j.patterns {
+			if i >= len(cov.Covered) || !cov.Covered[i] {
+				r.Uncovered = append(r.Uncovered, i)
+			}
+		}
+		// Tests that pass when the code always falls back check nothing.
+		if len(r.Uncovered) == 0 {
+			if err := j.ws.newRunDir(); err != nil {
+				return err
+			}
+			mutant := j.ws.test(ctx, []string{"PTK_DISTILL_MUTANT=1"}, "-test.timeout", j.o.Timeout.String())
+			r.Unchecked = mutant.Err == nil
+			log("the candidate's tests with a code that always falls back: %s", errText(mutant.Err))
+		}
+	}
+
+	// Scored on validation, told to the model; then on the sealed split,
+	// in a run of its own, so no state of the validation run reaches it.
+	var err error
+	if r.Validation, err = j.score(ctx, j.splits.Validation); err != nil {
+		return err
+	}
+	log("validation: %s", r.Validation.line())
+	switch {
+	case !r.TestsPassed && cov.Calls == 0 && len(r.FailedTests) == 0:
+		r.Rejected = "its tests do not run"
+	case !r.TestsPassed:
+		r.Rejected = "its tests fail"
+	case cov.Calls == 0:
+		r.Rejected = "its tests never call Distilled"
+	case len(r.Uncovered) > 0:
+		r.Rejected = fmt.Sprintf("its tests try no example of %d of the %d patterns", len(r.Uncovered), len(j.patterns))
+	case r.Unchecked:
+		r.Rejected = "its tests do not check the answers: they pass when Distilled always falls back"
+	case len(r.Flags) > 0 || r.SealedFlags > 0:
+		r.Rejected = fmt.Sprintf("%d of its string literals are inputs, not rules", len(r.Flags)+r.SealedFlags)
+	}
+	if r.Rejected != "" {
+		return nil
+	}
+	if r.Sealed, err = j.score(ctx, j.splits.Sealed); err != nil {
+		return err
+	}
+	log("sealed: %s", r.Sealed.line())
+	switch {
+	case r.Sealed.WrongRate > j.o.MaxWrong:
+		r.Rejected = fmt.Sprintf("wrong on %.1f%% of the sealed inputs (at most %.1f%% allowed)", 100*r.Sealed.WrongRate, 100*j.o.MaxWrong)
+	case r.Sealed.Coverage < j.o.MinCoverage:
+		r.Rejected = fmt.Sprintf("it answers %.1f%% of the sealed inputs (at least %.1f%% needed)", 100*r.Sealed.Coverage, 100*j.o.MinCoverage)
+	}
+	return nil
+}
+
+// prepare screens the candidate's files and returns its code with its
+// function renamed ptkDistil (the harness's Distilled wraps it), or the
+// screen's reasons.
+func prepare(code, test string, noScreen bool) (string, []string) {
+	var reasons []string
+	if !noScreen {
+		for _, f := range []struct{ name, src string }{{"distilled.go", code}, {"distilled_test.go", test}} {
+			var serr *ScreenError
+			if err := Screen(f.name, []byte(f.src)); errors.As(err, &serr) {
+				reasons = append(reasons, serr.Reasons...)
+			}
+		}
+		if strings.TrimSpace(test) == "" {
+			reasons = append(reasons, "distilled_test.go: there is no test file: write a table test of Distilled")
+		}
+	}
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "distilled.go", code, parser.SkipObjectResolution)
+	if err != nil {
+		if len(reasons) == 0 {
+			reasons = append(reasons, err.Error())
+		}
+		return "", reasons
+	}
+	if f.Name.Name != "distilled" {
+		reasons = append(reasons, fmt.Sprintf("distilled.go: the package is %s, not distilled", f.Name.Name))
+	}
+	if tf, err := parser.ParseFile(fset, "distilled_test.go", test, parser.PackageClauseOnly); err == nil && tf.Name.Name != "distilled" {
+		reasons = append(reasons, fmt.Sprintf("distilled_test.go: the package is %s, not distilled (an internal test)", tf.Name.Name))
+	}
+	var fn *ast.FuncDecl
+	for _, d := range f.Decls {
+		if d, ok := d.(*ast.FuncDecl); ok && d.Recv == nil && d.Name.Name == "Distilled" {
+			fn = d
+		}
+	}
+	if fn == nil {
+		reasons = append(reasons, "distilled.go: it declares no func Distilled(ctx context.Context, in In) (Out, error)")
+	}
+	if len(reasons) > 0 {
+		return "", reasons
+	}
+	// The same length, so the compiler's positions stay the candidate's.
+	at := fset.Position(fn.Name.Pos()).Offset
+	return code[:at] + "ptkDistil" + code[at+len("Distilled"):], nil
+}
+
+// failedTests are the names of the tests go test -v reports failed.
+var failLine = regexp.MustCompile(`(?m)^\s*--- FAIL: (\S+)`)
+
+func failedTests(out string) []string {
+	var names []string
+	for _, m := range failLine.FindAllStringSubmatch(out, 20) {
+		name := strings.Map(func(r rune) rune {
+			if r < 0x20 || r == 0x7f {
+				return -1
+			}
+			return r
+		}, m[1])
+		if len(name) > 80 {
+			name = name[:80] + "..."
+		}
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// writeRun writes v as JSON into the run directory, for the sandbox's user.
+func (j *judge) writeRun(name string, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	p := filepath.Join(j.ws.runDir, name)
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		return err
+	}
+	return os.Chmod(p, 0o644)
+}
+
+// score runs the code on the inputs of examples, in runs of their own, and
+// judges each answer. A hung input stops a run; it is run again on the
+// inputs left, a bounded number of times.
+func (j *judge) score(ctx context.Context, examples []Example) (*Score, error) {
 	got := map[int]result{}
-	var last stepResult
+	var last sandbox.Result
 	for restart := 0; restart <= maxRestarts; restart++ {
 		var idx []int
 		var inputs []json.RawMessage
-		for i, e := range held {
+		for i, e := range examples {
 			if _, ok := got[i]; !ok {
 				idx = append(idx, i)
 				inputs = append(inputs, e.Input)
@@ -442,23 +604,22 @@ func evaluate(ctx context.Context, ws *workspace, r *Round, types string, held [
 		if len(idx) == 0 {
 			break
 		}
-		data, _ := json.Marshal(inputs)
-		if err := ws.write("heldout.json", string(data)); err != nil {
-			return err
+		if err := j.ws.newRunDir(); err != nil {
+			return nil, err
 		}
-		resultsFile := filepath.Join(ws.dir, "results.jsonl")
-		os.Remove(resultsFile)
-		last = ws.run(ctx, false, []string{"PTK_DISTILL_CASES=" + filepath.Join(ws.dir, "heldout.json"),
-			"PTK_DISTILL_RESULTS=" + resultsFile, "PTK_DISTILL_CASE_TIMEOUT=" + o.CaseTimeout.String()},
-			"./ptk.test", "-test.run", "^TestPtkDistillHeldOut$", "-test.timeout", o.Timeout.String())
-		o.Log("scoring %d inputs: %v", len(idx), errText(last.Err))
-		n := readResults(resultsFile, idx, got)
+		if err := j.writeRun("cases.json", inputs); err != nil {
+			return nil, err
+		}
+		last = j.ws.test(ctx, []string{"PTK_DISTILL_CASES=cases.json", "PTK_DISTILL_RESULTS=results.jsonl",
+			"PTK_DISTILL_CASE_TIMEOUT=" + j.o.CaseTimeout.String()},
+			"-test.run", "^TestPtkDistillScore$", "-test.timeout", j.o.Timeout.String())
+		j.o.Log("scoring %d inputs: %s", len(idx), errText(last.Err))
+		n := readResults(filepath.Join(j.ws.runDir, "results.jsonl"), idx, got)
 		if last.Err == nil || n == 0 || ctx.Err() != nil {
 			break
 		}
 	}
-	r.Score = score(held, got, last, out)
-	return nil
+	return score(examples, got, last, j.out), nil
 }
 
 // maxRestarts bounds the scoring runs started again after a hung input.
@@ -470,10 +631,11 @@ type result struct {
 	Out      json.RawMessage `json:"out"`
 	Fallback bool            `json:"fallback"`
 	Error    string          `json:"error"`
+	Kind     string          `json:"kind"`
 }
 
 // readResults adds the results of file to got, idx mapping the run's
-// inputs to the held-out ones; it returns how many it read.
+// inputs to the split's; it returns how many it read.
 func readResults(file string, idx []int, got map[int]result) int {
 	f, err := os.Open(file)
 	if err != nil {
@@ -482,7 +644,7 @@ func readResults(file string, idx []int, got map[int]result) int {
 	defer f.Close()
 	n := 0
 	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 16<<20)
+	sc.Buffer(nil, 4<<20)
 	for sc.Scan() {
 		var r result
 		if json.Unmarshal(sc.Bytes(), &r) == nil && r.I >= 0 && r.I < len(idx) {
@@ -501,17 +663,17 @@ func errText(err error) string {
 	return err.Error()
 }
 
-func errLine(s stepResult) string {
+func errLine(s sandbox.Result) string {
 	if s.Err == nil {
 		return ""
 	}
 	return "\n" + s.Err.Error()
 }
 
-// score reads the harness's results and judges each held-out input.
-func score(held []Example, got map[int]result, run stepResult, out *schema.Schema) *Score {
-	s := &Score{Total: len(held)}
-	for i, e := range held {
+// score judges each answer.
+func score(examples []Example, got map[int]result, run sandbox.Result, out *schema.Schema) *Score {
+	s := &Score{Total: len(examples)}
+	for i, e := range examples {
 		c := Case{Input: e.Input, Want: e.Output}
 		r, ok := got[i]
 		switch {
@@ -558,36 +720,185 @@ func score(held []Example, got map[int]result, run stepResult, out *schema.Schem
 	return s
 }
 
-// feedbackText is what the model is told about a rejected round.
-func feedbackText(r *Round) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Your previous code was rejected: %s.\n", r.Rejected)
-	if !r.Compiled {
-		fmt.Fprintf(&b, "\nThe compiler and go vet said:\n%s\n", capText(r.Build, 4000))
-	} else if !r.TestsPassed {
-		fmt.Fprintf(&b, "\nThe tests said:\n%s\n", capText(r.Tests, 4000))
+// inputLiterals returns the strings of the validation and sealed inputs
+// that are no training input's, no value the input schema enumerates, and
+// four bytes long at least, each with its split: a candidate that holds one
+// as a literal lists inputs instead of following a rule.
+func inputLiterals(inSchema json.RawMessage, s Splits) map[string]string {
+	common := map[string]bool{}
+	for _, e := range s.Train {
+		walkStrings(e.Input, func(v string) { common[v] = true })
 	}
-	if r.Score != nil {
-		fmt.Fprintf(&b, "\nOn held-out inputs: %s.\n", r.Score.line())
-		cases := r.Score.WrongCases
-		for i, c := range cases {
+	for _, v := range schemaEnums(inSchema) {
+		common[v] = true
+	}
+	lits := map[string]string{}
+	for _, split := range []struct {
+		name string
+		ex   []Example
+	}{{"sealed", s.Sealed}, {"validation", s.Validation}} {
+		for _, e := range split.ex {
+			var compact bytes.Buffer
+			if json.Compact(&compact, e.Input) == nil {
+				lits[compact.String()] = split.name
+			}
+			walkStrings(e.Input, func(v string) {
+				if len(v) >= 4 && !common[v] {
+					lits[v] = split.name
+				}
+			})
+		}
+	}
+	return lits
+}
+
+// walkStrings calls f with each string in the JSON value raw.
+func walkStrings(raw json.RawMessage, f func(string)) {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return
+	}
+	var walk func(any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case string:
+			f(v)
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		case map[string]any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+}
+
+// schemaEnums returns the string values enumerated anywhere in a schema.
+func schemaEnums(raw json.RawMessage) []string {
+	var out []string
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return nil
+	}
+	var walk func(any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, e := range v {
+				if k == "enum" {
+					if vals, ok := e.([]any); ok {
+						for _, x := range vals {
+							if s, ok := x.(string); ok {
+								out = append(out, s)
+							}
+						}
+					}
+				}
+				walk(e)
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return out
+}
+
+// flags returns the string literals of code equal to validation inputs
+// (which the model may have been told), and how many equal sealed ones.
+func (j *judge) flags(code string) (validation []string, sealed int) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "distilled.go", code, parser.SkipObjectResolution)
+	if err != nil {
+		return nil, 0
+	}
+	seen := map[string]bool{}
+	ast.Inspect(f, func(n ast.Node) bool {
+		lit, ok := n.(*ast.BasicLit)
+		if !ok || lit.Kind != token.STRING {
+			return true
+		}
+		v, err := strconv.Unquote(lit.Value)
+		if err != nil || seen[v] {
+			return true
+		}
+		seen[v] = true
+		switch j.literals[v] {
+		case "validation":
+			validation = append(validation, strconv.Quote(v))
+		case "sealed":
+			sealed++
+		}
+		return true
+	})
+	sort.Strings(validation)
+	return validation, sealed
+}
+
+// feedback is what the model is told about a rejected round: the screen's
+// reasons, the compiler's output, the names of failing tests, the patterns
+// the tests miss, the literals that are inputs, and per-case summaries of
+// the validation split. Never a sealed input, and never the raw output of
+// the tests.
+func (j *judge) feedback(r *Round) string {
+	type uncovered struct{ Rule, Example string }
+	type wrongCase struct{ Input, Want, Got, Error string }
+	type validation struct {
+		Line  string
+		Cases []wrongCase
+		More  int
+		None  bool
+	}
+	d := struct {
+		Rejected    string
+		Screen      []string
+		Build       string
+		FailedTests []string
+		Uncovered   []uncovered
+		Mutant      bool
+		Flags       []string
+		SealedFlags int
+		Validation  *validation
+		Sealed      string
+	}{Rejected: r.Rejected, Screen: r.Screen, FailedTests: r.FailedTests, Mutant: r.Unchecked,
+		Flags: r.Flags, SealedFlags: r.SealedFlags}
+	if !r.Compiled && r.Build != "" {
+		d.Build = capText(r.Build, 4000)
+	}
+	for _, i := range r.Uncovered {
+		p := j.patterns[i]
+		d.Uncovered = append(d.Uncovered, uncovered{Rule: p.Rule, Example: string(j.shown[p.Examples[0]-1].Input)})
+	}
+	if v := r.Validation; v != nil {
+		d.Validation = &validation{Line: v.line(), None: v.Coverage == 0}
+		for i, c := range v.WrongCases {
 			if i == 10 {
-				fmt.Fprintf(&b, "... and %d more wrong.\n", len(cases)-10)
+				d.Validation.More = len(v.WrongCases) - 10
 				break
 			}
-			fmt.Fprintf(&b, "- input %s: expected %s", c.Input, c.Want)
-			if c.Got != nil {
-				fmt.Fprintf(&b, ", got %s", c.Got)
-			}
-			if c.Error != "" {
-				fmt.Fprintf(&b, " (%s)", c.Error)
-			}
-			b.WriteString("\n")
-		}
-		if r.Score.Coverage == 0 {
-			b.WriteString("The code answered no input: falling back on everything is not a solution. Answer the inputs whose pattern is clear.\n")
+			d.Validation.Cases = append(d.Validation.Cases, wrongCase{Input: capText(string(c.Input), 500), Want: capText(string(c.Want), 300),
+				Got: capText(string(c.Got), 300), Error: capText(visible(firstLine(c.Error)), 200)})
 		}
 	}
-	b.WriteString("\nWrite the whole file again, corrected. Return ptool.ErrFallback for any input you are not sure of: a fallback costs a model call, a wrong answer is a bug.")
-	return b.String()
+	if s := r.Sealed; s != nil {
+		// Which way the sealed split failed, and no number: what the model
+		// learns of it is one bit a round.
+		d.Rejected = "the gate on the sealed inputs, which you are never shown, rejected it"
+		if s.WrongRate > j.o.MaxWrong {
+			d.Sealed = "On the sealed inputs it answered wrongly too often: leave to the model (ptool.ErrFallback) what no rule of the examples decides."
+		} else {
+			d.Sealed = "On the sealed inputs it answered too few: answer the inputs whose pattern is clear."
+		}
+	}
+	return render("feedback.tmpl", d)
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,26 +25,41 @@ var target = Target{
 	Output:    json.RawMessage(`{"type":"string","enum":["positive","negative","neutral"]}`),
 }
 
-// calls makes n stored calls: "love" is positive, "hate" negative, the
+// review is the i-th stored call: "love" is positive, "hate" negative, the
 // rest a model's judgement (neutral or positive, by no rule code can see).
+func review(i int) (text, want string) {
+	text, want = fmt.Sprintf("item %d is fine", i), "neutral"
+	switch i % 3 {
+	case 0:
+		text, want = fmt.Sprintf("I love item %d", i), "positive"
+	case 1:
+		text, want = fmt.Sprintf("I hate item %d", i), "negative"
+	default:
+		if i%2 == 0 {
+			want = "positive"
+		}
+	}
+	return text, want
+}
+
+// calls makes n stored calls, answered by a model.
 func calls(n int) []trace.PtoolCall {
 	var out []trace.PtoolCall
 	for i := range n {
-		text, want := fmt.Sprintf("item %d is fine", i), "neutral"
-		switch i % 3 {
-		case 0:
-			text, want = fmt.Sprintf("I love item %d", i), "positive"
-		case 1:
-			text, want = fmt.Sprintf("I hate item %d", i), "negative"
-		default:
-			if i%2 == 0 {
-				want = "positive"
-			}
-		}
+		text, want := review(i)
 		in, _ := json.Marshal(map[string]string{"text": text})
-		out = append(out, trace.PtoolCall{Ptool: "classify", Input: in, Output: json.RawMessage(`"` + want + `"`)})
+		out = append(out, trace.PtoolCall{Ptool: "classify", Input: in, Output: json.RawMessage(`"` + want + `"`), Source: "model"})
 	}
 	return out
+}
+
+// splits are the splits of 90 calls every test distils.
+func splits() Splits { return Split(calls(90), 0.2, 0.3, 1) }
+
+func textOf(e Example) string {
+	var in struct{ Text string }
+	json.Unmarshal(e.Input, &in)
+	return in.Text
 }
 
 const goodCode = `package distilled
@@ -66,7 +83,14 @@ func Distilled(ctx context.Context, in In) (Out, error) {
 }
 `
 
-const goodTest = `package distilled
+// testFor is a table test of the cases given as input text and the answer
+// expected ("" for a fallback).
+func testFor(cases ...[2]string) string {
+	var rows strings.Builder
+	for _, c := range cases {
+		fmt.Fprintf(&rows, "\t\t{%q, %q},\n", c[0], c[1])
+	}
+	return `package distilled
 
 import (
 	"context"
@@ -77,7 +101,8 @@ import (
 )
 
 func TestDistilled(t *testing.T) {
-	for _, c := range []struct{ in, want string }{{"I love item 0", "positive"}, {"I hate item 1", "negative"}, {"item 2 is fine", ""}} {
+	for _, c := range []struct{ in, want string }{
+` + rows.String() + `	} {
 		got, err := Distilled(context.Background(), In{Text: c.in})
 		if c.want == "" {
 			if !errors.Is(err, ptool.ErrFallback) {
@@ -91,6 +116,23 @@ func TestDistilled(t *testing.T) {
 	}
 }
 `
+}
+
+// firstOf returns the first training example whose text holds word.
+func firstOf(s Splits, word string) Example {
+	for _, e := range s.Train {
+		if strings.Contains(textOf(e), word) {
+			return e
+		}
+	}
+	panic("no training example holds " + word)
+}
+
+// goodTest tries one training example of each pattern.
+func goodTest(s Splits) string {
+	return testFor([2]string{textOf(firstOf(s, "love")), "positive"}, [2]string{textOf(firstOf(s, "hate")), "negative"},
+		[2]string{textOf(firstOf(s, "fine")), ""})
+}
 
 func answer(v any) llmtest.Reply {
 	b, _ := json.Marshal(v)
@@ -101,9 +143,30 @@ func candidate(code, test string) llmtest.Reply {
 	return answer(Candidate{Code: code, Test: test})
 }
 
-var patterns = answer("Texts with love are positive, with hate negative; the rest varies.")
+// patterns are the model's patterns of the training examples s shows: love,
+// hate and the rest, each with the numbers of its examples.
+func patterns(s Splits) llmtest.Reply {
+	var love, hate, rest []int
+	for i, e := range s.Train {
+		switch t := textOf(e); {
+		case strings.Contains(t, "love"):
+			love = append(love, i+1)
+		case strings.Contains(t, "hate"):
+			hate = append(hate, i+1)
+		default:
+			rest = append(rest, i+1)
+		}
+	}
+	return answer(patternsOut{Patterns: []Pattern{
+		{Rule: "texts with love are positive", Examples: love},
+		{Rule: "texts with hate are negative", Examples: hate},
+		{Rule: "the rest is a judgement: neutral or positive", Examples: rest},
+	}})
+}
 
-var workDir string
+// workDir holds the tests' workspaces; cacheDir the seed of the build
+// cache, the user's, so that a test that moves $HOME does not build one.
+var workDir, cacheDir string
 
 func TestMain(m *testing.M) {
 	d, err := os.MkdirTemp("", "distill-test-")
@@ -111,55 +174,138 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	workDir = d
+	os.Chmod(d, 0o755) // the sandbox's user, nobody, enters it
+	var o Options
+	o.defaults()
+	cacheDir = o.CacheDir
 	code := m.Run()
 	os.RemoveAll(d)
 	os.Exit(code)
 }
 
+// needBwrap skips a test without bubblewrap, or fails it when CI says it
+// is installed (PTK_TEST_BWRAP_REQUIRED=1).
+func needBwrap(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		if os.Getenv("PTK_TEST_BWRAP_REQUIRED") == "1" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+}
+
 func options(t *testing.T, script *llmtest.Script) Options {
-	root, err := filepath.Abs("..")
+	return Options{Model: script, WorkDir: workDir, CacheDir: cacheDir, Timeout: 90 * time.Second,
+		CaseTimeout: 500 * time.Millisecond, Log: t.Logf}
+}
+
+// run distils splits() with the scripted replies, one round per candidate.
+func run(t *testing.T, replies ...llmtest.Reply) (*Report, error, *llmtest.Script) {
+	t.Helper()
+	needBwrap(t)
+	script := llmtest.New(replies...)
+	o := options(t, script)
+	o.Rounds = len(replies) - 1
+	return runWith(t, script, o)
+}
+
+func runWith(t *testing.T, script *llmtest.Script, o Options) (*Report, error, *llmtest.Script) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	rep, err := Run(ctx, target, splits(), o)
+	if rep != nil {
+		t.Log(rep.Summary())
+	}
+	return rep, err, script
+}
+
+// sentToModel is everything the model was sent.
+func sentToModel(script *llmtest.Script) string {
+	var b strings.Builder
+	for _, r := range script.Requests() {
+		for _, m := range r.Messages {
+			fmt.Fprintf(&b, "%v\n", m)
+		}
+	}
+	return b.String()
+}
+
+// noSealedInput fails the test if any sealed input reached the model.
+func noSealedInput(t *testing.T, s Splits, script *llmtest.Script) {
+	t.Helper()
+	sent := sentToModel(script)
+	for _, e := range s.Sealed {
+		if strings.Contains(sent, textOf(e)+`\"`) || strings.Contains(sent, textOf(e)+`"`) {
+			t.Errorf("the sealed input %s reached the model", e.Input)
+		}
+	}
+}
+
+func TestCorrect(t *testing.T) {
+	s := splits()
+	rep, err, script := run(t, patterns(s), candidate(goodCode, goodTest(s)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Options{Model: script, Module: root, WorkDir: workDir, Timeout: 90 * time.Second,
-		CaseTimeout: 500 * time.Millisecond, Log: t.Logf}
+	f := rep.Final()
+	if !rep.Accepted || !rep.Confined || f.Sealed.Wrong != 0 || f.Sealed.Correct == 0 || f.Sealed.Abstained == 0 ||
+		f.Validation.Total != len(s.Validation) || f.Sealed.Total != len(s.Sealed) {
+		t.Fatalf("accepted %v, sealed %+v, validation %+v", rep.Accepted, f.Sealed, f.Validation)
+	}
+	if !strings.Contains(rep.Summary(), "accepted") || len(rep.Patterns) != 3 {
+		t.Error(rep.Summary())
+	}
+	noSealedInput(t, s, script)
 }
 
 func TestSplit(t *testing.T) {
 	c := calls(60)
 	c = append(c, c[0], trace.PtoolCall{Ptool: "classify", Input: json.RawMessage(`{"text":"x"}`), IsError: true})
 	c = append(c, trace.PtoolCall{Ptool: "classify", Input: json.RawMessage(`{ "text" : "I love item 0" }`), Output: json.RawMessage(`"positive"`)})
-	train, held := Split(c, 0.25, 7)
-	if len(train)+len(held) != 60 || len(held) != 15 {
-		t.Fatalf("%d train, %d held out; want 45 and 15 (duplicates and failures left out)", len(train), len(held))
+	// the code's own answer is no example; a fallback's answer, a model's, is
+	c = append(c, trace.PtoolCall{Ptool: "classify", Input: json.RawMessage(`{"text":"by code"}`), Output: json.RawMessage(`"positive"`), Source: "code"})
+	c = append(c, trace.PtoolCall{Ptool: "classify", Input: json.RawMessage(`{"text":"fell back"}`), Output: json.RawMessage(`"neutral"`), Source: "model", Fallback: true})
+	s := Split(c, 0.2, 0.3, 7)
+	if len(s.Train)+len(s.Validation)+len(s.Sealed) != 61 || len(s.Sealed) != 18 || len(s.Validation) != 12 {
+		t.Fatalf("%d train, %d validation, %d sealed; want 31, 12 and 18 (duplicates, failures and code answers left out)",
+			len(s.Train), len(s.Validation), len(s.Sealed))
 	}
-	train2, held2 := Split(c, 0.25, 7)
-	if string(held[0].Input) != string(held2[0].Input) || string(train[3].Input) != string(train2[3].Input) {
+	all := append(append(append([]Example(nil), s.Train...), s.Validation...), s.Sealed...)
+	for _, e := range all {
+		if textOf(e) == "by code" {
+			t.Error("a call the code answered is an example")
+		}
+	}
+	s2 := Split(c, 0.2, 0.3, 7)
+	if string(s.Sealed[0].Input) != string(s2.Sealed[0].Input) || string(s.Validation[3].Input) != string(s2.Validation[3].Input) {
 		t.Error("the same seed split differently")
 	}
-	_, held3 := Split(c, 0.25, 8)
+	s3 := Split(c, 0.2, 0.3, 8)
 	same := 0
-	for i := range held {
-		if string(held[i].Input) == string(held3[i].Input) {
+	for i := range s.Sealed {
+		if string(s.Sealed[i].Input) == string(s3.Sealed[i].Input) {
 			same++
 		}
 	}
-	if same == len(held) {
+	if same == len(s.Sealed) {
 		t.Error("another seed split the same way")
 	}
-	// not by recency: the held-out set is not the last (or first) calls
+	// not by recency: the sealed set is not the last (or first) calls
 	first := 0
-	for _, e := range held {
-		var in struct{ Text string }
-		json.Unmarshal(e.Input, &in)
+	for _, e := range s.Sealed {
 		var n int
-		fmt.Sscanf(in.Text[strings.LastIndexAny(in.Text, "m")+2:], "%d", &n)
-		if n < 15 {
+		fmt.Sscanf(textOf(e)[strings.LastIndexAny(textOf(e), "m")+2:], "%d", &n)
+		if n < 18 {
 			first++
 		}
 	}
-	if first == 15 || first == 0 {
-		t.Errorf("%d of 15 held out are among the first 15 calls: not at random", first)
+	if first == 18 || first == 0 {
+		t.Errorf("%d of 18 sealed are among the first 18 calls: not at random", first)
+	}
+	if small := Split(calls(3), 0.2, 0.3, 1); len(small.Train) != 1 || len(small.Validation) != 1 || len(small.Sealed) != 1 {
+		t.Errorf("3 calls: %d, %d, %d; want one in each split", len(small.Train), len(small.Validation), len(small.Sealed))
 	}
 }
 
@@ -199,38 +345,94 @@ func TestGoTypes(t *testing.T) {
 	}
 }
 
-func run(t *testing.T, replies ...llmtest.Reply) (*Report, error, *llmtest.Script) {
-	t.Helper()
-	script := llmtest.New(replies...)
-	o := options(t, script)
-	o.Rounds = len(replies) - 1
-	train, held := Split(calls(60), 0.3, 1)
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	rep, err := Run(ctx, target, train, held, o)
-	if rep != nil {
-		t.Log(rep.Summary())
+// wrongCode says "fine" is neutral, which it is only half the time.
+var wrongCode = strings.Replace(goodCode, `return "", ptool.ErrFallback`, `if strings.Contains(in.Text, "fine") {
+		return "neutral", nil
 	}
-	return rep, err, script
+	return "", ptool.ErrFallback`, 1)
+
+// firstWith returns the first training example whose text holds word and
+// whose output is want.
+func firstWith(s Splits, word, want string) Example {
+	for _, e := range s.Train {
+		if strings.Contains(textOf(e), word) && string(e.Output) == `"`+want+`"` {
+			return e
+		}
+	}
+	panic("no training example")
 }
 
-func TestCorrect(t *testing.T) {
-	rep, err, _ := run(t, patterns, candidate(goodCode, goodTest))
+// wrongTest passes with wrongCode: its "fine" example is a neutral one.
+func wrongTest(s Splits) string {
+	return testFor([2]string{textOf(firstOf(s, "love")), "positive"}, [2]string{textOf(firstOf(s, "hate")), "negative"},
+		[2]string{textOf(firstWith(s, "fine", "neutral")), "neutral"})
+}
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// golden compares got with the file testdata/name.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := rep.Final().Score
-	if !rep.Accepted || s.Wrong != 0 || s.Correct == 0 || s.Abstained == 0 || s.Correct+s.Abstained != s.Total {
-		t.Fatalf("accepted %v, score %+v", rep.Accepted, s)
-	}
-	if !strings.Contains(rep.Summary(), "accepted") {
-		t.Error(rep.Summary())
+	if got != string(want) {
+		t.Errorf("%s differs (go test -update to rewrite it):\n got:\n%s\nwant:\n%s", name, got, want)
 	}
 }
 
+// request is what one request sent the model, as the golden files show it.
+func request(script *llmtest.Script, i int) string {
+	var b strings.Builder
+	for _, m := range script.Requests()[i].Messages {
+		fmt.Fprintf(&b, "--- %s\n%s\n", m.Role, m.Content)
+	}
+	return b.String()
+}
+
+// TestWrongOnValidationThenRight: a candidate wrong on some inputs is
+// rejected by the gate on the sealed split; the model is told the wrong
+// validation cases, never a sealed input or a sealed number; the prompts
+// are the golden files.
+func TestWrongOnValidationThenRight(t *testing.T) {
+	s := splits()
+	rep, err, script := run(t, patterns(s), candidate(wrongCode, wrongTest(s)), candidate(goodCode, goodTest(s)))
+	if err != nil || !rep.Accepted || len(rep.Rounds) != 2 {
+		t.Fatalf("err %v, accepted %v", err, rep.Accepted)
+	}
+	r := rep.Rounds[0]
+	if r.Validation.Wrong == 0 || r.Sealed == nil || r.Sealed.Wrong == 0 || !strings.Contains(r.Rejected, "of the sealed inputs") {
+		t.Fatalf("round 1: validation %+v, sealed %+v, rejected %q", r.Validation, r.Sealed, r.Rejected)
+	}
+	feedback := request(script, 2)
+	for _, c := range r.Validation.WrongCases {
+		if !strings.Contains(feedback, textOf(Example{Input: c.Input})) {
+			t.Errorf("the second round was not told of %s", c.Input)
+		}
+	}
+	if !strings.Contains(feedback, "the gate on the sealed inputs, which you are never shown, rejected it") ||
+		strings.Contains(feedback, fmt.Sprintf("%.1f%%", 100*r.Sealed.WrongRate)) {
+		t.Errorf("the feedback on the sealed split:\n%s", feedback)
+	}
+	noSealedInput(t, s, script)
+	golden(t, "prompts/patterns.golden", request(script, 0))
+	golden(t, "prompts/code.golden", request(script, 1))
+	golden(t, "prompts/feedback.golden", feedback)
+}
+
 func TestCompileErrorThenFixed(t *testing.T) {
+	s := splits()
 	bad := strings.Replace(goodCode, `return "positive", nil`, `return "positive", nil, 1`, 1)
-	rep, err, script := run(t, patterns, candidate(bad, goodTest), candidate(goodCode, goodTest))
+	rep, err, script := run(t, patterns(s), candidate(bad, goodTest(s)), candidate(goodCode, goodTest(s)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,99 +443,56 @@ func TestCompileErrorThenFixed(t *testing.T) {
 	if len(rep.Rounds) != 2 || !rep.Accepted {
 		t.Fatalf("%d rounds, accepted %v", len(rep.Rounds), rep.Accepted)
 	}
-	reqs := script.Requests()
-	last := reqs[len(reqs)-1].Messages
-	if !strings.Contains(fmt.Sprint(last), "too many return values") {
+	if !strings.Contains(request(script, 2), "too many return values") {
 		t.Error("the second round was not told the compiler's message")
 	}
 }
 
-func TestWrongOnHeldOut(t *testing.T) {
-	// "fine" is not always neutral: this code is wrong on some held-out inputs
-	wrong := strings.Replace(goodCode, `return "", ptool.ErrFallback`, `if strings.Contains(in.Text, "fine") {
-		return "neutral", nil
+// TestTestsRequired: a candidate with no test file, with tests that never
+// call Distilled, that try no example of a pattern, or that pass when the
+// code always falls back, is rejected (on main, the first "passed its
+// tests").
+func TestTestsRequired(t *testing.T) {
+	s := splits()
+	noCall := "package distilled\n\nimport \"testing\"\n\nfunc TestNothing(t *testing.T) {}\n"
+	partial := testFor([2]string{textOf(firstOf(s, "love")), "positive"}, [2]string{textOf(firstOf(s, "hate")), "negative"})
+	loose := strings.Replace(goodTest(s), `if err != nil || got != c.want {`, `if err == nil && got != c.want {`, 1)
+	loose = strings.Replace(loose, `if !errors.Is(err, ptool.ErrFallback) {`, `if err != nil && !errors.Is(err, ptool.ErrFallback) {`, 1)
+	rep, err, script := run(t, patterns(s), candidate(goodCode, ""), candidate(goodCode, noCall), candidate(goodCode, partial), candidate(goodCode, loose))
+	if !errors.Is(err, ErrRejected) || len(rep.Rounds) != 4 {
+		t.Fatalf("%v, %d rounds", err, len(rep.Rounds))
 	}
-	return "", ptool.ErrFallback`, 1)
-	rep, err, script := run(t, patterns, candidate(wrong, ""), candidate(goodCode, goodTest))
-	if err != nil || !rep.Accepted || len(rep.Rounds) != 2 {
-		t.Fatalf("err %v, accepted %v", err, rep.Accepted)
-	}
-	s := rep.Rounds[0].Score
-	if s.Wrong == 0 || len(s.WrongCases) != s.Wrong || !strings.Contains(rep.Rounds[0].Rejected, "wrong on") {
-		t.Fatalf("score %+v, rejected %q", s, rep.Rounds[0].Rejected)
-	}
-	for _, c := range s.WrongCases {
-		if string(c.Got) != `"neutral"` || string(c.Want) != `"positive"` {
-			t.Errorf("wrong case %s: got %s, want %s", c.Input, c.Got, c.Want)
-		}
-		reqs := script.Requests()
-		var in struct{ Text string }
-		json.Unmarshal(c.Input, &in)
-		if !strings.Contains(fmt.Sprint(reqs[len(reqs)-1].Messages), in.Text) {
-			t.Errorf("the second round was not told of %s", c.Input)
+	for i, want := range []string{"the check before compiling rejected it", "its tests never call Distilled",
+		"its tests try no example of 1 of the 3 patterns", "its tests do not check the answers"} {
+		if r := rep.Rounds[i]; !strings.HasPrefix(r.Rejected, want) {
+			t.Errorf("round %d: rejected %q, want %q", i+1, r.Rejected, want)
 		}
 	}
-	if !strings.Contains(rep.Summary(), "fine") {
-		t.Errorf("the summary does not list the wrong inputs:\n%s", rep.Summary())
+	if !strings.Contains(strings.Join(rep.Rounds[0].Screen, "\n"), "there is no test file") {
+		t.Errorf("round 1: %v", rep.Rounds[0].Screen)
+	}
+	if rep.Rounds[2].Uncovered[0] != 2 || !strings.Contains(request(script, 4), "- the rest is a judgement: neutral or positive (for instance") {
+		t.Errorf("round 3: uncovered %v; the feedback:\n%s", rep.Rounds[2].Uncovered, request(script, 4))
 	}
 }
 
 func TestAlwaysFallsBack(t *testing.T) {
+	s := splits()
 	code := "package distilled\n\nimport (\n\t\"context\"\n\n\t\"github.com/ptkit/ptk/ptool\"\n)\n\nfunc Distilled(ctx context.Context, in In) (Out, error) { return \"\", ptool.ErrFallback }\n"
-	rep, err, _ := run(t, patterns, candidate(code, ""))
+	rep, err, _ := run(t, patterns(s), candidate(code, testFor([2]string{textOf(firstOf(s, "love")), ""},
+		[2]string{textOf(firstOf(s, "hate")), ""}, [2]string{textOf(firstOf(s, "fine")), ""})))
 	if !errors.Is(err, ErrRejected) {
 		t.Fatal(err)
 	}
-	s := rep.Rounds[0].Score
-	if s.Coverage != 0 || s.Correct != 0 || s.Abstained != s.Total || !strings.Contains(rep.Rounds[0].Rejected, "answers 0.0%") {
-		t.Fatalf("score %+v, rejected %q", s, rep.Rounds[0].Rejected)
-	}
-}
-
-func TestLoopsAndNetwork(t *testing.T) {
-	code := `package distilled
-
-import (
-	"context"
-	"net/http"
-	"strings"
-
-	"github.com/ptkit/ptk/ptool"
-)
-
-func Distilled(ctx context.Context, in In) (Out, error) {
-	if strings.Contains(in.Text, "hate") {
-		resp, err := http.Get("http://example.com/")
-		if err != nil {
-			return "", err
-		}
-		resp.Body.Close()
-		return "negative", nil
-	}
-	if strings.Contains(in.Text, "love") {
-		for {
-		}
-	}
-	return "", ptool.ErrFallback
-}
-`
-	rep, err, _ := run(t, patterns, candidate(code, ""))
-	if !errors.Is(err, ErrRejected) {
-		t.Fatal(err)
-	}
-	s := rep.Rounds[0].Score
-	text := fmt.Sprint(s.WrongCases)
-	if s.Correct != 0 || s.Wrong == 0 || !strings.Contains(text, "no answer within") {
-		t.Fatalf("score %+v", s)
-	}
-	if strings.HasPrefix(rep.Sandbox, "bubblewrap") && !strings.Contains(text, "dial tcp") && !strings.Contains(text, "lookup") {
-		t.Errorf("the network call did not fail in the sandbox: %s", text)
+	r := rep.Rounds[0]
+	if r.Validation.Coverage != 0 || !r.Unchecked || r.Sealed != nil {
+		t.Fatalf("validation %+v, unchecked %v, rejected %q", r.Validation, r.Unchecked, r.Rejected)
 	}
 }
 
 func TestFile(t *testing.T) {
-	rep := &Report{Ptool: "classify", Train: 42, HeldOut: 18, Accepted: true, Code: goodCode,
-		Rounds: []Round{{Accepted: true, Score: &Score{Total: 18, Correct: 12, Abstained: 6, Coverage: 12.0 / 18}}}}
+	rep := &Report{Ptool: "classify", Train: 45, Validation: 18, Sealed: 27, Accepted: true, Code: goodCode,
+		Rounds: []Round{{Accepted: true, Sealed: &Score{Total: 27, Correct: 18, Abstained: 9, Coverage: 18.0 / 27}}}}
 	rep.Types, _ = GoTypes(target.Input, target.Output)
 	src, err := File("classify", target, rep)
 	if err != nil {
@@ -341,7 +500,7 @@ func TestFile(t *testing.T) {
 	}
 	for _, want := range []string{"package classify", "type In struct", "func Distilled(ctx context.Context, in In) (Out, error)",
 		`ptool.WithOutputEnum("positive", "negative", "neutral")`, "ptool.Distill(Distilled, ptool.New[In, Out](Name, Doc, opts...))",
-		"// Distilled answers the reviews that say love or hate."} {
+		"// Distilled answers the reviews that say love or hate.", "27 sealed examples; on the sealed ones, never shown to the model, the code answered 67%"} {
 		if !strings.Contains(string(src), want) {
 			t.Errorf("the file lacks %q:\n%s", want, src)
 		}
@@ -351,13 +510,44 @@ func TestFile(t *testing.T) {
 	}
 }
 
+// TestNoSandbox: without bubblewrap, Run refuses (on main it ran the code
+// unconfined, saying so only in the report); with NoSandbox it runs the
+// code unconfined and the report says it was asked to.
 func TestNoSandbox(t *testing.T) {
-	script := llmtest.New(patterns, candidate(goodCode, goodTest))
+	gobin, _, err := goTool()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	os.Symlink(gobin, filepath.Join(bin, "go"))
+	t.Setenv("PATH", bin) // the go command, and no bwrap
+	s := splits()
+	script := llmtest.New(patterns(s), candidate(goodCode, goodTest(s)))
+	_, err, _ = runWith(t, script, options(t, script))
+	if !errors.Is(err, ErrNoSandbox) || !strings.Contains(err.Error(), "bubblewrap") || !strings.Contains(err.Error(), "NoSandbox") {
+		t.Fatalf("without bubblewrap: %v", err)
+	}
+	if len(script.Requests()) != 0 {
+		t.Error("the model was asked for code that could not be confined")
+	}
 	o := options(t, script)
 	o.NoSandbox = true
-	train, held := Split(calls(60), 0.3, 1)
-	rep, err := Run(context.Background(), target, train, held, o)
-	if err != nil || !rep.Accepted || !strings.HasPrefix(rep.Sandbox, "none:") || !strings.Contains(rep.Summary(), "not confined") {
+	rep, err, _ := runWith(t, script, o)
+	if err != nil || !rep.Accepted || rep.Confined || !strings.HasPrefix(rep.Sandbox, "none: --no-sandbox was given") {
 		t.Fatalf("err %v, report %+v", err, rep)
+	}
+}
+
+// TestSummaryShowsControlCharacters: what a candidate's tests printed is
+// shown with its escape sequences visible, never acted on by a terminal.
+func TestSummaryShowsControlCharacters(t *testing.T) {
+	rep := &Report{Ptool: "classify", Rounds: []Round{{N: 1, Compiled: true, Rejected: "its tests fail",
+		Tests: "\x1b[2J\x1b[Hall good\r\n\u202eevil\x00", FailedTests: failedTests("--- FAIL: Test\x1b[31mX (0.00s)\n")}}}
+	sum := rep.Summary()
+	if strings.ContainsAny(sum, "\x1b\r\x00\u202e") || !strings.Contains(sum, `\x1b[2J\x1b[Hall good\x0d`) || !strings.Contains(sum, `\u202eevil\x00`) {
+		t.Errorf("the summary:\n%q", sum)
+	}
+	if !strings.Contains(sum, "tests failed: Test[31mX") {
+		t.Errorf("the failed test's name: %q", sum)
 	}
 }

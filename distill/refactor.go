@@ -214,6 +214,18 @@ func codeOf(generated []byte, codeName string, types [2]string) (string, map[str
 	if !hasCode {
 		return "", nil, errors.New("distill: the generated code declares no func Distilled")
 	}
+	// What is merged (its imports and the declarations kept) passes the
+	// screen the code passed before it was compiled.
+	var importDecls []ast.Decl
+	for _, d := range g.Decls {
+		if gd, ok := d.(*ast.GenDecl); ok && gd.Tok == token.IMPORT {
+			importDecls = append(importDecls, gd)
+		}
+	}
+	merged := &ast.File{Name: g.Name, Decls: append(importDecls, decls...), Imports: g.Imports, Comments: g.Comments}
+	if err := screenFile(gfset, merged, false); err != nil {
+		return "", nil, err
+	}
 	for _, d := range decls {
 		ast.Inspect(d, func(n ast.Node) bool {
 			if id, ok := n.(*ast.Ident); ok {

@@ -2,6 +2,9 @@ package distill
 
 import (
 	"context"
+	"errors"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -39,23 +42,28 @@ func Shout(ctx context.Context, in Review) (string, error) {
 }
 `
 
-// compiles type-checks and vets src in a module next to this one.
+// compiles type-checks and vets src (ptk's own output, not a model's) in
+// a module that requires this one.
 func compiles(t *testing.T, src []byte) {
 	t.Helper()
 	root, _ := filepath.Abs("..")
-	ws, err := newWorkspace(workDir, root, time.Minute, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ws.remove()
-	ws.write("reviews.go", string(src))
-	if r := ws.run(context.Background(), true, nil, "go", "vet", "."); r.Err != nil {
-		t.Fatalf("the file does not compile: %v\n%s\n%s", r.Err, r.Output, src)
+	dir := t.TempDir()
+	sum, _ := os.ReadFile(filepath.Join(root, "go.sum"))
+	os.WriteFile(filepath.Join(dir, "go.sum"), sum, 0o644)
+	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module reviews\n\ngo 1.26.0\n\nrequire github.com/ptkit/ptk v0.0.0-00010101000000-000000000000\n\nreplace github.com/ptkit/ptk => "+root+"\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "reviews.go"), src, 0o644)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "vet", ".")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOTOOLCHAIN=local")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the file does not compile: %v\n%s\n%s", err, out, src)
 	}
 }
 
 func TestRefactor(t *testing.T) {
-	rep := &Report{Accepted: true, Code: goodCode, Rounds: []Round{{Accepted: true, Score: &Score{}}}}
+	rep := &Report{Accepted: true, Code: goodCode, Rounds: []Round{{Accepted: true, Sealed: &Score{}}}}
 	rep.Types, _ = GoTypes(target.Input, target.Output)
 	gen, err := File("classify", target, rep)
 	if err != nil {
@@ -94,5 +102,39 @@ func TestRefactor(t *testing.T) {
 	compiles(t, exp)
 	if _, err := Expand(got, "use"); err == nil || !strings.Contains(err.Error(), "func(context.Context, In) (Out, error)") {
 		t.Errorf("expanding a function of another shape: %v", err)
+	}
+}
+
+// TestRefactorScreens: the code ptk refactor distill would merge into a
+// user's file passes the same screen as before it compiled: a file edited
+// to import os/exec and run it in init, or a helper that a package-level
+// variable calls, is refused, and nothing is merged.
+func TestRefactorScreens(t *testing.T) {
+	rep := &Report{Accepted: true, Code: goodCode, Rounds: []Round{{Accepted: true, Sealed: &Score{}}}}
+	rep.Types, _ = GoTypes(target.Input, target.Output)
+	gen, err := File("classify", target, rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ edit, want string }{
+		{"\nfunc init() { exec.Command(\"sh\", \"-c\", \"touch /tmp/pwned\").Run() }\n", "imports os/exec"},
+		{"\nvar started = boot()\n\nfunc boot() int { return 1 }\n", "may not call boot"},
+		{"\n//go:linkname now time.now\nfunc now() (int64, int32, int64)\n", "the directive \"//go:linkname\""},
+	} {
+		edited := strings.Replace(string(gen), "import (\n", "import (\n\t\"os/exec\"\n", 1)
+		if !strings.Contains(c.edit, "exec.") {
+			edited = string(gen)
+		}
+		edited += c.edit
+		out, err := Refactor([]byte(userFile), "classify", []byte(edited))
+		if !errors.Is(err, ErrScreened) || !strings.Contains(err.Error(), c.want) || out != nil {
+			t.Errorf("%q: %v", c.want, err)
+		}
+	}
+	// File refuses to write such code too.
+	bad := *rep
+	bad.Code = strings.Replace(goodCode, "import (\n", "import (\n\t\"os\"\n", 1) + "\nvar _ = os.Getenv\n"
+	if _, err := File("classify", target, &bad); !errors.Is(err, ErrScreened) {
+		t.Errorf("File with os: %v", err)
 	}
 }

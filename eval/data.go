@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,6 +34,11 @@ var aliases = map[string][]string{
 	"ast":       {"simple_python", "simple_java", "simple_javascript", "multiple", "parallel", "parallel_multiple", "live_simple", "live_multiple", "live_parallel", "live_parallel_multiple"},
 	"relevance": {"irrelevance", "live_irrelevance", "live_relevance"},
 }
+
+// CategoryGroups are the names that stand for several categories on the
+// command line (simple, python, non_live, live, ast, relevance, all),
+// sorted.
+func CategoryGroups() []string { return slices.Sorted(maps.Keys(aliases)) }
 
 // ExpandCategories turns category names and aliases (simple: the three
 // simple_* categories; python, non_live, live, ast, relevance, all) into

@@ -38,7 +38,9 @@ import (
 
 	"github.com/ptkit/ptk/agent"
 	"github.com/ptkit/ptk/gateway"
+	anthropicwire "github.com/ptkit/ptk/llm/anthropic/wire"
 	"github.com/ptkit/ptk/llm/openai"
+	"github.com/ptkit/ptk/llm/openai/responses"
 )
 
 // What the upstream answers, and what a client must get back.
@@ -245,6 +247,91 @@ func benchRequest(model string, stream, followUp bool) []byte {
 		req["stream"] = true
 	}
 	return benchJSON(req)
+}
+
+// benchAgentTools are benchTools as the agents' APIs declare them.
+func benchAgentTools(api string) []any {
+	var out []any
+	for _, t := range benchTools {
+		f := t.(benchObj)["function"].(benchObj)
+		if api == "messages" {
+			out = append(out, benchObj{"name": f["name"], "description": f["description"], "input_schema": f["parameters"]})
+		} else {
+			out = append(out, benchObj{"type": "function", "name": f["name"], "description": f["description"], "parameters": f["parameters"]})
+		}
+	}
+	return out
+}
+
+// benchAgentRequest is benchRequest's first turn as an agents' API asks
+// it: Anthropic Messages ("messages") or Responses ("responses").
+func benchAgentRequest(api, model string, stream bool) []byte {
+	system := benchMessages[0].(benchObj)["content"]
+	user := benchMessages[1].(benchObj)["content"]
+	var req benchObj
+	if api == "messages" {
+		req = benchObj{"model": model, "max_tokens": 1024, "system": system, "messages": []any{benchObj{"role": "user", "content": user}},
+			"tools": benchAgentTools(api), "temperature": 0.2}
+	} else {
+		req = benchObj{"model": model, "instructions": system, "input": user, "tools": benchAgentTools(api), "temperature": 0.2, "store": false}
+	}
+	if stream {
+		req["stream"] = true
+	}
+	return benchJSON(req)
+}
+
+// benchCheckAgent reads an agents' API answer, whole or streamed (the
+// stream checked against its grammar), and checks it is the weather call
+// with its sentence.
+func benchCheckAgent(api string, data []byte, stream bool) error {
+	var text, name, args, stop string
+	switch {
+	case api == "messages":
+		var m anthropicwire.Response
+		if stream {
+			var err error
+			var errData []byte
+			if m, errData, err = messagesStream(data); err != nil || errData != nil {
+				return fmt.Errorf("%v %s", err, errData)
+			}
+		} else if err := json.Unmarshal(data, &m); err != nil {
+			return err
+		}
+		for _, b := range m.Content {
+			text += b.Text
+			if b.Type == "tool_use" {
+				name, args = b.Name, string(b.Input)
+			}
+		}
+		stop = m.Stop()
+		if stop == "tool_use" && m.Usage.OutputTokens > 0 {
+			stop = "ok"
+		}
+	default:
+		var r *responses.Response
+		if stream {
+			var err error
+			if r, err = responsesStream(data); err != nil {
+				return err
+			}
+		} else if err := json.Unmarshal(data, &r); err != nil {
+			return err
+		}
+		for _, it := range r.Output {
+			text += partsTextOf(it)
+			if it.Type == "function_call" {
+				name, args = it.Name, it.Arguments
+			}
+		}
+		if r.Status == "completed" && r.Usage != nil && r.Usage.TotalTokens > 0 {
+			stop = "ok"
+		}
+	}
+	if strings.TrimSpace(text) != benchProse || name != "get_weather" || args != benchArgs || stop != "ok" {
+		return fmt.Errorf("got %q, call %s(%s), %s: want %q and the weather call, with usage:\n%s", text, name, args, stop, benchProse, data)
+	}
+	return nil
 }
 
 // benchTransport keeps enough connections open for every client at once.
@@ -549,26 +636,40 @@ func benchProcessCPU() (time.Duration, bool) {
 	return time.Duration(utime+stime) * 10 * time.Millisecond, true
 }
 
-// benchCase is one request to one place.
+// benchCase is one request to one place: Chat Completions unless api
+// says "messages" or "responses".
 type benchCase struct {
 	name   string
 	url    func(*benchEnv) string
 	body   []byte
 	stream bool
+	api    string
 }
 
 func benchDirectURL(e *benchEnv) string  { return e.up.url() }
 func benchGatewayURL(e *benchEnv) string { return e.gw }
 
 var (
-	benchDirectWhole  = benchCase{"direct", benchDirectURL, benchRequest(benchNative, false, false), false}
-	benchDirectStream = benchCase{"direct-stream", benchDirectURL, benchRequest(benchNative, true, false), true}
-	benchPTKWhole     = benchCase{"ptk", benchGatewayURL, benchRequest(benchPTK, false, false), false}
-	benchPTKStream    = benchCase{"ptk-stream", benchGatewayURL, benchRequest(benchPTK, true, false), true}
-	benchPassWhole    = benchCase{"passthrough", benchGatewayURL, benchRequest(benchNative, false, false), false}
-	benchPassStream   = benchCase{"passthrough-stream", benchGatewayURL, benchRequest(benchNative, true, false), true}
-	benchPassAlias    = benchCase{"passthrough-renamed", benchGatewayURL, benchRequest(benchAlias, false, false), false}
+	benchDirectWhole  = benchCase{"direct", benchDirectURL, benchRequest(benchNative, false, false), false, ""}
+	benchDirectStream = benchCase{"direct-stream", benchDirectURL, benchRequest(benchNative, true, false), true, ""}
+	benchPTKWhole     = benchCase{"ptk", benchGatewayURL, benchRequest(benchPTK, false, false), false, ""}
+	benchPTKStream    = benchCase{"ptk-stream", benchGatewayURL, benchRequest(benchPTK, true, false), true, ""}
+	benchPassWhole    = benchCase{"passthrough", benchGatewayURL, benchRequest(benchNative, false, false), false, ""}
+	benchPassStream   = benchCase{"passthrough-stream", benchGatewayURL, benchRequest(benchNative, true, false), true, ""}
+	benchPassAlias    = benchCase{"passthrough-renamed", benchGatewayURL, benchRequest(benchAlias, false, false), false, ""}
+
+	benchMessagesWhole   = benchCase{"messages", benchMessagesURL, benchAgentRequest("messages", benchPTK, false), false, "messages"}
+	benchMessagesStream  = benchCase{"messages-stream", benchMessagesURL, benchAgentRequest("messages", benchPTK, true), true, "messages"}
+	benchResponsesWhole  = benchCase{"responses", benchResponsesURL, benchAgentRequest("responses", benchPTK, false), false, "responses"}
+	benchResponsesStream = benchCase{"responses-stream", benchResponsesURL, benchAgentRequest("responses", benchPTK, true), true, "responses"}
 )
+
+func benchMessagesURL(e *benchEnv) string {
+	return strings.TrimSuffix(e.gw, "/chat/completions") + "/messages"
+}
+func benchResponsesURL(e *benchEnv) string {
+	return strings.TrimSuffix(e.gw, "/chat/completions") + "/responses"
+}
 
 // benchVerify sends c once and checks its answer, so that a benchmark
 // measures answers known to be right.
@@ -577,6 +678,12 @@ func benchVerify(b *testing.B, e *benchEnv, c benchCase) {
 	var buf bytes.Buffer
 	if err := benchPost(context.Background(), e.client, c.url(e), c.body, &buf); err != nil {
 		b.Fatalf("%s: %v", c.name, err)
+	}
+	if c.api != "" {
+		if err := benchCheckAgent(c.api, buf.Bytes(), c.stream); err != nil {
+			b.Fatalf("%s: %v", c.name, err)
+		}
+		return
 	}
 	if _, err := benchCheck(buf.Bytes(), c.stream, false); err != nil {
 		b.Fatalf("%s: %v", c.name, err)
@@ -633,6 +740,14 @@ func BenchmarkGatewayPassthrough(b *testing.B) {
 	b.Run("whole", func(b *testing.B) { benchSequential(b, benchPassWhole) })
 	b.Run("stream", func(b *testing.B) { benchSequential(b, benchPassStream) })
 	b.Run("renamed", func(b *testing.B) { benchSequential(b, benchPassAlias) })
+}
+
+// BenchmarkGatewayAgents: the agents' APIs, the model taught the text
+// protocol, whole and streamed.
+func BenchmarkGatewayAgents(b *testing.B) {
+	for _, c := range []benchCase{benchMessagesWhole, benchMessagesStream, benchResponsesWhole, benchResponsesStream} {
+		b.Run(c.name, func(b *testing.B) { benchSequential(b, c) })
+	}
 }
 
 // benchClients is how many clients send requests at once in the
@@ -714,6 +829,10 @@ func BenchmarkAddedLatency(b *testing.B) {
 		{"ptk", benchDirectWhole, benchPTKWhole},
 		{"ptk-stream", benchDirectStream, benchPTKStream},
 		{"passthrough", benchDirectWhole, benchPassWhole},
+		{"messages", benchDirectWhole, benchMessagesWhole},
+		{"messages-stream", benchDirectStream, benchMessagesStream},
+		{"responses", benchDirectWhole, benchResponsesWhole},
+		{"responses-stream", benchDirectStream, benchResponsesStream},
 	}
 	for _, p := range pairs {
 		b.Run(p.name, func(b *testing.B) {

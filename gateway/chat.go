@@ -2,18 +2,12 @@ package gateway
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"strconv"
-	"time"
+	"strings"
 
 	"github.com/ptkit/ptk"
-	"github.com/ptkit/ptk/agent"
 	"github.com/ptkit/ptk/llm"
 )
 
@@ -26,103 +20,34 @@ const (
 	modeServerTools = "server-tools" // the gateway ran its own tools
 )
 
-// exchange is one chat request in flight, and what the log line says of it.
-type exchange struct {
-	s     *Server
-	body  []byte
-	req   chatRequest
-	up    Upstream
-	name  string
-	tools []ptk.ToolInfo
-	// toolTurns: the conversation holds calls or tool results.
-	toolTurns bool
-	choice    toolChoice
-	// otherTool says why a declared tool is not a function, if one is not.
-	otherTool string
-
-	mode   string
-	calls  int
-	usage  ptk.Usage
-	status int
-	err    string
-	// wrote: the answer has begun; an error can no longer change its status.
-	wrote bool
+// chatAPI is the Chat Completions API: POST /v1/chat/completions. The body
+// is kept as it came, to pass a request through to an OpenAI-compatible
+// upstream, and to send the fields the gateway does not read.
+type chatAPI struct {
+	body []byte
+	req  chatRequest
 }
+
+var (
+	_ api       = (*chatAPI)(nil)
+	_ forwarder = (*chatAPI)(nil)
+)
 
 // chat serves POST /v1/chat/completions.
-func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
-	x := &exchange{s: s, status: http.StatusOK}
-	defer func() {
-		Annotate(w, x.status, x.err,
-			slog.String("model", x.name), slog.String("mode", x.mode), slog.Bool("stream", x.req.Stream),
-			slog.Int("calls", x.calls), slog.Int("prompt_tokens", x.usage.PromptTokens),
-			slog.Int("completion_tokens", x.usage.CompletionTokens))
-	}()
-	// The request's time counts from its start: reading the body too.
-	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.Timeout)
-	defer cancel()
-	deadline, _ := ctx.Deadline()
-	br := &bodyReader{r: http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes), rc: http.NewResponseController(w),
-		start: time.Now(), deadline: deadline, idle: s.cfg.BodyIdleTimeout, minRate: s.cfg.MinBodyRate}
-	body, err := io.ReadAll(br)
-	br.done()
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		switch {
-		case errors.As(err, &tooBig):
-			x.fail(w, &httpError{status: http.StatusRequestEntityTooLarge, typ: "invalid_request_error",
-				msg: "the request body is larger than the gateway's limit of " + byteSize(tooBig.Limit)})
-		case errors.Is(err, errSlowBody):
-			w.Header().Set("Connection", "close")
-			x.fail(w, &httpError{status: http.StatusRequestTimeout, typ: "invalid_request_error", code: "request_timeout",
-				msg: fmt.Sprintf("the request body did not arrive in time (nothing for %s, or less than %.0f bytes a second)", s.cfg.BodyIdleTimeout, s.cfg.MinBodyRate)})
-		default:
-			x.fail(w, badRequest("reading the request body: %v", err))
-		}
-		return
-	}
-	// A place among the requests served at once is taken only now that the
-	// body is here.
-	select {
-	case s.sem <- struct{}{}:
-		defer func() { <-s.sem }()
-	default:
-		x.fail(w, &httpError{status: http.StatusTooManyRequests, typ: "rate_limit_error", code: "rate_limit_exceeded",
-			msg: "the gateway is serving as many requests as it may; try again shortly", retryAfter: time.Second})
-		return
-	}
-	x.body = body
-	if herr := x.read(); herr != nil {
-		x.fail(w, herr)
-		return
-	}
-	if err := x.serve(ctx, w); err != nil {
-		if r.Context().Err() != nil && ctx.Err() != context.DeadlineExceeded {
-			x.status, x.err = 499, "the client went away"
-			return
-		}
-		x.fail(w, upstreamError(ctx, err))
-	}
-}
+func (s *Server) chat(w http.ResponseWriter, r *http.Request) { s.handle(w, r, &chatAPI{}, false) }
 
-// fail answers with the error, or, when the answer has begun (a stream),
-// ends it with the error as its last event.
-func (x *exchange) fail(w http.ResponseWriter, e *httpError) {
-	x.err = e.msg
-	if x.wrote {
-		writeStreamError(w, e)
-		return
-	}
-	x.status = e.status
-	e.write(w)
-}
-
-// read decodes and checks the request, and resolves its model.
-func (x *exchange) read() *httpError {
-	if err := json.Unmarshal(x.body, &x.req); err != nil {
+// read decodes and checks the request.
+func (c *chatAPI) read(x *exchange, body []byte) *httpError {
+	c.body = body
+	if err := json.Unmarshal(body, &c.req); err != nil {
 		return badRequest("the request body is not a valid chat completion request: %v", err)
 	}
-	r := &x.req
+	r := &c.req
+	x.stream = r.Stream
+	x.single = r.ParallelToolCalls != nil && !*r.ParallelToolCalls
+	if r.N != nil {
+		x.choices = *r.N
+	}
 	if len(r.Messages) == 0 {
 		return badRequest("messages must hold at least one message")
 	}
@@ -163,84 +88,95 @@ func (x *exchange) read() *httpError {
 		}
 		x.tools = append(x.tools, ptk.ToolInfo{Name: name, Description: t.Function.Description, Parameters: json.RawMessage(params)})
 	}
-	c, herr := parseToolChoice(r.ToolChoice, seen)
+	choice, herr := parseToolChoice(r.ToolChoice, seen)
 	if herr != nil {
 		return herr
 	}
-	x.choice = c
-	x.name = r.Model
-	if x.name == "" {
-		x.name = x.s.cfg.DefaultModel
-	}
-	if x.name == "" {
-		return badRequest("the request names no model, and the gateway has no default model")
-	}
-	up, err := x.s.cfg.Resolve(x.name)
-	if err != nil {
-		if errors.Is(err, llm.ErrModelNotFound) {
-			return &httpError{status: http.StatusNotFound, typ: "invalid_request_error", code: "model_not_found", msg: err.Error()}
-		}
-		return badRequest("model %s: %v", strconv.Quote(x.name), err)
-	}
-	if up.Name == "" {
-		up.Name = x.name
-	}
-	if up.Model == nil {
-		return &httpError{status: http.StatusInternalServerError, typ: "server_error", msg: "the gateway is misconfigured: model " + strconv.Quote(x.name) + " has no Upstream.Model"}
-	}
-	x.up = up
+	x.choice = choice
+	x.asked = r.Model
 	return nil
 }
 
-// serve answers the request: with the gateway's own tools, in the text
-// protocol, natively through the model, or passed through as it came.
-func (x *exchange) serve(ctx context.Context, w http.ResponseWriter) error {
-	if len(x.s.cfg.Tools) > 0 && len(x.tools) == 0 && !x.toolTurns {
-		return x.serveTools(ctx, w)
+// mappedFields are the request fields the gateway reads itself; the others
+// go upstream as they are (llm.Request.Extra).
+var mappedFields = map[string]bool{"model": true, "messages": true, "tools": true, "tool_choice": true,
+	"parallel_tool_calls": true, "stream": true, "stream_options": true, "temperature": true, "max_tokens": true,
+	"max_completion_tokens": true, "stop": true, "n": true, "functions": true, "function_call": true}
+
+// request is the request for the model: its sampling settings, and the
+// fields the gateway does not read, as they came. native says whether the
+// model gets native tools (and so parallel_tool_calls).
+func (c *chatAPI) request(x *exchange, native bool) (llm.Request, *httpError) {
+	r := &c.req
+	req := llm.Request{Model: x.up.Name, Temperature: r.Temperature}
+	for _, m := range members(c.body) {
+		if !mappedFields[m.key] || native && m.key == "parallel_tool_calls" && len(x.tools) > 0 {
+			if req.Extra == nil {
+				req.Extra = make(map[string]json.RawMessage)
+			}
+			req.Extra[m.key] = c.body[m.start:m.end]
+		}
 	}
-	// A tool of another type than function is passed through in native
-	// and auto modes; an upstream that rejects tools then gets the text
-	// protocol's answer (which says it cannot teach such a tool), not its
-	// own rejection passed on.
-	translate := len(x.tools) > 0 || x.toolTurns || x.otherTool != ""
 	switch {
-	case x.up.Forward != nil && (!translate || x.up.Mode == agent.ModeNative):
-		return x.forward(ctx, w, false)
-	case !translate:
-		return x.serveModel(ctx, w)
-	case x.usePTK():
-		return x.servePTK(ctx, w)
+	case r.MaxCompletionTokens != nil:
+		req.MaxTokens = *r.MaxCompletionTokens
+	case r.MaxTokens != nil:
+		req.MaxTokens = *r.MaxTokens
 	}
-	// Native tools, with the calls a model writes as text read too: a server
-	// without a tool parser takes the tools and answers in text.
-	var err error
-	if x.up.Forward != nil {
-		err = x.forward(ctx, w, true)
-	} else {
-		err = x.serveModel(ctx, w)
+	if len(r.Stop) > 0 && string(r.Stop) != "null" {
+		var one string
+		if json.Unmarshal(r.Stop, &one) == nil {
+			req.Stop = []string{one}
+		} else if json.Unmarshal(r.Stop, &req.Stop) != nil {
+			return req, badRequest("stop must be a string or an array of strings")
+		}
 	}
-	if err != nil && !x.wrote && x.up.Mode != agent.ModeNative && errors.Is(err, llm.ErrToolsUnsupported) && ctx.Err() == nil {
-		x.s.cfg.NativeTools.Reject(x.up.Model, x.up.Name)
-		return x.servePTK(ctx, w)
-	}
-	return err
+	return req, nil
 }
 
-// usePTK reports whether the model is to be taught the text protocol.
-func (x *exchange) usePTK() bool {
-	switch x.up.Mode {
-	case agent.ModePTK:
-		return true
-	case agent.ModeNative:
-		return false
+// conversation reads the conversation: the system and developer messages'
+// text as instructions, the other turns as ptk messages. A tool message
+// gets the name of the call it answers.
+func (c *chatAPI) conversation(x *exchange) (instructions string, msgs []ptk.Message, herr *httpError) {
+	var instr []string
+	names := map[string]string{}
+	for i, m := range c.req.Messages {
+		text, err := contentText(m.Content)
+		if err != nil {
+			return "", nil, badRequest("messages[%d]: %v", i, err)
+		}
+		switch m.Role {
+		case "system", "developer":
+			if strings.TrimSpace(text) != "" {
+				instr = append(instr, text)
+			}
+		case "assistant":
+			msg := ptk.Message{Role: ptk.RoleAssistant, Content: text}
+			for _, c := range m.ToolCalls {
+				names[c.ID] = c.Function.Name
+				msg.Calls = append(msg.Calls, ptk.Call{ID: c.ID, Tool: c.Function.Name, Args: json.RawMessage(c.Function.Arguments)})
+			}
+			msgs = append(msgs, msg)
+		case "tool":
+			msgs = append(msgs, ptk.Message{Role: ptk.RoleTool, CallID: m.ToolCallID, Tool: names[m.ToolCallID], Content: text})
+		case "function":
+			msgs = append(msgs, ptk.Message{Role: ptk.RoleTool, Tool: m.Name, Content: text})
+		default:
+			msgs = append(msgs, ptk.Message{Role: ptk.RoleUser, Content: text})
+		}
 	}
-	return x.s.cfg.NativeTools.Rejected(x.up.Model, x.up.Name)
+	return strings.Join(instr, "\n\n"), msgs, nil
 }
 
-// rejectMemory is how long the gateway remembers that a model rejected
-// native tools: an upstream may be upgraded, or its model changed, while the
-// gateway runs.
-const rejectMemory = time.Hour
+// writeError answers with an error in OpenAI's shape, or ends a stream
+// that has begun with it.
+func (c *chatAPI) writeError(x *exchange, w http.ResponseWriter, e *httpError) {
+	if x.wrote.Load() {
+		writeStreamError(w, e)
+		return
+	}
+	e.write(w)
+}
 
 // setModel returns body with its "model" set to name.
 func setModel(body []byte, name string) ([]byte, error) {

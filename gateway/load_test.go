@@ -248,7 +248,7 @@ func loadSlowClient(e *benchEnv, id int, stopAt time.Time, cut *atomic.Int64) {
 			return
 		}
 		c.SetDeadline(time.Now().Add(10 * loadSlowIdle))
-		fmt.Fprintf(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: gw\r\nContent-Type: application/json\r\nContent-Length: 4096\r\n\r\n{\"model\":")
+		fmt.Fprintf(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 4096\r\n\r\n{\"model\":", addr)
 		answered := make(chan bool, 1)
 		go func() {
 			line, err := bufio.NewReader(c).ReadString('\n')

@@ -9,6 +9,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	anthropicwire "github.com/ptkit/ptk/llm/anthropic/wire"
 )
 
 // Middleware wraps a handler, the way the gateway's key check and request
@@ -17,9 +19,11 @@ import (
 type Middleware func(http.Handler) http.Handler
 
 // RequireKey answers 401 to a request that does not carry one of keys as
-// "Authorization: Bearer KEY" (health checks excepted). Keys are compared by
-// their SHA-256, so the time taken says nothing about them. No keys: every
-// request passes.
+// "Authorization: Bearer KEY" or, as Anthropic's clients send it,
+// "x-api-key: KEY" (health checks excepted). Keys are compared by their
+// SHA-256, so the time taken says nothing about them. The answer has the
+// shape of the API asked: Anthropic's for /v1/messages, OpenAI's
+// otherwise. No keys: every request passes.
 func RequireKey(keys []string) Middleware {
 	sums := make(map[[32]byte]bool, len(keys))
 	for _, k := range keys {
@@ -30,13 +34,34 @@ func RequireKey(keys []string) Middleware {
 			return next
 		}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.URL.Path != "/healthz" && !sums[sha256.Sum256([]byte(bearer(r)))] {
-				writeError(w, http.StatusUnauthorized, "invalid_request_error", "invalid_api_key", "missing or wrong API key: send it as \"Authorization: Bearer KEY\"")
+			if r.URL.Path != "/healthz" && !sums[sha256.Sum256([]byte(clientKey(r)))] {
+				const msg = "missing or wrong API key: send it as \"Authorization: Bearer KEY\" or \"x-api-key: KEY\""
+				if anthropicPath(r) {
+					writeJSON(w, http.StatusUnauthorized, anthropicwire.NewError(http.StatusUnauthorized, msg))
+					return
+				}
+				writeError(w, http.StatusUnauthorized, "invalid_request_error", "invalid_api_key", msg)
 				return
 			}
 			next.ServeHTTP(w, r)
 		})
 	}
+}
+
+// clientKey is the key a client sent: its x-api-key header, else its
+// Bearer token.
+func clientKey(r *http.Request) string {
+	if k := r.Header.Get("X-Api-Key"); k != "" {
+		return k
+	}
+	return bearer(r)
+}
+
+// anthropicPath reports whether r is a request of Anthropic's API, whose
+// errors have Anthropic's shape: /v1/messages and what is under it, or a
+// request that says its anthropic-version.
+func anthropicPath(r *http.Request) bool {
+	return strings.HasPrefix(r.URL.Path, "/v1/messages") || r.Header.Get("Anthropic-Version") != ""
 }
 
 // bearer is the token of r's "Authorization: Bearer" header, "" when none.

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"strings"
 
@@ -29,18 +28,18 @@ func (x *exchange) servePTK(ctx context.Context, w http.ResponseWriter) error {
 	if err != nil {
 		return badRequest("tools: %v", err)
 	}
-	req, herr := x.llmRequest(false)
+	req, herr := x.api.request(x, false)
 	if herr != nil {
 		return herr
 	}
 	if req.Messages, herr = x.ptkConversation(); herr != nil {
 		return herr
 	}
-	out := x.newResponder(w)
+	out := x.respond(w)
 	var total ptk.Usage
 	// A whole answer holds its text back until it is known to be the
 	// answer; a stream does only when the reply must call a tool.
-	hold := !out.stream || x.choice.forced()
+	hold := !out.streaming() || x.choice.forced()
 	for reasked := false; ; reasked = true {
 		rep, err := x.ask(ctx, req, parser, turn.PTK, out, hold)
 		total = total.Add(rep.usage)
@@ -61,7 +60,7 @@ func (x *exchange) servePTK(ctx context.Context, w http.ResponseWriter) error {
 				again = prompt("reask-named", x.choice.name)
 			case x.choice.kind == "required":
 				again = prompt("reask-required", nil)
-			case x.choice.kind == "none" && rep.skipped > 0 && rep.held.Len() == 0 && !out.hasText:
+			case x.choice.kind == "none" && rep.skipped > 0 && rep.held.Len() == 0 && !out.hasText():
 				// Nothing but a call the choice does not allow: no answer.
 				again = prompt("reask-none", nil)
 			}
@@ -81,7 +80,7 @@ func (x *exchange) servePTK(ctx context.Context, w http.ResponseWriter) error {
 			}
 		}
 		out.addText(rep.held.String())
-		out.finish(finishReason(rep.finish, len(out.calls) > 0), total)
+		out.finish(rep.finish, total)
 		return nil
 	}
 }
@@ -101,9 +100,9 @@ type reply struct {
 // comes. With a parser, the text is read for calls; calls the tool choice
 // allows are given to out, the rest is text. With hold, the text is kept in
 // the reply until the first call is given.
-func (x *exchange) ask(ctx context.Context, req llm.Request, p *protocol.Parser, mode turn.Mode, out *responder, hold bool) (*reply, error) {
+func (x *exchange) ask(ctx context.Context, req llm.Request, p *protocol.Parser, mode turn.Mode, out responder, hold bool) (*reply, error) {
 	rep := &reply{}
-	single := x.single()
+	single := x.single
 	addText := func(s string) {
 		if hold && rep.emitted == 0 {
 			rep.held.WriteString(s)
@@ -132,7 +131,7 @@ func (x *exchange) ask(ctx context.Context, req llm.Request, p *protocol.Parser,
 	if _, ok := llm.As[llm.TextCompleter](x.up.Model); ok && mode == turn.PTK {
 		req.Prompt = protocol.PTK{}.Transcript(req.Messages) // the protocol's own flattening
 	}
-	t := turn.Turn{Model: x.up.Model, Parser: p, Mode: mode, Stream: out.stream}
+	t := turn.Turn{Model: x.up.Model, Parser: p, Mode: mode, Stream: out.streaming()}
 	r, err := t.Ask(ctx, req, func(e turn.Event) {
 		switch e.Kind {
 		case turn.EventText:
@@ -192,112 +191,17 @@ func (x *exchange) ask(ctx context.Context, req llm.Request, p *protocol.Parser,
 	return rep, nil
 }
 
-// translatable reports what in the request the gateway cannot translate
-// for the model (it passes through only): a tool that is not a function,
-// more than one choice.
-func (x *exchange) translatable() *httpError {
-	if x.otherTool != "" {
-		return badRequest("%s", x.otherTool)
-	}
-	if x.req.N != nil && *x.req.N > 1 {
-		return badRequest("n = %d: the gateway asks the model for one choice here; leave n out or set it to 1", *x.req.N)
-	}
-	return nil
-}
-
-// finishReason is the finish_reason of an answer.
-func finishReason(upstream string, calls bool) string {
-	switch {
-	case calls:
-		return "tool_calls"
-	case upstream == "length" || upstream == "content_filter":
-		return upstream
-	}
-	return "stop"
-}
-
-// mappedFields are the request fields the gateway reads itself; the others
-// go upstream as they are (llm.Request.Extra).
-var mappedFields = map[string]bool{"model": true, "messages": true, "tools": true, "tool_choice": true,
-	"parallel_tool_calls": true, "stream": true, "stream_options": true, "temperature": true, "max_tokens": true,
-	"max_completion_tokens": true, "stop": true, "n": true, "functions": true, "function_call": true}
-
-// llmRequest is the request for the model: its sampling settings, and the
-// fields the gateway does not read, as they came. native says whether the
-// model gets native tools (and so parallel_tool_calls).
-func (x *exchange) llmRequest(native bool) (llm.Request, *httpError) {
-	r := &x.req
-	req := llm.Request{Model: x.up.Name, Temperature: r.Temperature}
-	for _, m := range members(x.body) {
-		if !mappedFields[m.key] || native && m.key == "parallel_tool_calls" && len(x.tools) > 0 {
-			if req.Extra == nil {
-				req.Extra = make(map[string]json.RawMessage)
-			}
-			req.Extra[m.key] = x.body[m.start:m.end]
-		}
-	}
-	switch {
-	case r.MaxCompletionTokens != nil:
-		req.MaxTokens = *r.MaxCompletionTokens
-	case r.MaxTokens != nil:
-		req.MaxTokens = *r.MaxTokens
-	}
-	if len(r.Stop) > 0 && string(r.Stop) != "null" {
-		var one string
-		if json.Unmarshal(r.Stop, &one) == nil {
-			req.Stop = []string{one}
-		} else if json.Unmarshal(r.Stop, &req.Stop) != nil {
-			return req, badRequest("stop must be a string or an array of strings")
-		}
-	}
-	return req, nil
-}
-
-// messages reads the conversation: the system and developer messages'
-// text as instructions, the other turns as ptk messages. A tool message
-// gets the name of the call it answers.
-func (x *exchange) messages() (instructions string, msgs []ptk.Message, herr *httpError) {
-	var instr []string
-	names := map[string]string{}
-	for i, m := range x.req.Messages {
-		text, err := contentText(m.Content)
-		if err != nil {
-			return "", nil, badRequest("messages[%d]: %v", i, err)
-		}
-		switch m.Role {
-		case "system", "developer":
-			if strings.TrimSpace(text) != "" {
-				instr = append(instr, text)
-			}
-		case "assistant":
-			msg := ptk.Message{Role: ptk.RoleAssistant, Content: text}
-			for _, c := range m.ToolCalls {
-				names[c.ID] = c.Function.Name
-				msg.Calls = append(msg.Calls, ptk.Call{ID: c.ID, Tool: c.Function.Name, Args: json.RawMessage(c.Function.Arguments)})
-			}
-			msgs = append(msgs, msg)
-		case "tool":
-			msgs = append(msgs, ptk.Message{Role: ptk.RoleTool, CallID: m.ToolCallID, Tool: names[m.ToolCallID], Content: text})
-		case "function":
-			msgs = append(msgs, ptk.Message{Role: ptk.RoleTool, Tool: m.Name, Content: text})
-		default:
-			msgs = append(msgs, ptk.Message{Role: ptk.RoleUser, Content: text})
-		}
-	}
-	return strings.Join(instr, "\n\n"), msgs, nil
-}
-
 // ptkConversation writes the conversation for a chat model taught the text
 // protocol: the system prompt with the protocol and the tools, the user's
 // turns, the assistant's turns with their calls written as the protocol
 // writes them, and each run of tool results as one user message. What the
 // tool choice asks is said at the end of the last user message.
 func (x *exchange) ptkConversation() ([]ptk.Message, *httpError) {
-	instructions, msgs, herr := x.messages()
+	instructions, msgs, herr := x.api.conversation(x)
 	if herr != nil {
 		return nil, herr
 	}
-	h := turn.NewHistory(turn.PTK, protocol.PTK{}, instructions, x.choice.offered(x.tools))
+	h := turn.NewHistory(turn.PTK, x.s.ptk, instructions, x.choice.offered(x.tools))
 	h.Append(msgs...)
 	out := h.Rendered()
 	var say []string
@@ -307,7 +211,7 @@ func (x *exchange) ptkConversation() ([]ptk.Message, *httpError) {
 	case "named":
 		say = append(say, prompt("named", x.choice.name))
 	}
-	if p := x.req.ParallelToolCalls; p != nil && !*p && x.choice.kind != "none" {
+	if x.single && x.choice.kind != "none" {
 		say = append(say, prompt("single", nil))
 	}
 	if len(say) > 0 {
@@ -332,11 +236,11 @@ func (x *exchange) serveModel(ctx context.Context, w http.ResponseWriter) error 
 	if herr := x.translatable(); herr != nil {
 		return herr
 	}
-	req, herr := x.llmRequest(true)
+	req, herr := x.api.request(x, true)
 	if herr != nil {
 		return herr
 	}
-	instructions, msgs, herr := x.messages()
+	instructions, msgs, herr := x.api.conversation(x)
 	if herr != nil {
 		return herr
 	}
@@ -358,13 +262,13 @@ func (x *exchange) serveModel(ctx context.Context, w http.ResponseWriter) error 
 			return badRequest("tools: %v", err)
 		}
 	}
-	out := x.newResponder(w)
-	rep, err := x.ask(ctx, req, parser, turn.Native, out, !out.stream)
+	out := x.respond(w)
+	rep, err := x.ask(ctx, req, parser, turn.Native, out, !out.streaming())
 	x.usage = rep.usage
 	if err != nil {
 		return err
 	}
 	out.addText(rep.held.String())
-	out.finish(finishReason(rep.finish, len(out.calls) > 0 || rep.emitted > 0), rep.usage)
+	out.finish(rep.finish, rep.usage)
 	return nil
 }

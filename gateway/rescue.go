@@ -23,7 +23,7 @@ import (
 // tool_calls and leave the content; the rest of the answer (ids, usage,
 // native calls, every other field) is kept. A stream whose client did not
 // ask for the usage then asks for it, and gets it on its finishing chunk.
-func (x *exchange) forward(ctx context.Context, w http.ResponseWriter, read bool) error {
+func (c *chatAPI) forward(x *exchange, ctx context.Context, w http.ResponseWriter, read bool) error {
 	x.mode = modeNative
 	var parser *protocol.Parser
 	if read {
@@ -32,12 +32,12 @@ func (x *exchange) forward(ctx context.Context, w http.ResponseWriter, read bool
 			return badRequest("tools: %v", err)
 		}
 	}
-	body := x.body
+	body := c.body
 	set := obj{}
-	if x.req.Model != x.up.Name {
+	if c.req.Model != x.up.Name {
 		set["model"] = marshal(x.up.Name)
 	}
-	moveUsage := read && x.req.Stream && (x.req.StreamOptions == nil || !x.req.StreamOptions.IncludeUsage)
+	moveUsage := read && c.req.Stream && (c.req.StreamOptions == nil || !c.req.StreamOptions.IncludeUsage)
 	if moveUsage {
 		set["stream_options"] = json.RawMessage(`{"include_usage":true}`)
 	}
@@ -47,7 +47,7 @@ func (x *exchange) forward(ctx context.Context, w http.ResponseWriter, read bool
 			return badRequest("the request body is not a JSON object: %v", err)
 		}
 	}
-	resp, err := x.up.Forward.Forward(ctx, body, x.req.Stream)
+	resp, err := x.up.Forward.Forward(ctx, body, c.req.Stream)
 	if err != nil {
 		return err
 	}
@@ -63,12 +63,12 @@ func (x *exchange) forward(ctx context.Context, w http.ResponseWriter, read bool
 		}
 		x.readStats(data)
 		w.WriteHeader(resp.StatusCode)
-		x.wrote = true
+		x.wrote.Store(true)
 		w.Write(data)
 		return nil
 	}
 	w.WriteHeader(resp.StatusCode)
-	x.wrote = true
+	x.wrote.Store(true)
 	rc := http.NewResponseController(w)
 	rc.Flush()
 	sr := &streamReader{x: x, w: w, moveUsage: moveUsage}
@@ -135,7 +135,7 @@ func (x *exchange) readWhole(p *protocol.Parser, data []byte) []byte {
 	res := p.Parse(content)
 	var calls []outToolCall
 	for _, c := range res.Calls {
-		if x.choice.allows(c.Tool) && !(x.single() && len(calls) > 0) {
+		if x.choice.allows(c.Tool) && !(x.single && len(calls) > 0) {
 			c.ID = "call_" + randomID()
 			calls = append(calls, callOut(c))
 		}
@@ -211,7 +211,7 @@ func (s *streamReader) event(e protocol.Event) {
 		s.reasoning.WriteString(e.Text)
 	case protocol.EventCallEnd:
 		a := e.Attempt
-		if a.Err != nil || !s.x.choice.allows(a.Call.Tool) || s.x.single() && s.emitted > 0 {
+		if a.Err != nil || !s.x.choice.allows(a.Call.Tool) || s.x.single && s.emitted > 0 {
 			return
 		}
 		i := s.nextIndex
@@ -382,6 +382,3 @@ func (s *streamReader) finish() {
 }
 
 func (s *streamReader) write(b []byte) { s.w.Write(b) }
-
-// single reports whether the request asks for one call at most.
-func (x *exchange) single() bool { return x.req.ParallelToolCalls != nil && !*x.req.ParallelToolCalls }

@@ -11,10 +11,9 @@ import (
 	"github.com/ptkit/ptk"
 )
 
-// responder writes one answer in the OpenAI shape: whole, or as a stream of
-// chunks when the client asked for one. Text, reasoning and calls are given
-// to it as they come; finish ends the answer.
-type responder struct {
+// chatResponder writes one answer in the Chat Completions shape: whole, or
+// as a stream of chunks when the client asked for one.
+type chatResponder struct {
 	w       http.ResponseWriter
 	rc      *http.ResponseController
 	x       *exchange
@@ -22,18 +21,25 @@ type responder struct {
 	id      string
 	created int64
 	model   string
+	// includeUsage: the client asked for the usage in a chunk of its own.
+	includeUsage bool
 
 	text      strings.Builder
 	reasoning strings.Builder
-	// hasText: text was given; sep: the next text starts a new paragraph.
-	hasText, sep bool
-	calls        []outToolCall
-	buf          bytes.Buffer
-	enc          *json.Encoder
+	// texted: text was given; sep: the next text starts a new paragraph.
+	texted, sep bool
+	calls       []outToolCall
+	// deltaCalls counts the native calls passed on in pieces.
+	deltaCalls int
+	buf        bytes.Buffer
+	enc        *json.Encoder
 }
 
-func (x *exchange) newResponder(w http.ResponseWriter) *responder {
-	r := &responder{w: w, x: x, stream: x.req.Stream, id: "chatcmpl-" + randomID(), created: time.Now().Unix(), model: x.name}
+var _ responder = (*chatResponder)(nil)
+
+func (c *chatAPI) respond(x *exchange, w http.ResponseWriter) responder {
+	r := &chatResponder{w: w, x: x, stream: x.stream, id: "chatcmpl-" + randomID(), created: time.Now().Unix(), model: x.name,
+		includeUsage: c.req.StreamOptions != nil && c.req.StreamOptions.IncludeUsage}
 	r.enc = json.NewEncoder(&r.buf)
 	r.enc.SetEscapeHTML(false)
 	if r.stream {
@@ -43,8 +49,8 @@ func (x *exchange) newResponder(w http.ResponseWriter) *responder {
 }
 
 // begin writes the stream's headers and its first chunk, once.
-func (r *responder) begin() {
-	if !r.stream || r.x.wrote {
+func (r *chatResponder) begin() {
+	if !r.stream || r.x.wrote.Load() {
 		return
 	}
 	h := r.w.Header()
@@ -52,12 +58,12 @@ func (r *responder) begin() {
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	r.w.WriteHeader(http.StatusOK)
-	r.x.wrote = true
+	r.x.wrote.Store(true)
 	r.chunk(&outDelta{Role: "assistant"}, nil, nil)
 }
 
 // chunk writes one chunk of the stream.
-func (r *responder) chunk(d *outDelta, finish *string, u *usage) {
+func (r *chatResponder) chunk(d *outDelta, finish *string, u *usage) {
 	c := completion{ID: r.id, Object: "chat.completion.chunk", Created: r.created, Model: r.model, Usage: u}
 	if d != nil {
 		c.Choices = []choice{{Delta: d, FinishReason: finish}}
@@ -68,7 +74,7 @@ func (r *responder) chunk(d *outDelta, finish *string, u *usage) {
 }
 
 // event writes one server-sent event holding v, and flushes it.
-func (r *responder) event(v any) {
+func (r *chatResponder) event(v any) {
 	r.buf.Reset()
 	r.buf.WriteString("data: ")
 	r.enc.Encode(v)
@@ -79,14 +85,14 @@ func (r *responder) event(v any) {
 
 var jsonNull = json.RawMessage("null")
 
-func (r *responder) addText(s string) {
+func (r *chatResponder) addText(s string) {
 	if s == "" {
 		return
 	}
-	if r.sep && r.hasText {
+	if r.sep && r.texted {
 		s = "\n\n" + s
 	}
-	r.sep, r.hasText = false, true
+	r.sep, r.texted = false, true
 	if r.stream {
 		r.begin()
 		r.chunk(&outDelta{Content: outText(s)}, nil, nil)
@@ -95,7 +101,7 @@ func (r *responder) addText(s string) {
 	r.text.WriteString(s)
 }
 
-func (r *responder) addReasoning(s string) {
+func (r *chatResponder) addReasoning(s string) {
 	if s == "" {
 		return
 	}
@@ -107,13 +113,15 @@ func (r *responder) addReasoning(s string) {
 	r.reasoning.WriteString(s)
 }
 
-// separate makes the next text, if there was text before, start a new
-// paragraph: the text of a second reply to the same request.
-func (r *responder) separate() { r.sep = true }
+func (r *chatResponder) separate()       { r.sep = true }
+func (r *chatResponder) stop()           {}
+func (r *chatResponder) streaming() bool { return r.stream }
+func (r *chatResponder) hasText() bool   { return r.texted }
+func (r *chatResponder) callCount() int  { return len(r.calls) + r.deltaCalls }
 
 // addCall adds a complete call. In a stream it is two chunks, as OpenAI
 // sends them: the call's index, id and name, then its arguments.
-func (r *responder) addCall(c ptk.Call) {
+func (r *chatResponder) addCall(c ptk.Call) {
 	r.x.calls++
 	tc := callOut(c)
 	r.calls = append(r.calls, tc)
@@ -135,10 +143,11 @@ func callOut(c ptk.Call) outToolCall {
 
 // addCallDelta passes on a piece of a native call in a stream, as it came:
 // the first piece of a call carries its id and name.
-func (r *responder) addCallDelta(index int, id, name, args string) {
+func (r *chatResponder) addCallDelta(index int, id, name, args string) {
 	tc := outToolCall{Index: &index, ID: id}
 	if id != "" || name != "" {
 		r.x.calls++
+		r.deltaCalls++
 		tc.Type = "function"
 	}
 	tc.Function.Name, tc.Function.Arguments = name, arguments(args)
@@ -149,7 +158,8 @@ func (r *responder) addCallDelta(index int, id, name, args string) {
 // finish ends the answer. The usage goes in every answer: a stream whose
 // client asked for it (stream_options.include_usage) gets OpenAI's last
 // chunk with no choices; other streams get it on the chunk that finishes.
-func (r *responder) finish(reason string, u ptk.Usage) {
+func (r *chatResponder) finish(upstream string, u ptk.Usage) {
+	reason := finishReason(upstream, r.callCount() > 0)
 	out := usageOf(u)
 	if !r.stream {
 		msg := &outMessage{Role: "assistant", ReasoningContent: outText(r.reasoning.String())}
@@ -159,12 +169,12 @@ func (r *responder) finish(reason string, u ptk.Usage) {
 		msg.ToolCalls = r.calls
 		c := completion{ID: r.id, Object: "chat.completion", Created: r.created, Model: r.model, Usage: out,
 			Choices: []choice{{Message: msg, FinishReason: &reason}}}
-		r.x.wrote = true
+		r.x.wrote.Store(true)
 		writeJSON(r.w, http.StatusOK, c)
 		return
 	}
 	r.begin()
-	if so := r.x.req.StreamOptions; so != nil && so.IncludeUsage {
+	if r.includeUsage {
 		r.chunk(&outDelta{}, &reason, nil)
 		r.chunk(nil, nil, out)
 	} else {
@@ -172,6 +182,17 @@ func (r *responder) finish(reason string, u ptk.Usage) {
 	}
 	r.w.Write([]byte("data: [DONE]\n\n"))
 	r.rc.Flush()
+}
+
+// finishReason is the finish_reason of an answer.
+func finishReason(upstream string, calls bool) string {
+	switch {
+	case calls:
+		return "tool_calls"
+	case upstream == "length" || upstream == "content_filter":
+		return upstream
+	}
+	return "stop"
 }
 
 // writeStreamError ends a stream that has begun with an error event, which

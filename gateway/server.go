@@ -9,12 +9,15 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/agent"
+	"github.com/ptkit/ptk/httpguard"
 	"github.com/ptkit/ptk/llm"
+	anthropicwire "github.com/ptkit/ptk/llm/anthropic/wire"
 	"github.com/ptkit/ptk/tool"
 )
 
@@ -39,10 +42,28 @@ type Config struct {
 	// Models lists the models GET /v1/models returns. Nil lists
 	// DefaultModel alone.
 	Models func(ctx context.Context) ([]string, error)
+	// ModelMap renames the model a request asks for before Resolve sees
+	// it, in every API (ptk serve --model-map).
+	ModelMap ModelMap
+	// Serves reports whether the gateway serves a model of this name to
+	// the agents' APIs (Anthropic Messages and Responses) when ModelMap
+	// does not rename it. A name it does not serve (claude-sonnet-4-5,
+	// which Claude Code asks for, or a hosted model of the catalog) is
+	// served by DefaultModel, never sent on as it is, and the log line says
+	// which was asked. Nil serves every name as it is asked.
+	Serves func(name string) bool
 
 	// APIKeys are the keys a client must send as "Authorization: Bearer
 	// KEY". Empty: no key is asked for.
 	APIKeys []string
+	// AllowedHosts and AllowedOrigins widen what the server's guard lets
+	// in (see package httpguard): a reverse proxy's name, a published
+	// address; the origin of a page the operator trusts. The guard refuses
+	// what a web page the user opens could send: a Host that does not name
+	// the server (DNS rebinding), a body that is not JSON (a cross-site
+	// text/plain POST) and an Origin of another site. "*" in AllowedHosts
+	// gives up the Host check.
+	AllowedHosts, AllowedOrigins []string
 
 	// Tools are run by the gateway itself, for requests that declare no
 	// tools of their own: the model calls them, the gateway runs them and
@@ -71,9 +92,21 @@ type Config struct {
 	// slower body is answered 408. Timeout covers the body too.
 	BodyIdleTimeout time.Duration
 	MinBodyRate     float64
+	// KeepAlive is how often a stream of the Anthropic Messages or
+	// Responses API says it is alive while the model has nothing to send
+	// (an Anthropic ping event, an event-stream comment), beginning the
+	// stream if need be (default DefaultKeepAlive; below zero: never).
+	KeepAlive time.Duration
 	// ShutdownTimeout is how long Serve waits for requests in flight when
 	// its context ends (default DefaultShutdownTimeout).
 	ShutdownTimeout time.Duration
+
+	// Conversations keeps the conversations of the Responses API's stored
+	// responses, for a later request's previous_response_id: the trace
+	// store (trace.Store), so that every replica on one PostgreSQL finds
+	// them. Nil keeps them in the server's memory, the oldest forgotten
+	// past DefaultMemoryResponses.
+	Conversations agent.Store
 
 	// Logger receives one line per request (default slog.Default()).
 	Logger *slog.Logger
@@ -117,15 +150,25 @@ type Forwarder interface {
 
 // Server is the gateway: an http.Handler that serves
 //
-//	POST /v1/chat/completions
-//	GET  /v1/models
+//	POST /v1/chat/completions          OpenAI's Chat Completions
+//	POST /v1/messages                  Anthropic's Messages (Claude Code)
+//	POST /v1/messages/count_tokens     an estimate of a Messages prompt's tokens
+//	POST /v1/responses                 OpenAI's Responses (Codex)
+//	GET  /v1/models, /v1/models/{id}   in OpenAI's or Anthropic's shape
 //	GET  /healthz
 //
-// It is safe for concurrent use.
+// Every request passes httpguard's checks first (see
+// Config.AllowedHosts), so that web pages the user opens cannot use it. It
+// is safe for concurrent use.
 type Server struct {
 	cfg     Config
 	sem     chan struct{}
 	handler http.Handler
+	memory  *memoryResponses
+	started time.Time
+	// ptk is the text protocol's formatter, with the system prompts the
+	// server wrote lately.
+	ptk cachedPTK
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -162,17 +205,31 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MinBodyRate <= 0 {
 		cfg.MinBodyRate = DefaultMinBodyRate
 	}
-	s := &Server{cfg: cfg, sem: make(chan struct{}, cfg.MaxConcurrent)}
+	if cfg.KeepAlive == 0 {
+		cfg.KeepAlive = DefaultKeepAlive
+	}
+	s := &Server{cfg: cfg, sem: make(chan struct{}, cfg.MaxConcurrent), memory: &memoryResponses{max: DefaultMemoryResponses}, started: time.Now(),
+		ptk: cachedPTK{cache: &promptCache{maxBytes: promptCacheBytes}}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.chat)
+	mux.HandleFunc("POST /v1/messages", s.messages)
+	mux.HandleFunc("POST /v1/messages/count_tokens", s.countTokens)
+	mux.HandleFunc("POST /v1/responses", s.responsesEndpoint)
 	mux.HandleFunc("GET /v1/models", s.models)
+	mux.HandleFunc("GET /v1/models/{id...}", s.model)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"status":"ok"}`+"\n")
 	})
-	s.handler = LogRequests(cfg.Logger)(RequireKey(cfg.APIKeys)(mux))
+	guard := httpguard.Guard(httpguard.Options{Hosts: cfg.AllowedHosts, Origins: cfg.AllowedOrigins})
+	s.handler = LogRequests(cfg.Logger)(guard(RequireKey(cfg.APIKeys)(mux)))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, "invalid_request_error", "unknown_url", "no route "+r.Method+" "+r.URL.Path+": the gateway serves POST /v1/chat/completions, GET /v1/models and GET /healthz")
+		msg := "no route " + r.Method + " " + r.URL.Path + ": the gateway serves POST /v1/chat/completions, POST /v1/messages, POST /v1/messages/count_tokens, POST /v1/responses, GET /v1/models and GET /healthz"
+		if anthropicPath(r) {
+			writeJSON(w, http.StatusNotFound, anthropicwire.NewError(http.StatusNotFound, msg))
+			return
+		}
+		writeError(w, http.StatusNotFound, "invalid_request_error", "unknown_url", msg)
 	})
 	return s, nil
 }
@@ -210,32 +267,91 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return err
 }
 
-// models serves GET /v1/models.
+// models serves GET /v1/models in the shape of the client's API:
+// Anthropic's for a request that says its anthropic-version, OpenAI's
+// otherwise.
 func (s *Server) models(w http.ResponseWriter, r *http.Request) {
+	names, ok := s.modelNames(w, r)
+	if !ok {
+		return
+	}
+	if anthropicPath(r) {
+		out := anthropicwire.ModelList{Data: []anthropicwire.Model{}}
+		for _, n := range names {
+			out.Data = append(out.Data, s.anthropicModel(n))
+		}
+		if len(names) > 0 {
+			out.FirstID, out.LastID = &names[0], &names[len(names)-1]
+		}
+		writeJSON(w, http.StatusOK, out)
+		return
+	}
+	out := struct {
+		Object string        `json:"object"`
+		Data   []openaiModel `json:"data"`
+	}{Object: "list", Data: []openaiModel{}}
+	for _, n := range names {
+		out.Data = append(out.Data, openaiModel{ID: n, Object: "model", OwnedBy: "ptk"})
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// model serves GET /v1/models/{id}: a model the gateway lists, or one it
+// serves under that name.
+func (s *Server) model(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	names, ok := s.modelNames(w, r)
+	if !ok {
+		return
+	}
+	if !slices.Contains(names, id) && (s.cfg.Serves == nil || !s.cfg.Serves(id)) {
+		if _, mapped := s.cfg.ModelMap.Map(id); !mapped {
+			e := &httpError{status: http.StatusNotFound, typ: "invalid_request_error", code: "model_not_found", msg: "the gateway does not serve the model " + strconv.Quote(id)}
+			if anthropicPath(r) {
+				writeJSON(w, e.status, anthropicwire.NewError(e.status, e.msg))
+				return
+			}
+			e.write(w)
+			return
+		}
+	}
+	if anthropicPath(r) {
+		writeJSON(w, http.StatusOK, s.anthropicModel(id))
+		return
+	}
+	writeJSON(w, http.StatusOK, openaiModel{ID: id, Object: "model", OwnedBy: "ptk"})
+}
+
+// modelNames lists the models; on failure it answers 502 itself.
+func (s *Server) modelNames(w http.ResponseWriter, r *http.Request) ([]string, bool) {
 	names := []string{s.cfg.DefaultModel}
 	if s.cfg.Models != nil {
 		var err error
 		if names, err = s.cfg.Models(r.Context()); err != nil {
-			writeError(w, http.StatusBadGateway, "upstream_error", "", "listing the models: "+err.Error())
-			return
+			msg := "listing the models: " + err.Error()
+			if anthropicPath(r) {
+				writeJSON(w, http.StatusBadGateway, anthropicwire.NewError(http.StatusBadGateway, msg))
+			} else {
+				writeError(w, http.StatusBadGateway, "upstream_error", "", msg)
+			}
+			return nil, false
 		}
 	}
-	type model struct {
-		ID      string `json:"id"`
-		Object  string `json:"object"`
-		Created int64  `json:"created"`
-		OwnedBy string `json:"owned_by"`
-	}
-	out := struct {
-		Object string  `json:"object"`
-		Data   []model `json:"data"`
-	}{Object: "list", Data: []model{}}
-	for _, n := range names {
-		if n != "" {
-			out.Data = append(out.Data, model{ID: n, Object: "model", OwnedBy: "ptk"})
-		}
-	}
-	writeJSON(w, http.StatusOK, out)
+	return slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == "" }), true
+}
+
+// openaiModel is a model in OpenAI's shape.
+type openaiModel struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Created int64  `json:"created"`
+	OwnedBy string `json:"owned_by"`
+}
+
+// anthropicModel is a model in Anthropic's shape; it was "created" when
+// the gateway started.
+func (s *Server) anthropicModel(id string) anthropicwire.Model {
+	return anthropicwire.Model{Type: "model", ID: id, DisplayName: id, CreatedAt: s.started.UTC().Format(time.RFC3339)}
 }
 
 // writeJSON writes v as the JSON answer, HTML characters left as they are.
@@ -292,16 +408,21 @@ func upstreamError(ctx context.Context, err error) *httpError {
 		return &httpError{status: http.StatusTooManyRequests, typ: "rate_limit_error", code: "rate_limit_exceeded", msg: "upstream: " + le.Error(), retryAfter: le.RetryAfter}
 	case errors.Is(err, llm.ErrModelNotFound):
 		return &httpError{status: http.StatusNotFound, typ: "invalid_request_error", code: "model_not_found", msg: "upstream: " + le.Error()}
-	case (errors.Is(err, llm.ErrBadRequest) || errors.Is(err, llm.ErrToolsUnsupported)) && le.Status >= 400 && le.Status < 500:
+	case (errors.Is(err, llm.ErrBadRequest) || errors.Is(err, llm.ErrToolsUnsupported) || errors.Is(err, llm.ErrContextLength)) && le.Status >= 400 && le.Status < 500:
 		return &httpError{status: le.Status, typ: "invalid_request_error", msg: "upstream: " + le.Error()}
 	}
 	return &httpError{status: http.StatusBadGateway, typ: "upstream_error", msg: "upstream: " + le.Error()}
 }
 
 func (e *httpError) write(w http.ResponseWriter) {
+	e.retryHeader(w)
+	writeError(w, e.status, e.typ, e.code, e.msg)
+}
+
+// retryHeader sets Retry-After on a 429 answer.
+func (e *httpError) retryHeader(w http.ResponseWriter) {
 	if e.status == http.StatusTooManyRequests {
 		secs := max(1, int((e.retryAfter+time.Second-1)/time.Second))
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
 	}
-	writeError(w, e.status, e.typ, e.code, e.msg)
 }

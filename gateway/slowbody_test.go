@@ -57,7 +57,7 @@ func TestSlowBodiesDoNotLockOthersOut(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		fmt.Fprintf(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"mo")
+		fmt.Fprintf(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"mo", addr)
 		sl := slow{c, make(chan string, 1)}
 		go func() {
 			line, _ := bufio.NewReader(c).ReadString('\n')

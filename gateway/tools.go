@@ -24,11 +24,11 @@ func (x *exchange) serveTools(ctx context.Context, w http.ResponseWriter) error 
 	if herr := x.translatable(); herr != nil {
 		return herr
 	}
-	req, herr := x.llmRequest(false)
+	req, herr := x.api.request(x, false)
 	if herr != nil {
 		return herr
 	}
-	instructions, msgs, herr := x.messages()
+	instructions, msgs, herr := x.api.conversation(x)
 	if herr != nil {
 		return herr
 	}
@@ -40,7 +40,7 @@ func (x *exchange) serveTools(ctx context.Context, w http.ResponseWriter) error 
 		ModelName:       x.up.Name,
 		Temperature:     req.Temperature,
 		MaxOutputTokens: req.MaxTokens,
-		StreamModel:     x.req.Stream,
+		StreamModel:     x.stream,
 		Instructions:    instructions,
 		Tools:           x.s.cfg.Tools,
 		Mode:            x.up.Mode,
@@ -52,7 +52,7 @@ func (x *exchange) serveTools(ctx context.Context, w http.ResponseWriter) error 
 	if opts.Approver == nil {
 		opts.Approver = denyAll
 	}
-	out := x.newResponder(w)
+	out := x.respond(w)
 	var res *agent.Result
 	var runErr error
 	var observe func(agent.Event, error)
@@ -65,7 +65,7 @@ func (x *exchange) serveTools(ctx context.Context, w http.ResponseWriter) error 
 		}
 		switch e.Kind {
 		case agent.EventReasoning:
-			if out.stream {
+			if out.streaming() {
 				out.addReasoning(e.Text)
 			}
 		case agent.EventDone:

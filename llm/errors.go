@@ -26,6 +26,13 @@ var (
 	// ErrConnection: the provider could not be reached, or the connection
 	// broke before the answer was complete.
 	ErrConnection = errors.New("connection failed")
+	// ErrContextLength: the request does not fit the model's context window
+	// (OpenAI's context_length_exceeded, Anthropic's "prompt is too long",
+	// vLLM's and llama.cpp's context size, Ollama's "input length exceeds
+	// the context length"), or, from llm/ollama, a prompt the server cut to
+	// fit without saying so. Make the request shorter (an agent compacts
+	// its conversation) or the window larger.
+	ErrContextLength = errors.New("the request does not fit the context window")
 	// ErrBadRequest: the provider rejected the request (other 4xx).
 	ErrBadRequest = errors.New("bad request")
 	// ErrBadResponse: the provider's answer could not be read.

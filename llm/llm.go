@@ -7,13 +7,15 @@
 // A provider is a thin translator between these types and its wire format;
 // it never loops, runs tools or parses the text protocol. Sub-packages hold the
 // providers: llm/openai speaks the Chat Completions API (OpenAI, Ollama, vLLM,
-// llama.cpp's server, Groq, Together, OpenRouter, DeepSeek), llm/anthropic the
-// Messages API, llm/gemini Google's generateContent, and llm/completion the
-// text-only endpoints. llm/catalog names models and prices them; llm/replay
+// llama.cpp's server, Groq, Together, OpenRouter, DeepSeek), llm/ollama
+// Ollama's native API (which takes the context size per request),
+// llm/anthropic the Messages API, llm/gemini Google's generateContent, and
+// llm/completion the text-only endpoints. llm/catalog names models and prices them; llm/replay
 // records and replays calls. Priced and Fallback wrap a model.
 //
 // What a model can do beyond Generate is a small interface of its own
-// (Streamer, ToolSupporter, BaseURLer, Pricer, TextCompleter), and a model
+// (Streamer, ToolSupporter, BaseURLer, Pricer, TextCompleter, Windower:
+// its context window, ContextWindowOf), and a model
 // that wraps another implements Unwrap, so that [As], [PriceOf] and
 // [BaseURLOf] find a capability through any chain of wrappers instead of
 // each wrapper forwarding it by hand.

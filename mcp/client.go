@@ -20,6 +20,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/internal/version"
 	"github.com/ptkit/ptk/protocol"
 )
 
@@ -52,6 +53,10 @@ type Options struct {
 	// Implementation is how the client names itself to servers; default
 	// "ptk".
 	Implementation *sdk.Implementation
+	// MaxMessageBytes bounds what ptk reads of each message from a server
+	// (default DefaultMaxMessageBytes): a larger tool result is cut, says
+	// so to the model, and the server stays usable.
+	MaxMessageBytes int
 }
 
 // Client holds the MCP servers of a configuration, started, and gives
@@ -91,7 +96,10 @@ func Start(ctx context.Context, cfg *Config, opts Options) (*Client, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if opts.Implementation == nil {
-		opts.Implementation = &sdk.Implementation{Name: "ptk", Version: "1"}
+		opts.Implementation = &sdk.Implementation{Name: "ptk", Version: version.Get().String()}
+	}
+	if opts.MaxMessageBytes <= 0 {
+		opts.MaxMessageBytes = DefaultMaxMessageBytes
 	}
 	c := &Client{opts: opts}
 	if cfg == nil {
@@ -208,22 +216,22 @@ func (s *server) start(ctx context.Context) error {
 		// A server's children may hold stderr open after it exits; Close
 		// kills them, and must not wait for them first.
 		cmd.WaitDelay = 200 * time.Millisecond
-		transport = commandTransport{&sdk.CommandTransport{Command: cmd, TerminateDuration: time.Second}, s}
+		transport = &stdioTransport{cmd: cmd, s: s, max: s.opts.MaxMessageBytes, terminate: time.Second}
 	} else {
 		hc := s.opts.HTTPClient
 		if hc == nil {
 			hc = http.DefaultClient
 		}
-		if len(s.cfg.Headers) > 0 {
-			c := *hc
-			base := c.Transport
-			if base == nil {
-				base = http.DefaultTransport
-			}
-			c.Transport = headerTransport{base: base, headers: s.cfg.Headers}
-			hc = &c
+		c := *hc
+		base := c.Transport
+		if base == nil {
+			base = http.DefaultTransport
 		}
-		transport = &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: hc, MaxRetries: 1}
+		if len(s.cfg.Headers) > 0 {
+			base = headerTransport{base: base, headers: s.cfg.Headers}
+		}
+		c.Transport = boundedBodies{base: base, max: s.opts.MaxMessageBytes}
+		transport = &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: &c, MaxRetries: 1}
 	}
 	client := sdk.NewClient(s.opts.Implementation, &sdk.ClientOptions{
 		// No roots, sampling or elicitation: ptk gives a server nothing
@@ -434,22 +442,6 @@ func (s *server) kill() {
 	if pid > 0 {
 		killGroup(pid)
 	}
-}
-
-// commandTransport is the SDK's, noting the process it starts.
-type commandTransport struct {
-	*sdk.CommandTransport
-	s *server
-}
-
-func (t commandTransport) Connect(ctx context.Context) (sdk.Connection, error) {
-	conn, err := t.CommandTransport.Connect(ctx)
-	if err == nil {
-		t.s.mu.Lock()
-		t.s.pid = t.Command.Process.Pid
-		t.s.mu.Unlock()
-	}
-	return conn, err
 }
 
 // Tool is an MCP server's tool as a ptk tool. Its name is the server's

@@ -102,7 +102,7 @@ func TestStartFailuresAreOneLineEach(t *testing.T) {
 func TestStartHangingServer(t *testing.T) {
 	start := time.Now()
 	_, err := startFake(t, Options{StartTimeout: time.Second}, map[string]ServerConfig{"hangs": fakeConfig("hang")})
-	if d := time.Since(start); d > 4*time.Second {
+	if d := time.Since(start); d > 15*time.Second { // the default is 60s; a loaded machine is slow to kill
 		t.Errorf("the start took %s with StartTimeout 1s", d)
 	}
 	if err == nil || !strings.Contains(err.Error(), `MCP server "hangs" did not start:`) || !strings.Contains(err.Error(), "did not answer within 1s") {
@@ -137,7 +137,7 @@ func TestCallsAndFailuresOfACall(t *testing.T) {
 
 	start := time.Now()
 	r := call(t, toolNamed(t, c, "slow__stall"), `{}`)
-	if d := time.Since(start); d > 3*time.Second {
+	if d := time.Since(start); d > 15*time.Second { // CallTimeout is a minute
 		t.Errorf("a call to a server that never answers took %s; its timeout is 500ms", d)
 	}
 	if !r.IsError || !strings.Contains(r.Content, "did not answer within 500ms") {
@@ -174,7 +174,7 @@ func TestGarbageDuringACall(t *testing.T) {
 	}
 	start := time.Now()
 	r := call(t, toolNamed(t, c, "fake__babble"), `{}`)
-	if d := time.Since(start); d > 5*time.Second {
+	if d := time.Since(start); d > 15*time.Second { // CallTimeout is 20s
 		t.Errorf("the call took %s", d)
 	}
 	if !r.IsError || !strings.Contains(r.Content, `The MCP server "fake" stopped during the call`) {
@@ -234,7 +234,7 @@ func TestHTTPServerHeadersAndListChanged(t *testing.T) {
 
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatal("timed out waiting")

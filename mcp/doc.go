@@ -15,6 +15,9 @@
 // A tool's readOnlyHint makes it read-only (no approval, parallel calls);
 // its results become text ([ResultText]); a server that stops, hangs or
 // refuses a call gives the model an error result, never a failed run.
+// Every message from a server is read through a bound
+// ([Options.MaxMessageBytes], 8 MiB by default): a larger result is cut,
+// says so to the model first, and the server stays usable.
 //
 // As a server, [NewServer] offers ptk tools (the built-in ones, say) to
 // any MCP client, with ptk's approval: `ptk mcp` serves it over stdio or

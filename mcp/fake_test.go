@@ -50,6 +50,8 @@ func fakeServer(mode string) {
 		for sc.Scan() {
 			fmt.Println("Welcome to the fake server! <html>not json</html>")
 		}
+	case "flood": // a hand-made server whose tool answers with 300 MiB
+		floodStdio()
 	case "tools":
 		if f := os.Getenv("PTK_MCP_FAKE_CHILD"); f != "" {
 			// A child of its own, as npx starts node: it must be

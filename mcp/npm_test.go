@@ -180,7 +180,7 @@ func TestRunSurvivesServersThatDieOrHang(t *testing.T) {
 			res = e.Run
 		}
 	}
-	if d := time.Since(start); d > 10*time.Second {
+	if d := time.Since(start); d > 20*time.Second { // the call lasts 30 s unless its server's death ends it
 		t.Errorf("the run took %s: a 30 s call to a killed server must end when it dies", d)
 	}
 	if !res.Success || len(res.ToolCalls) != 3 {

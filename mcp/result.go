@@ -75,7 +75,35 @@ func ResultText(res *sdk.CallToolResult) ptk.Result {
 	if structured != nil && !hasText {
 		parts = append(parts, string(structured))
 	}
+	if note := cutNote(res.Meta); note != "" {
+		// First, where a cap on what the model reads cannot cut it off.
+		parts = append([]string{note}, parts...)
+	}
 	return ptk.Result{Content: strings.Join(parts, "\n"), IsError: res.IsError}
+}
+
+// cutNote says that ptk cut a result it read from a server (the _meta
+// that boundedMessage adds), or nothing.
+func cutNote(meta sdk.Meta) string {
+	raw, ok := meta[cutMeta]
+	if !ok {
+		return ""
+	}
+	var c cutInfo
+	b, _ := json.Marshal(raw)
+	if json.Unmarshal(b, &c) != nil || c.Read <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("[ptk cut this result: the MCP server sent %s in one message and ptk kept %s of it; what follows is its beginning.]",
+		mib(c.Read), mib(int64(c.Kept)))
+}
+
+// mib writes a size in MiB, or KiB below one MiB.
+func mib(n int64) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%.1f KiB", float64(n)/1024)
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 }
 
 // sameJSON reports whether text is the JSON value b, in any layout.

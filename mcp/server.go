@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"runtime/debug"
 	"strconv"
 	"sync/atomic"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/internal/version"
 	"github.com/ptkit/ptk/tool"
 )
 
@@ -25,7 +25,7 @@ const (
 // ServerOptions configure [NewServer].
 type ServerOptions struct {
 	// Name and Version are how the server names itself to clients;
-	// default "ptk" and the module's version.
+	// default "ptk" and ptk's module version (package internal/version).
 	Name, Version string
 	// Instructions tell clients what the server is for.
 	Instructions string
@@ -56,10 +56,7 @@ func NewServer(tools []ptk.Tool, opts ServerOptions) (*sdk.Server, error) {
 		opts.Name = "ptk"
 	}
 	if opts.Version == "" {
-		opts.Version = "(devel)"
-		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-			opts.Version = bi.Main.Version
-		}
+		opts.Version = version.Get().String()
 	}
 	if opts.MaxResultBytes == 0 {
 		opts.MaxResultBytes = DefaultMaxResultBytes

@@ -15,8 +15,10 @@
 // Several calls are several blocks, or one <PTK_BATCH>[...]</PTK_BATCH>.
 // Results go back as <PTK_RESULT id="…" tool="…">…</PTK_RESULT> (errors as
 // PTK_ERROR), one per call, in call order. A reply without a call is the
-// final answer. [PTK] writes all of this; [Neutralize] keeps data from ever
-// reading as protocol.
+// final answer. [PTK] writes all of this; [Neutralize] (and a parser's own,
+// [Parser.Neutralize], which knows its tools) keeps data from ever reading as
+// protocol: not as a result that ends early, and not as a call in any
+// dialect the parser reads, wherever a model repeats it.
 //
 // # Reading replies
 //

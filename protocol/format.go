@@ -4,6 +4,7 @@ import (
 	"bytes"
 	_ "embed"
 	"encoding/json"
+	"github.com/ptkit/ptk/dialect"
 	"github.com/ptkit/ptk/lenient"
 	"github.com/ptkit/ptk/schema"
 	"strings"
@@ -419,20 +420,47 @@ func conversationText(s string) string {
 	return transcript.EscapeHeaders(Neutralize(transcript.Trim(s)))
 }
 
-// Neutralize makes the protocol tags inside data inert, so that text from a
-// file, a web page or a user can never read as a call or a result. It writes
-// &lt; for the "<" of every tag-like sequence: "<", optional ASCII white space,
-// an optional "/", optional ASCII white space, then "ptk_" or "tool_call" in
-// any letter case (the Kelvin sign counts as a k). That covers <PTK_CALL>,
-// <PTK_BATCH>, <PTK_RESULT id="…">, </PTK_ERROR>, < /ptk_result >, any
-// future PTK_ tag and the legacy <TOOL_CALL> (and Hermes <tool_call>).
-// Nothing else changes: other "<" stay as they are.
+// Neutralize makes data inert, so that text from a file, a web page, a tool
+// or a user can never read as protocol: not as a PTK result or error that
+// ends early, and not as a call in any dialect the parser reads, wherever a
+// model repeats it in its reply. It is [Parser.Neutralize] for a parser
+// without tools; text for a model that has tools should go through its
+// parser's, which also knows the forms that are calls only when they name a
+// declared tool (name(...) on a line, <read_file><path>…).
 //
-// Neutralize runs in linear time, is idempotent, and returns s itself, without
-// allocating, when there is nothing to change.
+// Two things change:
+//   - the "<" of every PTK tag is written &lt;: "<", optional ASCII white
+//     space, an optional "/", optional ASCII white space, then "ptk_" or
+//     "tool_call" in any letter case (the Kelvin sign counts as a k). That
+//     covers <PTK_CALL>, <PTK_BATCH>, <PTK_RESULT id="…">, </PTK_ERROR>,
+//     < /ptk_result >, any future PTK_ tag and the legacy <TOOL_CALL>;
+//   - the byte that starts anything the parser would read as a call
+//     (dialect.Neutralize): [TOOL_CALLS], <|python_tag|>, <|tool_call_begin|>,
+//     <function=…>, a JSON object shaped like a call, [f(a=1)] and the rest,
+//     is written as its HTML character reference (&lt; &gt; &#91; &#123;
+//     &#40; &#96;).
+//
+// Nothing else changes: other "<", "{" and "[" stay as they are, so code and
+// JSON read as they were. Neutralize is idempotent, runs in linear time,
+// and returns s itself when there is nothing to change.
 func Neutralize(s string) string {
-	return neutralizeWith(s, "&lt;")
+	return dialect.Neutralize(neutralizeWith(s, "&lt;"), &plainParser().cfg)
 }
+
+// Neutralize makes data inert for p (see the package's Neutralize): no part
+// of the result, written anywhere in a reply, reads as a call to p or to a
+// parser without tools. Only a model's own writing can still make one from
+// it: a declared tool's name it writes just before the data's "(", a wrapper
+// or a ```tool_code fence it opens around the data.
+func (p *Parser) Neutralize(s string) string {
+	return dialect.Neutralize(neutralizeWith(s, "&lt;"), &plainParser().cfg, &p.cfg)
+}
+
+// plainParser is a parser without tools.
+var plainParser = sync.OnceValue(func() *Parser {
+	p, _ := NewParser(nil)
+	return p
+})
 
 // neutralizeWith replaces the "<" of every live tag in s by lt.
 func neutralizeWith(s, lt string) string {

@@ -1,8 +1,10 @@
 package react
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +18,7 @@ import (
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/protocol"
 	"github.com/ptkit/ptk/ptool"
+	"github.com/ptkit/ptk/tool"
 	"github.com/ptkit/ptk/turn"
 	"github.com/ptkit/ptk/workflow"
 )
@@ -56,6 +59,12 @@ type Options struct {
 	// Observer, when set, is given the finished trajectory (for a trace
 	// store); the caller owns it.
 	Observer func(*Trajectory)
+	// Approver decides whether an action on a tool that is not read-only
+	// (a shell command, a file edit) may run, as in agent.Options: a denied
+	// action is a failed observation that says why, and the same action
+	// again is not asked about again. Ptools and read-only tools run
+	// without asking. With no Approver every action runs.
+	Approver tool.Approver
 }
 
 // Result is what a run did.
@@ -163,6 +172,7 @@ func Run(ctx context.Context, goal string, opts Options) (*Result, error) {
 		max = DefaultMaxSteps
 	}
 	echo := newEcho(opts.Echo)
+	denied := map[string]string{} // reasons of denied actions, by tool and arguments
 	for n := 1; n <= max; n++ {
 		req := llm.Request{Model: opts.ModelName, Messages: h.Rendered()}
 		if mode == turn.Native {
@@ -198,10 +208,15 @@ func Run(ctx context.Context, goal string, opts Options) (*Result, error) {
 		}
 		echo.thought(thought)
 		if len(rep.Attempts) == 0 {
-			if !hasAnswer {
-				answer = thought.Content
-			}
 			traj.Steps = append(traj.Steps, Step{Thought: thought})
+			if !hasAnswer {
+				// Neither an action nor an answer: not an answer. The
+				// model is asked for one; a run that never gives one ends
+				// at MaxSteps without success.
+				h.Append(ptk.Message{Role: ptk.RoleUser, Content: noAnswer})
+				echo.line("No action and no answer %d: asked for one", n)
+				continue
+			}
 			traj.FinalAnswer, traj.Success = answer, true
 			echo.answer(answer)
 			return finish(nil)
@@ -214,9 +229,19 @@ func Run(ctx context.Context, goal string, opts Options) (*Result, error) {
 			st.Action = &Action{Name: a.Call.Tool, Args: a.Call.Args, PTool: ptools[a.Call.Tool]}
 			echo.action(n, st.Action)
 			var r ptk.Result
-			if a.Err != nil {
+			switch {
+			case a.Err != nil:
 				r = ptk.Result{Content: a.Err.Message, IsError: true}
-			} else {
+			default:
+				var why string
+				if why, err = approve(ctx, opts.Approver, tools[a.Call.Tool], ptools[a.Call.Tool], a.Call, denied); err != nil {
+					traj.Steps = append(traj.Steps, st)
+					return finish(err)
+				}
+				if why != "" {
+					r = ptk.Result{Content: why, IsError: true}
+					break
+				}
 				r, err = runTool(ctx, tools[a.Call.Tool], a.Call)
 				if err != nil {
 					traj.Steps = append(traj.Steps, st)
@@ -231,6 +256,43 @@ func Run(ctx context.Context, goal string, opts Options) (*Result, error) {
 	}
 	echo.stopped(max)
 	return finish(ErrMaxSteps)
+}
+
+// noAnswer is what a model is told when its reply had neither an action
+// nor an answer.
+const noAnswer = "Your reply has no action and no answer. Call a tool, or, if you know the answer, write it between <answer> and </answer>."
+
+// approve asks approver whether an action on t may run; it returns why not
+// ("" when it may), or the error of an approver whose context ended. Ptools
+// and read-only tools are not asked about; an action denied before (same
+// tool, same arguments) is not asked about again.
+func approve(ctx context.Context, approver tool.Approver, t ptk.Tool, isPTool bool, c ptk.Call, denied map[string]string) (string, error) {
+	if approver == nil || t == nil || isPTool || t.Info().ReadOnly {
+		return "", nil
+	}
+	var args bytes.Buffer
+	if json.Compact(&args, c.Args) != nil {
+		args.Write(c.Args)
+	}
+	key := c.Tool + "\x00" + args.String()
+	if reason, ok := denied[key]; ok {
+		return "Not run: this action was denied already, and asking again will not change that (" + reason + "). Do something else, or answer with what you have.", nil
+	}
+	v, err := approver.Approve(ctx, c, t.Info())
+	if ctx.Err() != nil {
+		return "", ctx.Err()
+	}
+	if err != nil {
+		v = tool.Verdict{Reason: "the approval failed: " + err.Error()}
+	}
+	if v.Allow {
+		return "", nil
+	}
+	if v.Reason == "" {
+		v.Reason = "the action was not approved"
+	}
+	denied[key] = v.Reason
+	return "Denied: " + v.Reason, nil
 }
 
 // runTool runs one action: a panic is a failed observation; an error ends

@@ -190,11 +190,68 @@ func TestMalformedActionIsCorrected(t *testing.T) {
 	}
 }
 
-func TestFinalMessageWithoutAction(t *testing.T) {
-	model := llmtest.New(llmtest.Text("Paris is the capital of France."))
+// TestReplyWithoutActionOrAnswer: a reply with neither an action nor an
+// <answer> is not an answer: the model is asked for one, and a run that
+// never gives one does not succeed.
+func TestReplyWithoutActionOrAnswer(t *testing.T) {
+	model := llmtest.New(llmtest.Text("Paris is the capital of France."), llmtest.Text("<answer>Paris</answer>"))
 	res, err := Run(context.Background(), "What is the capital of France?", Options{Model: model})
-	if err != nil || res.Answer != "Paris is the capital of France." || !res.Success {
+	if err != nil || res.Answer != "Paris" || !res.Success || len(res.Trajectory.Steps) != 2 {
 		t.Fatalf("%q %v %v", res.Answer, res.Success, err)
+	}
+	msgs := model.Requests()[1].Messages
+	if last := msgs[len(msgs)-1]; last.Role != ptk.RoleUser || !strings.Contains(last.Content, "<answer>") {
+		t.Errorf("the model was not asked for an answer: %+v", last)
+	}
+
+	never := llmtest.New(llmtest.Text("Paris."), llmtest.Text("It is Paris."))
+	res, err = Run(context.Background(), "What is the capital of France?", Options{Model: never, MaxSteps: 2})
+	if !errors.Is(err, ErrMaxSteps) || res.Success || res.Answer != "" {
+		t.Fatalf("a run with no answer: %q %v %v", res.Answer, res.Success, err)
+	}
+}
+
+// TestApprover: an action on a tool that changes something is asked about;
+// a denied one is a failed observation with the reason, and is not asked
+// about again; ptools run without asking.
+func TestApprover(t *testing.T) {
+	reg, price := shop(t)
+	var ran []string
+	bash := ptk.NewTool(ptk.ToolInfo{Name: "bash", Parameters: json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"}}}`)},
+		func(_ context.Context, args json.RawMessage) (ptk.Result, error) {
+			ran = append(ran, string(args))
+			return ptk.Result{Content: "ran"}, nil
+		})
+	var asked []string
+	approver := tool.ApproverFunc(func(_ context.Context, c ptk.Call, _ ptk.ToolInfo) (tool.Verdict, error) {
+		asked = append(asked, c.Tool)
+		if c.Tool == "price" {
+			return tool.Verdict{Allow: true}, nil
+		}
+		return tool.Verdict{Reason: "the user said no; --yes allows it"}, nil
+	})
+	model := llmtest.New(
+		llmtest.Text("Clean up."+call("bash", `{"command": "rm -rf build"}`)),
+		llmtest.Text("Again."+call("bash", `{"command":"rm -rf build"}`)),
+		llmtest.Text("The price then."+call("price", `{"item": "pizza"}`)),
+		llmtest.Text("<answer>not cleaned</answer>"),
+	)
+	res, err := Run(context.Background(), "Clean up.", Options{Model: model, PTools: reg, Tools: []ptk.Tool{price, bash}, Approver: approver})
+	if err != nil || !res.Success {
+		t.Fatal(err)
+	}
+	if len(ran) != 0 || strings.Join(asked, ",") != "bash,price" {
+		t.Errorf("ran %q, asked %q", ran, asked)
+	}
+	steps := res.Trajectory.Steps
+	if o := steps[0].Observation; o.Success || o.Result != "Denied: the user said no; --yes allows it" {
+		t.Errorf("the denied action's observation: %+v", o)
+	}
+	if o := steps[1].Observation; o.Success || !strings.Contains(o.Result, "denied already") || !strings.Contains(o.Result, "--yes") {
+		t.Errorf("the repeated action's observation: %+v", o)
+	}
+	if o := steps[2].Observation; !o.Success {
+		t.Errorf("the price ran: %+v", o)
 	}
 }
 

@@ -32,7 +32,9 @@ type Trajectory struct {
 }
 
 // Step is one thought, the action it led to, and what the action returned.
-// A final step has a thought (the answer's reasoning) and no action.
+// A final step has a thought (the answer's reasoning) and no action; so
+// does a step whose reply had neither an action nor an answer (the model
+// was asked for one, and the run went on).
 type Step struct {
 	Thought     Thought      `json:"thought"`
 	Action      *Action      `json:"action,omitempty"`

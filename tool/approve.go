@@ -86,6 +86,15 @@ type Rule struct {
 	// taken apart: a program that reads them so needs its combinations
 	// listed too. On deny and ask rules the field is not used.
 	RefuseFlags []string `json:"refuse_flags,omitempty"`
+	// AllowFlags, on an allow rule with a Command, lists flags (and other
+	// words) of the built-in table of what makes well-known commands run
+	// other programs (go test -exec, git -c, find -exec, sed's e, make
+	// SHELL=...: see execflags.go) that this rule allows after its prefix.
+	// By default it allows none of them: {"command": "go test"} does not
+	// allow "go test -exec 'sh -c …'", nor does {"command": "xargs"} allow
+	// "xargs rm"; a runner (xargs, env, timeout, sh -c, ...) is allowed only
+	// when the rule's words name the command it runs.
+	AllowFlags []string `json:"allow_flags,omitempty"`
 	// Path is a glob ("src/**", "*.md") on the path the tool declares its
 	// call acts on ([Subject].Path), as a clean path relative to the
 	// workspace.
@@ -108,8 +117,8 @@ type Policy struct {
 }
 
 // LoadPolicy reads a policy file: {"rules": [{"tool": "bash", "command":
-// "go test", "refuse_flags": ["-exec", "-toolexec", "-o"], "action":
-// "allow"}, ...]}.
+// "go test", "action": "allow"}, {"tool": "bash", "command": "find .",
+// "allow_flags": ["-delete"], "action": "allow"}, ...]}.
 func LoadPolicy(file string) (*Policy, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
@@ -144,12 +153,20 @@ func (r Rule) check() error {
 		return fmt.Errorf("bad path pattern %q", r.Path)
 	}
 	if r.Command != "" {
-		if words, ok := plainWords(r.Command); !ok || len(words) == 0 {
+		if words, ok, _ := plainWords(r.Command); !ok || len(words) == 0 {
 			return fmt.Errorf("command %q is not plain words", r.Command)
 		}
 	}
 	if len(r.RefuseFlags) > 0 && r.Command == "" {
 		return errors.New("refuse_flags without a command")
+	}
+	if len(r.AllowFlags) > 0 && (r.Command == "" || r.Action != Allow) {
+		return errors.New("allow_flags is for an allow rule with a command")
+	}
+	for _, f := range r.AllowFlags {
+		if f == "" || strings.ContainsAny(f, " \t") {
+			return fmt.Errorf("allow_flags: %q is not one word", f)
+		}
 	}
 	for _, f := range r.RefuseFlags {
 		if !strings.HasPrefix(f, "-") || strings.Trim(f, "-") == "" || strings.ContainsAny(f, "= \t") {
@@ -159,18 +176,44 @@ func (r Rule) check() error {
 	return nil
 }
 
+// Decision is what a Policy says about a call.
+type Decision struct {
+	// Action is the action of the last rule that matches (Allow, Deny or
+	// Ask), or "" when none does.
+	Action string
+	// Rule is that rule's number, from 1; 0 when none matches.
+	Rule int
+	// Why says, when no rule allowed or denied the call, why it falls to
+	// asking: the rule that asks, or why the allow rule that came nearest
+	// (its tool and its command's first words match) does not cover it: a
+	// flag that makes the command run another program, a runner whose
+	// command it does not name, a shell operator, a path outside the
+	// workspace. "" when no rule comes near.
+	Why string
+}
+
 // Decide returns the action of the last rule that matches a call to t, and
-// that rule's number from 1; "" and 0 when none does. Command and path
-// conditions match what t declares the call acts on ([SubjectOf], through
-// wrappers); a tool that declares nothing matches only rules without them.
+// that rule's number from 1; "" and 0 when none does. See [Policy.Check].
 func (p *Policy) Decide(t ptk.Tool, call ptk.Call) (action string, rule int) {
+	d := p.Check(t, call)
+	return d.Action, d.Rule
+}
+
+// Check returns what p says about a call to t: the last rule that matches
+// decides. Command and path conditions match what t declares the call acts
+// on ([SubjectOf], through wrappers); a tool that declares nothing matches
+// only rules without them. When no rule allows or denies the call, Why says
+// why it falls to asking.
+func (p *Policy) Check(t ptk.Tool, call ptk.Call) Decision {
+	var d Decision
 	if p == nil {
-		return "", 0
+		return d
 	}
 	var subject Subject
 	if t != nil {
 		subject = SubjectOf(t, call.Args)
 	}
+	near := ""
 	for i, r := range p.Rules {
 		if ok, _ := path.Match(r.Tool, call.Tool); !ok {
 			continue
@@ -179,8 +222,13 @@ func (p *Policy) Decide(t ptk.Tool, call ptk.Call) (action string, rule int) {
 			if subject.Command == "" {
 				continue
 			}
-			if r.Action == Allow && !allowMatches(r.Command, r.RefuseFlags, subject.Command) {
-				continue
+			if r.Action == Allow {
+				if why, close := r.allowRefusal(subject.Command); why != "" {
+					if close {
+						near = fmt.Sprintf("rule %d (allow %s %q) does not cover it: %s", i+1, r.Tool, r.Command, why)
+					}
+					continue
+				}
 			}
 			if r.Action != Allow && !runsAnywhere(r.Command, subject.Command) {
 				continue
@@ -195,38 +243,59 @@ func (p *Policy) Decide(t ptk.Tool, call ptk.Call) (action string, rule int) {
 				continue
 			}
 		}
-		action, rule = r.Action, i+1
+		d.Action, d.Rule = r.Action, i+1
 	}
-	return action, rule
+	switch d.Action {
+	case Ask:
+		d.Why = fmt.Sprintf("rule %d asks for it", d.Rule)
+		if near != "" {
+			d.Why += "; " + near
+		}
+	case "":
+		d.Why = near
+	}
+	return d
 }
 
-// allowMatches reports whether command is one simple command of plain
-// words (see [Rule].Command) that starts with the words of prefix, names
-// no path outside the workspace, and uses none of the refused flags.
-func allowMatches(prefix string, refuse []string, command string) bool {
-	want, _ := plainWords(prefix)
-	words, ok := plainWords(command)
-	if !ok || len(want) == 0 || len(words) < len(want) || !slices.Equal(words[:len(want)], want) {
-		return false
+// allowRefusal returns "" when the allow rule r's command prefix covers
+// command: one simple command of plain words (see [Rule].Command) that
+// starts with the words of the prefix, names no path outside the
+// workspace, uses none of the refused flags and none of the built-in
+// table's (execflags.go) that r does not allow. Otherwise it says why not;
+// close reports that the command does start with the prefix's words.
+func (r Rule) allowRefusal(command string) (why string, close bool) {
+	want, _, _ := plainWords(r.Command)
+	words, ok, bad := plainWords(command)
+	if !ok {
+		fields := strings.Fields(command)
+		close = len(want) > 0 && len(fields) >= len(want) && slices.Equal(fields[:len(want)], want)
+		return "it is not one simple command of plain words (it has " + bad + ")", close
+	}
+	if len(want) == 0 || len(words) < len(want) || !slices.Equal(words[:len(want)], want) {
+		return "the command does not start with " + strconv.Quote(r.Command), false
 	}
 	for _, w := range words {
 		if outside(w) {
-			return false
+			return "it names a path outside the workspace (" + w + ")", true
 		}
 	}
 	for _, w := range words[len(want):] {
-		for _, f := range refuse {
+		for _, f := range r.RefuseFlags {
 			if refused(w, f) {
-				return false
+				return "it uses " + w + ", which the rule refuses", true
 			}
 		}
 	}
-	return true
+	if why := execRefusal(want, words, r.AllowFlags); why != "" {
+		return why, true
+	}
+	return "", true
 }
 
 // plainWords splits a command into words, with their quotes removed, if
-// every word is plain (see [Rule].Command); ok is false otherwise.
-func plainWords(command string) (words []string, ok bool) {
+// every word is plain (see [Rule].Command); ok is false otherwise, and bad
+// says what is not plain.
+func plainWords(command string) (words []string, ok bool, bad string) {
 	var w strings.Builder
 	inWord := false
 	for i := 0; i < len(command); {
@@ -243,18 +312,21 @@ func plainWords(command string) (words []string, ok bool) {
 		case c == '\'' || c == '"':
 			end := strings.IndexByte(command[i+1:], c)
 			if end < 0 {
-				return nil, false
+				return nil, false, "a quote that does not close"
 			}
 			quoted := command[i+1 : i+1+end]
-			if strings.ContainsFunc(quoted, unicode.IsControl) || c == '"' && strings.ContainsAny(quoted, "$`\\!") {
-				return nil, false
+			if strings.ContainsFunc(quoted, unicode.IsControl) {
+				return nil, false, "a control character in quotes"
+			}
+			if c == '"' && strings.ContainsAny(quoted, "$`\\!") {
+				return nil, false, "an expansion in double quotes"
 			}
 			w.WriteString(quoted)
 			i += end + 2
 		default:
 			r, size := utf8.DecodeRuneInString(command[i:])
 			if !plainRune(r) {
-				return nil, false
+				return nil, false, describeRune(r)
 			}
 			w.WriteRune(r)
 			i += size
@@ -264,7 +336,27 @@ func plainWords(command string) (words []string, ok bool) {
 	if inWord {
 		words = append(words, w.String())
 	}
-	return words, true
+	return words, true, ""
+}
+
+// describeRune names a character that is not plain in a shell word.
+func describeRune(r rune) string {
+	switch r {
+	case '\n', '\r':
+		return "a line break"
+	case ';', '&', '|':
+		return strconv.QuoteRune(r) + ", which runs another command"
+	case '<', '>':
+		return strconv.QuoteRune(r) + ", a redirection"
+	case '$', '`':
+		return strconv.QuoteRune(r) + ", an expansion"
+	case '*', '?', '[', '{', '~':
+		return strconv.QuoteRune(r) + ", which the shell expands"
+	}
+	if unicode.IsControl(r) || r == utf8.RuneError {
+		return fmt.Sprintf("the control character %U", r)
+	}
+	return strconv.QuoteRune(r)
 }
 
 // plainRune reports whether r means only itself in an unquoted shell word.
@@ -325,7 +417,7 @@ var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true
 // command line runs the program prefix names with prefix's other words
 // among its arguments, in order (see [Rule].Command).
 func runsAnywhere(prefix, command string) bool {
-	want, _ := plainWords(prefix)
+	want, _, _ := plainWords(prefix)
 	if len(want) == 0 {
 		return false
 	}

@@ -250,8 +250,13 @@ func TestDenyRuleSpellings(t *testing.T) {
 		{Tool: "bash", Command: "git", Action: Allow},
 		{Tool: "bash", Command: "git push", Action: Deny},
 	}}
-	if got := decideCommand(broad, "git -c alias.p=push p"); got != Allow {
-		t.Errorf("the known hole of a broad allow rule: %q, want allow (and the README to warn of it)", got)
+	if got := decideCommand(broad, "git p"); got != Allow {
+		t.Errorf("the known hole of a broad allow rule (an alias the repository's .git/config defines): %q, want allow (and the docs to warn of it)", got)
+	}
+	// ... but not through git -c, which the table of flags that run other
+	// programs refuses by default.
+	if got := decideCommand(broad, "git -c alias.p=push p"); got != "" {
+		t.Errorf("git -c alias.p=push p: %q, want no decision (ask)", got)
 	}
 }
 
@@ -332,6 +337,30 @@ func ExamplePolicy_Decide() {
 	// env git -C . push                        deny (rule 3)
 }
 
+// Check says why a call falls to asking: here a plain allow rule for
+// "go test" does not cover -exec, which runs another program.
+func ExamplePolicy_Check() {
+	type args struct {
+		Command string `json:"command"`
+	}
+	bash := New("bash", "Run a command with bash -c.",
+		func(_ context.Context, a args) (string, error) { return "ran " + a.Command, nil },
+		WithSubject(func(a args) Subject { return Subject{Command: a.Command} }))
+	policy := &Policy{Rules: []Rule{{Tool: "bash", Command: "go test", Action: Allow}}}
+	for _, command := range []string{"go test ./...", "go test -exec ./wrap ./..."} {
+		args, _ := json.Marshal(map[string]string{"command": command})
+		d := policy.Check(bash, ptk.Call{Tool: "bash", Args: args})
+		fmt.Printf("%s: %q\n", command, d.Action)
+		if d.Why != "" {
+			fmt.Println("  " + d.Why)
+		}
+	}
+	// Output:
+	// go test ./...: "allow"
+	// go test -exec ./wrap ./...: ""
+	//   rule 1 (allow bash "go test") does not cover it: go -exec: runs the program it names: the test binary through it (-exec), every build tool through it (-toolexec), or as the vet tool
+}
+
 // FuzzPlainWords checks that the words plainWords accepts are the words
 // bash reads, and that bash runs nothing in reading them.
 func FuzzPlainWords(f *testing.F) {
@@ -348,7 +377,7 @@ func FuzzPlainWords(f *testing.F) {
 	}
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, command string) {
-		words, ok := plainWords(command)
+		words, ok, _ := plainWords(command)
 		if !ok || len(words) == 0 || strings.ContainsRune(command, 0) || !utf8.ValidString(command) {
 			return // (printf prints once even with no words)
 		}

@@ -8,8 +8,6 @@ import (
 	"io"
 	"strings"
 	"time"
-
-	"github.com/ptkit/ptk"
 )
 
 // Filter selects runs. Zero fields select everything.
@@ -71,10 +69,10 @@ func (s *Store) where(f Filter) (string, []any) {
 const runColumns = `id, parent_id, kind, name, model, mode, started_us, duration_us, status, error_code, error_message,
 	prompt_tokens, completion_tokens, cost, iterations, tool_calls, input, output`
 
-func scanRun(sc interface{ Scan(...any) error }, r *Run, extra ...any) error {
+func (s *Store) scanRun(sc scanner, r *Run, extra ...any) error {
 	var started, dur int64
 	var kind, status string
-	err := sc.Scan(append([]any{&r.ID, &r.ParentID, &kind, &r.Name, &r.Model, &r.Mode, &started, &dur, &status, &r.ErrorCode,
+	err := s.scan(sc, append([]any{&r.ID, &r.ParentID, &kind, &r.Name, &r.Model, &r.Mode, &started, &dur, &status, &r.ErrorCode,
 		&r.ErrorMessage, &r.Usage.PromptTokens, &r.Usage.CompletionTokens, &r.Cost, &r.Iterations, &r.NumToolCalls,
 		&r.Input, &r.Output}, extra...)...)
 	r.Kind, r.Status = Kind(kind), Status(status)
@@ -90,7 +88,7 @@ func (s *Store) List(ctx context.Context, f Filter) ([]Run, error) {
 		f.Limit = 50
 	}
 	rows, err := s.db.QueryContext(ctx, s.q("SELECT "+runColumns+" FROM runs"+where+" ORDER BY started_us DESC, id DESC LIMIT ? OFFSET ?"),
-		append(args, f.Limit, f.Offset)...)
+		s.args(append(args, f.Limit, f.Offset))...)
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +96,7 @@ func (s *Store) List(ctx context.Context, f Filter) ([]Run, error) {
 	out := []Run{}
 	for rows.Next() {
 		var r Run
-		if err := scanRun(rows, &r); err != nil {
+		if err := s.scanRun(rows, &r); err != nil {
 			return nil, err
 		}
 		out = append(out, r)
@@ -110,7 +108,7 @@ func (s *Store) List(ctx context.Context, f Filter) ([]Run, error) {
 func (s *Store) Count(ctx context.Context, f Filter) (int, error) {
 	where, args := s.where(f)
 	var n int
-	err := s.db.QueryRowContext(ctx, s.q("SELECT COUNT(*) FROM runs"+where), args...).Scan(&n)
+	err := s.db.QueryRowContext(ctx, s.q("SELECT COUNT(*) FROM runs"+where), s.args(args)...).Scan(&n)
 	return n, err
 }
 
@@ -119,16 +117,16 @@ func (s *Store) Count(ctx context.Context, f Filter) (int, error) {
 func (s *Store) Get(ctx context.Context, id string) (*Record, error) {
 	rec := &Record{}
 	var detail string
-	err := scanRun(s.db.QueryRowContext(ctx, s.q("SELECT "+runColumns+", detail FROM runs WHERE id = ?"), id), &rec.Run, &detail)
+	err := s.scanRun(s.db.QueryRowContext(ctx, s.q("SELECT "+runColumns+", detail FROM runs WHERE id = ?"), s.args([]any{id})...), &rec.Run, &detail)
 	if errors.Is(err, sql.ErrNoRows) && len(id) >= 4 {
 		var ids []string
-		rows, qerr := s.db.QueryContext(ctx, s.q("SELECT id FROM runs WHERE id LIKE ? LIMIT 2"), id+"%")
+		rows, qerr := s.db.QueryContext(ctx, s.q("SELECT id FROM runs WHERE id LIKE ? LIMIT 2"), s.args([]any{id + "%"})...)
 		if qerr != nil {
 			return nil, qerr
 		}
 		for rows.Next() {
 			var x string
-			rows.Scan(&x)
+			s.scan(rows, &x)
 			ids = append(ids, x)
 		}
 		rows.Close()
@@ -147,7 +145,7 @@ func (s *Store) Get(ctx context.Context, id string) (*Record, error) {
 	}
 	rec.ModelCalls, rec.ToolCalls = []ModelCall{}, []ToolCall{}
 	rows, err := s.db.QueryContext(ctx, s.q(`SELECT mode, prompt_tokens, completion_tokens, latency_us, cost, request_hash, text, calls, error
-		FROM model_calls WHERE run_id = ? ORDER BY seq`), rec.ID)
+		FROM model_calls WHERE run_id = ? ORDER BY seq`), s.args([]any{rec.ID})...)
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +153,7 @@ func (s *Store) Get(ctx context.Context, id string) (*Record, error) {
 		var mc ModelCall
 		var lat int64
 		var calls string
-		if err := rows.Scan(&mc.Mode, &mc.Usage.PromptTokens, &mc.Usage.CompletionTokens, &lat, &mc.Cost, &mc.RequestHash, &mc.Text, &calls, &mc.Error); err != nil {
+		if err := s.scan(rows, &mc.Mode, &mc.Usage.PromptTokens, &mc.Usage.CompletionTokens, &lat, &mc.Cost, &mc.RequestHash, &mc.Text, &calls, &mc.Error); err != nil {
 			rows.Close()
 			return nil, err
 		}
@@ -165,7 +163,7 @@ func (s *Store) Get(ctx context.Context, id string) (*Record, error) {
 	}
 	rows.Close()
 	rows, err = s.db.QueryContext(ctx, s.q(`SELECT iteration, call_id, tool, args, result, truncated, is_error, outcome, repairs, duration_us
-		FROM tool_calls WHERE run_id = ? ORDER BY seq`), rec.ID)
+		FROM tool_calls WHERE run_id = ? ORDER BY seq`), s.args([]any{rec.ID})...)
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +172,7 @@ func (s *Store) Get(ctx context.Context, id string) (*Record, error) {
 		var args, repairs string
 		var trunc, iserr int
 		var dur int64
-		if err := rows.Scan(&tc.Iteration, &tc.CallID, &tc.Tool, &args, &tc.Result, &trunc, &iserr, &tc.Outcome, &repairs, &dur); err != nil {
+		if err := s.scan(rows, &tc.Iteration, &tc.CallID, &tc.Tool, &args, &tc.Result, &trunc, &iserr, &tc.Outcome, &repairs, &dur); err != nil {
 			rows.Close()
 			return nil, err
 		}
@@ -195,7 +193,7 @@ func (s *Store) ptoolCalls(ctx context.Context, where string, limit int, args ..
 		q += " LIMIT ?"
 		args = append(args, limit)
 	}
-	rows, err := s.db.QueryContext(ctx, s.q(q), args...)
+	rows, err := s.db.QueryContext(ctx, s.q(q), s.args(args)...)
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +204,7 @@ func (s *Store) ptoolCalls(ctx context.Context, where string, limit int, args ..
 		var in, outp, attempts, repairs string
 		var fb, iserr int
 		var dur int64
-		if err := rows.Scan(&pc.Ptool, &in, &outp, &attempts, &repairs, &pc.Source, &fb, &iserr, &dur); err != nil {
+		if err := s.scan(rows, &pc.Ptool, &in, &outp, &attempts, &repairs, &pc.Source, &fb, &iserr, &dur); err != nil {
 			return nil, err
 		}
 		pc.Input, pc.Output = rawJSON(in), rawJSON(outp)
@@ -243,6 +241,9 @@ func unjson(s string, v any) {
 // then all but the newest keep runs (unless keep is 0), with what they
 // did; it returns how many runs it deleted.
 func (s *Store) Prune(ctx context.Context, before time.Time, keep int) (int, error) {
+	if s.readOnly {
+		return 0, ErrReadOnly
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, err
@@ -263,11 +264,11 @@ func (s *Store) Prune(ctx context.Context, before time.Time, keep int) (int, err
 	}
 	sel := "SELECT id FROM runs WHERE " + strings.Join(conds, " OR ")
 	for _, t := range []string{"model_calls", "tool_calls", "ptool_calls"} {
-		if _, err := tx.ExecContext(ctx, s.q("DELETE FROM "+t+" WHERE run_id IN ("+sel+")"), args...); err != nil {
+		if _, err := tx.ExecContext(ctx, s.q("DELETE FROM "+t+" WHERE run_id IN ("+sel+")"), s.args(args)...); err != nil {
 			return 0, err
 		}
 	}
-	res, err := tx.ExecContext(ctx, s.q("DELETE FROM runs WHERE id IN ("+sel+")"), args...)
+	res, err := tx.ExecContext(ctx, s.q("DELETE FROM runs WHERE id IN ("+sel+")"), s.args(args)...)
 	if err != nil {
 		return 0, err
 	}
@@ -284,14 +285,14 @@ func (s *Store) Export(ctx context.Context, w io.Writer, f Filter) (int, error) 
 		q += " LIMIT ?"
 		args = append(args, f.Limit)
 	}
-	rows, err := s.db.QueryContext(ctx, s.q(q), args...)
+	rows, err := s.db.QueryContext(ctx, s.q(q), s.args(args)...)
 	if err != nil {
 		return 0, err
 	}
 	var ids []string
 	for rows.Next() {
 		var id string
-		if err := rows.Scan(&id); err != nil {
+		if err := s.scan(rows, &id); err != nil {
 			rows.Close()
 			return 0, err
 		}
@@ -310,76 +311,4 @@ func (s *Store) Export(ctx context.Context, w io.Writer, f Filter) (int, error) 
 		}
 	}
 	return len(ids), nil
-}
-
-// Conversation is a stored conversation's summary.
-type Conversation struct {
-	ID        string    `json:"id"`
-	UpdatedAt time.Time `json:"updated_at"`
-	Messages  int       `json:"messages"`
-}
-
-// Load returns a conversation's messages; none for an unknown id. With
-// Save it makes the store an agent.Store.
-func (s *Store) Load(ctx context.Context, id string) ([]ptk.Message, error) {
-	var text string
-	err := s.db.QueryRowContext(ctx, s.q("SELECT messages FROM conversations WHERE id = ?"), id).Scan(&text)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var msgs []ptk.Message
-	if err := json.Unmarshal([]byte(text), &msgs); err != nil {
-		return nil, err
-	}
-	return msgs, nil
-}
-
-// Save replaces a conversation's messages.
-func (s *Store) Save(ctx context.Context, id string, msgs []ptk.Message) error {
-	b, err := json.Marshal(msgs)
-	if err != nil {
-		return err
-	}
-	_, err = s.db.ExecContext(ctx, s.q(`INSERT INTO conversations (id, updated_us, messages) VALUES (?, ?, ?)
-		ON CONFLICT (id) DO UPDATE SET updated_us = excluded.updated_us, messages = excluded.messages`), id, time.Now().UnixMicro(), string(b))
-	return err
-}
-
-// Conversations lists the stored conversations, the last updated first.
-func (s *Store) Conversations(ctx context.Context) ([]Conversation, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT id, updated_us, messages FROM conversations ORDER BY updated_us DESC, id")
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []Conversation{}
-	for rows.Next() {
-		var c Conversation
-		var us int64
-		var text string
-		if err := rows.Scan(&c.ID, &us, &text); err != nil {
-			return nil, err
-		}
-		c.UpdatedAt = time.UnixMicro(us)
-		var msgs []json.RawMessage
-		json.Unmarshal([]byte(text), &msgs)
-		c.Messages = len(msgs)
-		out = append(out, c)
-	}
-	return out, rows.Err()
-}
-
-// DeleteConversation deletes a conversation; ErrNotFound when there is none.
-func (s *Store) DeleteConversation(ctx context.Context, id string) error {
-	res, err := s.db.ExecContext(ctx, s.q("DELETE FROM conversations WHERE id = ?"), id)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrNotFound
-	}
-	return nil
 }

@@ -87,7 +87,7 @@ func (s *Store) Stats(ctx context.Context, f Filter) (*Stats, error) {
 // then the row's kind when withKind, then its name): it counts the rows,
 // then reads the one at each rank, in order of col.
 func (s *Store) group(ctx context.Context, query string, args []any, col, pctFrom string, pctArgs []any, withKind bool) ([]Stat, error) {
-	rows, err := s.db.QueryContext(ctx, s.q(query), args...)
+	rows, err := s.db.QueryContext(ctx, s.q(query), s.args(args)...)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +97,7 @@ func (s *Store) group(ctx context.Context, query string, args []any, col, pctFro
 		var kind string
 		var pt, ct, code, fb int64
 		var cost float64
-		if err := rows.Scan(&kind, &st.Name, &st.Calls, &st.Errors, &pt, &ct, &cost, &code, &fb); err != nil {
+		if err := s.scan(rows, &kind, &st.Name, &st.Calls, &st.Errors, &pt, &ct, &cost, &code, &fb); err != nil {
 			rows.Close()
 			return nil, err
 		}
@@ -121,7 +121,7 @@ func (s *Store) group(ctx context.Context, query string, args []any, col, pctFro
 		}
 		a = append(a, out[i].Name)
 		var n int
-		if err := s.db.QueryRowContext(ctx, s.q("SELECT COUNT(*) "+pctFrom), a...).Scan(&n); err != nil {
+		if err := s.db.QueryRowContext(ctx, s.q("SELECT COUNT(*) "+pctFrom), s.args(a)...).Scan(&n); err != nil {
 			return nil, err
 		}
 		if n == 0 {
@@ -130,7 +130,7 @@ func (s *Store) group(ctx context.Context, query string, args []any, col, pctFro
 		for j, p := range []float64{0.5, 0.95} {
 			rank := int(p * float64(n-1))
 			var us int64
-			if err := s.db.QueryRowContext(ctx, s.q("SELECT "+col+" "+pctFrom+" ORDER BY "+col+" LIMIT 1 OFFSET ?"), append(a, rank)...).Scan(&us); err != nil {
+			if err := s.db.QueryRowContext(ctx, s.q("SELECT "+col+" "+pctFrom+" ORDER BY "+col+" LIMIT 1 OFFSET ?"), s.args(append(a, rank))...).Scan(&us); err != nil {
 				return nil, err
 			}
 			d := Millis(time.Duration(us) * time.Microsecond)
@@ -178,7 +178,7 @@ func (s *Store) Series(ctx context.Context, f Filter, step time.Duration) ([]Buc
 	w := step.Microseconds()
 	rows, err := s.db.QueryContext(ctx, s.q(`SELECT started_us / ? AS b, COUNT(*), SUM(CASE WHEN status = 'ok' THEN 0 ELSE 1 END),
 		SUM(duration_us), SUM(prompt_tokens), SUM(completion_tokens), SUM(cost) FROM runs`+where+` GROUP BY b ORDER BY b`),
-		append([]any{w}, args...)...)
+		s.args(append([]any{w}, args...))...)
 	if err != nil {
 		return nil, err
 	}

@@ -54,12 +54,21 @@ var ErrNotFound = errors.New("not found")
 // ErrNewerSchema is returned by Open for a store made by a newer ptk.
 var ErrNewerSchema = errors.New("the store was made by a newer ptk")
 
+// ErrOlderSchema is returned by OpenReadOnly for a store made by an older
+// ptk, which only Open brings up to date.
+var ErrOlderSchema = errors.New("the store was made by an older ptk")
+
+// ErrReadOnly is the error of a change to a store opened by OpenReadOnly.
+var ErrReadOnly = errors.New("the trace store was opened read-only")
+
 // Store is a trace store: SQLite in one file, or PostgreSQL. It is safe for
 // concurrent use, and several processes can use one store at once.
 type Store struct {
 	db   *sql.DB
 	pg   bool
 	name string // what the user named, for messages (a URL without its password)
+	// readOnly is a store opened by OpenReadOnly.
+	readOnly bool
 }
 
 // BusyTimeout is how long a SQLite write waits for another process's.
@@ -93,42 +102,146 @@ func IsPostgres(dsn string) bool {
 	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
 }
 
+// DefaultOpenTimeout bounds Open and OpenReadOnly when their context has
+// no deadline of its own: a PostgreSQL server that takes connections and
+// never answers, or a SQLite file that another process holds locked, costs
+// the caller that long, never for ever.
+const DefaultOpenTimeout = 10 * time.Second
+
 // Open opens the store dsn names: a postgres:// URL, else a SQLite file
-// (made, with its folder, when missing), and brings its schema up to date.
-// An error names the store and says what is wrong in one line: not a
-// database, read-only, made by a newer ptk (ErrNewerSchema), unreachable.
+// (made, with its folder, when missing), and brings its schema up to date,
+// within ctx's deadline or else DefaultOpenTimeout. An error names the
+// store and says what is wrong in one line: not a database, read-only,
+// made by a newer ptk (ErrNewerSchema), unreachable, not answering in
+// time.
 func Open(ctx context.Context, dsn string) (*Store, error) {
-	s, err := connect(dsn)
+	ctx, cancel := openContext(ctx)
+	defer cancel()
+	s, err := connect(dsn, readWrite)
 	if err != nil {
 		return nil, err
 	}
 	if err := s.migrate(ctx); err != nil {
 		s.db.Close()
-		return nil, s.errorf(err)
+		return nil, s.openError(ctx, err)
 	}
 	return s, nil
 }
 
+// OpenReadOnly opens the store dsn names to read it, as 'ptk traces' and
+// the dashboard do: it never makes, migrates or writes the store, so that a
+// store on a read-only filesystem (a snapshot, a mounted backup, a
+// container's read-only volume) or one the user may only read can be
+// looked at. A SQLite file that is missing is an error that wraps
+// fs.ErrNotExist. On a filesystem where SQLite cannot make its shared-memory
+// file beside the store, the file is read as immutable: what a writer
+// adds while it is open may not be seen (on a read-only filesystem there
+// is none). On PostgreSQL every transaction is read-only. A store of an
+// older schema must be opened once by Open, which brings it up to date.
+func OpenReadOnly(ctx context.Context, dsn string) (*Store, error) {
+	ctx, cancel := openContext(ctx)
+	defer cancel()
+	if !IsPostgres(dsn) {
+		if _, err := os.Stat(dsn); err != nil {
+			return nil, fmt.Errorf("trace store %s: %w", dsn, err)
+		}
+	}
+	s, err := connect(dsn, readOnly)
+	if err != nil {
+		return nil, err
+	}
+	v, err := s.Version(ctx)
+	if err != nil && !s.pg && strings.Contains(err.Error(), "unable to open") {
+		// SQLite cannot make the store's -shm file (the folder or the
+		// filesystem is read-only) and there is none: read the file as it
+		// is.
+		s.db.Close()
+		if s, err = connect(dsn, immutable); err != nil {
+			return nil, err
+		}
+		v, err = s.Version(ctx)
+	}
+	switch {
+	case err != nil && strings.Contains(err.Error(), "ptk_schema"):
+		err = errors.New("it holds no ptk traces (no ptk_schema table)")
+	case err != nil:
+	case v > len(migrations):
+		err = fmt.Errorf("%w: its schema is version %d, this ptk knows up to %d; upgrade ptk", ErrNewerSchema, v, len(migrations))
+	case v < len(migrations):
+		err = fmt.Errorf("%w: its schema is version %d, this ptk's is %d, and a store opened read-only is not upgraded: open it once where it can be written (any ptk traces command does)", ErrOlderSchema, v, len(migrations))
+	}
+	if err != nil {
+		s.db.Close()
+		if errors.Is(err, ErrNewerSchema) || errors.Is(err, ErrOlderSchema) {
+			return nil, fmt.Errorf("trace store %s: %w", s.name, err)
+		}
+		return nil, s.openError(ctx, err)
+	}
+	return s, nil
+}
+
+// openContext is ctx bounded by DefaultOpenTimeout unless it has a
+// deadline already.
+func openContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, DefaultOpenTimeout)
+}
+
+// openError is errorf, and says so when the store did not answer in time.
+func (s *Store) openError(ctx context.Context, err error) error {
+	switch ctx.Err() {
+	case context.DeadlineExceeded:
+		return fmt.Errorf("trace store %s did not answer in time (%w): check that it is up, or name another with --trace-db", s.name, context.DeadlineExceeded)
+	case context.Canceled:
+		return fmt.Errorf("trace store %s: %w", s.name, context.Canceled)
+	}
+	return s.errorf(err)
+}
+
+// The ways connect opens a store.
+const (
+	readWrite = iota
+	readOnly
+	immutable // read-only, and SQLite reads the file as one nobody changes
+)
+
 // connect opens the database without looking at its schema.
-func connect(dsn string) (*Store, error) {
-	s := &Store{pg: IsPostgres(dsn), name: dsn}
+func connect(dsn string, mode int) (*Store, error) {
+	s := &Store{pg: IsPostgres(dsn), name: dsn, readOnly: mode != readWrite}
 	var err error
 	if s.pg {
 		if u, perr := url.Parse(dsn); perr == nil {
 			s.name = u.Redacted()
+			if s.readOnly {
+				// pgx sends parameters it does not know as the session's
+				// settings.
+				q := u.Query()
+				q.Set("default_transaction_read_only", "on")
+				u.RawQuery = q.Encode()
+				dsn = u.String()
+			}
 		}
 		s.db, err = sql.Open("pgx", dsn)
 	} else {
-		if dir := filepath.Dir(dsn); dir != "" {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return nil, fmt.Errorf("trace store %s: %w", dsn, err)
-			}
-		}
 		q := url.Values{}
 		q.Add("_pragma", "busy_timeout("+strconv.Itoa(int(BusyTimeout/time.Millisecond))+")")
-		q.Add("_pragma", "journal_mode(WAL)")
-		q.Add("_pragma", "synchronous(NORMAL)")
-		q.Set("_txlock", "immediate")
+		if s.readOnly {
+			q.Set("mode", "ro")
+			if mode == immutable {
+				q.Set("immutable", "1")
+			}
+		} else {
+			if dir := filepath.Dir(dsn); dir != "" {
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					return nil, fmt.Errorf("trace store %s: %w", dsn, err)
+				}
+			}
+			q.Add("_pragma", "journal_mode(WAL)")
+			q.Add("_pragma", "synchronous(NORMAL)")
+			q.Set("_txlock", "immediate")
+		}
 		s.db, err = sql.Open("sqlite", "file:"+dsn+"?"+q.Encode())
 	}
 	if err != nil {
@@ -276,6 +389,9 @@ func splitSQL(src string) []string {
 // Write stores records in one transaction. A record whose id is already
 // stored is left as it is.
 func (s *Store) Write(ctx context.Context, recs ...*Record) error {
+	if s.readOnly {
+		return ErrReadOnly
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -347,13 +463,13 @@ func (s *Store) fresh(ctx context.Context, tx *sql.Tx, recs []*Record) ([]*Recor
 	for len(ids) > 0 {
 		chunk := ids[:min(len(ids), 1000)]
 		ids = ids[len(chunk):]
-		rows, err := tx.QueryContext(ctx, s.q("SELECT id FROM runs WHERE id IN ("+strings.TrimSuffix(strings.Repeat("?, ", len(chunk)), ", ")+")"), chunk...)
+		rows, err := tx.QueryContext(ctx, s.q("SELECT id FROM runs WHERE id IN ("+strings.TrimSuffix(strings.Repeat("?, ", len(chunk)), ", ")+")"), s.args(chunk)...)
 		if err != nil {
 			return nil, err
 		}
 		for rows.Next() {
 			var id string
-			if err := rows.Scan(&id); err != nil {
+			if err := s.scan(rows, &id); err != nil {
 				rows.Close()
 				return nil, err
 			}
@@ -438,7 +554,7 @@ func (in *inserter) flush(ctx context.Context, table, suffix string) error {
 			args = append(args, r...)
 		}
 		b.WriteString(suffix)
-		res, err := in.tx.ExecContext(ctx, in.s.q(b.String()), args...)
+		res, err := in.tx.ExecContext(ctx, in.s.q(b.String()), in.s.args(args)...)
 		if err != nil {
 			return err
 		}

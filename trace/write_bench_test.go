@@ -53,3 +53,29 @@ func BenchmarkWrite(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/run")
 	b.ReportMetric(0, "ns/op")
 }
+
+// BenchmarkWritePostgres is BenchmarkWrite on PostgreSQL, where every text
+// value goes through pgtext.Escape (BenchmarkEscape there gives its share).
+func BenchmarkWritePostgres(b *testing.B) {
+	ctx := context.Background()
+	s, err := Open(ctx, newPG(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	const batch = 100
+	n := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		recs := make([]*Record, batch)
+		for i := range recs {
+			recs[i] = benchRecord(n)
+			n++
+		}
+		if err := s.Write(ctx, recs...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/run")
+	b.ReportMetric(0, "ns/op")
+}

@@ -2,31 +2,51 @@ package trace
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // Writer writes records to a store off the caller's path: Record queues a
 // record and returns at once; one goroutine writes what is queued in
 // batches, one transaction a batch (what arrives within Linger, at most
-// MaxBatch records). A slow or failing store never blocks or
-// fails the caller: when the queue is full a record is dropped, and the
-// first failure is reported once on the Writer's error output.
+// MaxBatch records). A slow or failing store never blocks or fails the
+// caller: when the queue is full a record is dropped. A record the
+// database refuses (a value it cannot hold) costs only itself: the rest of
+// its batch is written one by one. Nothing is lost silently: the first
+// record not written is said at once on the Writer's error output, later
+// ones in a line at most every ReportEvery while they go on, and the rest
+// when the Writer closes.
 type Writer struct {
 	s       *Store
 	ch      chan func() *Record
 	done    chan struct{}
 	errOut  io.Writer
-	once    sync.Once
 	closed  atomic.Bool
 	mu      sync.Mutex // guards ch's closing against Record
 	dropped atomic.Int64
 	written atomic.Int64
 	failed  atomic.Int64
+
+	// What the error output was told, under rmu.
+	rmu     sync.Mutex
+	said    bool      // the first problem was said
+	saidAt  time.Time // when a line was last written
+	pending int64     // records lost since that line
+	last    error     // why the last of them was lost
 }
+
+// ReportEvery is how often, at most, a Writer says that records go on
+// being lost, after its first message.
+const ReportEvery = time.Minute
 
 // QueueSize is how many records a Writer holds before it drops new ones.
 const QueueSize = 4096
@@ -66,16 +86,50 @@ func (w *Writer) RecordFunc(build func() *Record) {
 	case w.ch <- build:
 	default:
 		w.dropped.Add(1)
-		w.warn(fmt.Errorf("the queue is full (%d records): the store is too slow", QueueSize))
+		w.lost(1, "a run", fmt.Errorf("the queue is full (%d records): the store is too slow", QueueSize))
 	}
 }
 
-func (w *Writer) warn(err error) {
-	w.once.Do(func() {
-		if w.errOut != nil {
-			fmt.Fprintf(w.errOut, "ptk: not recording runs: trace store %s: %v\n", w.s.Name(), err)
-		}
-	})
+// lost reports n records that were not written: the first at once, the
+// rest at most every ReportEvery, and at Close.
+func (w *Writer) lost(n int64, what string, err error) {
+	w.rmu.Lock()
+	defer w.rmu.Unlock()
+	now := time.Now()
+	if !w.said {
+		w.said, w.saidAt = true, now
+		w.say("%s not recorded: %v", what, err)
+		return
+	}
+	w.pending += n
+	w.last = err
+	if now.Sub(w.saidAt) >= ReportEvery {
+		w.sayPending(now)
+	}
+}
+
+// sayPending says how many records were lost since the last line; the
+// caller holds rmu.
+func (w *Writer) sayPending(now time.Time) {
+	if w.pending == 0 {
+		return
+	}
+	w.say("%s more not recorded since the last message (the last: %v)", runs(w.pending), w.last)
+	w.pending, w.saidAt = 0, now
+}
+
+func (w *Writer) say(format string, args ...any) {
+	if w.errOut != nil {
+		fmt.Fprintf(w.errOut, "ptk: trace store %s: "+format+"\n", append([]any{w.s.Name()}, args...)...)
+	}
+}
+
+// runs says "1 run" or "n runs".
+func runs(n int64) string {
+	if n == 1 {
+		return "1 run"
+	}
+	return fmt.Sprintf("%d runs", n)
 }
 
 func (w *Writer) loop() {
@@ -97,26 +151,94 @@ func (w *Writer) loop() {
 				break fill
 			}
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*BusyTimeout)
-		err := w.s.Write(ctx, batch...)
-		cancel()
-		if err != nil {
-			w.failed.Add(int64(len(batch)))
-			w.warn(err)
-			continue
-		}
-		w.written.Add(int64(len(batch)))
+		w.write(batch)
 	}
 }
 
+// write writes a batch in one transaction. When the database refused one
+// of its records, the records are written one by one, so that only those
+// it refuses are lost.
+func (w *Writer) write(batch []*Record) {
+	err := w.writeNow(batch...)
+	if err == nil {
+		w.written.Add(int64(len(batch)))
+		return
+	}
+	if len(batch) == 1 || !refused(err) {
+		w.failed.Add(int64(len(batch)))
+		what := runs(int64(len(batch)))
+		if len(batch) == 1 {
+			what = "run " + batch[0].ID
+		}
+		w.lost(int64(len(batch)), what, err)
+		return
+	}
+	for i, r := range batch {
+		err := w.writeNow(r)
+		if err == nil {
+			w.written.Add(1)
+			continue
+		}
+		if !refused(err) {
+			// The store itself fails now: the rest would too.
+			rest := int64(len(batch) - i)
+			w.failed.Add(rest)
+			w.lost(rest, runs(rest), err)
+			return
+		}
+		w.failed.Add(1)
+		w.lost(1, "run "+r.ID, err)
+	}
+}
+
+func (w *Writer) writeNow(recs ...*Record) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*BusyTimeout)
+	defer cancel()
+	return w.s.Write(ctx, recs...)
+}
+
+// refused reports whether err is the database refusing a statement for
+// the values in it (a number out of range, text it cannot hold, a row too
+// large), rather than the store failing: then the other records of the
+// batch can still be written.
+func refused(err error) bool {
+	if strings.Contains(err.Error(), "failed to encode args[") {
+		// pgx refused a value before sending it (a number out of its
+		// column's range); it has no error type for that.
+		return true
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch pe.Code[:2] {
+		case "22", "23", "54": // data exception, integrity constraint, program limit exceeded
+			return true
+		}
+		return false
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_TOOBIG, sqlite3.SQLITE_CONSTRAINT, sqlite3.SQLITE_MISMATCH, sqlite3.SQLITE_RANGE:
+			return true
+		}
+	}
+	return false
+}
+
 // Close writes what is queued, waiting at most timeout (0: as long as it
-// takes), and stops the Writer. It does not close the store.
+// takes), and stops the Writer; it says how many records were lost since
+// its last message. It does not close the store.
 func (w *Writer) Close(timeout time.Duration) error {
 	w.mu.Lock()
 	if !w.closed.Swap(true) {
 		close(w.ch)
 	}
 	w.mu.Unlock()
+	defer func() {
+		w.rmu.Lock()
+		w.sayPending(time.Now())
+		w.rmu.Unlock()
+	}()
 	if timeout <= 0 {
 		<-w.done
 		return nil

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/protocol"
 )
 
@@ -33,6 +34,18 @@ const (
 // would reject (no tool name), which are left out with their results, and
 // error results, which say they are one.
 //
+// A conversation that was compacted (a message whose Compacted is set:
+// package agent writes one) is rendered from its latest compaction on: the
+// system prompt, the compaction's summary as a user message, then the
+// messages after the ones the summary stands for. Messages still returns
+// every message.
+//
+// In both modes the text of user and tool messages is data: it is rendered
+// through the tools' parser's Neutralize (protocol.Parser.Neutralize), so
+// that nothing a file, a tool, an MCP server or a pasted text holds reads as
+// a call when the model repeats it, in any dialect the parser reads.
+// Messages() keeps them as they were.
+//
 // A History is not safe for concurrent use.
 type History struct {
 	mode         Mode
@@ -40,8 +53,14 @@ type History struct {
 	instructions string
 	tools        []ptk.ToolInfo
 
+	// inert makes data inert for the tools' parser.
+	inert func(string) string
+
 	// msgs is the conversation as appended, without a system prompt.
 	msgs []ptk.Message
+	// data is, for each of msgs, its content as the model reads it: made
+	// inert for a user or tool message, as it is for an assistant's.
+	data []string
 	// out is msgs rendered for the model, the system prompt first when
 	// there is one.
 	out []ptk.Message
@@ -51,6 +70,15 @@ type History struct {
 	toolRun int
 	// dropped are the ids of native calls left out of the rendering.
 	dropped map[string]bool
+	// shown is where the messages the model is sent begin in msgs: after
+	// the ones the latest compaction's summary stands for.
+	shown int
+
+	// tokens holds the estimated tokens of each of out's first counted
+	// messages, and total their sum (see Tokens).
+	tokens  []int
+	counted int
+	total   int
 }
 
 // NewHistory returns an empty history for mode: instructions are the
@@ -60,7 +88,10 @@ func NewHistory(mode Mode, f protocol.Formatter, instructions string, tools []pt
 	if f == nil {
 		f = protocol.PTK{}
 	}
-	h := &History{mode: mode, f: f, instructions: instructions, tools: tools, toolRun: -1}
+	h := &History{mode: mode, f: f, instructions: instructions, tools: tools, toolRun: -1, inert: protocol.Neutralize}
+	if p, err := protocol.NewParser(tools); err == nil {
+		h.inert = p.Neutralize
+	}
 	h.render()
 	return h
 }
@@ -80,11 +111,15 @@ func (h *History) SetMode(mode Mode) {
 // ptk reports whether messages are rendered for the text protocol.
 func (h *History) ptk() bool { return h.mode == PTK }
 
-// render renders the history from scratch.
+// render renders the history from scratch: from its latest compaction on,
+// when it has one.
 func (h *History) render() {
-	h.out = h.out[:0]
+	// A new array: a rendering handed out earlier must not change under
+	// its holder.
+	h.out = h.out[:0:0]
 	h.dropped = nil
 	h.toolRun = -1
+	h.uncount(0)
 	switch {
 	case h.ptk():
 		h.out = append(h.out, ptk.Message{Role: ptk.RoleSystem, Content: h.f.SystemPrompt(h.instructions, h.tools)})
@@ -92,20 +127,72 @@ func (h *History) render() {
 		h.out = append(h.out, ptk.Message{Role: ptk.RoleSystem, Content: h.instructions})
 	}
 	msgs := h.msgs
-	h.msgs = h.msgs[:0:0]
-	h.Append(msgs...)
+	last, from := Compaction(msgs)
+	h.shown = from
+	if last >= 0 {
+		// The summary, then the messages after the ones it stands for.
+		h.out = append(h.out, ptk.Message{Role: ptk.RoleUser, Content: msgs[last].Content})
+	}
+	// The messages are added again in place: each is written over itself,
+	// and the ones before the view are not copied, so a compaction costs
+	// what the model is shown, not the whole conversation.
+	h.msgs, h.data = msgs[:from], h.data[:from]
+	h.add(msgs[from:], false)
+}
+
+// Compaction finds the latest compaction in msgs: the index of its summary
+// (-1 when there is none), and where the messages a model is sent after it
+// begin, from, after the ones it stands for (0 when there is none). A
+// count that does not fit is read as the most it can be, and from never
+// falls on a tool result, whose call the summary stands for.
+func Compaction(msgs []ptk.Message) (last, from int) {
+	last = -1
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Compacted > 0 && msgs[i].Role == ptk.RoleUser {
+			last = i
+			break
+		}
+	}
+	if last < 0 {
+		return -1, 0
+	}
+	from = min(msgs[last].Compacted, last)
+	for from < last && msgs[from].Role == ptk.RoleTool {
+		from++
+	}
+	return last, from
 }
 
 // Append adds messages to the conversation and renders them. A system
-// message is left out: the history's system prompt is its own.
-func (h *History) Append(msgs ...ptk.Message) {
+// message is left out: the history's system prompt is its own. A
+// compaction's summary (Compacted set) renders the history again from it.
+func (h *History) Append(msgs ...ptk.Message) { h.add(msgs, true) }
+
+// add appends and renders msgs; with restart, a compaction's summary
+// renders the history again from it, without, it is only kept (render
+// has shown it already).
+func (h *History) add(msgs []ptk.Message, restart bool) {
 	h.msgs = slices.Grow(h.msgs, len(msgs))
+	h.data = slices.Grow(h.data, len(msgs))
 	h.out = slices.Grow(h.out, len(msgs))
-	for _, m := range msgs {
+	for i, m := range msgs {
 		if m.Role == ptk.RoleSystem {
 			continue
 		}
 		h.msgs = append(h.msgs, m)
+		if m.Compacted > 0 && m.Role == ptk.RoleUser {
+			// The model's own notes, shown as it wrote them.
+			h.data = append(h.data, m.Content)
+			h.toolRun = -1
+			if last, _ := Compaction(msgs[i+1:]); restart && last < 0 {
+				h.render() // the latest compaction: the view begins again
+			}
+			continue // shown by render, or replaced by a later one in msgs
+		}
+		if m.Role != ptk.RoleAssistant {
+			m.Content = h.inert(m.Content)
+		}
+		h.data = append(h.data, m.Content)
 		if m.Role == ptk.RoleTool {
 			h.appendResult(m)
 			continue
@@ -136,10 +223,14 @@ func (h *History) appendResult(m ptk.Message) {
 		// handed out earlier must not change under its holder.
 		n := len(h.out) - 1
 		h.out = append(h.out[:n:n], ptk.Message{})[:n]
+		h.uncount(n)
 	} else {
 		h.toolRun = len(h.msgs) - 1
 	}
 	results, _ := protocol.ToolTurn(h.msgs, h.toolRun)
+	for i := range results {
+		results[i].Content = h.data[h.toolRun+i]
+	}
 	h.out = append(h.out, ptk.Message{Role: ptk.RoleUser, Content: h.f.Results(results)})
 }
 
@@ -189,6 +280,31 @@ func (h *History) Messages() []ptk.Message { return h.msgs[:len(h.msgs):len(h.ms
 // prompt first: the messages of a request. Appending to the returned slice
 // never changes the history; the caller must not change its elements.
 func (h *History) Rendered() []ptk.Message { return h.out[:len(h.out):len(h.out)] }
+
+// Shown returns where the messages the model is sent begin in Messages():
+// after the ones the latest compaction's summary stands for (0 when there
+// is none).
+func (h *History) Shown() int { return h.shown }
+
+// Tokens estimates the tokens of the rendered conversation
+// (llm.EstimateMessage for each message). It counts each rendered message
+// once, the first time it is asked, so asking before every model call
+// costs the new messages only.
+func (h *History) Tokens() int {
+	for ; h.counted < len(h.out); h.counted++ {
+		n := llm.EstimateMessage(h.out[h.counted])
+		h.tokens = append(h.tokens[:h.counted], n)
+		h.total += n
+	}
+	return h.total
+}
+
+// uncount forgets the counts of out[i:], whose messages changed.
+func (h *History) uncount(i int) {
+	for ; h.counted > i; h.counted-- {
+		h.total -= h.tokens[h.counted-1]
+	}
+}
 
 // Transcript returns the rendered conversation flattened into one prompt
 // for a text-only model, by the history's formatter.

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/internal/term"
 	"github.com/ptkit/ptk/tool"
 )
 
@@ -30,27 +31,36 @@ type cliApprover struct {
 	pr     *progress
 	always map[string]bool
 
-	// ui, when set, asks instead of the terminal (ptk chat's screen): it
-	// returns "y", "n" or "a", or the context's error.
-	ui func(ctx context.Context, call ptk.Call) (string, error)
+	// ui, when set, asks instead of the terminal (ptk chat's screen), with
+	// the line that says why the user is asked (or ""): it returns "y", "n"
+	// or "a", or the context's error.
+	ui func(ctx context.Context, call ptk.Call, why string) (string, error)
+	// asked, when set, is told of each call the user is asked about.
+	asked func(ptk.Call)
 }
 
 var _ tool.Approver = (*cliApprover)(nil)
 
 func (a *cliApprover) Approve(ctx context.Context, call ptk.Call, info ptk.ToolInfo) (tool.Verdict, error) {
-	action, rule := a.policy.Decide(a.tools[call.Tool], call)
+	d := a.policy.Check(a.tools[call.Tool], call)
 	switch {
-	case action == tool.Allow:
+	case d.Action == tool.Allow:
 		return tool.Verdict{Allow: true}, nil
-	case action == tool.Deny:
-		return tool.Verdict{Reason: fmt.Sprintf("the user's policy (%s, rule %d) does not allow this call; do not try to get around it", a.policyFile, rule)}, nil
+	case d.Action == tool.Deny:
+		return tool.Verdict{Reason: fmt.Sprintf("the user's policy (%s, rule %d) does not allow this call; do not try to get around it", a.policyFile, d.Rule)}, nil
 	case a.yes || a.always[call.Tool]:
 		return tool.Verdict{Allow: true}, nil
 	case !a.ask:
-		return tool.Verdict{Reason: "ptk is running without a terminal to ask the user, and was not started with --yes. " +
-			"Tell the user what you wanted to do; they can allow it by running ptk with --yes, or with an allow rule in a policy file (--policy FILE)."}, nil
+		reason := "ptk is running without a terminal to ask the user, and was not started with --yes."
+		if d.Why != "" {
+			reason += " The user's policy (" + a.policyFile + ") did not allow it: " + d.Why + "."
+		}
+		return tool.Verdict{Reason: reason + " Tell the user what you wanted to do; they can allow it by running ptk with --yes, or with an allow rule in a policy file (--policy FILE)."}, nil
 	}
-	return a.question(ctx, call)
+	if a.asked != nil {
+		a.asked(call)
+	}
+	return a.question(ctx, call, d.Why)
 }
 
 // approvalTools returns tools by name, for a policy to find what a call
@@ -63,13 +73,16 @@ func approvalTools(tools []ptk.Tool) map[string]ptk.Tool {
 	return byName
 }
 
-// question asks the user, on the terminal or through ui.
-func (a *cliApprover) question(ctx context.Context, call ptk.Call) (tool.Verdict, error) {
-	read := a.readAnswer
+// question asks the user, on the terminal or through ui; why is why the
+// policy did not decide (see tool.Decision), shown with the question.
+func (a *cliApprover) question(ctx context.Context, call ptk.Call, why string) (tool.Verdict, error) {
+	var s string
+	var err error
 	if a.ui != nil {
-		read = a.ui
+		s, err = a.ui(ctx, call, a.whyAsked(why))
+	} else {
+		s, err = a.readAnswer(ctx, call, why)
 	}
-	s, err := read(ctx, call)
 	if err != nil {
 		return tool.Verdict{}, err
 	}
@@ -86,9 +99,27 @@ func (a *cliApprover) question(ctx context.Context, call ptk.Call) (tool.Verdict
 	return tool.Verdict{Reason: "the user did not allow this call. Ask them what they want instead, or answer with what you have."}, nil
 }
 
-// readAnswer asks on the terminal and reads the answer line.
-func (a *cliApprover) readAnswer(ctx context.Context, call ptk.Call) (string, error) {
-	q := fmt.Sprintf("? %s %s\n  allow? [y]es, [n]o, [a]lways for %s: ", call.Tool, describeCall(call), call.Tool)
+// whyAsked is the line that says why the user is asked, for a call the
+// policy did not decide: "" without a policy.
+func (a *cliApprover) whyAsked(why string) string {
+	switch {
+	case a.policy == nil:
+		return ""
+	case why == "":
+		return "asked: no rule of " + a.policyFile + " allows it"
+	}
+	return "asked: " + why
+}
+
+// readAnswer asks on the terminal and reads the answer line. What the
+// model wrote is shown as it is, made safe (internal/term): escapes in a
+// command are shown, never acted on.
+func (a *cliApprover) readAnswer(ctx context.Context, call ptk.Call, why string) (string, error) {
+	q := "? " + term.Text(call.Tool) + " " + describeCall(call) + "\n"
+	if w := a.whyAsked(why); w != "" {
+		q += "  " + term.Text(w) + "\n"
+	}
+	q += "  allow? [y]es, [n]o, [a]lways for " + term.Text(call.Tool) + ": "
 	if a.pr != nil {
 		a.pr.prompt(q)
 	} else {
@@ -107,8 +138,9 @@ func (a *cliApprover) readAnswer(ctx context.Context, call ptk.Call) (string, er
 	}
 }
 
-// describeCall shows what a call will do, for the user to decide: the whole
-// command for bash, the path and size for writes, the arguments otherwise.
+// describeCall shows what a call will do, for the user to decide, made safe
+// for the terminal: the whole command for bash, every line of it, nothing
+// left out; the path and size for writes; the arguments otherwise.
 func describeCall(c ptk.Call) string {
 	var a struct {
 		Command   string `json:"command"`
@@ -120,11 +152,20 @@ func describeCall(c ptk.Call) string {
 	json.Unmarshal(c.Args, &a)
 	switch {
 	case a.Command != "":
-		return "$ " + clip(a.Command, 600)
+		lines := strings.Split(term.Command(strings.TrimRight(a.Command, "\n")), "\n")
+		return "$ " + strings.Join(lines, "\n    ")
 	case a.Path != "" && c.Tool == "write_file":
-		return fmt.Sprintf("%s (%d lines)", a.Path, strings.Count(a.Content, "\n")+1)
+		return fmt.Sprintf("%s (%d lines)", term.Text(a.Path), strings.Count(a.Content, "\n")+1)
 	case a.Path != "" && a.OldString != "":
-		return fmt.Sprintf("%s: %q → %q", a.Path, clip(a.OldString, 120), clip(a.NewString, 120))
+		return term.Text(fmt.Sprintf("%s: %q → %q", a.Path, clip(a.OldString, 120), clip(a.NewString, 120)))
 	}
-	return clip(compactJSON(c.Args), 300)
+	args := compactJSON(c.Args)
+	if len(args) > maxShownArgs {
+		return term.Text(clip(args, maxShownArgs)) + fmt.Sprintf(" (%d more bytes of arguments not shown)", len(args)-maxShownArgs)
+	}
+	return term.Text(args)
 }
+
+// maxShownArgs is how much of a call's arguments (not a command, which is
+// always shown whole) an approval question shows.
+const maxShownArgs = 2000

@@ -198,3 +198,41 @@ func TestApproversDecideByTheToolsSubject(t *testing.T) {
 		}
 	}
 }
+
+// TestRunJSONListsDeniedAndInvalid: ptk run --json says which calls were
+// denied, with the reason and how to allow them, and which could not run.
+func TestRunJSONListsDeniedAndInvalid(t *testing.T) {
+	ws := workspace(t)
+	_, url := newFakeOpenAI(t,
+		fakeReply{content: "<PTK_CALL>{\"tool\": \"bash\", \"args\": {\"command\": \"rm -rf build\"}}</PTK_CALL>\n" +
+			"<PTK_CALL>{\"tool\": \"delete_all\", \"args\": {}}</PTK_CALL>\n" +
+			"<PTK_CALL>{\"tool\": \"read_file\", \"args\": {\"limit\": 3}}</PTK_CALL>"},
+		fakeReply{content: "I could not clean up."},
+	)
+	code, out, errOut := runPTK(t, "", "run", "--base-url", url, "--model", "m", "--mode", "ptk", "--workspace", ws, "--json", "clean up")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %s", code, errOut)
+	}
+	var res struct {
+		Denied []struct {
+			Tool   string          `json:"tool"`
+			Args   json.RawMessage `json:"args"`
+			Reason string          `json:"reason"`
+		} `json:"denied"`
+		Invalid []struct {
+			Tool  string `json:"tool"`
+			Error struct{ Code, Message string }
+		} `json:"invalid"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(res.Denied) != 1 || res.Denied[0].Tool != "bash" || string(res.Denied[0].Args) != `{"command":"rm -rf build"}` ||
+		!strings.Contains(res.Denied[0].Reason, "--yes") || !strings.Contains(res.Denied[0].Reason, "--policy") {
+		t.Errorf("denied: %+v", res.Denied)
+	}
+	if len(res.Invalid) != 2 || res.Invalid[0].Tool != "delete_all" || res.Invalid[0].Error.Code != "TOOL_NOT_FOUND" ||
+		res.Invalid[1].Tool != "read_file" || res.Invalid[1].Error.Code == "" {
+		t.Errorf("invalid: %+v", res.Invalid)
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ptkit/ptk/agent"
 	"github.com/ptkit/ptk/cmd/ptk/internal/chat"
+	"github.com/ptkit/ptk/internal/term"
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/trace"
 )
@@ -65,12 +66,13 @@ func runChat(cmd *cobra.Command, f runFlags, conversation, traceDBFlag string) e
 	// Conversations live in the trace store, so --conversation resumes one
 	// tomorrow; without a store they live as long as the process.
 	var store agent.Store = &agent.MemoryStore{}
+	storeName := ""
 	db, err := traceDB(cmd, traceDBFlag)
 	if err == nil {
 		var ts *trace.Store
 		if ts, err = trace.Open(cmd.Context(), db); err == nil {
 			defer ts.Close()
-			store = ts
+			store, storeName = ts, "the trace store "+ts.Name()
 		}
 	}
 	if err != nil {
@@ -89,11 +91,15 @@ func runChat(cmd *cobra.Command, f runFlags, conversation, traceDBFlag string) e
 		Options:      opts,
 		Conversation: conversation,
 		Store:        store,
+		StoreName:    storeName,
 		History:      history,
 		Resolve:      func(name string) (llm.Model, error) { return s.resolve(splitList(name)) },
 		Hint:         s.hint,
 	})
 	approver.ui = m.Ask
-	_, err = tea.NewProgram(m, tea.WithInput(in), tea.WithOutput(out), tea.WithContext(cmd.Context())).Run()
+	// The screen is drawn with control sequences: it writes to the terminal
+	// itself, and its panels pass what models and tools wrote through
+	// term.Text.
+	_, err = tea.NewProgram(m, tea.WithInput(in), tea.WithOutput(term.Unwrap(out)), tea.WithContext(cmd.Context())).Run()
 	return err
 }

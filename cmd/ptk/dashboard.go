@@ -20,6 +20,7 @@ import (
 
 func newDashboardCmd() *cobra.Command {
 	var addr, db, token string
+	var exposure exposureFlags
 	cmd := &cobra.Command{
 		Use:   "dashboard",
 		Short: "Serve a live web dashboard of the recorded runs",
@@ -32,13 +33,16 @@ never changes it.
 
 On a loopback address (the default) anyone on this machine may look. On any
 other address a token is required: --token or PTK_DASHBOARD_TOKEN, or one
-made up and printed; open the printed address, which carries it.
+made up and printed; open the printed address, which carries it. A request
+whose Host is not the listen address, localhost or one of --allowed-hosts is
+refused, so that a web page made to resolve to this machine (DNS rebinding)
+reads nothing.
 
   ptk dashboard
   ptk dashboard --trace-db postgres://ptk@db/traces --addr 0.0.0.0:7070`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := openTraceStore(cmd, db)
+			s, err := readTraceStore(cmd, db)
 			if err != nil {
 				return err
 			}
@@ -53,7 +57,7 @@ made up and printed; open the printed address, which carries it.
 				rand.Read(b[:])
 				token = hex.EncodeToString(b[:])
 			}
-			h := dashboard.New(s, dashboard.Options{Token: token})
+			h := dashboard.New(s, dashboard.Options{Token: token, AllowedHosts: exposure.hosts(cmd)})
 			defer h.Close()
 			srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 			url := "http://" + ln.Addr().String() + "/"
@@ -80,6 +84,7 @@ made up and printed; open the printed address, which carries it.
 	fl.StringVar(&addr, "addr", "127.0.0.1:7070", "address to listen on, HOST:PORT")
 	fl.StringVar(&db, "trace-db", "", "the trace store: a SQLite file or a postgres:// URL (env PTK_TRACE_DB; default "+defaultTraceDB()+")")
 	fl.StringVar(&token, "token", "", "the token the page must carry (env PTK_DASHBOARD_TOKEN; made up on a non-loopback address)")
+	addExposureFlags(fl, &exposure, false)
 	return cmd
 }
 

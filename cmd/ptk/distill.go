@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -20,10 +17,10 @@ import (
 )
 
 type distillFlags struct {
-	file, db, out, pkg, report, module, workDir    string
+	file, db, out, pkg, report, workDir            string
 	baseURL, apiKey, model, models, replay, record string
-	minExamples, maxExamples, rounds               int
-	heldOut, maxWrong, minCoverage                 float64
+	minExamples, maxExamples, rounds, memoryMiB    int
+	validation, sealed, maxWrong, minCoverage      float64
 	seed                                           int64
 	timeout, caseTimeout                           time.Duration
 	asJSON, noSandbox, keep                        bool
@@ -34,26 +31,37 @@ func newDistillCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "distill NAME",
 		Short: "Turn a ptool's stored calls into Go code, with the model as the fallback",
-		Long: `ptk distill reads a ptool's successful calls from the trace store, splits them
-at random (--seed) into training and held-out examples, and asks a model to
-describe the patterns, then to write Go code that answers as the ptool did
-and returns ptool.ErrFallback when it is not sure, with a table test.
+		Long: `ptk distill reads the calls a model answered for a ptool from the trace
+store and splits them at random (--seed) three ways: training examples,
+shown to the model; validation examples (--validation), whose wrong answers
+the model is told; and sealed examples (--sealed), never shown in any prompt
+or feedback, on which alone the gate decides. It asks a model to describe
+the patterns, then to write Go code that answers as the ptool did and
+returns ptool.ErrFallback when it is not sure, with a table test that tries
+an example of each pattern.
 
-Each candidate is compiled and tested for real in a temporary module that
-points at the ptk module (--module): go vet, go test, under a time limit,
-with GOPROXY=off and, when bubblewrap is installed, in a sandbox with no
-network. It is then scored on the held-out inputs: correct, wrong or
-abstained (a fallback is never a pass). It is accepted when it is wrong on at
-most --max-wrong of them and answers at least --min-coverage; otherwise the
-model is told what failed, for at most --rounds rounds.
+Each candidate is screened before anything compiles (imports from an
+allow-list, no init, no go statements, no //go: directives, no cgo), then
+compiled and tested for real under bubblewrap: as nobody without
+capabilities, with no network, seeing only the Go toolchain, a temporary
+module and a build cache of its own, with limits on memory, file size and
+processes. Without bubblewrap, ptk distill refuses unless --no-sandbox
+(which runs the code unconfined) is given. A candidate is accepted when its
+tests pass, try every pattern and fail for a code that always falls back, it
+holds no input as a literal, and on the sealed inputs it is wrong on at most
+--max-wrong and answers at least --min-coverage; otherwise the model is told
+the compiler's errors and the wrong validation cases, for at most --rounds
+rounds.
 
 The accepted code is written to --out (default NAME_distilled.go) as a Go
 file whose New(opts...) wires it into ptool.Distill with the ptool as the
-fallback. The report (--report FILE for JSON) is recorded in the trace
+fallback. The report (--report FILE for JSON; --json prints it, with the
+file written, as one JSON document on stdout) is recorded in the trace
 store as a run of kind distill.
 
   ptk distill classify_sentiment --ptools ptools.json --model gpt-4o
-Exit status: 0 accepted, 1 no candidate passed or an error, 2 usage.`,
+Exit status: 0 accepted, 1 no candidate passed or an error, 2 usage (no
+bubblewrap and no --no-sandbox included).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return distillRun(cmd, f, args[0]) },
 	}
@@ -63,30 +71,52 @@ Exit status: 0 accepted, 1 no candidate passed or an error, 2 usage.`,
 	fl.StringVar(&f.out, "out", "", "the Go file to write (default NAME_distilled.go)")
 	fl.StringVar(&f.pkg, "package", "", "the Go file's package (default NAME without its underscores)")
 	fl.StringVar(&f.report, "report", "", "write the report as JSON to FILE")
-	fl.StringVar(&f.module, "module", "", "the ptk module's directory the code is built against (default: the one the current directory is in, or requires)")
 	fl.StringVar(&f.workDir, "work-dir", "", "where the temporary module is made (default the system's temporary directory)")
 	fl.BoolVar(&f.keep, "keep", false, "keep the temporary module")
-	fl.BoolVar(&f.noSandbox, "no-sandbox", false, "run the candidates' code without bubblewrap even when it is installed")
-	fl.IntVar(&f.minExamples, "min-examples", 50, "the fewest distinct stored calls to distill from")
+	fl.BoolVar(&f.noSandbox, "no-sandbox", false, "run the candidates' code unconfined, without bubblewrap (it can read and write your files and use the network)")
+	fl.IntVar(&f.minExamples, "min-examples", 50, "the fewest distinct stored calls a model answered to distill from")
 	fl.IntVar(&f.maxExamples, "max-examples", 80, "the most training examples shown to the model")
-	fl.Float64Var(&f.heldOut, "held-out", 0.3, "the share of the examples held out to score the code")
+	fl.Float64Var(&f.validation, "validation", 0.2, "the share of the examples for validation (the model is told the wrong ones)")
+	fl.Float64Var(&f.sealed, "sealed", 0.3, "the share of the examples sealed (never shown to the model; the gate decides on them)")
 	fl.Int64Var(&f.seed, "seed", 1, "the seed of the random split")
 	fl.IntVar(&f.rounds, "rounds", 3, "the most candidates asked for")
-	fl.Float64Var(&f.maxWrong, "max-wrong", 0.02, "the largest share of held-out inputs the code may answer wrongly")
-	fl.Float64Var(&f.minCoverage, "min-coverage", 0.30, "the smallest share of held-out inputs the code must answer")
+	fl.Float64Var(&f.maxWrong, "max-wrong", 0.02, "the largest share of sealed inputs the code may answer wrongly")
+	fl.Float64Var(&f.minCoverage, "min-coverage", 0.30, "the smallest share of sealed inputs the code must answer")
 	fl.DurationVar(&f.timeout, "timeout", 2*time.Minute, "the time limit of each step: go vet, go test, scoring")
-	fl.DurationVar(&f.caseTimeout, "case-timeout", 2*time.Second, "the time limit of the code on one held-out input")
+	fl.DurationVar(&f.caseTimeout, "case-timeout", 2*time.Second, "the time limit of the code on one input")
+	fl.IntVar(&f.memoryMiB, "memory", 1024, "the memory (MiB) of the process running the candidate's tests")
 	fl.StringVar(&f.baseURL, "base-url", "", "the model's OpenAI-compatible API (env PTK_BASE_URL; default "+defaultBaseURL+")")
 	fl.StringVar(&f.apiKey, "api-key", "", "API key (env PTK_API_KEY, then OPENAI_API_KEY)")
 	fl.StringVar(&f.model, "model", "", "the model that writes the code (env PTK_MODEL; default the catalog's default)")
 	fl.StringVar(&f.models, "models", "", "a model catalog file laid over the built-in one (env PTK_MODELS)")
 	fl.StringVar(&f.record, "record", "", "append every model request and response to FILE as JSON lines")
 	fl.StringVar(&f.replay, "replay", "", "answer model requests from a file made by --record, without the network")
-	fl.BoolVar(&f.asJSON, "json", false, "print the report as JSON instead of the summary")
+	fl.BoolVar(&f.asJSON, "json", false, "print the report, with the file written or the error, as one JSON document on stdout")
 	return cmd
 }
 
-func distillRun(cmd *cobra.Command, f distillFlags, name string) error {
+// distillJSON is what --json prints: the report, the file written and the
+// error, in one document.
+type distillJSON struct {
+	*distill.Report
+	Wrote   string `json:"wrote,omitempty"`
+	Package string `json:"package,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
+func distillRun(cmd *cobra.Command, f distillFlags, name string) (err error) {
+	doc := distillJSON{Report: &distill.Report{Ptool: name}}
+	if f.asJSON {
+		// Whatever happens, stdout holds one JSON document (and stderr
+		// the error, as for every command).
+		defer func() {
+			if err != nil {
+				doc.Error = err.Error()
+			}
+			data, _ := json.MarshalIndent(doc, "", "  ")
+			fmt.Fprintln(cmd.OutOrStdout(), string(data))
+		}()
+	}
 	defs, err := ptool.ReadDefs(f.file)
 	if err != nil {
 		return usageError{err}
@@ -105,14 +135,11 @@ func distillRun(cmd *cobra.Command, f distillFlags, name string) error {
 		return usageError{fmt.Errorf("%s: %w", f.file, err)}
 	}
 	t := distill.TargetOf(p.Spec())
-	if f.heldOut <= 0 || f.heldOut >= 1 {
-		return usagef("--held-out must be between 0 and 1")
+	if f.validation <= 0 || f.sealed <= 0 || f.validation+f.sealed >= 1 {
+		return usagef("--validation and --sealed must be above 0, with room left for training (they are %g and %g)", f.validation, f.sealed)
 	}
-	module := f.module
-	if module == "" {
-		if module, err = ptkModule(); err != nil {
-			return usageError{err}
-		}
+	if f.memoryMiB <= 0 {
+		return usagef("--memory must be a number of MiB above 0")
 	}
 	store, err := openTraceStore(cmd, f.db)
 	if err != nil {
@@ -125,9 +152,9 @@ func distillRun(cmd *cobra.Command, f distillFlags, name string) error {
 	if err != nil {
 		return err
 	}
-	train, held := distill.Split(calls, f.heldOut, f.seed)
-	if n := len(train) + len(held); n < f.minExamples {
-		return fmt.Errorf("%s has %d distinct successful stored calls in %s; distilling needs at least %d (--min-examples)",
+	splits := distill.Split(calls, f.validation, f.sealed, f.seed)
+	if n := len(splits.Train) + len(splits.Validation) + len(splits.Sealed); n < f.minExamples {
+		return fmt.Errorf("%s has %d distinct successful stored calls that a model answered in %s; distilling needs at least %d (--min-examples)",
 			name, n, store.Name(), f.minExamples)
 	}
 	cat, err := loadCatalog(f.models)
@@ -152,16 +179,23 @@ func distillRun(cmd *cobra.Command, f distillFlags, name string) error {
 	}
 	defer done()
 	errOut := cmd.ErrOrStderr()
+	if f.noSandbox {
+		fmt.Fprintln(errOut, "ptk distill: --no-sandbox was given: the candidates' code runs unconfined, as you, with your files and the network open to it")
+	}
 	start := time.Now()
-	rep, runErr := distill.Run(ctx, t, train, held, distill.Options{
+	rep, runErr := distill.Run(ctx, t, splits, distill.Options{
 		Model: m, Rounds: f.rounds, MaxWrong: orNegative(f.maxWrong), MinCoverage: f.minCoverage,
-		Timeout: f.timeout, CaseTimeout: f.caseTimeout, Module: module, WorkDir: f.workDir, Keep: f.keep,
+		Timeout: f.timeout, CaseTimeout: f.caseTimeout, Memory: int64(f.memoryMiB) << 20, WorkDir: f.workDir, Keep: f.keep,
 		NoSandbox: f.noSandbox, MaxExamples: f.maxExamples,
 		Log: func(format string, args ...any) { fmt.Fprintf(errOut, "distill: "+format+"\n", args...) },
 	})
 	if rep == nil {
+		if errors.Is(runErr, distill.ErrNoSandbox) {
+			return usageError{runErr}
+		}
 		return runErr
 	}
+	doc.Report = rep
 	data, _ := json.MarshalIndent(rep, "", "  ")
 	if f.report != "" {
 		if err := os.WriteFile(f.report, append(data, '\n'), 0o644); err != nil {
@@ -169,9 +203,7 @@ func distillRun(cmd *cobra.Command, f distillFlags, name string) error {
 		}
 	}
 	recordDistill(cmd, store, rep, modelName, start, runErr, data)
-	if f.asJSON {
-		fmt.Fprintln(cmd.OutOrStdout(), string(data))
-	} else {
+	if !f.asJSON {
 		fmt.Fprint(cmd.OutOrStdout(), rep.Summary())
 	}
 	if runErr != nil {
@@ -192,7 +224,10 @@ func distillRun(cmd *cobra.Command, f distillFlags, name string) error {
 	if err := os.WriteFile(out, src, 0o644); err != nil {
 		return err
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (package %s)\n", out, pkg)
+	doc.Wrote, doc.Package = out, pkg
+	if !f.asJSON {
+		fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (package %s)\n", out, pkg)
+	}
 	return nil
 }
 
@@ -209,34 +244,12 @@ func orNegative(v float64) float64 {
 func recordDistill(cmd *cobra.Command, s *trace.Store, rep *distill.Report, model string, start time.Time, runErr error, detail []byte) {
 	r := &trace.Record{Run: trace.Run{ID: trace.NewID(), Kind: trace.Kind("distill"), Name: rep.Ptool, Model: model,
 		StartedAt: start, Duration: trace.Millis(time.Since(start)), Status: trace.StatusOK,
-		Input:  fmt.Sprintf("%d training, %d held-out examples", rep.Train, rep.HeldOut),
+		Input:  fmt.Sprintf("%d training, %d validation, %d sealed examples", rep.Train, rep.Validation, rep.Sealed),
 		Output: rep.Summary(), Iterations: len(rep.Rounds)}, Detail: detail}
 	if runErr != nil {
 		r.Status, r.ErrorMessage = trace.StatusError, runErr.Error()
 	}
 	if err := s.Write(cmd.Context(), r); err != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "ptk distill: the report was not recorded in the trace store: %v\n", err)
-	}
-}
-
-// ptkModule finds the ptk module's directory: the module the current
-// directory is in when it is ptk, else the ptk module it requires.
-func ptkModule() (string, error) {
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/ptkit/ptk").Output()
-	if err == nil {
-		if dir := strings.TrimSpace(string(out)); dir != "" {
-			return dir, nil
-		}
-	}
-	dir, _ := os.Getwd()
-	for {
-		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && bytes.HasPrefix(bytes.TrimSpace(b), []byte("module github.com/ptkit/ptk\n")) {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no ptk module found to build the code against: run ptk distill in a module that requires github.com/ptkit/ptk, or name its directory with --module")
-		}
-		dir = parent
 	}
 }

@@ -44,20 +44,86 @@ func Distilled(ctx context.Context, in In) (Out, error) {
 }
 `
 
-const ticketTest = `package distilled
+// ticketTest tries a training example of each pattern of ticketPatterns.
+func ticketTest(examples map[string][2]string) string {
+	var rows strings.Builder
+	for _, k := range []string{"invoice", "error", "refund", "other"} {
+		in, out := examples[k][0], examples[k][1]
+		if k == "other" {
+			out = ""
+		}
+		fmt.Fprintf(&rows, "\t\t{%q, %q},\n", in, out)
+	}
+	return `package distilled
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"testing"
+
+	"github.com/ptkit/ptk/ptool"
 )
 
 func TestDistilled(t *testing.T) {
-	got, err := Distilled(context.Background(), In{Subject: "Invoice 3 is wrong", Priority: 4})
-	if err != nil || got != (Out{Queue: "billing", Urgent: true}) {
-		t.Fatalf("%+v, %v", got, err)
+	for _, c := range []struct{ in, want string }{
+` + rows.String() + `	} {
+		var in In
+		if err := json.Unmarshal([]byte(c.in), &in); err != nil {
+			t.Fatal(err)
+		}
+		got, err := Distilled(context.Background(), in)
+		if c.want == "" {
+			if !errors.Is(err, ptool.ErrFallback) {
+				t.Errorf("%s: %+v, %v; want a fallback", c.in, got, err)
+			}
+			continue
+		}
+		var want Out
+		json.Unmarshal([]byte(c.want), &want)
+		if err != nil || got != want {
+			t.Errorf("%s: %+v, %v; want %+v", c.in, got, err, want)
+		}
 	}
 }
 `
+}
+
+// ticketPatterns is the model's patterns of the training examples ptk
+// distill shows (the calls of db split as it splits them), and an example
+// of each.
+func ticketPatterns(t *testing.T, db string) (any, map[string][2]string) {
+	s, err := trace.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	calls, err := s.Examples(context.Background(), "route_ticket", -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	train := distill.Split(calls, 0.2, 0.3, 1).Train
+	nums := map[string][]int{}
+	first := map[string][2]string{}
+	for i, e := range train {
+		k := "other"
+		for _, w := range []string{"invoice", "error", "refund"} {
+			if strings.Contains(strings.ToLower(string(e.Input)), w) {
+				k = w
+			}
+		}
+		nums[k] = append(nums[k], i+1)
+		if _, ok := first[k]; !ok {
+			first[k] = [2]string{string(e.Input), string(e.Output)}
+		}
+	}
+	return map[string]any{"patterns": []map[string]any{
+		{"rule": "subjects naming an invoice go to billing, urgent from priority 3", "examples": nums["invoice"]},
+		{"rule": "subjects naming an error go to tech, urgent from priority 3", "examples": nums["error"]},
+		{"rule": "subjects asking a refund go to billing, urgent from priority 3", "examples": nums["refund"]},
+		{"rule": "other questions: the model judges", "examples": nums["other"]},
+	}}, first
+}
 
 // ticket is the i-th stored call: invoices and refunds go to billing, errors to tech,
 // the rest where the model judged (no rule code can see).
@@ -75,12 +141,11 @@ func ticket(i int) (in, out string) {
 	return fmt.Sprintf(`{"subject":%q,"priority":%d}`, subject, p), fmt.Sprintf(`{"urgent":%v,"queue":%q}`, p >= 3, queue)
 }
 
-// TestDistillEndToEnd: 60 stored calls of a declarative ptool, ptk
-// distill with a scripted model, and the Go file it writes wired into a
-// program that answers most inputs without a model call.
-func TestDistillEndToEnd(t *testing.T) {
-	dir := t.TempDir()
-	db := filepath.Join(dir, "traces.db")
+// ticketStore makes a trace store holding 60 calls of route_ticket, and
+// the ptools file declaring it.
+func ticketStore(t *testing.T) (dir, db, ptools string) {
+	dir = t.TempDir()
+	db = filepath.Join(dir, "traces.db")
 	ctx := context.Background()
 	s, err := trace.Open(ctx, db)
 	if err != nil {
@@ -96,22 +161,33 @@ func TestDistillEndToEnd(t *testing.T) {
 		}
 	}
 	s.Close()
-	ptools := filepath.Join(dir, "ptools.json")
+	ptools = filepath.Join(dir, "ptools.json")
 	os.WriteFile(ptools, []byte(ticketPtools), 0o644)
-	// an unknown model on an OpenAI-compatible API is asked for
-	// structured output: the answer comes as {"answer": ...}
-	answer := func(v any) fakeReply {
-		b, _ := json.Marshal(map[string]any{"answer": v})
-		return fakeReply{content: string(b)}
-	}
-	fake, url := newFakeOpenAI(t, answer("Invoices go to billing, errors to tech; urgent when priority is 3 or more."),
-		answer(distill.Candidate{Code: ticketCode, Test: ticketTest}))
+	return dir, db, ptools
+}
+
+// answer is an unknown model's answer on an OpenAI-compatible API, which
+// is asked for structured output: {"answer": ...}.
+func answer(v any) fakeReply {
+	b, _ := json.Marshal(map[string]any{"answer": v})
+	return fakeReply{content: string(b)}
+}
+
+// TestDistillEndToEnd: 60 stored calls of a declarative ptool, ptk
+// distill with a scripted model, and the Go file it writes wired into a
+// program that answers most inputs without a model call.
+func TestDistillEndToEnd(t *testing.T) {
+	dir, db, ptools := ticketStore(t)
+	ctx := context.Background()
+	needBwrap(t)
+	pats, examples := ticketPatterns(t, db)
+	fake, url := newFakeOpenAI(t, answer(pats), answer(distill.Candidate{Code: ticketCode, Test: ticketTest(examples)}))
 	prog := filepath.Join(dir, "prog")
 	os.Mkdir(prog, 0o755)
 	root, _ := filepath.Abs("../..")
 	report := filepath.Join(dir, "report.json")
 	code, out, errOut := runPTK(t, "", "distill", "route_ticket", "--ptools", ptools, "--trace-db", db, "--base-url", url,
-		"--api-key", "k", "--model", "m", "--module", root, "--out", filepath.Join(prog, "route.go"), "--package", "main",
+		"--api-key", "k", "--model", "m", "--out", filepath.Join(prog, "route.go"), "--package", "main",
 		"--report", report, "--case-timeout", "1s")
 	if code != 0 {
 		if n := len(fake.requests); n > 0 {
@@ -122,14 +198,14 @@ func TestDistillEndToEnd(t *testing.T) {
 	t.Log(out)
 	var rep distill.Report
 	data, _ := os.ReadFile(report)
-	if err := json.Unmarshal(data, &rep); err != nil || !rep.Accepted || rep.Train+rep.HeldOut != 60 {
+	if err := json.Unmarshal(data, &rep); err != nil || !rep.Accepted || rep.Train+rep.Validation+rep.Sealed != 60 || !rep.Confined {
 		t.Fatalf("report: %v %+v", err, rep)
 	}
 	if !strings.Contains(out, "accepted after 1 round") || !strings.Contains(out, "wrote ") {
 		t.Errorf("summary:\n%s", out)
 	}
 	// the report is in the trace store
-	s, _ = trace.Open(ctx, db)
+	s, _ := trace.Open(ctx, db)
 	runs, err := s.List(ctx, trace.Filter{Kind: "distill"})
 	s.Close()
 	if err != nil || len(runs) != 1 || runs[0].Name != "route_ticket" {
@@ -294,3 +370,117 @@ func TestTracesStatsDistilled(t *testing.T) {
 }
 
 func regexpMatch(re, s string) bool { return regexp.MustCompile(re).MatchString(s) }
+
+// TestDistillJSON: --json prints one JSON document on stdout, the file
+// written in it (on main a "wrote FILE" line followed it); a failure is a
+// document too, saying what happened (here: the patterns call failed).
+func TestDistillJSON(t *testing.T) {
+	needBwrap(t)
+	dir, db, ptools := ticketStore(t)
+	pats, examples := ticketPatterns(t, db)
+	_, url := newFakeOpenAI(t, answer(pats), answer(distill.Candidate{Code: ticketCode, Test: ticketTest(examples)}))
+	out := filepath.Join(dir, "route.go")
+	code, stdout, stderr := runPTK(t, "", "distill", "route_ticket", "--ptools", ptools, "--trace-db", db, "--base-url", url,
+		"--api-key", "k", "--model", "m", "--out", out, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var doc map[string]any
+	dec := json.NewDecoder(strings.NewReader(stdout))
+	if err := dec.Decode(&doc); err != nil || dec.More() {
+		t.Fatalf("stdout is not one JSON document (%v):\n%s", err, stdout)
+	}
+	if doc["wrote"] != out || doc["package"] != "routeticket" || doc["accepted"] != true || doc["confined"] != true {
+		t.Errorf("the document: wrote %v, package %v, accepted %v, confined %v", doc["wrote"], doc["package"], doc["accepted"], doc["confined"])
+	}
+	if !strings.Contains(stderr, "distill: round 1: accepted") {
+		t.Errorf("stderr: %s", stderr)
+	}
+
+	// The model answers the patterns call with none that names an example.
+	_, url = newFakeOpenAI(t, answer(map[string]any{"patterns": []any{map[string]any{"rule": "all sorts", "examples": []int{999}}}}),
+		answer(map[string]any{"patterns": []any{}}))
+	code, stdout, stderr = runPTK(t, "", "distill", "route_ticket", "--ptools", ptools, "--trace-db", db, "--base-url", url,
+		"--api-key", "k", "--model", "m", "--out", filepath.Join(dir, "none.go"), "--json")
+	doc = nil
+	dec = json.NewDecoder(strings.NewReader(stdout))
+	if err := dec.Decode(&doc); err != nil || dec.More() || code != 1 {
+		t.Fatalf("exit %d, stdout is not one JSON document (%v):\n%s", code, err, stdout)
+	}
+	if e, _ := doc["error"].(string); !strings.Contains(e, "asking the model for the patterns failed") || !strings.Contains(stderr, "asking the model for the patterns failed") {
+		t.Errorf("error %q; stderr %s", e, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "none.go")); err == nil {
+		t.Error("a file was written")
+	}
+}
+
+// TestDistillNeedsBwrap: without bubblewrap ptk distill refuses (exit 2),
+// saying how to install it and that --no-sandbox runs the code unconfined
+// (on main it ran it unconfined unasked); with --no-sandbox it runs, and
+// says so.
+func TestDistillNeedsBwrap(t *testing.T) {
+	dir, db, ptools := ticketStore(t)
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip(err)
+	}
+	bin := t.TempDir()
+	os.Symlink(gobin, filepath.Join(bin, "go"))
+	t.Setenv("PATH", bin) // the go command and nothing else
+	pats, examples := ticketPatterns(t, db)
+	f, url := newFakeOpenAI(t, answer(pats), answer(distill.Candidate{Code: ticketCode, Test: ticketTest(examples)}))
+	code, _, stderr := runPTK(t, "", "distill", "route_ticket", "--ptools", ptools, "--trace-db", db, "--base-url", url,
+		"--api-key", "k", "--model", "m", "--out", filepath.Join(dir, "route.go"))
+	if code != 2 || !strings.Contains(stderr, "apt install bubblewrap") || !strings.Contains(stderr, "--no-sandbox") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if len(f.requests) != 0 {
+		t.Error("the model was asked for code that could not be confined")
+	}
+	report := filepath.Join(dir, "report.json")
+	code, stdout, stderr := runPTK(t, "", "distill", "route_ticket", "--ptools", ptools, "--trace-db", db, "--base-url", url,
+		"--api-key", "k", "--model", "m", "--out", filepath.Join(dir, "route.go"), "--no-sandbox", "--report", report)
+	if code != 0 || !strings.Contains(stderr, "--no-sandbox was given: the candidates' code runs unconfined") {
+		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
+	}
+	var rep distill.Report
+	data, _ := os.ReadFile(report)
+	if json.Unmarshal(data, &rep); rep.Confined || !strings.HasPrefix(rep.Sandbox, "none: --no-sandbox was given") {
+		t.Errorf("the report: confined %v, sandbox %q", rep.Confined, rep.Sandbox)
+	}
+}
+
+// TestRefactorDistillScreens: ptk refactor distill refuses a generated
+// file edited to import os/exec and run it from init, saying why, and
+// leaves the user's file as it was.
+func TestRefactorDistillScreens(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "reviews.go")
+	user := "package reviews\n\nimport \"github.com/ptkit/ptk/ptool\"\n\nvar classify = ptool.New[string, string](\"classify\", \"Classify.\")\n"
+	os.WriteFile(file, []byte(user), 0o644)
+	gen := filepath.Join(dir, "classify_distilled.go")
+	os.WriteFile(gen, []byte(`package classify
+
+import (
+	"context"
+	"os/exec"
+
+	"github.com/ptkit/ptk/ptool"
+)
+
+type In = string
+type Out = string
+
+func init() { exec.Command("sh", "-c", "touch /tmp/pwned").Run() }
+
+func Distilled(ctx context.Context, in In) (Out, error) { return "", ptool.ErrFallback }
+`), 0o644)
+	code, _, stderr := runPTK(t, "", "refactor", "distill", file, "classify", "--code", gen)
+	if code != 1 || !strings.Contains(stderr, "imports os/exec") || !strings.Contains(stderr, "an init function is not allowed") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+	if b, _ := os.ReadFile(file); string(b) != user {
+		t.Errorf("the file was changed:\n%s", b)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ptkit/ptk/eval"
+	"github.com/ptkit/ptk/internal/term"
 	"github.com/ptkit/ptk/llm"
 )
 
@@ -151,11 +152,12 @@ func runEval(cmd *cobra.Command, f evalFlags) error {
 	}
 	stderr := cmd.ErrOrStderr()
 	tty := isTerminal(stderr)
+	status := term.Unwrap(stderr) // its own \r and erase line; the ids made safe
 	var answered []eval.Result
 	opts.OnResult = func(r eval.Result, n, total int) {
 		answered = append(answered, r)
 		if tty {
-			fmt.Fprintf(stderr, "\r\033[Keval: %d/%d %s %s %s", n, total, r.ID, r.Mode, mark(r))
+			fmt.Fprintf(status, "\r\033[Keval: %d/%d %s %s %s", n, total, term.Text(r.ID), r.Mode, mark(r))
 		} else if step := max(1, total/20); n%step == 0 || n == total {
 			fmt.Fprintf(stderr, "eval: %d/%d answered\n", n, total)
 		}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/gateway"
+	"github.com/ptkit/ptk/httpguard"
 	"github.com/ptkit/ptk/mcp"
 	"github.com/ptkit/ptk/tool"
 )
@@ -26,6 +27,7 @@ import (
 type mcpFlags struct {
 	workspace, tools, policy, addr, apiKeys string
 	sandbox                                 bool
+	exposure                                exposureFlags
 }
 
 func newMCPCmd() *cobra.Command {
@@ -51,7 +53,10 @@ A client's configuration to start it:
 
 Over HTTP, clients send one of the keys of --api-keys FILE (one a line) or
 $PTK_API_KEYS (comma-separated) as "Authorization: Bearer KEY"; with neither,
-no key is asked for, so keep --addr on the loopback interface.`,
+no key is asked for, and an --addr other machines can reach is refused
+unless --unauthenticated is given. Requests a web page could make are
+refused: a Host other than the listen address, localhost or --allowed-hosts,
+a body that is not JSON, an Origin of another site.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runMCP(cmd, f) },
 	}
@@ -62,6 +67,7 @@ no key is asked for, so keep --addr on the loopback interface.`,
 	fl.BoolVar(&f.sandbox, "sandbox", false, "run bash under bubblewrap: system read-only, workspace writable, no network")
 	fl.StringVar(&f.addr, "addr", "", "serve streamable HTTP at HOST:PORT (path /mcp) instead of stdio")
 	fl.StringVar(&f.apiKeys, "api-keys", "", "with --addr, a file of the keys clients must send, one a line (env PTK_API_KEYS: comma-separated keys)")
+	addExposureFlags(fl, &f.exposure, true)
 	return cmd
 }
 
@@ -101,10 +107,15 @@ func runMCP(cmd *cobra.Command, f mcpFlags) error {
 	if err != nil {
 		return usagef("--addr %s: %v", f.addr, err)
 	}
+	defer ln.Close()
+	if err := f.exposure.check(ln, len(keys), "the tools over "+root); err != nil {
+		return err
+	}
 	logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
-	hs := &http.Server{Handler: gateway.RequireKey(keys)(mux), ReadHeaderTimeout: 10 * time.Second}
+	guard := httpguard.Guard(httpguard.Options{Hosts: f.exposure.hosts(cmd)})
+	hs := &http.Server{Handler: guard(gateway.RequireKey(keys)(mux)), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

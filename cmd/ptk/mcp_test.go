@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"debug/buildinfo"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -11,24 +13,42 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ptkit/ptk/internal/version"
 	"github.com/ptkit/ptk/mcp"
 	"github.com/ptkit/ptk/mcp/mcptest"
 )
 
-// ptkBinary builds ptk into the test's temporary folder, for the tests
-// that need it as a process (MCP clients start their servers).
-func ptkBinary(t *testing.T) string {
+// testBinary is ptk built once for the tests that need it as a process
+// (MCP clients start their servers, signals, standard input), in a folder
+// TestMain removes.
+var testBinary struct {
+	once     sync.Once
+	dir, bin string
+	err      error
+}
+
+// ptkBinary builds ptk, once per test run, and returns its path.
+func ptkBinary(t testing.TB) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "ptk")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	testBinary.once.Do(func() {
+		if testBinary.dir, testBinary.err = os.MkdirTemp("", "ptk-bin"); testBinary.err != nil {
+			return
+		}
+		testBinary.bin = filepath.Join(testBinary.dir, "ptk")
+		if out, err := exec.Command("go", "build", "-o", testBinary.bin, ".").CombinedOutput(); err != nil {
+			testBinary.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if testBinary.err != nil {
+		t.Fatal(testBinary.err)
 	}
-	return bin
+	return testBinary.bin
 }
 
 // mcpWorkspace is a workspace with a.txt, and a policy file that allows
@@ -59,10 +79,19 @@ func sdkCall(t *testing.T, cs *sdk.ClientSession, name, args string) (string, bo
 // by the go-sdk client, on its stdin and stdout.
 func TestMCPCommandStdio(t *testing.T) {
 	dir, policy := mcpWorkspace(t)
-	cmd := exec.Command(ptkBinary(t), "mcp", "--workspace", dir, "--policy", policy)
+	bin := ptkBinary(t)
+	cmd := exec.Command(bin, "mcp", "--workspace", dir, "--policy", policy)
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(), &sdk.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The server names itself with the binary's version, as ptk --version does.
+	bi, err := buildinfo.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info := cs.InitializeResult().ServerInfo; info.Name != "ptk" || info.Version != version.From(bi).String() {
+		t.Errorf("serverInfo = %+v, want ptk %s", info, version.From(bi).String())
 	}
 	list, err := cs.ListTools(context.Background(), nil)
 	if err != nil {

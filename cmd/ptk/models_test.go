@@ -68,7 +68,7 @@ func TestRunWithCatalogCostFallbackAndBudget(t *testing.T) {
 	// A budget: the second call would not fit.
 	_, url = newFakeOpenAI(t, messyReplies()...)
 	code, out, _ = runPTK(t, "", "run", "--models", writeCatalog(t, url), "--model", "local-a", "--workspace", workspace(t), "--max-tokens", "200", "--json", "go")
-	if code != 1 || !strings.Contains(out, `"code":"BUDGET_EXCEEDED"`) || !strings.Contains(out, `"iterations":1`) {
+	if code != 3 || !strings.Contains(out, `"code":"BUDGET_EXCEEDED"`) || !strings.Contains(out, `"iterations":1`) {
 		t.Errorf("budget: exit %d, %s", code, out)
 	}
 }

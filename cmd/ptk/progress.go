@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ptkit/ptk/agent"
+	"github.com/ptkit/ptk/internal/term"
 )
 
 // progress shows a run on stderr while the user waits: each model call,
@@ -29,15 +30,27 @@ type progress struct {
 	spinDone chan struct{}
 	// midLine reports that streamed text left the cursor mid-line.
 	midLine bool
+	// streamed makes the streamed text safe, a piece at a time.
+	streamed term.Stream
+	// call is the model call line waiting for the context's fill, which
+	// follows it; fill is the latest fill, peak the highest.
+	call       string
+	fill, peak agent.Fill
 }
 
 func newProgress(w io.Writer, stream bool) *progress {
 	tty := isTerminal(w)
-	return &progress{w: w, tty: tty, color: tty && os.Getenv("NO_COLOR") == "", stream: stream}
+	// Its own colours and spinner go to the writer under a term.Writer;
+	// what a model or a tool wrote goes through term.Text on the way.
+	return &progress{w: term.Unwrap(w), tty: tty, color: tty && os.Getenv("NO_COLOR") == "", stream: stream}
 }
 
-// isTerminal reports whether v (a reader or a writer) is a terminal.
+// isTerminal reports whether v (a reader or a writer, or a term.Writer on
+// one) is a terminal.
 func isTerminal(v any) bool {
+	if w, ok := v.(io.Writer); ok {
+		v = term.Unwrap(w)
+	}
 	f, ok := v.(*os.File)
 	if !ok {
 		return false
@@ -67,10 +80,7 @@ func (p *progress) line(s string) {
 	p.stopSpinner()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.midLine {
-		io.WriteString(p.w, "\n")
-		p.midLine = false
-	}
+	p.endText()
 	io.WriteString(p.w, s+"\n")
 }
 
@@ -79,40 +89,78 @@ func (p *progress) prompt(s string) {
 	p.stopSpinner()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.midLine {
-		io.WriteString(p.w, "\n")
-	}
+	p.endText()
 	io.WriteString(p.w, p.paint(yellow, s))
-	p.midLine = false
 }
 
+// endText ends the streamed text: what the stream held back, and a line
+// break if it left the cursor mid-line.
+func (p *progress) endText() {
+	if rest := p.streamed.Flush(); rest != "" {
+		io.WriteString(p.w, p.paint(dim, rest))
+		p.midLine = !strings.HasSuffix(rest, "\n")
+	}
+	if p.midLine {
+		io.WriteString(p.w, "\n")
+		p.midLine = false
+	}
+}
+
+// text writes the next piece of the model's streamed text, made safe.
 func (p *progress) text(s string) {
 	p.stopSpinner()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	io.WriteString(p.w, p.paint(dim, s))
-	p.midLine = !strings.HasSuffix(s, "\n")
+	if s = p.streamed.Text(s); s != "" {
+		io.WriteString(p.w, p.paint(dim, s))
+		p.midLine = !strings.HasSuffix(s, "\n")
+	}
 }
 
 func (p *progress) event(e agent.Event) {
+	if p.call != "" && e.Kind != agent.EventContext && e.Kind != agent.EventCompact {
+		p.line(p.paint(dim, p.call))
+		p.call = ""
+		p.startSpinner()
+	}
 	switch e.Kind {
 	case agent.EventIteration:
-		p.line(p.paint(dim, "· model call "+strconv.Itoa(e.Iteration)))
-		p.startSpinner()
+		// Said with the context's fill, which comes next when the window
+		// is known.
+		p.call = "· model call " + strconv.Itoa(e.Iteration)
+	case agent.EventContext:
+		f := *e.Fill
+		if f.Measured {
+			p.fill = f
+			if f.Percent() > p.peak.Percent() {
+				p.peak = f
+			}
+			return
+		}
+		if p.call != "" {
+			p.line(p.paint(dim, p.call+fmt.Sprintf(" · context %d%% of %s", f.Percent(), tokenCount(f.Window))))
+			p.call = ""
+			p.startSpinner()
+		}
+	case agent.EventCompact:
+		c := e.Compaction
+		p.line(p.paint(yellow, fmt.Sprintf("· compacted: %d earlier messages replaced by the model's notes (about %s → %s tokens of %s)",
+			c.Replaced, tokenCount(c.Before), tokenCount(c.After), tokenCount(c.Window))))
 	case agent.EventText, agent.EventReasoning:
 		if p.stream && e.Text != "" {
 			p.text(e.Text)
 		}
 	case agent.EventCallEnd:
+		call := term.Text(e.Call.Tool + " " + clip(compactJSON(e.Call.Args), 160))
 		if e.Err != nil {
-			p.line(p.paint(red, "✗ "+e.Call.Tool+" "+clip(compactJSON(e.Call.Args), 160)+": "+clip(e.Err.Message, 200)))
+			p.line(p.paint(red, "✗ "+call+": "+term.Text(clip(e.Err.Message, 200))))
 			return
 		}
-		p.line(p.paint(cyan, "→ "+e.Call.Tool+" "+clip(compactJSON(e.Call.Args), 160)))
+		p.line(p.paint(cyan, "→ "+call))
 	case agent.EventToolResult:
 		r := e.ToolResult
 		first, n := summary(r.Content)
-		s := "  ← " + first
+		s := "  ← " + term.Text(first)
 		if n > 1 {
 			s += fmt.Sprintf(" (%d lines)", n)
 		}
@@ -125,11 +173,12 @@ func (p *progress) event(e agent.Event) {
 			p.line(p.paint(dim, s))
 		}
 	case agent.EventDenied:
-		p.line(p.paint(yellow, "  ⊘ "+e.Call.Tool+" denied: "+clip(e.Text, 160)))
+		// all of the reason: it says how to allow the call
+		p.line(p.paint(yellow, "  ⊘ "+term.Text(e.Call.Tool+" denied: "+strings.Join(strings.Fields(e.Text), " "))))
 	case agent.EventDuplicate:
-		p.line(p.paint(yellow, "  ↺ "+e.Call.Tool+" repeats a recent call; not run"))
+		p.line(p.paint(yellow, "  ↺ "+term.Text(e.Call.Tool)+" repeats a recent call; not run"))
 	case agent.EventModeSwitch:
-		p.line(p.paint(yellow, "· "+e.Text))
+		p.line(p.paint(yellow, "· "+term.Text(e.Text)))
 	case agent.EventModelDone:
 		p.stopSpinner()
 	case agent.EventDone:
@@ -141,6 +190,12 @@ func (p *progress) event(e agent.Event) {
 			if r.Cost > 0 {
 				s += fmt.Sprintf(", $%.4f", r.Cost)
 			}
+			if p.peak.Window > 0 {
+				s += fmt.Sprintf(", context at most %d%% of %s", p.peak.Percent(), tokenCount(p.peak.Window))
+			}
+			if n := len(r.Compactions); n > 0 {
+				s += fmt.Sprintf(", compacted %d time%s", n, plural(n))
+			}
 			if r.Success {
 				p.line(p.paint(green, s))
 			} else {
@@ -148,6 +203,17 @@ func (p *progress) event(e agent.Event) {
 			}
 		}
 	}
+}
+
+// tokenCount writes a number of tokens short: 4096, 32k, 128k, 1M.
+func tokenCount(n int) string {
+	switch {
+	case n >= 1_000_000 && n%100_000 == 0 || n >= 10_000_000:
+		return strconv.FormatFloat(float64(n)/1e6, 'f', -1, 64) + "M"
+	case n >= 10_000:
+		return strconv.Itoa((n+500)/1000) + "k"
+	}
+	return strconv.Itoa(n)
 }
 
 // compactJSON returns JSON on one line without spaces, or b as it is when

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -15,9 +16,9 @@ import (
 func newReactCmd() *cobra.Command {
 	var mf modelFlags
 	var tf traceFlags
-	var file, tools, workspace, examples string
+	var file, tools, workspace, examples, policyFile string
 	var maxSteps int
-	var echo, asJSON, native bool
+	var echo, asJSON, native, yes, sandbox bool
 	cmd := &cobra.Command{
 		Use:   "react GOAL",
 		Short: "Reach GOAL by thinking, calling ptools and tools, and observing, step by step",
@@ -26,7 +27,14 @@ func newReactCmd() *cobra.Command {
 and goes on until it writes its answer between <answer> and </answer> or
 --max-steps model calls are made. The answer goes to stdout; --echo shows the
 thoughts, actions and observations on stderr as they happen; --json prints the
-trajectory, which 'ptk react --examples FILE' takes back as demonstrations.`,
+trajectory, which 'ptk react --examples FILE' takes back as demonstrations.
+
+The built-in tools are approved as in 'ptk run': the read-only ones run, and
+write_file, edit_file and bash need --yes, an allow rule of the policy file,
+or a yes on the terminal; without either, the action is denied and the model
+is told how the user can allow it. --sandbox runs bash under bubblewrap.
+A reply with neither an action nor an <answer> is not an answer: the model is
+asked for one.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			model, err := mf.resolver(cmd)
@@ -43,12 +51,19 @@ trajectory, which 'ptk react --examples FILE' takes back as demonstrations.`,
 				}
 			}
 			if tools != "" {
-				_, ts, closeTools, err := builtinTools(workspace, tools, false)
+				_, ts, closeTools, err := builtinTools(workspace, tools, sandbox)
 				if err != nil {
 					return err
 				}
 				defer closeTools()
 				opts.Tools = ts
+				policy, file, err := loadPolicy(cmd, policyFile)
+				if err != nil {
+					return usageError{err}
+				}
+				stdin, stderr := cmd.InOrStdin(), cmd.ErrOrStderr()
+				opts.Approver = &cliApprover{policy: policy, policyFile: file, tools: approvalTools(ts), yes: yes,
+					ask: isTerminal(stdin) && isTerminal(stderr), in: bufio.NewReader(stdin), out: stderr}
 			}
 			if examples != "" {
 				if opts.Examples, err = readTrajectories(examples); err != nil {
@@ -95,6 +110,7 @@ trajectory, which 'ptk react --examples FILE' takes back as demonstrations.`,
 	fl.BoolVar(&echo, "echo", false, "show thoughts, actions and observations on stderr as they happen")
 	fl.BoolVar(&asJSON, "json", false, "print the trajectory as JSON")
 	fl.BoolVar(&native, "native", false, "read actions from the provider's native tool calls")
+	addApprovalFlags(fl, &yes, &policyFile, &sandbox)
 	return cmd
 }
 

@@ -2,11 +2,9 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -19,6 +17,8 @@ import (
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/agent"
 	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/llm/browser"
+	"github.com/ptkit/ptk/ptool"
 	"github.com/ptkit/ptk/tool"
 	"github.com/ptkit/ptk/tools/fs"
 	"github.com/ptkit/ptk/tools/shell"
@@ -30,17 +30,18 @@ type runFlags struct {
 	baseURL, apiKey, model, mode, workspace, tools, policy string
 	models, record, replay, mcp                            string
 	maxCost                                                float64
-	maxTokens                                              int
+	maxTokens, contextWindow                               int
 	maxIterations, maxToolCalls                            int
 	timeout                                                time.Duration
 	stream, yes, asJSON, sandbox                           bool
+	outputFormat, outputSchema                             string
 	trace                                                  traceFlags
 }
 
 func newRunCmd() *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "run [flags] PROMPT",
+		Use:   "run [flags] [PROMPT | -]",
 		Short: "Ask a model to do something, with tools, and print its answer",
 		Long: `run gives PROMPT to a model with ptk's built-in tools over the workspace
 (read_file, list_dir, glob, grep, write_file, edit_file, bash), runs the calls
@@ -56,9 +57,13 @@ prefix (the last matching rule wins):
   {"rules": [{"tool": "bash", "command": "go test", "action": "allow"},
              {"tool": "write_file", "path": "docs/**", "action": "allow"},
              {"tool": "bash", "command": "git push", "action": "deny"}]}
+An allow rule for a command never allows the flags that make it run another
+program (go test -exec, git -c, find -exec, xargs …; "allow_flags": ["-delete"]
+opens one), and a question says which rule came near and why it did not apply.
 File tools cannot leave the workspace. bash can: it runs with your rights.
---sandbox runs it under bubblewrap (bwrap) with the system read-only, the
-workspace writable and no network.
+--sandbox runs it under bubblewrap (bwrap) as nobody without capabilities,
+with no network, the system read-only, the workspace writable, and neither
+your home directory nor the rest of the machine there.
 
 --model names a model of the catalog ('ptk models': OpenAI, Anthropic,
 Gemini, DeepSeek, Groq, local Ollama and llama.cpp models, and yours), which
@@ -67,8 +72,14 @@ OpenAI-compatible server at --base-url (Ollama by default, at
 ` + defaultBaseURL + `; a llama.cpp or vLLM server...). a,b asks b when a fails.
 
   ptk run --model qwen3:8b "What does this repository do?"
+  git diff | ptk run "Review this change"
   ANTHROPIC_API_KEY=... ptk run --model claude-sonnet-4 "Fix the failing test"
   PTK_BASE_URL=http://localhost:8080/v1 ptk run --model any "List the Go files"
+
+PROMPT is the arguments; standard input, when it is a pipe or a file, is
+added after them (a blank line between), and is the whole prompt when no
+argument or "-" is given. Ctrl-C stops the run (exit status 130); a second
+Ctrl-C stops ptk at once.
 
 --max-cost and --max-tokens are the run's budget; --record FILE keeps every
 model call, --replay FILE answers from it without the network.
@@ -77,28 +88,46 @@ model call, --replay FILE answers from it without the network.
 native uses the provider's function calling, auto (the default) uses native
 and falls back to ptk when the provider rejects tools.
 
-With --json, stdout is one JSON object:
-  {"success":…,"content":"…","iterations":N,"tool_calls":[{"tool":"…","args":{…}}],
-   "total_tool_calls":N,"error":{"code":"…","message":"…"}|null,
-   "usage":{"prompt_tokens":N,"completion_tokens":N},"cost":X,"duration_ms":N}
+--context N gives the model's context window in tokens (sent to Ollama as
+num_ctx); without it ptk asks the catalog or the server (Ollama, vLLM,
+llama.cpp). Each request is counted before it is sent; past 80% of the
+window the older turns are replaced by notes the model writes.
 
-Exit status: 0 on success, 1 when the run failed, 2 for a usage or
-configuration error (no model answering at the base URL, a wrong API key, an
-unknown model).`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) == 0 || strings.TrimSpace(strings.Join(args, " ")) == "" {
-				return usagef(`run needs a prompt, for example: ptk run --model qwen3:8b "What does this repository do?"`)
-			}
-			return nil
-		},
+--output-format says what stdout holds: text (the answer), json (one
+object: {"success":…,"content":"…","iterations":N,"tool_calls":[…],
+"total_tool_calls":N,"error":{"code":"…","message":"…"}|null,"usage":{…},
+"cost":X,"duration_ms":N,"denied":[{"tool":"…","args":{…},"reason":"…"}],
+"invalid":[{"tool":"…","args":{…},"error":{"code":"…","message":"…"}}]};
+--json is the same), or stream-json (one JSON event per line as the run
+goes, ending with the result; the schema is docs/headless.schema.json).
+--output-schema FILE makes the final answer a JSON value of that JSON
+Schema (in "output", and alone on stdout as text).
+
+In the final object, denied lists the calls that were not allowed (a policy, no --yes, the user's
+no), with the reason the model was given; invalid the calls that could not
+run as written (an unknown tool, arguments that do not fit). A model that
+keeps asking for a call that was denied ends the run with TOOL_CALL_DENIED.
+
+Exit status: 0 answered, 1 the run failed, 2 a usage or configuration
+error (no model answering at the base URL, a wrong API key, an unknown
+model), 3 a limit stopped the run (iterations, tool calls, budget,
+timeout, context window), 130 interrupted.`,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runRun(cmd, f, strings.Join(args, " "))
+			prompt, err := promptFrom(cmd.InOrStdin(), args, "run needs a prompt",
+				`ptk run --model qwen3:8b "What does this repository do?", or git diff | ptk run "Review this change"`)
+			if err != nil {
+				return err
+			}
+			return runRun(cmd, f, prompt)
 		},
 	}
 	fl := cmd.Flags()
 	addRunFlags(fl, &f)
 	fl.BoolVar(&f.stream, "stream", false, "ask the model to stream, and show its text as it comes")
-	fl.BoolVar(&f.asJSON, "json", false, "print the result as one JSON object")
+	fl.BoolVar(&f.asJSON, "json", false, "print the result as one JSON object (--output-format json)")
+	fl.StringVar(&f.outputFormat, "output-format", formatText, "what stdout holds: text, json (one object) or stream-json (one event per line)")
+	fl.StringVar(&f.outputSchema, "output-schema", "", "a JSON Schema FILE the final answer must be a JSON value of")
 	addTraceFlags(fl, &f.trace, true)
 	return cmd
 }
@@ -112,6 +141,7 @@ func addRunFlags(fl *pflag.FlagSet, f *runFlags) {
 	fl.StringVar(&f.models, "models", "", "a model catalog file laid over the built-in one (env PTK_MODELS)")
 	fl.Float64Var(&f.maxCost, "max-cost", 0, "budget of the run in US dollars (0: none)")
 	fl.IntVar(&f.maxTokens, "max-tokens", 0, "budget of the run in tokens, prompt and completion summed (0: none)")
+	fl.IntVar(&f.contextWindow, "context", 0, "the model's context window in tokens (sent to Ollama as num_ctx; 0: ask the catalog or the server)")
 	fl.StringVar(&f.record, "record", "", "append every model request and response to FILE as JSON lines")
 	fl.StringVar(&f.replay, "replay", "", "answer model requests from a file made by --record, without the network")
 	fl.StringVar(&f.mode, "mode", "auto", "how the model calls tools: ptk, native or auto")
@@ -120,10 +150,16 @@ func addRunFlags(fl *pflag.FlagSet, f *runFlags) {
 	fl.IntVar(&f.maxIterations, "max-iterations", agent.DefaultMaxIterations, "most model calls in the run")
 	fl.IntVar(&f.maxToolCalls, "max-tool-calls", agent.DefaultMaxToolCalls, "most tool calls in the run")
 	fl.DurationVar(&f.timeout, "timeout", 0, "time limit for the whole run, e.g. 5m (default none)")
-	fl.BoolVar(&f.yes, "yes", false, "approve the calls that need approval (write_file, edit_file, bash) without asking")
-	fl.StringVar(&f.policy, "policy", "", "a policy file that allows or denies calls (default: policy.json in ptk's config folder, if there is one)")
-	fl.BoolVar(&f.sandbox, "sandbox", false, "run bash under bubblewrap: system read-only, workspace writable, no network")
+	addApprovalFlags(fl, &f.yes, &f.policy, &f.sandbox)
 	mcpFlag(fl, &f.mcp)
+}
+
+// addApprovalFlags registers the flags that say what may run without
+// asking, as ptk run, ptk chat and ptk react share them.
+func addApprovalFlags(fl *pflag.FlagSet, yes *bool, policy *string, sandbox *bool) {
+	fl.BoolVar(yes, "yes", false, "approve the calls that need approval (write_file, edit_file, bash) without asking")
+	fl.StringVar(policy, "policy", "", "a policy file that allows or denies calls (default: policy.json in ptk's config folder, if there is one)")
+	fl.BoolVar(sandbox, "sandbox", false, "run bash under bubblewrap: system read-only, workspace writable, no network")
 }
 
 // setting returns a flag's value when it was given, else the first
@@ -149,6 +185,8 @@ type runSetup struct {
 	policy         *tool.Policy
 	policyFile     string
 	baseURL, model string
+	// workspace is the workspace's absolute path.
+	workspace string
 	// resolve finds models by name as --model does.
 	resolve func(names []string) (llm.Model, error)
 	// close closes the workspace and the record file.
@@ -177,20 +215,9 @@ func prepareRun(cmd *cobra.Command, f runFlags) (*runSetup, error) {
 	if len(names) == 0 {
 		return nil, usagef("no model named: give --model NAME or set PTK_MODEL ('ptk models' lists the catalog; for Ollama, 'ollama list' shows the models you have)")
 	}
-	if f.maxCost < 0 || f.maxTokens < 0 {
-		return nil, usagef("--max-cost and --max-tokens must not be negative")
-	}
-	mode := agent.Mode(f.mode)
-	switch mode {
-	case agent.ModeAuto, agent.ModePTK, agent.ModeNative:
-	default:
-		return nil, usagef("--mode must be ptk, native or auto, not %q", f.mode)
-	}
-	if f.maxIterations < 1 || f.maxToolCalls < 1 {
-		return nil, usagef("--max-iterations and --max-tool-calls must be at least 1")
-	}
-	if f.timeout < 0 {
-		return nil, usagef("--timeout must not be negative")
+	mode, err := checkRunFlags(f)
+	if err != nil {
+		return nil, err
 	}
 	root, tools, closeBuiltins, err := builtinTools(f.workspace, f.tools, f.sandbox)
 	if err != nil {
@@ -209,7 +236,10 @@ func prepareRun(cmd *cobra.Command, f runFlags) (*runSetup, error) {
 		return nil, usageError{err}
 	}
 	resolve := func(names []string) (llm.Model, error) {
-		return resolveModels(cat, choice(cmd, names, f.baseURL, f.apiKey))
+		ch := choice(cmd, names, f.baseURL, f.apiKey)
+		ch.numCtx = f.contextWindow
+		ch.ollama = f.replay == "" // a replay asks no server
+		return resolveModels(cat, ch)
 	}
 	m, err := resolve(names)
 	if err != nil {
@@ -220,6 +250,9 @@ func prepareRun(cmd *cobra.Command, f runFlags) (*runSetup, error) {
 	if err != nil {
 		closeTools()
 		return nil, usageError{err}
+	}
+	if f.contextWindow > 0 {
+		m = llm.Fixed(m, f.contextWindow, "--context")
 	}
 	opts := agent.Options{
 		Model:         m,
@@ -233,11 +266,56 @@ func prepareRun(cmd *cobra.Command, f runFlags) (*runSetup, error) {
 		Timeout:       f.timeout,
 		Instructions:  instructions(root),
 	}
-	return &runSetup{opts: opts, tools: tools, policy: policy, policyFile: policyFile,
+	return &runSetup{opts: opts, tools: tools, policy: policy, policyFile: policyFile, workspace: root,
 		baseURL: baseURL, model: model, resolve: resolve, close: func() { done(); closeTools() }}, nil
 }
 
+// checkRunFlags checks the run flags' limits and mode.
+func checkRunFlags(f runFlags) (agent.Mode, error) {
+	if f.maxCost < 0 || f.maxTokens < 0 {
+		return "", usagef("--max-cost and --max-tokens must not be negative")
+	}
+	mode := agent.Mode(f.mode)
+	switch mode {
+	case agent.ModeAuto, agent.ModePTK, agent.ModeNative:
+	default:
+		return "", usagef("--mode must be ptk, native or auto, not %q", f.mode)
+	}
+	if f.maxIterations < 1 || f.maxToolCalls < 1 {
+		return "", usagef("--max-iterations and --max-tool-calls must be at least 1")
+	}
+	if f.timeout < 0 {
+		return "", usagef("--timeout must not be negative")
+	}
+	if f.contextWindow < 0 || f.contextWindow > 0 && f.contextWindow < 512 {
+		return "", usagef("--context must be a window of at least 512 tokens, not %d", f.contextWindow)
+	}
+	return mode, nil
+}
+
 func runRun(cmd *cobra.Command, f runFlags, prompt string) error {
+	format := f.outputFormat
+	if f.asJSON {
+		if cmd.Flags().Changed("output-format") && format != formatJSON {
+			return usagef("--json and --output-format %s disagree", format)
+		}
+		format = formatJSON
+	}
+	switch format {
+	case formatText, formatJSON, formatStreamJSON:
+	default:
+		return usagef("--output-format must be text, json or stream-json, not %q", format)
+	}
+	var answer *ptool.AnswerReader
+	if f.outputSchema != "" {
+		data, err := os.ReadFile(f.outputSchema)
+		if err != nil {
+			return usagef("--output-schema: %v", err)
+		}
+		if answer, err = ptool.NewAnswerReader(data); err != nil {
+			return usagef("--output-schema %s: %v", f.outputSchema, err)
+		}
+	}
 	s, err := prepareRun(cmd, f)
 	if err != nil {
 		return err
@@ -245,18 +323,45 @@ func runRun(cmd *cobra.Command, f runFlags, prompt string) error {
 	defer s.close()
 	opts := s.opts
 	opts.StreamModel = f.stream
+	var output json.RawMessage
+	if answer != nil {
+		opts.Instructions += "\n\n" + answer.Instructions()
+		opts.Answer = func(text string) (string, error) {
+			v, err := answer.Read(text)
+			if err != nil {
+				return "", err
+			}
+			output = v
+			return string(v), nil
+		}
+	}
 
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 	defer stop()
 	stderr := cmd.ErrOrStderr()
+	out := cmd.OutOrStdout()
 	var pr *progress
-	if !f.asJSON {
+	var sw *streamWriter
+	switch format {
+	case formatText:
 		pr = newProgress(stderr, f.stream)
 		defer pr.stopSpinner()
+	case formatStreamJSON:
+		sw = newStreamWriter(out)
+		var window *int
+		if f.contextWindow > 0 {
+			window = &f.contextWindow
+		}
+		tools := []string{}
+		for _, t := range s.tools {
+			tools = append(tools, t.Info().Name)
+		}
+		sw.write(streamInit{Type: "init", Version: streamVersion, Model: opts.ModelName, Mode: string(opts.Mode), Workspace: s.workspace, Tools: tools, ContextWindow: window})
 	}
 	stdin := cmd.InOrStdin()
-	opts.Approver = &cliApprover{policy: s.policy, policyFile: s.policyFile, tools: approvalTools(s.tools), yes: f.yes,
+	approver := &cliApprover{policy: s.policy, policyFile: s.policyFile, tools: approvalTools(s.tools), yes: f.yes,
 		ask: isTerminal(stdin) && isTerminal(stderr), in: bufio.NewReader(stdin), out: stderr, pr: pr}
+	opts.Approver = approver
 	observe, stopRecording, err := agentRecorder(cmd, f.trace, &opts, prompt)
 	if err != nil {
 		return err
@@ -264,28 +369,57 @@ func runRun(cmd *cobra.Command, f runFlags, prompt string) error {
 	defer stopRecording()
 	var res *agent.Result
 	var runErr error
+	iteration := 0
+	if sw != nil {
+		approver.asked = func(c ptk.Call) { sw.approval("asked", iteration, -1, &c, "") }
+	}
 	for e, err := range agent.Stream(ctx, agent.Prompt(prompt), opts) {
 		observe(e, err)
+		iteration = e.Iteration
 		if pr != nil {
 			pr.event(e)
+		}
+		if sw != nil {
+			sw.event(e)
 		}
 		if e.Kind == agent.EventDone {
 			res, runErr = e.Run, err
 		}
 	}
-	out := cmd.OutOrStdout()
-	if f.asJSON {
-		if err := writeRunJSON(out, res); err != nil {
+	hint := ""
+	if runErr != nil {
+		hint = s.hint(runErr)
+	}
+	exit := runExitCode(runErr)
+	if hint != "" {
+		exit = exitUsageError
+	}
+	switch format {
+	case formatJSON:
+		enc := json.NewEncoder(out)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(resultJSON(res, output, exit, false)); err != nil {
 			return err
 		}
-	} else if res.Success {
-		fmt.Fprintln(out, strings.TrimRight(res.Content, "\n"))
+	case formatStreamJSON:
+		if res.Error != nil {
+			sw.write(map[string]any{"type": "error", "code": res.Error.Code, "message": res.Error.Message})
+		}
+		sw.write(resultJSON(res, output, exit, true))
+	default:
+		if res.Success || errors.Is(runErr, agent.ErrConversationChanged) {
+			// An answer whose exchange the conversation could not keep is
+			// still the answer: it is printed, and the error says the rest.
+			fmt.Fprintln(out, strings.TrimRight(res.Content, "\n"))
+		}
 	}
-	if runErr == nil {
+	switch {
+	case runErr == nil:
 		return nil
-	}
-	if hint := s.hint(runErr); hint != "" {
+	case hint != "":
 		return usageError{errors.New(hint)}
+	case exit != exitRunFailed:
+		return exitError{exit, runErr}
 	}
 	return runErr
 }
@@ -330,6 +464,8 @@ func configHint(err error, baseURL, model string) string {
 		msg = " (" + le.Message + ")"
 	}
 	switch {
+	case browserError(err):
+		return le.Message // it says what to do in the browser, not at a base URL
 	case errors.Is(err, llm.ErrConnection):
 		return "no model answers at " + baseURL + msg + ": start the server (for Ollama: ollama serve), or point --base-url / PTK_BASE_URL at one"
 	case errors.Is(err, llm.ErrAuth):
@@ -340,58 +476,14 @@ func configHint(err error, baseURL, model string) string {
 	return ""
 }
 
-type runJSON struct {
-	Success        bool         `json:"success"`
-	Content        string       `json:"content"`
-	Iterations     int          `json:"iterations"`
-	ToolCalls      []runJSONTC  `json:"tool_calls"`
-	TotalToolCalls int          `json:"total_tool_calls"`
-	Error          *runJSONErr  `json:"error"`
-	Usage          runJSONUsage `json:"usage"`
-	Cost           float64      `json:"cost"`
-	DurationMS     int64        `json:"duration_ms"`
-}
-
-type runJSONTC struct {
-	Tool string          `json:"tool"`
-	Args json.RawMessage `json:"args"`
-}
-
-type runJSONErr struct {
-	Code    ptk.Code `json:"code"`
-	Message string   `json:"message"`
-}
-
-type runJSONUsage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
-}
-
-func writeRunJSON(w io.Writer, res *agent.Result) error {
-	out := runJSON{
-		Success:        res.Success,
-		Content:        res.Content,
-		Iterations:     res.Iterations,
-		ToolCalls:      []runJSONTC{},
-		TotalToolCalls: res.TotalToolCalls,
-		Usage:          runJSONUsage{res.Usage.PromptTokens, res.Usage.CompletionTokens},
-		Cost:           res.Cost,
-		DurationMS:     res.Duration.Milliseconds(),
-	}
-	for _, tc := range res.ToolCalls {
-		var args bytes.Buffer
-		if json.Compact(&args, tc.Call.Args) != nil {
-			args.Reset()
-			args.WriteString("{}")
+// browserError reports a chat page's error (llm/browser).
+func browserError(err error) bool {
+	for _, e := range []error{browser.ErrNoBrowser, browser.ErrLoggedOut, browser.ErrTabClosed, browser.ErrTimeout, browser.ErrRateLimited, browser.ErrLayoutChanged} {
+		if errors.Is(err, e) {
+			return true
 		}
-		out.ToolCalls = append(out.ToolCalls, runJSONTC{Tool: tc.Call.Tool, Args: args.Bytes()})
 	}
-	if res.Error != nil {
-		out.Error = &runJSONErr{Code: res.Error.Code, Message: res.Error.Message}
-	}
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(out)
+	return false
 }
 
 // builtinTools opens the workspace and returns its absolute path and the

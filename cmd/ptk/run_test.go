@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 )
 
 // fakeOpenAI is an OpenAI-compatible Chat Completions server that answers
@@ -32,6 +33,8 @@ type fakeOpenAI struct {
 type fakeReply struct {
 	content string
 	calls   [][2]string // native calls: name, arguments
+	// reasoning is sent as reasoning_content (windowServer).
+	reasoning string
 	// status and body make an error answer.
 	status int
 	body   string
@@ -118,11 +121,16 @@ func (f *fakeOpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fl.Flush()
 }
 
-// splitSmall cuts s into pieces of 1, 2 and 3 bytes in turn.
+// splitSmall cuts s into pieces of 1, 2 and 3 bytes in turn, a character
+// never cut (a JSON string holds whole characters: json.Marshal would make
+// the halves U+FFFD).
 func splitSmall(s string) []string {
 	var out []string
 	for n := 1; s != ""; n = n%3 + 1 {
 		k := min(n, len(s))
+		for k < len(s) && !utf8.RuneStart(s[k]) {
+			k++
+		}
 		out = append(out, s[:k])
 		s = s[k:]
 	}
@@ -177,7 +185,7 @@ func TestRunJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &raw); err != nil {
 		t.Fatalf("stdout is not one JSON object: %v\n%s", err, out)
 	}
-	want := []string{"content", "cost", "duration_ms", "error", "iterations", "success", "tool_calls", "total_tool_calls", "usage"}
+	want := []string{"content", "cost", "denied", "duration_ms", "error", "invalid", "iterations", "success", "tool_calls", "total_tool_calls", "usage"}
 	if keys := slices.Sorted(maps.Keys(raw)); !reflect.DeepEqual(keys, want) {
 		t.Fatalf("keys = %v, want %v", keys, want)
 	}
@@ -304,14 +312,14 @@ func TestRunFailures(t *testing.T) {
 		})
 	}
 
-	// A run that fails at a limit: exit 1, the JSON says why.
+	// A run that a limit stops: exit 3, the JSON says why.
 	var loop []fakeReply
 	for i := range 3 {
 		loop = append(loop, fakeReply{content: fmt.Sprintf(`<PTK_CALL>{"tool": "read_file", "args": {"path": "go.mod", "offset": %d}}</PTK_CALL>`, i+1)})
 	}
 	_, url := newFakeOpenAI(t, loop...)
 	code, out, _ := runPTK(t, "", "run", "--base-url", url, "--model", "m", "--mode", "ptk", "--workspace", ws, "--max-iterations", "3", "--json", "loop")
-	if code != 1 || !strings.Contains(out, `"success":false`) || !strings.Contains(out, `"error":{"code":"MAX_ITERATIONS_REACHED","message":"`) || !strings.Contains(out, `"total_tool_calls":3`) {
+	if code != 3 || !strings.Contains(out, `"success":false`) || !strings.Contains(out, `"error":{"code":"MAX_ITERATIONS_REACHED","message":"`) || !strings.Contains(out, `"total_tool_calls":3`) {
 		t.Errorf("limit: exit %d, stdout %s", code, out)
 	}
 }
@@ -322,13 +330,8 @@ func TestRunBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := filepath.Join(t.TempDir(), "ptk")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	f, url := newFakeOpenAI(t, messyReplies()...)
-	cmd := exec.Command(bin, "run", "--mode", "ptk", "--stream", "--json", "What does this repository do?")
+	cmd := exec.Command(ptkBinary(t), "run", "--mode", "ptk", "--stream", "--json", "What does this repository do?")
 	cmd.Dir = workspace(t)
 	cmd.Env = append(os.Environ(), "PTK_BASE_URL="+url, "PTK_MODEL=qwen3:8b", "PTK_API_KEY=sk-test")
 	out, err := cmd.Output()

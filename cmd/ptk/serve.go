@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -26,23 +27,27 @@ import (
 
 type serveFlags struct {
 	addr, baseURL, apiKey, model, models, mode, apiKeys string
+	modelMap                                            string
 	tools, workspace, policy, mcp                       string
 	timeout                                             time.Duration
 	maxConcurrent                                       int
 	maxBody                                             int64
 	sandbox                                             bool
 	trace                                               traceFlags
+	exposure                                            exposureFlags
 }
 
 func newServeCmd() *cobra.Command {
 	var f serveFlags
 	cmd := &cobra.Command{
 		Use:   "serve [flags]",
-		Short: "Serve an OpenAI-compatible API that gives tool calling to any model",
-		Long: `serve is an OpenAI-compatible gateway: POST /v1/chat/completions, GET
-/v1/models and GET /healthz. Point any OpenAI client (the SDKs, LangChain, an
-IDE plugin) at it, and it can use tools with a model that has no native
-function calling.
+		Short: "Serve the OpenAI, Anthropic and Responses APIs with tool calling for any model",
+		Long: `serve is a gateway that speaks the APIs coding agents and SDKs use: OpenAI's
+Chat Completions (POST /v1/chat/completions), Anthropic's Messages (POST
+/v1/messages, /v1/messages/count_tokens: Claude Code, the Claude Agent SDK)
+and OpenAI's Responses (POST /v1/responses: Codex, the OpenAI Agents SDK),
+with GET /v1/models and GET /healthz. Point any of them at it, and it can use
+tools with a model that has no native function calling.
 
 A request with tools goes to the upstream model as it came when the model
 takes tools (--mode native). When it does not (--mode ptk, a catalog model
@@ -57,6 +62,20 @@ A request's model is resolved like --model in 'ptk run': a catalog name
 ('ptk models') goes to its provider; any other name is a model of the
 OpenAI-compatible server at --base-url (Ollama by default, at
 ` + defaultBaseURL + `). --model names the model of requests that name none.
+--model-map 'claude-*=qwen3:8b,gpt-5*=qwen3-coder' renames what clients ask
+for. On the Messages and Responses APIs, a name neither mapped nor served
+(Claude Code's claude-sonnet-4-5, Codex's gpt-5-codex, a hosted model of the
+catalog) gets the --model model: never a silent route to a hosted provider.
+Served names are --model, the map's targets, the local models of the
+catalog, and what the server at --base-url lists.
+
+  ptk serve --model qwen3:8b
+  ANTHROPIC_BASE_URL=http://127.0.0.1:8080 ANTHROPIC_API_KEY=local claude
+  codex exec -c model_provider=ptk ...   (see docs/agents.md)
+
+Responses stored for previous_response_id are kept in the trace store's
+conversations (--trace-db; a postgres:// URL shares them between replicas),
+or in memory with --no-trace.
 
 --tools a,b gives the model built-in tools over --workspace that the gateway
 runs itself, for requests that declare no tools of their own: the client
@@ -64,8 +83,12 @@ sees only the answer. The read-only tools run freely; write_file, edit_file
 and bash run only where the --policy file allows them.
 
 Clients send one of the keys of --api-keys FILE (one a line) or
-$PTK_API_KEYS (comma-separated) as "Authorization: Bearer KEY"; with neither,
-no key is asked for, so keep --addr on the loopback interface.
+$PTK_API_KEYS (comma-separated) as "Authorization: Bearer KEY" or
+"x-api-key: KEY"; with neither, no key is asked for, and an --addr other
+machines can reach is refused unless --unauthenticated is given. Requests a web page could make are
+refused: a Host other than the listen address, localhost or --allowed-hosts
+(DNS rebinding), a body that is not application/json, an Origin of another
+site.
 
   ptk serve --model qwen3:8b
   OPENAI_BASE_URL=http://127.0.0.1:8080/v1 your-openai-program
@@ -83,6 +106,7 @@ those in flight finish.`,
 	fl.StringVar(&f.model, "model", "", "the model of requests that name none (env PTK_MODEL; default the catalog's default)")
 	fl.StringVar(&f.models, "models", "", "a model catalog file laid over the built-in one (env PTK_MODELS)")
 	fl.StringVar(&f.mode, "mode", "auto", "how upstream models call tools: ptk, native or auto")
+	fl.StringVar(&f.modelMap, "model-map", "", "rename the models clients ask for: PATTERN=MODEL,... ('claude-*=qwen3:8b'; env PTK_MODEL_MAP)")
 	fl.StringVar(&f.apiKeys, "api-keys", "", "a file of the keys clients must send, one a line (env PTK_API_KEYS: comma-separated keys)")
 	fl.StringVar(&f.tools, "tools", "", "built-in tools the gateway runs itself, comma-separated (default none)")
 	fl.StringVar(&f.workspace, "workspace", ".", "the folder --tools work in")
@@ -93,6 +117,7 @@ those in flight finish.`,
 	fl.Int64Var(&f.maxBody, "max-body", gateway.DefaultMaxBodyBytes, "largest request body in bytes")
 	mcpFlag(fl, &f.mcp)
 	addTraceFlags(fl, &f.trace, false)
+	addExposureFlags(fl, &f.exposure, true)
 	return cmd
 }
 
@@ -116,21 +141,38 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	if err != nil {
 		return usageError{err}
 	}
+	// Listen first: a refused address is said before anything starts.
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		return usagef("--addr %s: %v", f.addr, err)
+	}
+	defer ln.Close()
+	if err := f.exposure.check(ln, len(keys), "your upstream model, its API key and the gateway's --tools"); err != nil {
+		return err
+	}
 	r := &resolver{cat: cat, mode: mode, modeSet: cmd.Flags().Changed("mode"),
 		client: openaiClient(baseURL, apiKey), apiKey: apiKey,
 		baseURLExplicit: cmd.Flags().Changed("base-url") || os.Getenv("PTK_BASE_URL") != "",
 		apiKeyExplicit:  cmd.Flags().Changed("api-key") || os.Getenv("PTK_API_KEY") != ""}
 	defaultModel := setting(cmd, "model", f.model, cat.DefaultModel, "PTK_MODEL")
+	modelMap, err := gateway.ParseModelMap(setting(cmd, "model-map", f.modelMap, "", "PTK_MODEL_MAP"))
+	if err != nil {
+		return usagef("--model-map: %v", err)
+	}
+	served := &servedModels{r: r, defaultModel: defaultModel, mapped: modelMap.Targets()}
 	logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
 	cfg := gateway.Config{
 		Resolve:       r.resolve,
 		DefaultModel:  defaultModel,
 		Models:        func(ctx context.Context) ([]string, error) { return r.list(ctx, defaultModel), nil },
+		ModelMap:      modelMap,
+		Serves:        served.serves,
 		APIKeys:       keys,
 		Timeout:       f.timeout,
 		MaxConcurrent: f.maxConcurrent,
 		MaxBodyBytes:  f.maxBody,
 		Logger:        logger,
+		AllowedHosts:  f.exposure.hosts(cmd),
 	}
 	if strings.TrimSpace(f.tools) != "" {
 		_, tools, closeTools, err := builtinTools(f.workspace, f.tools, f.sandbox)
@@ -150,15 +192,11 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	}
 	defer stopMCP()
 	var stopRecording func()
-	cfg.Observe, stopRecording = serveRecorder(cmd, f.trace)
+	cfg.Observe, cfg.Conversations, stopRecording = serveRecorder(cmd, f.trace)
 	defer stopRecording()
 	srv, err := gateway.New(cfg)
 	if err != nil {
 		return err
-	}
-	ln, err := net.Listen("tcp", f.addr)
-	if err != nil {
-		return usagef("--addr %s: %v", f.addr, err)
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -258,6 +296,42 @@ func (r *resolver) list(ctx context.Context, defaultModel string) []string {
 		names = append([]string{defaultModel}, names...)
 	}
 	return names
+}
+
+// servedModels says which models the agents' APIs are served as asked:
+// the default model, the targets of --model-map, the catalog's models of
+// providers that need no key (local servers), and the models the server at
+// --base-url lists (asked at most once a minute). Any other name is served
+// by the default model.
+type servedModels struct {
+	r            *resolver
+	defaultModel string
+	mapped       []string
+
+	mu     sync.Mutex
+	listed []string
+	asked  time.Time
+}
+
+func (s *servedModels) serves(name string) bool {
+	if name == s.defaultModel || slices.Contains(s.mapped, name) {
+		return true
+	}
+	if m, ok := s.r.cat.Models[name]; ok {
+		return s.r.cat.Providers[m.Provider].APIKeyEnv == ""
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if time.Since(s.asked) > time.Minute {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		names, err := s.r.client.Models(ctx)
+		cancel()
+		s.asked = time.Now()
+		if err == nil {
+			s.listed = names
+		}
+	}
+	return slices.Contains(s.listed, name)
 }
 
 // serveApprover lets the gateway's own tools change something only where

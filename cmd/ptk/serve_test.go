@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -18,6 +17,15 @@ import (
 // test ends, and returns its base URL.
 func startServe(t *testing.T, args ...string) string {
 	t.Helper()
+	return startServeTo(t, &syncBuffer{}, args...)
+}
+
+// startServeTo is startServe, writing serve's stderr to stderr.
+func startServeTo(t *testing.T, stderr interface {
+	io.Writer
+	String() string
+}, args ...string) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -26,9 +34,8 @@ func startServe(t *testing.T, args ...string) string {
 	ln.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	var stderr bytes.Buffer
 	go func() {
-		root := newRoot(strings.NewReader(""), io.Discard, &stderr)
+		root := newRoot(strings.NewReader(""), io.Discard, stderr)
 		root.SetArgs(append([]string{"serve", "--addr", addr}, args...))
 		done <- root.ExecuteContext(ctx)
 	}()
@@ -38,7 +45,9 @@ func startServe(t *testing.T, args ...string) string {
 			t.Errorf("serve ended with %v; stderr:\n%s", err, stderr.String())
 		}
 	})
-	for range 200 {
+	// Serve may first wait for a trace store or MCP servers; on a loaded
+	// machine that takes seconds.
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); {
 		if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
 			resp.Body.Close()
 			return "http://" + addr
@@ -130,6 +139,53 @@ func TestServeFlags(t *testing.T) {
 		code, _, errOut := runPTK(t, "", args...)
 		if code != 2 || errOut == "" {
 			t.Errorf("%v: exit %d, stderr %q; want 2 with a message", args, code, errOut)
+		}
+	}
+}
+
+// ptk serve speaks the agents' APIs: Claude Code's and Codex's model names,
+// or a hosted model of the catalog, reach the --model model or the one
+// --model-map names, never a hosted provider; calls the model writes come
+// back as tool_use blocks and function_call items.
+func TestServeAgentAPIs(t *testing.T) {
+	call := "<tool_call>\n{\"name\": \"Read\", \"arguments\": {\"file_path\": \"/w/go.mod\"}}\n</tool_call>"
+	f, upstream := newFakeOpenAI(t, fakeReply{content: call}, fakeReply{content: "Small."}, fakeReply{content: "Hosted? No."}, fakeReply{content: call})
+	t.Setenv("ANTHROPIC_API_KEY", "sk-must-not-be-used")
+	url := startServe(t, "--base-url", upstream, "--model", "qwen3:8b", "--mode", "ptk", "--no-trace",
+		"--model-map", "claude-haiku-*=small-model")
+	tools := `[{"name":"Read","input_schema":{"type":"object","properties":{"file_path":{"type":"string"}},"required":["file_path"]}}]`
+	send := func(path, body string) map[string]any {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, url+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("x-api-key", "anything")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		data, _ := io.ReadAll(resp.Body)
+		if err := json.Unmarshal(data, &out); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("%s: %d %s", path, resp.StatusCode, data)
+		}
+		return out
+	}
+	out := send("/v1/messages", `{"model":"claude-opus-5-5","max_tokens":100,"messages":[{"role":"user","content":"Read go.mod"}],"tools":`+tools+`}`)
+	content, _ := out["content"].([]any)
+	if out["stop_reason"] != "tool_use" || len(content) != 1 || content[0].(map[string]any)["name"] != "Read" || out["model"] != "qwen3:8b" {
+		t.Errorf("messages: %v", out)
+	}
+	send("/v1/messages", `{"model":"claude-haiku-4-5-20251001","max_tokens":100,"messages":[{"role":"user","content":"Hi"}]}`)
+	send("/v1/messages", `{"model":"claude-sonnet-4","max_tokens":100,"messages":[{"role":"user","content":"Hi"}]}`)
+	out = send("/v1/responses", `{"model":"gpt-4o","input":"Read go.mod","tools":[{"type":"function","name":"Read","parameters":{"type":"object","properties":{"file_path":{"type":"string"}}}},{"type":"web_search"}],"store":false}`)
+	items, _ := out["output"].([]any)
+	if out["status"] != "completed" || len(items) != 1 || items[0].(map[string]any)["type"] != "function_call" {
+		t.Errorf("responses: %v", out)
+	}
+	for i, want := range []string{"qwen3:8b", "small-model", "qwen3:8b", "qwen3:8b"} {
+		if up := f.request(i); up["model"] != want || up["_authorization"] != "" {
+			t.Errorf("upstream request %d: model %v, authorization %q; want %s and none", i, up["model"], up["_authorization"], want)
 		}
 	}
 }

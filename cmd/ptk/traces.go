@@ -62,7 +62,7 @@ func (f filterFlags) open(cmd *cobra.Command, db string) (trace.Filter, *trace.S
 	if err != nil {
 		return flt, nil, err
 	}
-	s, err := openTraceStore(cmd, db)
+	s, err := readTraceStore(cmd, db)
 	return flt, s, err
 }
 
@@ -148,7 +148,7 @@ request_hash, text, calls) and tool_calls, an array (tool, args, result,
 is_error, outcome, repairs, duration_ms).`,
 		Args: oneArg("show needs a run's id: ptk traces show ID ('ptk traces list' lists them)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := openTraceStore(cmd, *db)
+			s, err := readTraceStore(cmd, *db)
 			if err != nil {
 				return err
 			}
@@ -358,7 +358,7 @@ func newConversationsCmd() *cobra.Command {
 		Short: "List the stored conversations, the last updated first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := openTraceStore(cmd, db)
+			s, err := readTraceStore(cmd, db)
 			if err != nil {
 				return err
 			}
@@ -383,7 +383,7 @@ func newConversationsCmd() *cobra.Command {
 		Short: "Print a conversation's messages",
 		Args:  oneArg("show needs a conversation's name ('ptk conversations list' lists them)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := openTraceStore(cmd, db)
+			s, err := readTraceStore(cmd, db)
 			if err != nil {
 				return err
 			}

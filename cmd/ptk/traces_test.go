@@ -16,6 +16,7 @@ import (
 // TestMain keeps the runs the tests make out of the user's trace store:
 // the default store is under a temporary $XDG_DATA_HOME.
 func TestMain(m *testing.M) {
+	beingPTK()
 	dir, err := os.MkdirTemp("", "ptk-data")
 	if err != nil {
 		panic(err)
@@ -24,6 +25,9 @@ func TestMain(m *testing.M) {
 	os.Unsetenv("PTK_TRACE_DB")
 	code := m.Run()
 	os.RemoveAll(dir)
+	if testBinary.dir != "" {
+		os.RemoveAll(testBinary.dir)
+	}
 	os.Exit(code)
 }
 
@@ -211,8 +215,9 @@ func TestServeRecords(t *testing.T) {
 	if status != http.StatusOK {
 		t.Fatalf("%d %v", status, out)
 	}
-	// The writer lingers before it writes: wait for the run to land.
-	for range 100 {
+	// The writer lingers before it writes: wait for the run to land (for
+	// up to 30 s on a loaded machine).
+	for range 600 {
 		if _, out, _ := runPTK(t, "", "traces", "list", "--json", "--trace-db", db); strings.Contains(out, `"input": "What is the module?"`) {
 			if !strings.Contains(out, `"tool_calls": 1`) || !strings.Contains(out, `"name": "serve"`) {
 				t.Errorf("recorded as:\n%s", out)

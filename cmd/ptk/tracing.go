@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -47,14 +49,40 @@ func traceDB(cmd *cobra.Command, flag string) (string, error) {
 	return trace.DefaultPath()
 }
 
-// openTraceStore opens the store a command that reads it names; failing
-// is a usage error, since reading the store is all the command does.
+// openTraceStore opens the store a command that changes it names (prune,
+// rm); failing is a usage error, since the store is all the command uses.
 func openTraceStore(cmd *cobra.Command, flag string) (*trace.Store, error) {
 	db, err := traceDB(cmd, flag)
 	if err != nil {
 		return nil, usagef("no trace store: %v; name one with --trace-db or PTK_TRACE_DB", err)
 	}
 	s, err := trace.Open(cmd.Context(), db)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return s, nil
+}
+
+// readTraceStore opens the store a command that only reads it names
+// (traces list, show, stats, export; conversations list, show; the
+// dashboard) read-only, so that a store on a read-only filesystem can be
+// read. A store that does not exist yet is made, empty, as a run would
+// make it, and one of an older schema is brought up to date where it can
+// be written.
+func readTraceStore(cmd *cobra.Command, flag string) (*trace.Store, error) {
+	db, err := traceDB(cmd, flag)
+	if err != nil {
+		return nil, usagef("no trace store: %v; name one with --trace-db or PTK_TRACE_DB", err)
+	}
+	s, err := trace.OpenReadOnly(cmd.Context(), db)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return openTraceStore(cmd, flag)
+	case errors.Is(err, trace.ErrOlderSchema):
+		if s, werr := trace.Open(cmd.Context(), db); werr == nil {
+			return s, nil
+		}
+	}
 	if err != nil {
 		return nil, usageError{err}
 	}
@@ -141,10 +169,15 @@ func agentRecorder(cmd *cobra.Command, f traceFlags, opts *agent.Options, prompt
 
 // serveRecorder records the agent runs of ptk serve's own tools: the one
 // call serve.go makes into recording. A store that cannot be opened is said
-// once on stderr and the gateway serves unrecorded.
-func serveRecorder(cmd *cobra.Command, f traceFlags) (observe func(string, []ptk.Message) func(agent.Event, error), done func()) {
+// once on stderr and the gateway serves unrecorded. It also returns the
+// store (nil without one), which keeps the Responses API's stored
+// responses.
+func serveRecorder(cmd *cobra.Command, f traceFlags) (observe func(string, []ptk.Message) func(agent.Event, error), store agent.Store, done func()) {
 	r, _ := startRecording(cmd, f, nil) // no conversation: its only error
-	return r.gatewayObserver(), func() { r.close(cmd.ErrOrStderr()) }
+	if r != nil {
+		store = r.store
+	}
+	return r.gatewayObserver(), store, func() { r.close(cmd.ErrOrStderr()) }
 }
 
 // gatewayObserver gives the gateway's server-side tool runs to the trace
@@ -161,8 +194,6 @@ func (r *recording) gatewayObserver() func(model string, msgs []ptk.Message) fun
 		return r.run(trace.Run{Name: "serve", Model: model, Input: input})
 	}
 }
-
-var _ agent.Store = (*trace.Store)(nil)
 
 // parseSince reads --since: a duration back from now (90m, 1h, 7d) or a
 // time (RFC 3339, or a date).

@@ -131,3 +131,55 @@ func toJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// TestReactToolsNeedApproval: ptk react --tools asks before a model-written
+// bash runs, as ptk run does: without --yes or a terminal it is denied (the
+// model is told how to allow it), a policy's allow rule or --yes lets it run.
+func TestReactToolsNeedApproval(t *testing.T) {
+	replies := func() []fakeReply {
+		return []fakeReply{
+			{content: "I make the file.\n<PTK_CALL>{\"tool\": \"bash\", \"args\": {\"command\": \"touch MADE\"}}</PTK_CALL>"},
+			{content: "<answer>done</answer>"},
+		}
+	}
+	ws := workspace(t)
+	f, url := newFakeOpenAI(t, replies()...)
+	code, out, errOut := runPTK(t, "", "react", "Make the file.", "--tools", "bash", "--workspace", ws, "--base-url", url, "--model", "m", "--echo")
+	if code != 0 || out != "done\n" {
+		t.Fatalf("exit %d, out %q: %s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "MADE")); err == nil {
+		t.Fatal("bash ran without approval")
+	}
+	second, _ := json.Marshal(f.request(1)["messages"])
+	if !strings.Contains(string(second), "Denied: ptk is running without a terminal") || !strings.Contains(string(second), "--yes") {
+		t.Errorf("the model is not told why and how to allow it:\n%s", second)
+	}
+	if !strings.Contains(errOut, "Observation 1 (failed): Denied:") {
+		t.Errorf("stderr: %s", errOut)
+	}
+
+	pol := filepath.Join(t.TempDir(), "policy.json")
+	os.WriteFile(pol, []byte(`{"rules": [{"tool": "bash", "command": "touch", "action": "allow"}]}`), 0o644)
+	for _, allow := range [][]string{{"--yes"}, {"--policy", pol}} {
+		ws := workspace(t)
+		_, url := newFakeOpenAI(t, replies()...)
+		args := append([]string{"react", "Make the file.", "--tools", "bash", "--workspace", ws, "--base-url", url, "--model", "m"}, allow...)
+		if code, out, errOut := runPTK(t, "", args...); code != 0 || out != "done\n" {
+			t.Fatalf("%v: exit %d, out %q: %s", allow, code, out, errOut)
+		}
+		if _, err := os.Stat(filepath.Join(ws, "MADE")); err != nil {
+			t.Errorf("%v: bash did not run", allow)
+		}
+	}
+}
+
+// ptk react --sandbox runs bash as ptk run --sandbox does: without
+// bubblewrap it refuses to start.
+func TestReactSandboxNeedsBwrap(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	code, _, errOut := runPTK(t, "", "react", "hi", "--tools", "bash", "--sandbox", "--workspace", workspace(t), "--model", "m")
+	if code != 2 || !strings.Contains(errOut, "apt install bubblewrap") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}

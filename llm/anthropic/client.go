@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/llm/anthropic/wire"
 	"github.com/ptkit/ptk/llm/internal/httpx"
 )
 
@@ -139,12 +140,12 @@ func readResponse(body io.Reader) (*llm.Response, error) {
 	if err != nil {
 		return nil, httpx.ConnectionError(err)
 	}
-	var r messagesResponse
+	var r wire.Response
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, httpx.BadResponse(err, data)
 	}
 	if r.Type == "error" || r.Error != nil {
 		return nil, inBandError(data)
 	}
-	return r.response(), nil
+	return response(&r), nil
 }

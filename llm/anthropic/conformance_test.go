@@ -186,7 +186,7 @@ func conformance(t *testing.T) providertest.Provider {
 		}, {
 			Name:     "invalid request event, not retried",
 			H:        sseHandler([]byte("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"prompt is too long: 210443 tokens > 200000 maximum\"}}\n\n")),
-			Kind:     llm.ErrBadRequest,
+			Kind:     llm.ErrContextLength,
 			Msg:      "prompt is too long",
 			Want:     &llm.Response{},
 			Requests: 1,

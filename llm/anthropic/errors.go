@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/llm/anthropic/wire"
 	"github.com/ptkit/ptk/llm/internal/httpx"
 )
 
@@ -25,21 +26,7 @@ func (c *Client) httpError(status int, h http.Header, body []byte) *llm.Error {
 // failure. It has no Status: the HTTP status was 200.
 func inBandError(data []byte) *llm.Error {
 	typ, msg := errorMessage(data)
-	return &llm.Error{Kind: kinds.Kind(statusOf[typ], msg), Message: msg}
-}
-
-// statusOf is the HTTP status the API answers with for each error type.
-var statusOf = map[string]int{
-	"invalid_request_error": 400,
-	"authentication_error":  401,
-	"billing_error":         402,
-	"permission_error":      403,
-	"not_found_error":       404,
-	"request_too_large":     413,
-	"rate_limit_error":      429,
-	"api_error":             500,
-	"timeout_error":         504,
-	"overloaded_error":      529,
+	return &llm.Error{Kind: kinds.Kind(wire.StatusOf(typ), msg), Message: msg}
 }
 
 // kinds classifies errors by their status and what the server said. 529
@@ -68,7 +55,7 @@ func errorMessage(body []byte) (typ, msg string) {
 		Message json.RawMessage `json:"message"`
 	}
 	if json.Unmarshal(body, &v) == nil {
-		var e apiError
+		var e wire.Error
 		if json.Unmarshal(v.Error, &e) == nil && e.Message != "" {
 			return e.Type, strings.TrimSpace(e.Message)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ptkit/ptk/internal/sse"
 	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/llm/anthropic/wire"
 	"github.com/ptkit/ptk/llm/internal/httpx"
 	"github.com/ptkit/ptk/llm/internal/retry"
 )
@@ -55,7 +56,7 @@ func readStream(body io.Reader, yield func(llm.Chunk) bool) error {
 		if len(data) == 0 {
 			continue
 		}
-		var e streamEvent
+		var e wire.Event
 		if err := json.Unmarshal(data, &e); err != nil {
 			return httpx.BadResponse(err, data)
 		}
@@ -75,7 +76,7 @@ func readStream(body io.Reader, yield func(llm.Chunk) bool) error {
 
 // streamState is what reading a stream remembers between its events.
 type streamState struct {
-	usage      apiUsage
+	usage      wire.Usage
 	stopReason string
 	calls      map[int]int // a tool_use block's index → the call's index among the calls
 	done       bool        // message_stop has arrived
@@ -84,12 +85,12 @@ type streamState struct {
 // event maps one event to a chunk, which is empty for the events that only
 // update the state (ping, content_block_stop, message_delta, a
 // signature_delta, and types the API may add).
-func (s *streamState) event(e *streamEvent) (llm.Chunk, error) {
+func (s *streamState) event(e *wire.Event) (llm.Chunk, error) {
 	var ch llm.Chunk
 	switch e.Type {
 	case "message_start":
 		ch.Model = e.Message.Model
-		s.usage.merge(e.Message.Usage)
+		s.usage.Merge(e.Message.Usage)
 	case "content_block_start":
 		switch b := &e.ContentBlock; b.Type {
 		case "text":
@@ -124,7 +125,7 @@ func (s *streamState) event(e *streamEvent) (llm.Chunk, error) {
 			s.stopReason = e.Delta.StopReason
 		}
 		if e.Usage != nil {
-			s.usage.merge(*e.Usage)
+			s.usage.Merge(*e.Usage)
 		}
 	case "message_stop":
 		s.done = true
@@ -136,6 +137,6 @@ func (s *streamState) event(e *streamEvent) (llm.Chunk, error) {
 // last is the chunk that ends the answer: the usage of the whole call and
 // the stop reason.
 func (s *streamState) last() llm.Chunk {
-	u := s.usage.usage()
+	u := usageOf(s.usage)
 	return llm.Chunk{Usage: &u, FinishReason: s.stopReason}
 }

@@ -57,10 +57,15 @@ type Model struct {
 // Provider is one API endpoint.
 type Provider struct {
 	// API is the wire format: "openai" (Chat Completions, the default),
-	// "anthropic", "gemini", "llamacpp" (llama.cpp's /completion) or
-	// "completions" (the legacy /v1/completions).
+	// "anthropic", "gemini", "llamacpp" (llama.cpp's /completion),
+	// "completions" (the legacy /v1/completions), "ollama" (Ollama's
+	// native /api/chat, which takes num_ctx per request) or "browser" (a
+	// chat page in a browser, llm/browser: a model's model_id names its
+	// site, a built-in one or a site file).
 	API string `json:"api,omitempty"`
-	// APIBase is the base URL.
+	// APIBase is the base URL. For the browser API, it is where the
+	// browser is: its remote debugging address (http://127.0.0.1:9222), or
+	// a profile directory to start one with; $PTK_BROWSER replaces it.
 	APIBase string `json:"api_base"`
 	// APIKeyEnv names the environment variable that holds the API key
 	// (empty: no key).
@@ -218,10 +223,22 @@ var ErrUnknown = errors.New("not in the catalog")
 type Options struct {
 	// APIKey, when set, is used instead of the provider's key variable.
 	APIKey string
-	// BaseURL, when set, is used instead of the provider's api_base.
+	// BaseURL, when set, is used instead of the provider's api_base, for
+	// every API but the browser's ($PTK_BROWSER is its).
 	BaseURL string
 	// Getenv reads the key variable; default os.Getenv.
 	Getenv func(string) string
+	// API, when set, chooses the API a provider is spoken to with, given
+	// the catalog's and the base URL: ptk uses it to speak Ollama's native
+	// API to a server it finds is Ollama.
+	API func(api, base string) string
+	// NumCtx is the context size an Ollama client sends (0: its own
+	// choice, see llm/ollama).
+	NumCtx int
+	// AskWindow makes the OpenAI-compatible client of a model the catalog
+	// prices at nothing (one on the user's own server) ask its server for
+	// the model's window (openai.WithWindowProbe).
+	AskWindow bool
 }
 
 // Resolve returns the named model ready to use: a client for its
@@ -246,11 +263,20 @@ func (c *Catalog) Resolve(name string, o Options) (llm.Model, error) {
 		key = getenv(p.APIKeyEnv)
 	}
 	base := cmp.Or(o.BaseURL, p.APIBase)
-	client, err := build(cmp.Or(p.API, "openai"), base, key)
+	if p.API == "browser" {
+		base = p.APIBase // a browser's address is not a server's base URL
+	}
+	api := cmp.Or(p.API, "openai")
+	if o.API != nil {
+		api = o.API(api, base)
+	}
+	local := m.Cost == (llm.Price{})
+	client, err := build(api, endpoint{base: base, key: key, id: m.ModelID, getenv: getenv, numCtx: o.NumCtx, askWindow: o.AskWindow && local})
 	if err != nil {
 		return nil, fmt.Errorf("model %q: %w", name, err)
 	}
-	return llm.Priced(&entry{named: named{inner: client, id: m.ModelID}, native: m.ToolProtocol == "native"}, m.Cost), nil
+	e := &entry{named: named{inner: client, id: m.ModelID}, native: m.ToolProtocol == "native", window: m.ContextWindow, local: local}
+	return llm.Priced(e, m.Cost), nil
 }
 
 // Named returns m asking for model id in every request, whatever the
@@ -267,17 +293,49 @@ type named struct {
 }
 
 // entry is a provider's client set to one of the catalog's models, which
-// says whether it takes native tools.
+// says whether it takes native tools and how large its window is.
 type entry struct {
 	named
 	native bool
+	window int
+	// local is a model the catalog prices at nothing: served by a server
+	// of the user's, whose window is its own setting.
+	local bool
 }
 
 var (
 	_ llm.Streamer      = (*named)(nil)
 	_ llm.Unwrapper     = (*named)(nil)
+	_ llm.Windower      = (*named)(nil)
 	_ llm.ToolSupporter = (*entry)(nil)
+	_ llm.Windower      = (*entry)(nil)
 )
+
+// ContextWindow is the window of a model the catalog prices (a hosted one)
+// as the catalog says, without asking its provider. A free model is served
+// by the user's own server, set up with a context of its own (Ollama's
+// num_ctx, llama.cpp's --ctx-size), which the server is asked for first;
+// the catalog's number is then what the model was trained for.
+func (e *entry) ContextWindow(ctx context.Context, model string) (llm.Window, error) {
+	catalog := llm.Window{Tokens: e.window, Trained: e.window, Source: "the catalog"}
+	if !e.local && e.window > 0 {
+		return catalog, nil
+	}
+	w, err := e.named.ContextWindow(ctx, model)
+	if err != nil || !w.Known() {
+		if e.window > 0 {
+			return catalog, nil
+		}
+		return w, err
+	}
+	w.Trained = max(w.Trained, e.window)
+	return w, nil
+}
+
+// ContextWindow asks the client for the window of the model it is set to.
+func (e *named) ContextWindow(ctx context.Context, _ string) (llm.Window, error) {
+	return llm.ContextWindowOf(ctx, e.inner, e.id)
+}
 
 // SupportsNativeTools is what the catalog says (tool_protocol "native").
 func (e *entry) SupportsNativeTools() bool { return e.native }

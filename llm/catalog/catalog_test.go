@@ -4,15 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/llm/browser"
 	"github.com/ptkit/ptk/llm/replay"
 )
 
@@ -249,5 +253,61 @@ func TestSeedLLMSJSON(t *testing.T) {
 	}
 	if _, err := Parse([]byte(`{"providers": {"p": {"api_base": "http://x", "env_key": "K", "api_key_env": "L"}}}`)); err == nil {
 		t.Error("env_key and api_key_env that differ: no error")
+	}
+}
+
+// TestBrowserModels: the catalog has a browser model for each built-in
+// site, taught the text protocol; the provider's api_base (or
+// $PTK_BROWSER) says where the browser is, never --base-url; a model id
+// may be a site file; an unknown site is an error when it is resolved.
+func TestBrowserModels(t *testing.T) {
+	c := Default()
+	for _, name := range browser.Builtins() {
+		m, ok := c.Models["browser:"+name]
+		if !ok || m.Provider != "browser" || m.ModelID != name || m.ToolProtocol != "ptk" || !m.Streaming {
+			t.Errorf("browser:%s: %+v", name, m)
+		}
+	}
+	env := map[string]string{}
+	getenv := func(k string) string { return env[k] }
+	m, err := c.Resolve("browser:chatgpt", Options{Getenv: getenv, BaseURL: "http://localhost:11434/v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bm, ok := llm.As[*browser.Model](m)
+	if !ok || bm.Site().Name != "chatgpt" {
+		t.Fatalf("browser:chatgpt resolves to %T", m)
+	}
+	if _, ok := llm.As[llm.TextCompleter](m); !ok {
+		t.Error("a browser model is not a TextCompleter")
+	}
+	if ts, ok := llm.As[llm.ToolSupporter](m); !ok || ts.SupportsNativeTools() {
+		t.Error("a browser model takes native tools")
+	}
+	if !strings.Contains(fmt.Sprint(bm.Browser()), "http://127.0.0.1:9222") {
+		t.Errorf("where: %v, want the provider's api_base, not --base-url", bm.Browser())
+	}
+	env["PTK_BROWSER"] = "~/profiles/ptk"
+	m, _ = c.Resolve("browser:claude", Options{Getenv: getenv})
+	bm, _ = llm.As[*browser.Model](m)
+	if where := fmt.Sprint(bm.Browser()); !strings.Contains(where, "profile") || !strings.HasSuffix(where, "/profiles/ptk") || strings.Contains(where, "~") {
+		t.Errorf("PTK_BROWSER as a profile directory: %s", where)
+	}
+
+	site := filepath.Join(t.TempDir(), "mine.json")
+	os.WriteFile(site, []byte(`{"name": "mine", "url": "https://chat.example.com/", "selectors": {"input": "textarea", "answer": ".a"}}`), 0o644)
+	user, err := Parse([]byte(`{"models": {"browser:mine": {"provider": "browser", "model_id": "` + site + `", "tool_protocol": "ptk"},
+		"browser:nosuch": {"provider": "browser", "model_id": "nosuch", "tool_protocol": "ptk"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c = c.Merge(user)
+	if m, err := c.Resolve("browser:mine", Options{}); err != nil {
+		t.Errorf("a site file: %v", err)
+	} else if bm, _ := llm.As[*browser.Model](m); bm.Site().Name != "mine" {
+		t.Errorf("a site file: %+v", bm.Site())
+	}
+	if _, err := c.Resolve("browser:nosuch", Options{}); err == nil || !strings.Contains(err.Error(), `no site "nosuch"`) {
+		t.Errorf("an unknown site: %v", err)
 	}
 }

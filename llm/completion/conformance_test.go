@@ -78,7 +78,7 @@ func llamaCppConformance(t *testing.T) providertest.Provider {
 		Errors: []providertest.ErrorCase{
 			{Name: "loading model", Status: 503, Body: loadingModel, Kind: llm.ErrServer, Msg: "Loading model"},
 			{Name: "wrong key", Status: 401, Body: `{"error":{"code":401,"message":"Invalid API Key","type":"authentication_error"}}`, Kind: llm.ErrAuth, Msg: "Invalid API Key (check the API key)"},
-			{Name: "context exceeded", Status: 400, Body: `{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":9000,"n_ctx":8192}}`, Kind: llm.ErrBadRequest, Msg: "the request exceeds the available context size, try increasing it"},
+			{Name: "context exceeded", Status: 400, Body: `{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":9000,"n_ctx":8192}}`, Kind: llm.ErrContextLength, Msg: "the request exceeds the available context size, try increasing it"},
 			{Name: "not llama.cpp", Status: 404, Body: `404 page not found`, Kind: llm.ErrModelNotFound, Msg: "404 page not found (no such model, or no such endpoint: check the base URL"},
 			{Name: "unreadable", Status: 200, Body: `{"content":`, Kind: llm.ErrBadResponse, Msg: "unexpected end of JSON input"},
 		},
@@ -123,7 +123,7 @@ func openAIConformance(t *testing.T) providertest.Provider {
 		Errors: []providertest.ErrorCase{
 			{Name: "chat model", Status: 404, Body: `{"error":{"message":"This is a chat model and not supported in the v1/completions endpoint. Did you mean to use v1/chat/completions?","type":"invalid_request_error","param":"model","code":null}}`, Kind: llm.ErrModelNotFound, Msg: "This is a chat model"},
 			{Name: "unknown model", Status: 404, Body: `{"error":{"message":"The model ` + "`gpt-5-instruct`" + ` does not exist","type":"invalid_request_error","param":null,"code":"model_not_found"}}`, Kind: llm.ErrModelNotFound, Msg: "The model `gpt-5-instruct` does not exist"},
-			{Name: "vLLM context", Status: 400, Body: `{"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 5120 tokens.","type":"BadRequestError","param":null,"code":400}`, Kind: llm.ErrBadRequest, Msg: "This model's maximum context length is 4096 tokens"},
+			{Name: "vLLM context", Status: 400, Body: `{"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 5120 tokens.","type":"BadRequestError","param":null,"code":400}`, Kind: llm.ErrContextLength, Msg: "This model's maximum context length is 4096 tokens"},
 			{Name: "no choices", Status: 200, Body: `{"id":"cmpl-1","object":"text_completion","choices":[]}`, Kind: llm.ErrBadResponse, Msg: "no choices"},
 			{Name: "error in a 200", Status: 200, Body: errorIn200, Kind: llm.ErrServer, Status200: 502, Msg: "upstream failed"},
 		},

@@ -19,6 +19,10 @@ import (
 type Client struct {
 	apiKey string
 	t      httpx.Transport
+	// windows are the windows the server told, by model; probe says
+	// whether to ask it (WithWindowProbe).
+	windows *windows
+	probe   bool
 }
 
 var (
@@ -43,6 +47,12 @@ func WithHTTPClient(hc *http.Client) Option { return func(c *Client) { c.t.SetHT
 // Azure's api-key...). It replaces a header the client would set itself.
 func WithHeader(key, value string) Option { return func(c *Client) { c.t.SetHeader(key, value) } }
 
+// WithWindowProbe makes ContextWindow ask the server for a model's window
+// (vLLM's max_model_len, llama.cpp's n_ctx, Ollama's context): for a
+// server of the user's own. Without it, ContextWindow tells nothing and
+// asks nothing, so a hosted API is never sent these questions.
+func WithWindowProbe() Option { return func(c *Client) { c.probe = true } }
+
 // WithMaxRetries sets how many times a failed call is made again: 2 unless
 // set, so 3 attempts; 0 turns retries off.
 func WithMaxRetries(n int) Option { return func(c *Client) { c.t.SetMaxRetries(n) } }
@@ -59,7 +69,7 @@ func WithBackoff(base, max time.Duration) Option {
 // "https://api.openai.com/v1" or "http://localhost:11434/v1": it posts to
 // baseURL + "/chat/completions".
 func New(baseURL string, opts ...Option) *Client {
-	c := &Client{t: httpx.New("openai", baseURL)}
+	c := &Client{t: httpx.New("openai", baseURL), windows: &windows{}}
 	for _, o := range opts {
 		o(c)
 	}

@@ -222,7 +222,7 @@ func conformance(t *testing.T) providertest.Provider {
 		}, {
 			Name:     "vLLM error event, not retried",
 			H:        sseHandler([]byte(vllmError)),
-			Kind:     llm.ErrBadRequest,
+			Kind:     llm.ErrContextLength,
 			Msg:      "maximum context length is 32768 tokens",
 			Want:     &llm.Response{},
 			Requests: 1,

@@ -57,8 +57,10 @@ func readStream(body io.Reader, yield func(llm.Chunk) bool) error {
 			return inBandError(data)
 		}
 		var r wire.Completion
-		if err := json.Unmarshal(data, &r); err != nil {
-			return httpx.BadResponse(err, data)
+		if !wire.DecodeChunk(data, &r) { // the common chunks, in one pass
+			if err := json.Unmarshal(data, &r); err != nil {
+				return httpx.BadResponse(err, data)
+			}
 		}
 		if r.Failed() {
 			return inBandError(data)

@@ -405,11 +405,12 @@ func TestCorruptRecording(t *testing.T) {
 
 func TestKey(t *testing.T) {
 	// Fields added to these types must be added to the key or to what it
-	// leaves out, and to this test.
+	// leaves out, and to this test. (ptk.Message's Raw and Compacted are
+	// left out: no provider is sent them.)
 	for _, c := range []struct {
 		v any
 		n int
-	}{{llm.Request{}, 10}, {ptk.Message{}, 7}, {ptk.Call{}, 5}, {ptk.ToolInfo{}, 5}} {
+	}{{llm.Request{}, 10}, {ptk.Message{}, 8}, {ptk.Call{}, 5}, {ptk.ToolInfo{}, 5}} {
 		if got := reflect.TypeOf(c.v).NumField(); got != c.n {
 			t.Errorf("%T has %d fields, not %d: is the new one in the key?", c.v, got, c.n)
 		}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -51,14 +50,12 @@ func (w *Workspace) editFile(ctx context.Context, a editArgs) (string, error) {
 	if fi.Size() > maxWrite {
 		return "", failf("%s is %d bytes; edit_file edits files of at most 10 MB", short(p), fi.Size())
 	}
-	f, err := d.open()
+	data, err := w.readDest(ctx, d)
 	if err != nil {
 		return "", err
 	}
-	data, err := io.ReadAll(io.LimitReader(f, maxWrite+1))
-	f.Close()
-	if err != nil {
-		return "", failf("reading %s: %v", short(p), err)
+	if len(data) > maxWrite {
+		return "", failf("%s is %d bytes; edit_file edits files of at most 10 MB", short(p), len(data))
 	}
 	if bytes.IndexByte(data, 0) >= 0 {
 		return "", failf("%s is a binary file; edit_file edits text files only", short(p))
@@ -81,7 +78,7 @@ func (w *Workspace) editFile(ctx context.Context, a editArgs) (string, error) {
 	case len(text)+n*(len(repl)-len(old)) > maxWrite:
 		return "", failf("the edit would make %s larger than 10 MB", short(p))
 	}
-	if err := w.replace(ctx, d, []byte(strings.ReplaceAll(text, old, repl)), fi.Mode().Perm(), true); err != nil {
+	if err := w.store(ctx, d, []byte(strings.ReplaceAll(text, old, repl)), fi.Mode().Perm(), true); err != nil {
 		return "", err
 	}
 	head := fmt.Sprintf("Edited %s: %s", printable(p), count(n, "replacement", "replacements"))

@@ -61,7 +61,15 @@ func (w *Workspace) readFile(ctx context.Context, a readArgs) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
-	lr := lineReader{ctx: ctx, br: bufio.NewReaderSize(f, 64<<10), max: maxLineBytes}
+	var src io.Reader = f
+	if w.editor != nil {
+		text, err := w.editorRead(ctx, p)
+		if err != nil {
+			return "", err
+		}
+		src = strings.NewReader(text)
+	}
+	lr := lineReader{ctx: ctx, br: bufio.NewReaderSize(src, 64<<10), max: maxLineBytes}
 	if head, _ := lr.br.Peek(1); len(head) == 0 {
 		return fmt.Sprintf("(%s is empty)", p), nil
 	}

@@ -52,11 +52,13 @@ type Workspace struct {
 	closed atomic.Bool
 
 	cleaned map[dirID]time.Time // when a write last removed stale temporary files in a directory; under lock
+
+	editor Editor // reads and writes files' text instead of the disk, when set
 }
 
 // New opens the directory workspace for the tools, as an [os.Root]. Close
 // the Workspace when it is no longer used.
-func New(workspace string) (*Workspace, error) {
+func New(workspace string, opts ...Option) (*Workspace, error) {
 	abs, err := filepath.Abs(workspace)
 	if err != nil {
 		return nil, fmt.Errorf("fs: %w", err)
@@ -68,6 +70,9 @@ func New(workspace string) (*Workspace, error) {
 		return nil, fmt.Errorf("fs: open workspace: %w", err)
 	}
 	w := &Workspace{root: root, dirs: []string{abs}, lock: make(chan struct{}, 1), cleaned: map[dirID]time.Time{}}
+	for _, o := range opts {
+		o(w)
+	}
 	if real, err := filepath.EvalSymlinks(abs); err == nil && real != abs {
 		w.dirs = append(w.dirs, real)
 	}

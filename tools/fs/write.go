@@ -45,11 +45,18 @@ func (w *Workspace) writeFile(ctx context.Context, a writeArgs) (string, error) 
 	perm, was := iofs.FileMode(0o644), ""
 	if d.fi != nil {
 		perm = d.fi.Mode().Perm()
-		if n, err := d.countLines(); err == nil {
+		n, err := d.countLines()
+		if w.editor != nil {
+			var text string
+			if text, err = w.editorRead(ctx, d.p); err == nil {
+				n = lines(text)
+			}
+		}
+		if err == nil {
 			was = "; was " + count(n, "line", "lines")
 		}
 	}
-	if err := w.replace(ctx, d, []byte(a.Content), perm, d.fi != nil); err != nil {
+	if err := w.store(ctx, d, []byte(a.Content), perm, d.fi != nil); err != nil {
 		return "", err
 	}
 	p := d.p

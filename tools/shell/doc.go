@@ -6,13 +6,23 @@
 // name any file, change directory, expand variables or start any program.
 // Without [WithSandbox] a command can do whatever the user running ptk can
 // do, anywhere; the workspace is only where it starts. Only the sandbox
-// confines it: with [WithSandbox] every command runs under bubblewrap, with
-// the file system read-only except the workspace and a private /tmp, in its
-// own network namespace with no network, and in its own PID namespace.
-// Caches under the home directory are read-only there too: point tools at
-// /tmp or the workspace (GOCACHE, npm_config_cache) when they need to write.
-// Sandboxed or not, a command sees the whole environment of the process,
-// API keys included.
+// confines it: with [WithSandbox] every command runs under bubblewrap
+// (ptk's one sandbox, shared with ptk distill), in new namespaces of every
+// kind, so with no network and its own PID namespace; as nobody in a new
+// user namespace with every capability dropped, so that even when ptk runs
+// as root the command cannot mount, remount or make a namespace in which it
+// would be root again; and it sees only the system (/usr and /etc, less the
+// files in /etc that only their owner may read), the workspace (writable),
+// a private /tmp and an empty private home directory: the real home
+// directory, /run, /var and the rest of the host, its sockets included, are
+// not there. Toolchains and caches under the home directory are therefore
+// absent too: [WithReadOnly] shows them read-only, and caches that need
+// writing can be pointed at /tmp or the workspace (GOCACHE,
+// npm_config_cache). Each process has limits on its memory, the size of
+// the files it writes and (unless ptk runs as root) the processes it may
+// start ([WithSandboxLimits]). The workspace may not be, or hold, the home
+// directory. Sandboxed or not, a command sees the whole environment of the
+// process, API keys included.
 //
 // Each command runs with stdin empty (/dev/null) and PTK=1 added to the
 // environment. Nothing a command starts outlives its call: on Linux the

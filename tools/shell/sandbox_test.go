@@ -23,6 +23,9 @@ func sandboxed(t *testing.T) (sh *Shell, ws, outside string) {
 	}
 	sh, err := New(ws, WithSandbox())
 	if errors.Is(err, ErrNoBwrap) {
+		if os.Getenv("PTK_TEST_BWRAP_REQUIRED") == "1" {
+			t.Fatal(err)
+		}
 		t.Skip(err)
 	}
 	if err != nil {
@@ -148,4 +151,95 @@ func sleepers(t *testing.T, arg string) []int {
 		}
 	}
 	return pids
+}
+
+// TestSandboxAsRoot: run as root (as on CI and this project's machines), a
+// sandboxed command is nobody without capabilities: it cannot remount the
+// system or its view of / writable, mount over it, or make a user
+// namespace in which it would be root again; so it writes nothing outside.
+func TestSandboxAsRoot(t *testing.T) {
+	t.Parallel()
+	sh, _, _ := sandboxed(t)
+	res := run(t, sh, command(`id -u; grep CapEff /proc/self/status
+mount -o remount,rw / 2>/dev/null; echo "remount / $?"
+mount -o remount,rw /usr 2>/dev/null; echo "remount /usr $?"
+mount -t tmpfs none /usr 2>/dev/null; echo "tmpfs /usr $?"
+unshare -Urm true 2>/dev/null; echo "unshare $?"
+touch /usr/ptk-remounted 2>/dev/null; echo "touch $?"`))
+	t.Logf("as uid %d: %s", os.Geteuid(), res.Content)
+	for _, want := range []string{"65534\n", "CapEff:\t0000000000000000", "touch 1"} {
+		if !strings.Contains(res.Content, want) {
+			t.Errorf("%q missing in %q", want, res.Content)
+		}
+	}
+	for _, bad := range []string{"remount / 0", "remount /usr 0", "tmpfs /usr 0", "unshare 0", "touch 0"} {
+		if strings.Contains(res.Content, bad) {
+			t.Errorf("%q in %q", bad, res.Content)
+		}
+	}
+	if _, err := os.Stat("/usr/ptk-remounted"); err == nil {
+		os.Remove("/usr/ptk-remounted")
+		t.Error("the sandbox wrote /usr")
+	}
+}
+
+// TestSandboxHidesHome: the home directory is an empty one, and nothing of
+// the host outside the system and the workspace is there: no /run,
+// /var/run or /var/lib (where the host's sockets and databases are), no
+// /root, no readable /etc/shadow.
+func TestSandboxHidesHome(t *testing.T) {
+	home, err := os.MkdirTemp(varTmp(), "ptk-home-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(home)
+	os.WriteFile(filepath.Join(home, "secret"), []byte("the planted secret"), 0o600)
+	t.Setenv("HOME", home)
+	sh, _, _ := sandboxed(t)
+	res := run(t, sh, command(`cat "$HOME/secret" 2>&1; ls -A "$HOME" | wc -l; ls /run /var/run /var/lib /root 2>&1 | grep -c "No such file"; cat /etc/shadow 2>&1 | head -c 60; echo; echo x > "$HOME/new" && cat "$HOME/new"`))
+	if strings.Contains(res.Content, "the planted secret") || !strings.Contains(res.Content, "No such file or directory\n0\n4\n") ||
+		strings.Contains(res.Content, "root:") || !strings.Contains(res.Content, "\nx\n") {
+		t.Errorf("got %q", res.Content)
+	}
+	if _, err := os.Stat(filepath.Join(home, "new")); err == nil {
+		t.Error("a file written in the sandbox's home reached the real one")
+	}
+	// The workspace may not be the home directory, or hold it.
+	if _, err := New(home, WithSandbox()); err == nil || !strings.Contains(err.Error(), "holds the home directory") {
+		t.Errorf("the home directory as the workspace: %v", err)
+	}
+	if _, err := New(filepath.Dir(home), WithSandbox()); err == nil || !strings.Contains(err.Error(), "holds the home directory") {
+		t.Errorf("the home directory's parent as the workspace: %v", err)
+	}
+}
+
+// TestSandboxNoHostSocket: a Unix socket the host listens on, outside the
+// workspace, is not there (with / bound read-only it was: connecting needs
+// no write access to the file system).
+func TestSandboxNoHostSocket(t *testing.T) {
+	t.Parallel()
+	dir, err := os.MkdirTemp(varTmp(), "ptk-sock-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	sock := filepath.Join(dir, "s")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	sh, _, _ := sandboxed(t)
+	res := run(t, sh, command("test -S "+sock+" && echo reachable || echo absent"))
+	if res.Content != "absent\nexit code 0" {
+		t.Errorf("got %q", res.Content)
+	}
+}
+
+// varTmp is a directory outside the sandbox that is not a tmpfs inside it.
+func varTmp() string {
+	if fi, err := os.Stat("/var/tmp"); err == nil && fi.IsDir() {
+		return "/var/tmp"
+	}
+	return ""
 }

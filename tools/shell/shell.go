@@ -9,12 +9,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/internal/headtail"
+	"github.com/ptkit/ptk/internal/sandbox"
 	"github.com/ptkit/ptk/tool"
 )
 
@@ -38,18 +39,48 @@ const (
 // is not installed.
 var ErrNoBwrap = errors.New("--sandbox needs bubblewrap (bwrap), which is not installed: apt install bubblewrap (Debian/Ubuntu), dnf install bubblewrap (Fedora)")
 
+// Defaults of the limits on each process of a sandboxed command; see
+// [WithSandboxLimits].
+const (
+	DefaultSandboxMemory    = 8 << 30
+	DefaultSandboxFileSize  = 8 << 30
+	DefaultSandboxProcesses = 4096
+)
+
 // An Option configures a [Shell].
 type Option func(*config)
 
 type config struct {
 	sandbox             bool
+	executor            Executor
+	readOnly            []string
+	limits              sandbox.Limits
 	timeout, maxTimeout time.Duration
 	maxOutput           int
 }
 
-// WithSandbox runs every command under bubblewrap: without network, with
-// only the workspace and a private /tmp writable.
+// WithSandbox runs every command under bubblewrap (see the package doc):
+// in new namespaces with no network, as nobody without capabilities, with
+// the system (/usr, /etc less what only its owner may read) read-only, the
+// workspace writable, a private /tmp and an empty private home directory,
+// and nothing else of the host's file system.
 func WithSandbox() Option { return func(c *config) { c.sandbox = true } }
+
+// WithReadOnly makes the directories paths visible, read-only, to sandboxed
+// commands (a toolchain or a module cache under the home directory, say).
+func WithReadOnly(paths ...string) Option {
+	return func(c *config) { c.readOnly = append(c.readOnly, paths...) }
+}
+
+// WithSandboxLimits sets the limits on each process of a sandboxed command:
+// its memory (data) and the size of each file it writes, in bytes, and the
+// processes and threads it may add to those its user runs. Defaults:
+// [DefaultSandboxMemory], [DefaultSandboxFileSize],
+// [DefaultSandboxProcesses]; the process limit does not hold when ptk runs
+// as root.
+func WithSandboxLimits(memory, fileSize int64, processes int) Option {
+	return func(c *config) { c.limits = sandbox.Limits{Memory: memory, FileSize: fileSize, Processes: processes} }
+}
 
 // WithDefaultTimeout sets how long a command runs when the call gives no
 // timeout; the default is [DefaultTimeout]. It is lowered to the maximum
@@ -71,17 +102,18 @@ func WithMaxOutput(bytes int) Option { return func(c *config) { c.maxOutput = by
 // A Shell runs commands in a workspace directory for the bash tool. It does
 // not change after [New] and is safe for concurrent use.
 type Shell struct {
-	dir   string   // the workspace, absolute
-	bwrap []string // the bwrap command line up to "--", when sandboxed
-	cfg   config
-	tool  ptk.Tool
+	dir  string           // the workspace, absolute
+	sb   *sandbox.Sandbox // nil when not sandboxed
+	cfg  config
+	tool ptk.Tool
 }
 
 // New returns a Shell that runs commands in the directory workspace. With
 // [WithSandbox] it checks that bubblewrap is installed ([ErrNoBwrap]) and
 // that it can run here.
 func New(workspace string, opts ...Option) (*Shell, error) {
-	cfg := config{timeout: DefaultTimeout, maxTimeout: DefaultMaxTimeout, maxOutput: DefaultMaxOutput}
+	cfg := config{timeout: DefaultTimeout, maxTimeout: DefaultMaxTimeout, maxOutput: DefaultMaxOutput,
+		limits: sandbox.Limits{Memory: DefaultSandboxMemory, FileSize: DefaultSandboxFileSize, Processes: DefaultSandboxProcesses}}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -94,6 +126,9 @@ func New(workspace string, opts ...Option) (*Shell, error) {
 		return nil, fmt.Errorf("shell: the maximum output must be positive, not %d", cfg.maxOutput)
 	}
 	cfg.timeout = min(cfg.timeout, cfg.maxTimeout)
+	if cfg.sandbox && cfg.executor != nil {
+		return nil, errors.New("shell: a sandboxed shell runs its commands itself; it cannot also have an executor")
+	}
 
 	dir, err := filepath.Abs(workspace)
 	if err != nil {
@@ -106,7 +141,7 @@ func New(workspace string, opts ...Option) (*Shell, error) {
 	}
 	s := &Shell{dir: dir, cfg: cfg}
 	if cfg.sandbox {
-		if s.bwrap, err = sandbox(dir); err != nil {
+		if s.sb, err = newSandbox(dir, cfg); err != nil {
 			return nil, err
 		}
 	}
@@ -115,42 +150,59 @@ func New(workspace string, opts ...Option) (*Shell, error) {
 	return s, nil
 }
 
-// sandbox returns the bwrap command line that confines a command to dir,
-// after checking that it works.
-func sandbox(dir string) ([]string, error) {
-	bwrap, err := exec.LookPath("bwrap")
-	if err != nil {
-		return nil, ErrNoBwrap
-	}
+// newSandbox returns the sandbox that confines commands to the workspace
+// dir, after checking that it works.
+func newSandbox(dir string, cfg config) (*sandbox.Sandbox, error) {
 	real, err := filepath.EvalSymlinks(dir)
 	if err != nil {
 		return nil, fmt.Errorf("shell: workspace: %w", err)
 	}
+	c := sandbox.Config{System: true, Tmpfs: []string{"/tmp"}, TmpfsSize: 1 << 30, Dir: real, Limits: cfg.limits}
+	// The home directory is an empty one: what is in it (keys, tokens, the
+	// trace store) stays out, unless it is the workspace or holds it.
+	if home, err := os.UserHomeDir(); err == nil && filepath.IsAbs(home) {
+		if h, err := filepath.EvalSymlinks(home); err == nil {
+			home = h
+		}
+		if home == real || within(home, real) {
+			return nil, fmt.Errorf("shell: --sandbox: the workspace %s holds the home directory %s, which the sandbox would show whole: choose a project directory", dir, home)
+		}
+		if home != "/" {
+			c.Tmpfs = append(c.Tmpfs, home)
+		}
+	}
+	if real == "/" {
+		return nil, errors.New("shell: --sandbox: the workspace is /, which the sandbox would show whole: choose a project directory")
+	}
+	for _, p := range cfg.readOnly {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return nil, fmt.Errorf("shell: --sandbox: %w", err)
+		}
+		c.Binds = append(c.Binds, sandbox.Bind{Path: abs})
+	}
 	// Mounts apply in order: the workspace is bound over the private /tmp
-	// when it lies below /tmp.
-	args := []string{bwrap,
-		"--ro-bind", "/", "/",
-		"--dev", "/dev",
-		"--proc", "/proc",
-		"--tmpfs", "/tmp",
-		"--bind", real, real,
-		"--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-		"--die-with-parent", "--new-session",
-		"--chdir", dir,
+	// or home when it lies below them.
+	c.Binds = append(c.Binds, sandbox.Bind{Path: real, Write: true})
+	sb, err := sandbox.New(c)
+	if errors.Is(err, sandbox.ErrNoBwrap) {
+		return nil, ErrNoBwrap
+	}
+	if err != nil {
+		return nil, fmt.Errorf("shell: --sandbox: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	probe := exec.CommandContext(ctx, args[0], append(args[1:], "--", "true")...)
-	if out, err := probe.CombinedOutput(); err != nil {
-		msg := strings.TrimSpace(string(out))
-		if msg == "" {
-			msg = err.Error()
-		}
-		return nil, fmt.Errorf("shell: --sandbox: bubblewrap cannot run here (%s); "+
-			"the kernel may forbid unprivileged user namespaces: see sysctl kernel.unprivileged_userns_clone "+
-			"and kernel.apparmor_restrict_unprivileged_userns", msg)
+	if err := sb.Probe(ctx, "true"); err != nil {
+		return nil, fmt.Errorf("shell: --sandbox: %w", err)
 	}
-	return args, nil
+	return sb, nil
+}
+
+// within reports whether path lies strictly below dir.
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
 // Tool returns the bash tool. It is neither read-only nor cacheable.
@@ -197,9 +249,10 @@ func (s *Shell) description() string {
 	fmt.Fprintf(&b, "Output over %s is cut in the middle, keeping its start and its end. ", size(s.cfg.maxOutput))
 	b.WriteString("There is no interactive input: stdin is empty, so use non-interactive flags " +
 		"(such as -y, --no-pager, --no-edit) and never start an editor or a pager.")
-	if s.bwrap != nil {
-		b.WriteString(" The command runs in a sandbox: there is no network, and only the workspace " +
-			"and a private /tmp are writable; the rest of the file system is read-only.")
+	if s.sb != nil {
+		b.WriteString(" The command runs in a sandbox: there is no network, only the workspace, " +
+			"a private /tmp and an empty home directory are writable, the system (/usr, /etc) is read-only, " +
+			"and nothing else of the machine's file system is there.")
 	}
 	return b.String()
 }
@@ -224,17 +277,22 @@ func (s *Shell) run(ctx context.Context, a Args) (ptk.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return ptk.Result{}, err
 	}
+	if s.cfg.executor != nil {
+		return s.remote(ctx, a.Command, timeout, note)
+	}
 	return s.exec(ctx, a.Command, timeout, note)
 }
 
 // exec runs command and reports its output and exit status.
 func (s *Shell) exec(ctx context.Context, command string, timeout time.Duration, note string) (ptk.Result, error) {
 	argv := []string{"bash", "-c", command}
-	if s.bwrap != nil {
-		argv = slices.Concat(s.bwrap, []string{"--"}, argv)
-	}
 	env := (&exec.Cmd{Dir: s.dir}).Environ() // with PWD set to the workspace
 	env = append(env, "PTK=1")
+	if s.sb != nil {
+		var senv []string
+		argv, senv = s.sb.Wrap(argv)
+		env = append(env, senv...)
+	}
 
 	// One pipe for stdout and stderr keeps them in the order written. As
 	// an *os.File it is handed to the command as is.
@@ -249,7 +307,7 @@ func (s *Shell) exec(ctx context.Context, command string, timeout time.Duration,
 	if err != nil {
 		return failf("could not start bash: %v", err), nil
 	}
-	out := newOutput(s.cfg.maxOutput)
+	out := headtail.New(s.cfg.maxOutput)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -287,30 +345,41 @@ func (s *Shell) exec(ctx context.Context, command string, timeout time.Duration,
 	if errors.As(err, &serr) {
 		return failf("could not start bash: %v", serr), nil
 	}
+	o := Outcome{Output: out.String(), TimedOut: timedOut, Failed: err}
+	if status.Signaled() {
+		o.ExitCode, o.Signal = 128+int(status.Signal()), fmt.Sprintf("signal %d: %v", int(status.Signal()), status.Signal())
+	} else {
+		o.ExitCode = status.ExitStatus()
+	}
+	return report(o, note, timeout, "the process group was killed"), nil
+}
+
+// report is the bash tool's result for what became of a command: its
+// output, then the note, then how it ended.
+func report(o Outcome, note string, timeout time.Duration, killed string) ptk.Result {
 	var b strings.Builder
-	if text := out.String(); text == "" {
+	if o.Output == "" {
 		b.WriteString("(no output)\n")
 	} else {
-		b.WriteString(text)
-		if !strings.HasSuffix(text, "\n") {
+		b.WriteString(o.Output)
+		if !strings.HasSuffix(o.Output, "\n") {
 			b.WriteByte('\n')
 		}
 	}
 	b.WriteString(note)
-	if timedOut {
-		fmt.Fprintf(&b, "timed out after %v; the process group was killed", timeout)
-		return ptk.Result{Content: b.String(), IsError: true}, nil
+	switch {
+	case o.TimedOut:
+		fmt.Fprintf(&b, "timed out after %v; %s", timeout, killed)
+		return ptk.Result{Content: b.String(), IsError: true}
+	case o.Failed != nil:
+		fmt.Fprintf(&b, "bash failed: %v", o.Failed)
+		return ptk.Result{Content: b.String(), IsError: true}
+	case o.Signal != "":
+		fmt.Fprintf(&b, "exit code %d (killed by %s)", o.ExitCode, o.Signal)
+	default:
+		fmt.Fprintf(&b, "exit code %d", o.ExitCode)
 	}
-	if err != nil {
-		fmt.Fprintf(&b, "bash failed: %v", err)
-		return ptk.Result{Content: b.String(), IsError: true}, nil
-	}
-	if status.Signaled() {
-		fmt.Fprintf(&b, "exit code %d (killed by signal %d: %v)", 128+int(status.Signal()), int(status.Signal()), status.Signal())
-	} else {
-		fmt.Fprintf(&b, "exit code %d", status.ExitStatus())
-	}
-	return ptk.Result{Content: b.String()}, nil
+	return ptk.Result{Content: b.String()}
 }
 
 func failf(format string, args ...any) ptk.Result {

@@ -23,6 +23,11 @@ import (
 	"github.com/ptkit/ptk/trace"
 )
 
+// ModeCompact is the mode of the model calls that wrote a compaction's
+// notes (agent.EventCompact): the record keeps them among the run's model
+// calls, with the notes message as their text.
+const ModeCompact = "compact"
+
 // Sink takes finished records; *trace.Writer is one. RecordFunc takes a
 // function that finishes the record off the caller's path.
 type Sink interface {
@@ -80,6 +85,16 @@ func (a *Agent) Event(e agent.Event, err error) {
 		a.open = false
 	case agent.EventModeSwitch:
 		a.mode = string(agent.ModePTK)
+	case agent.EventCompact:
+		// The calls that wrote a compaction's notes: one model call of
+		// mode "compact" whose text is the notes message.
+		c := e.Compaction
+		mc := trace.ModelCall{Mode: ModeCompact, Usage: e.Usage, Cost: e.Cost, Latency: trace.Millis(time.Since(a.callStart))}
+		if c != nil {
+			mc.Text, _ = trace.Cap(c.Message, trace.MaxResultBytes)
+		}
+		a.rec.ModelCalls = append(a.rec.ModelCalls, mc)
+		a.callStart = time.Now()
 	case agent.EventCallEnd:
 		if e.Err != nil {
 			a.tool(e, trace.OutcomeInvalid, e.Err.Message, true)
@@ -168,7 +183,7 @@ func (a *Agent) finish(res *agent.Result, err error) {
 func replies(calls []trace.ModelCall, msgs []ptk.Message) {
 	done := 0
 	for _, mc := range calls {
-		if mc.Error == "" {
+		if mc.Error == "" && mc.Mode != ModeCompact {
 			done++
 		}
 	}
@@ -181,12 +196,19 @@ func replies(calls []trace.ModelCall, msgs []ptk.Message) {
 	if len(at) < done {
 		return
 	}
+	// The calls that replied, in order: not the compactions'.
+	replied := make([]*trace.ModelCall, 0, done)
+	for i := range calls {
+		if calls[i].Error == "" && calls[i].Mode != ModeCompact {
+			replied = append(replied, &calls[i])
+		}
+	}
 	h := sha256.New()
 	var buf []byte
 	next := len(at) - 1 // at is from the last turn back
 	for i, m := range msgs {
 		if next >= 0 && i == at[next] {
-			mc := &calls[len(at)-1-next]
+			mc := replied[len(at)-1-next]
 			mc.RequestHash = hex.EncodeToString(h.Sum(nil))
 			text := m.Raw
 			if text == "" {

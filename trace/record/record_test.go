@@ -10,6 +10,7 @@ import (
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/agent"
+	"github.com/ptkit/ptk/agent/agenttest"
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/tool"
 	"github.com/ptkit/ptk/trace"
@@ -163,5 +164,38 @@ func TestIntoStore(t *testing.T) {
 	}
 	if got.Output != "done" || len(got.ToolCalls) != 1 || !got.ToolCalls[0].IsError || got.ToolCalls[0].Result != "no such file" {
 		t.Errorf("stored = %+v", got)
+	}
+}
+
+// A run that compacts its conversation records the notes calls as model
+// calls of mode "compact", and each other call still gets its own reply.
+func TestAgentRunCompacted(t *testing.T) {
+	const turns = 30
+	m := &agenttest.WindowModel{Window: 4096, Turns: turns, IsNotes: func(req llm.Request) bool {
+		return len(req.Messages) > 0 && strings.HasPrefix(req.Messages[0].Content, "You write the working notes")
+	}}
+	s := &sink{}
+	rec := record.NewAgent(s, trace.Run{Model: "small", Mode: "ptk"})
+	opts := agent.Options{Model: m, Mode: agent.ModePTK, Tools: agenttest.FileTools(900), MaxIterations: turns, MaxToolCalls: turns}
+	for e, err := range agent.Stream(context.Background(), agent.Prompt("Read every file."), opts) {
+		rec.Event(e, err)
+	}
+	r := s.recs[0]
+	compacts, replies := 0, 0
+	for _, mc := range r.ModelCalls {
+		switch {
+		case mc.Mode == record.ModeCompact:
+			compacts++
+			if !strings.HasPrefix(mc.Text, "[ptk compacted this conversation") || mc.Usage.PromptTokens == 0 {
+				t.Errorf("compaction call: %+v", mc)
+			}
+		case strings.Contains(mc.Text, "<PTK_CALL>") || mc.Text == "Done: every file was read or edited.":
+			replies++
+		default:
+			t.Errorf("a model call without its reply: %+v", mc)
+		}
+	}
+	if compacts == 0 || replies != turns || r.Status != trace.StatusOK {
+		t.Fatalf("%d compaction calls, %d replies, status %s", compacts, replies, r.Status)
 	}
 }

@@ -26,8 +26,10 @@ type Classifier struct {
 }
 
 // Kind returns the kind of error for an HTTP status (0 for none) and the
-// provider's message: 401 and 403 are ErrAuth, 429 ErrRateLimited, 5xx and
-// none ErrServer, another 4xx ErrBadRequest, and any other status
+// provider's message: 401 and 403 are ErrAuth, 429 ErrRateLimited, a
+// message that says the request is longer than the context window (in any
+// provider's words: ContextTooLong) ErrContextLength, 5xx and none
+// ErrServer, another 4xx ErrBadRequest, and any other status
 // ErrBadResponse.
 func (c Classifier) Kind(status int, msg string) error {
 	m := strings.ToLower(msg)
@@ -42,6 +44,8 @@ func (c Classifier) Kind(status int, msg string) error {
 		return llm.ErrRateLimited
 	case ContainsAny(m, c.ToolsUnsupported):
 		return llm.ErrToolsUnsupported
+	case ContextTooLong(m):
+		return llm.ErrContextLength
 	case notFound(status, m):
 		return llm.ErrModelNotFound
 	case status >= 500 || status == 0:
@@ -51,6 +55,41 @@ func (c Classifier) Kind(status int, msg string) error {
 	}
 	return llm.ErrBadResponse
 }
+
+// contextTooLong are what providers and servers say, in lower case, when a
+// request does not fit the model's context window.
+var contextTooLong = []string{
+	// OpenAI's code, and the message of OpenAI, vLLM, DeepSeek, Mistral,
+	// OpenRouter: "This model's maximum context length is 4096 tokens.
+	// However, you requested 5000 tokens".
+	"context_length_exceeded",
+	"maximum context length",
+	// vLLM: "The decoder prompt (length 5000) is longer than the maximum
+	// model length of 4096".
+	"longer than the maximum model length",
+	// llama.cpp's error type exceed_context_size_error: "the request
+	// exceeds the available context size".
+	"exceed_context_size",
+	"exceeds the available context size",
+	// Ollama: "the input length exceeds the context length"; older:
+	// "input exceeds context length".
+	"exceeds the context length",
+	"exceeds context length",
+	// Anthropic: "prompt is too long: 210000 tokens > 200000 maximum".
+	"prompt is too long",
+	// Gemini: "The input token count (1200000) exceeds the maximum number
+	// of tokens allowed (1048576)".
+	"exceeds the maximum number of tokens allowed",
+	// Groq: "Please reduce the length of the messages or completion."
+	"reduce the length of the messages",
+	// LM Studio: "the number of tokens to keep from the initial prompt is
+	// greater than the context length".
+	"greater than the context length",
+}
+
+// ContextTooLong reports whether a provider's message, in lower case, says
+// that the request does not fit the model's context window.
+func ContextTooLong(msg string) bool { return ContainsAny(msg, contextTooLong) }
 
 // StatusError is the error for an answer whose status is not a success and
 // whose body says msg (the status's text when empty): of the kind classify

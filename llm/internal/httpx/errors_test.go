@@ -68,3 +68,47 @@ func TestExcerpt(t *testing.T) {
 		t.Errorf("Excerpt of 2000 bytes = %d bytes ending %q, want about 500 ending in a whole rune and …", len(s), s[len(s)-8:])
 	}
 }
+
+// TestContextTooLong classifies what providers and servers really say when
+// a request does not fit the context window, and what they say about other
+// limits, which must not read as one.
+func TestContextTooLong(t *testing.T) {
+	long := []struct {
+		who    string
+		status int
+		msg    string
+	}{
+		{"OpenAI", 400, "This model's maximum context length is 128000 tokens. However, your messages resulted in 130412 tokens. Please reduce the length of the messages."},
+		{"vLLM", 400, "This model's maximum context length is 4096 tokens. However, you requested 5120 tokens (5000 in the messages, 120 in the completion). Please reduce the length of the messages or completion."},
+		{"vLLM V1", 400, "The decoder prompt (length 5000) is longer than the maximum model length of 4096. Make sure that `max_model_len` is no smaller than the number of text tokens."},
+		{"llama.cpp", 400, "the request exceeds the available context size, try increasing it"},
+		{"Ollama", 400, "the input length exceeds the context length"},
+		{"Ollama, older", 500, "input exceeds context length"},
+		{"Anthropic", 400, "prompt is too long: 210000 tokens > 200000 maximum"},
+		{"Gemini", 400, "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576)."},
+		{"Groq", 400, "Please reduce the length of the messages or completion."},
+		{"Mistral", 400, "Prompt contains 40000 tokens and 0 draft tokens, too large for model with 32768 maximum context length"},
+		{"LM Studio", 400, "The number of tokens to keep from the initial prompt is greater than the context length."},
+		{"in a stream", 0, "context_length_exceeded"},
+	}
+	for _, tt := range long {
+		if got := (Classifier{}).Kind(tt.status, tt.msg); got != llm.ErrContextLength {
+			t.Errorf("%s: Kind(%d, %q) = %v, want ErrContextLength", tt.who, tt.status, tt.msg, got)
+		}
+	}
+	other := []struct {
+		status int
+		msg    string
+		want   error
+	}{
+		{429, "Request too large for gpt-4o on tokens per min (TPM): Limit 30000, Requested 50000.", llm.ErrRateLimited},
+		{400, "max_tokens is too large: 100000. This model supports at most 16384 completion tokens", llm.ErrBadRequest},
+		{401, "prompt is too long", llm.ErrAuth},
+		{404, "model \"x\" not found, try pulling it first", llm.ErrModelNotFound},
+	}
+	for _, tt := range other {
+		if got := (Classifier{}).Kind(tt.status, tt.msg); got != tt.want {
+			t.Errorf("Kind(%d, %q) = %v, want %v", tt.status, tt.msg, got, tt.want)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/internal/term"
 	"github.com/ptkit/ptk/tool"
 )
 
@@ -86,6 +87,7 @@ type block struct {
 	state    toolState
 	result   string
 	note     string // why it failed, was denied or not run
+	why      string // why the user is asked, or ""
 	duration time.Duration
 	subject  tool.Subject
 	preview  string // what an approval will do: a diff, the content
@@ -137,9 +139,12 @@ const (
 	collapsedDiffLines   = 16
 )
 
+// draw renders the block. Everything a model, a tool or a file wrote goes
+// through term.Text first: its control characters and escape sequences are
+// shown, never acted on, and a bidirectional override cannot reorder it.
 func (b *block) draw(k renderKey, st *styles) []string {
 	w := max(k.width, 10)
-	text := b.text.String()
+	text := term.Text(b.text.String())
 	switch b.kind {
 	case blockUser:
 		return hang(st.user.Render("› "), st.user.Render(text), w)
@@ -188,7 +193,7 @@ func (b *block) drawTool(k renderKey, st *styles, w int) []string {
 	default:
 		icon = st.err.Render("✗")
 	}
-	head := icon + " " + st.toolName.Render(b.call.Tool) + "  " + b.what()
+	head := icon + " " + st.toolName.Render(term.Text(b.call.Tool)) + "  " + b.what()
 	if b.duration > 0 {
 		head += st.dim.Render("  " + b.duration.Round(time.Millisecond).String())
 	}
@@ -198,27 +203,40 @@ func (b *block) drawTool(k renderKey, st *styles, w int) []string {
 			lines = append(lines, ansi.Truncate(l, inner, "…"))
 		}
 	}
+	// what must be read whole (a command to approve, how to allow a denied
+	// call) is wrapped, never cut
+	addWrapped := func(prefix, s string) {
+		lines = append(lines, hang(prefix, s, inner)...)
+	}
+	result, note, preview := term.Text(b.result), term.Text(b.note), term.Text(b.preview)
 	switch b.state {
 	case toolWriting:
 		add(st.dim.Render(fmt.Sprintf("writing the call… %d bytes", b.args)))
 	case toolRunning:
 		add(st.dim.Render("running… (esc interrupts)"))
 	case toolAsking:
-		if b.preview != "" {
-			add(colorDiff(b.preview, 20, st)...)
+		if cmd := term.Command(b.subject.Command); cmd != "" && (lipgloss.Width(head) > inner || strings.Contains(cmd, "\n")) {
+			// the head line cut it: all of it, as it will run
+			addWrapped(st.dim.Render("$ "), cmd)
+		}
+		if preview != "" {
+			add(colorDiff(preview, 20, st)...)
+		}
+		if b.why != "" {
+			addWrapped("", st.dim.Render(term.Text(b.why)))
 		}
 		add(st.ask.Render("allow? ") + st.key.Render("[y]") + "es  " + st.key.Render("[n]") + "o  " +
-			st.key.Render("[a]") + "lways for " + b.call.Tool)
+			st.key.Render("[a]") + "lways for " + term.Text(b.call.Tool))
 	case toolDone, toolFailed:
-		if b.note != "" {
-			add(st.err.Render(b.note))
+		if note != "" {
+			add(st.err.Render(note))
 		}
-		if b.result != "" {
-			ls := resultLines(b.result, b.call.Tool, b.state == toolFailed, st)
+		if result != "" {
+			ls := resultLines(result, b.call.Tool, b.state == toolFailed, st)
 			limit := collapsedResultLines
-			if b.call.Tool == "write_file" && b.state == toolDone && b.preview != "" {
+			if b.call.Tool == "write_file" && b.state == toolDone && preview != "" {
 				// write_file answers with a line: show what it wrote.
-				ls = append(ls, colorDiff(b.preview, -1, st)...)
+				ls = append(ls, colorDiff(preview, -1, st)...)
 			}
 			if b.call.Tool == "edit_file" || b.call.Tool == "write_file" {
 				limit = collapsedDiffLines
@@ -230,9 +248,9 @@ func (b *block) drawTool(k renderKey, st *styles, w int) []string {
 			add(ls...)
 		}
 	case toolDenied:
-		add(st.err.Render("denied: ") + b.note)
+		addWrapped(st.err.Render("denied: "), note)
 	case toolDuplicate:
-		add(st.dim.Render("not run: " + b.note))
+		add(st.dim.Render("not run: " + note))
 	case toolInterrupted:
 		add(st.err.Render("interrupted"))
 	}
@@ -247,11 +265,11 @@ func (b *block) drawTool(k renderKey, st *styles, w int) []string {
 func (b *block) what() string {
 	switch {
 	case b.subject.Command != "":
-		return "$ " + oneLine(b.subject.Command)
+		return "$ " + oneLine(term.Command(b.subject.Command))
 	case b.subject.Path != "":
-		return b.subject.Path
+		return term.Text(b.subject.Path)
 	case len(b.call.Args) > 0:
-		return oneLine(string(b.call.Args))
+		return oneLine(term.Text(string(b.call.Args)))
 	}
 	return ""
 }

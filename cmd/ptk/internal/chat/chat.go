@@ -38,7 +38,12 @@ type Config struct {
 	// Conversation names the conversation; Store keeps it (nil: not kept).
 	Conversation string
 	Store        agent.Store
-	// History is the conversation so far, to continue.
+	// StoreName says where Store keeps it, for /conversations ("the trace
+	// store ~/.local/share/ptk/traces.db"); "": in memory, for this
+	// session only.
+	StoreName string
+	// History is the conversation so far, to continue: what Store holds
+	// for Conversation (Store.Load).
 	History []ptk.Message
 	// Resolve finds a model by name, for /model; nil: /model is not
 	// available.
@@ -62,8 +67,13 @@ type Model struct {
 	blocks        []*block
 	input         textarea.Model
 	history       []ptk.Message
-	sent          []string // what the user sent, for ↑ and ↓
-	histAt        int
+	// stored is the conversation as the Store held it after this chat's
+	// last write, and kept how many of history it holds: the next write
+	// appends the rest after it, keeping what other runs added meanwhile.
+	stored []ptk.Message
+	kept   int
+	sent   []string // what the user sent, for ↑ and ↓
+	histAt int
 
 	// The current run.
 	running   bool
@@ -104,6 +114,7 @@ type (
 	}
 	askMsg struct {
 		call  ptk.Call
+		why   string // why the user is asked, or ""
 		reply chan string
 	}
 	tickMsg struct{}
@@ -133,6 +144,8 @@ func New(cfg Config) *Model {
 		quit:    make(chan struct{}),
 		input:   in,
 		history: slices.Clone(cfg.History),
+		stored:  slices.Clone(cfg.History),
+		kept:    len(cfg.History),
 		calls:   map[int]*block{},
 		mode:    string(cfg.Options.Mode),
 	}
@@ -154,13 +167,14 @@ func New(cfg Config) *Model {
 	return m
 }
 
-// Ask asks the user whether call may run, on the screen: it is the
-// approver's question (called on the run's goroutine), and returns "y",
-// "n" or "a", or ctx's error when the run is canceled first.
-func (m *Model) Ask(ctx context.Context, call ptk.Call) (string, error) {
+// Ask asks the user whether call may run, on the screen, saying why (when
+// why is not ""): it is the approver's question (called on the run's
+// goroutine), and returns "y", "n" or "a", or ctx's error when the run is
+// canceled first.
+func (m *Model) Ask(ctx context.Context, call ptk.Call, why string) (string, error) {
 	reply := make(chan string, 1)
 	select {
-	case m.events <- askMsg{call: call, reply: reply}:
+	case m.events <- askMsg{call: call, why: why, reply: reply}:
 	case <-ctx.Done():
 		return "", ctx.Err()
 	case <-m.quit:
@@ -466,11 +480,7 @@ func (m *Model) done(res *agent.Result, err error) {
 			m.mode = "auto:" + string(res.Mode)
 		}
 	}
-	if m.cfg.Store != nil && m.cfg.Conversation != "" {
-		if serr := m.cfg.Store.Save(context.Background(), m.cfg.Conversation, m.history); serr != nil {
-			m.errorBlock("the conversation was not saved: " + serr.Error())
-		}
-	}
+	m.keep()
 	switch {
 	case err == nil:
 	case m.stopping || errors.Is(err, context.Canceled):
@@ -506,6 +516,7 @@ func (m *Model) ask(msg askMsg) {
 	}
 	b.state = toolAsking
 	b.preview = preview(msg.call)
+	b.why = msg.why
 	b.touch()
 	m.asking = &approval{call: msg.call, block: b, reply: msg.reply}
 	m.scroll = 0
@@ -702,4 +713,21 @@ func count(n int) string {
 		return fmt.Sprintf("%.1fk", float64(n)/1000)
 	}
 	return fmt.Sprintf("%.1fM", float64(n)/1_000_000)
+}
+
+// keep appends what the conversation gained since the last write to the
+// Store, after what it held then (and what other runs added since).
+func (m *Model) keep() {
+	if m.cfg.Store == nil || m.cfg.Conversation == "" || m.kept > len(m.history) || m.kept == len(m.history) {
+		return
+	}
+	ctx := context.Background()
+	if err := m.cfg.Store.Append(ctx, m.cfg.Conversation, m.stored, m.history[m.kept:]); err != nil {
+		m.errorBlock("the conversation was not saved: " + err.Error())
+		return
+	}
+	m.kept = len(m.history)
+	if stored, err := m.cfg.Store.Load(ctx, m.cfg.Conversation); err == nil {
+		m.stored = stored
+	}
 }

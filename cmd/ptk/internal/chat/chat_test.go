@@ -78,7 +78,7 @@ func newHarness(t *testing.T, replies ...llmtest.Reply) *harness {
 type screenApprover struct{ m *Model }
 
 func (a screenApprover) Approve(ctx context.Context, c ptk.Call, _ ptk.ToolInfo) (tool.Verdict, error) {
-	s, err := a.m.Ask(ctx, c)
+	s, err := a.m.Ask(ctx, c, "")
 	if err != nil {
 		return tool.Verdict{}, err
 	}
@@ -365,6 +365,7 @@ func TestResume(t *testing.T) {
 	}
 	script := llmtest.New(llmtest.Text("Twice."))
 	store := &agent.MemoryStore{}
+	store.Save(context.Background(), "yesterday", hist) // as ptk chat --conversation loads it
 	m := New(Config{Options: agent.Options{Model: script, ModelName: "scripted", StreamModel: true},
 		Conversation: "yesterday", Store: store, History: hist})
 	t.Cleanup(func() { m.exit() })
@@ -380,6 +381,18 @@ func TestResume(t *testing.T) {
 	saved, _ := store.Load(context.Background(), "yesterday")
 	if len(saved) != len(hist)+2 || saved[len(saved)-1].Content != "Twice." {
 		t.Errorf("the store keeps %+v", saved)
+	}
+	// /conversations says where the conversation is kept.
+	h.typeText("/conversations")
+	h.press(tea.KeyEnter)
+	if f := h.frame(); !strings.Contains(f, `conversation "yesterday": 6 messages, kept in memory for this session only`) {
+		t.Errorf("/conversations:\n%s", f)
+	}
+	h.m.cfg.StoreName = "the trace store /tmp/t.db"
+	h.typeText("/conversations")
+	h.press(tea.KeyEnter)
+	if f := strings.Join(strings.Fields(h.frame()), " "); !strings.Contains(f, "kept in the trace store /tmp/t.db: ptk chat --conversation yesterday resumes it") {
+		t.Errorf("/conversations with a store:\n%s", f)
 	}
 }
 

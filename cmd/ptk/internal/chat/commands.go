@@ -68,6 +68,7 @@ func (m *Model) command(line string) tea.Cmd {
 		m.notice(b.String())
 	case "/clear":
 		m.history, m.blocks = nil, nil
+		m.stored, m.kept = nil, 0
 		m.scroll = 0
 		if m.cfg.Store != nil && m.cfg.Conversation != "" {
 			if err := m.cfg.Store.Save(context.Background(), m.cfg.Conversation, nil); err != nil {
@@ -79,9 +80,12 @@ func (m *Model) command(line string) tea.Cmd {
 		m.notice(fmt.Sprintf("this session: %d prompt tokens, %d completion tokens, $%.4f",
 			m.usage.PromptTokens, m.usage.CompletionTokens, m.cost))
 	case "/conversations":
-		where := "kept in memory for this session only (a lasting store is not there yet)"
-		if m.cfg.Store == nil || m.cfg.Conversation == "" {
+		where := "kept in memory for this session only"
+		switch {
+		case m.cfg.Store == nil || m.cfg.Conversation == "":
 			where = "not kept"
+		case m.cfg.StoreName != "":
+			where = fmt.Sprintf("kept in %s: ptk chat --conversation %s resumes it", m.cfg.StoreName, m.cfg.Conversation)
 		}
 		m.notice(fmt.Sprintf("conversation %q: %d messages, %s", m.cfg.Conversation, len(m.history), where))
 	default:

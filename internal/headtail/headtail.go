@@ -1,4 +1,8 @@
-package shell
+// Package headtail is a writer that keeps the head and the tail of what is
+// written to it and counts the rest, so that its memory stays bounded
+// however much a program prints: the shell tool reads a command's output
+// through it, and the sandbox runner a confined program's.
+package headtail
 
 import (
 	"bytes"
@@ -7,10 +11,10 @@ import (
 	"strings"
 )
 
-// output is an [io.Writer] that keeps the head and the tail of what is
-// written and counts the rest, so that its memory stays under max bytes
-// however much a command prints. It is not safe for concurrent use.
-type output struct {
+// Buffer is an [io.Writer] that keeps the head and the tail of what is
+// written and counts the rest, so that its memory stays under the size given
+// however much is written. It is not safe for concurrent use.
+type Buffer struct {
 	headMax int
 	head    []byte
 	tail    ring
@@ -18,14 +22,17 @@ type output struct {
 	lines   int64 // newlines written
 }
 
-func newOutput(max int) *output {
-	headMax := max * 2 / 5
+// New returns a Buffer that keeps at most size bytes (at least 2).
+func New(size int) *Buffer {
+	size = max(size, 2)
+	headMax := size * 2 / 5
 	// The tail keeps one byte more than it shows, to tell whether what it
 	// shows starts a line.
-	return &output{headMax: headMax, tail: ring{size: max - headMax + 1}}
+	return &Buffer{headMax: headMax, tail: ring{size: size - headMax + 1}}
 }
 
-func (o *output) Write(p []byte) (int, error) {
+// Write keeps what fits of p; it never fails.
+func (o *Buffer) Write(p []byte) (int, error) {
 	o.total += int64(len(p))
 	o.lines += int64(bytes.Count(p, []byte{'\n'}))
 	n := len(p)
@@ -38,10 +45,13 @@ func (o *output) Write(p []byte) (int, error) {
 	return n, nil
 }
 
+// Total returns how many bytes were written, kept or not.
+func (o *Buffer) Total() int64 { return o.total }
+
 // String returns what was written as valid UTF-8. When more was written than
 // fits, the middle is replaced by a note of what was cut; the cut is moved to
 // line boundaries when that loses little.
-func (o *output) String() string {
+func (o *Buffer) String() string {
 	head, tail := o.head, o.tail.bytes()
 	if o.total < int64(o.headMax+o.tail.size) {
 		return strings.ToValidUTF8(string(head)+string(tail), "\uFFFD")

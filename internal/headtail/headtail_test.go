@@ -1,4 +1,4 @@
-package shell
+package headtail
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 func TestOutputFits(t *testing.T) {
 	for _, in := range []string{"", "a", "hello\n", strings.Repeat("x", 100), "caf\xe9\n"} {
 		for _, chunk := range []int{1, 7, 1000} {
-			o := newOutput(100)
+			o := New(100)
 			write(o, []byte(in), chunk)
 			want := strings.ToValidUTF8(in, "\uFFFD")
 			if got := o.String(); got != want {
@@ -35,7 +35,7 @@ func TestOutputCut(t *testing.T) {
 		for j := range in {
 			in[j] = "abc\n"[rng.IntN(4)]
 		}
-		o := newOutput(max)
+		o := New(max)
 		write(o, in, 1+rng.IntN(300))
 		got := o.String()
 		m := note.FindStringSubmatchIndex(got)
@@ -68,7 +68,7 @@ func TestOutputCut(t *testing.T) {
 // held.
 func TestOutputBounded(t *testing.T) {
 	const max = 50 << 10
-	o := newOutput(max)
+	o := New(max)
 	chunk := bytes.Repeat([]byte("0123456789abcde\n"), 4<<10)
 	for range (64 << 20) / len(chunk) {
 		o.Write(chunk)
@@ -90,7 +90,7 @@ func TestThousands(t *testing.T) {
 	}
 }
 
-func write(o *output, p []byte, chunk int) {
+func write(o *Buffer, p []byte, chunk int) {
 	for len(p) > 0 {
 		n := min(chunk, len(p))
 		if k, err := o.Write(p[:n]); k != n || err != nil {

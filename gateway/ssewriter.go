@@ -1,0 +1,168 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// DefaultKeepAlive is how often a stream of the agents' APIs says it is
+// alive while the model has nothing to send (Config.KeepAlive).
+const DefaultKeepAlive = 10 * time.Second
+
+// sseWriter writes a stream of named events ("event: NAME", "data: JSON"),
+// as the Anthropic Messages and Responses APIs send them. It begins the
+// stream (headers, status 200, the API's first events) at its first event;
+// while the model is slow to answer, a keep-alive begins it and then
+// repeats every keepAlive, from a timer's goroutine, so that every write
+// holds mu.
+type sseWriter struct {
+	w  http.ResponseWriter
+	rc *http.ResponseController
+	x  *exchange
+
+	// opening is the API's first events, keepAlive its keep-alive, as
+	// written: fixed when the writer is made, since the keep-alive's
+	// goroutine writes them.
+	opening, keepAlive []byte
+	every              time.Duration
+
+	mu             sync.Mutex
+	begun, stopped bool
+	timer          *time.Timer
+	buf            bytes.Buffer
+	enc            *json.Encoder
+}
+
+// init readies the writer for w, and starts its keep-alive when every is
+// above zero.
+func (s *sseWriter) init(x *exchange, w http.ResponseWriter, every time.Duration, opening, keepAlive []byte) {
+	s.w, s.x, s.rc = w, x, http.NewResponseController(w)
+	s.opening, s.keepAlive, s.every = opening, keepAlive, every
+	s.enc = json.NewEncoder(&s.buf)
+	s.enc.SetEscapeHTML(false)
+	if every > 0 {
+		s.mu.Lock() // the timer's goroutine reads s.timer
+		s.timer = time.AfterFunc(every, s.tick)
+		s.mu.Unlock()
+	}
+}
+
+// tick is the keep-alive: it begins the stream if need be, says the
+// stream is alive, and comes again after every.
+func (s *sseWriter) tick() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return
+	}
+	s.begin()
+	s.w.Write(s.keepAlive)
+	s.rc.Flush()
+	s.timer.Reset(s.every)
+}
+
+// begin writes the headers and the API's first events, once. mu is held.
+func (s *sseWriter) begin() {
+	if s.begun {
+		return
+	}
+	s.begun = true
+	h := s.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	s.w.WriteHeader(http.StatusOK)
+	s.x.wrote.Store(true)
+	s.w.Write(s.opening)
+}
+
+// sseEvent is one event as the stream writes it.
+func sseEvent(name string, v any) []byte {
+	return append(append(append(append([]byte("event: "), name...), "\ndata: "...), marshal(v)...), "\n\n"...)
+}
+
+// write writes one event, mu held; a nil v writes data as it is.
+func (s *sseWriter) write(name string, v any, data []byte) {
+	s.buf.Reset()
+	s.buf.WriteString("event: ")
+	s.buf.WriteString(name)
+	s.buf.WriteString("\ndata: ")
+	if v != nil {
+		s.enc.Encode(v) // ends with '\n'
+	} else {
+		s.buf.Write(data)
+		s.buf.WriteByte('\n')
+	}
+	s.buf.WriteByte('\n')
+	s.w.Write(s.buf.Bytes())
+}
+
+// event writes one event into the connection's buffer: the responder
+// flushes once it has written what one step of the answer makes (a call is
+// three or four events, which go out in one write).
+func (s *sseWriter) event(name string, v any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return
+	}
+	s.begin()
+	s.write(name, v, nil)
+}
+
+// flush sends what the events wrote.
+func (s *sseWriter) flush() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.begun && !s.stopped {
+		s.rc.Flush()
+	}
+}
+
+// last writes the stream's last events with write (mu held), flushes them
+// and stops the writer.
+func (s *sseWriter) last(f func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return
+	}
+	s.begin()
+	f()
+	s.rc.Flush()
+	s.halt()
+}
+
+// stop ends the keep-alive: nothing is written once it returns.
+func (s *sseWriter) stop() {
+	s.mu.Lock()
+	s.halt()
+	s.mu.Unlock()
+}
+
+func (s *sseWriter) halt() {
+	s.stopped = true
+	if s.timer != nil {
+		s.timer.Stop()
+	}
+}
+
+// fail ends the answer with an error: as the stream's last event when the
+// stream has begun (streamErr, mu held), and otherwise as a whole error
+// answer (whole); either way the writer stops, so that a keep-alive cannot
+// begin a stream under the error.
+func (s *sseWriter) fail(whole, streamErr func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case !s.begun:
+		whole()
+	case !s.stopped:
+		streamErr()
+		s.rc.Flush()
+	}
+	s.halt()
+}

@@ -1,0 +1,127 @@
+package fs
+
+import (
+	"bytes"
+	"context"
+	"io"
+	iofs "io/fs"
+	"path/filepath"
+)
+
+// An Editor holds the files a user is editing, and reads and writes their
+// text for the tools: reading through it sees the changes the user has not
+// saved, and writing through it changes the editor's buffers, which the user
+// sees and can undo. ACP's fs/read_text_file and fs/write_text_file are one
+// (package acp). Paths are absolute, inside the workspace.
+type Editor interface {
+	ReadTextFile(ctx context.Context, path string) (string, error)
+	WriteTextFile(ctx context.Context, path, content string) error
+}
+
+// An Option configures a [Workspace].
+type Option func(*Workspace)
+
+// WithEditor makes read_file, edit_file and write_file read and write the
+// text of files through e instead of the disk. Everything else stays as it
+// is: a path is resolved and checked through the workspace's [os.Root]
+// first (so no path that leads out of the workspace, into .git or through a
+// symbolic link at its end ever reaches e), the sizes are bounded the same
+// way, and list_dir, glob and grep look at the disk.
+func WithEditor(e Editor) Option { return func(w *Workspace) { w.editor = e } }
+
+// abs returns the absolute path of p, a clean slash path relative to the
+// workspace root, for an Editor.
+func (w *Workspace) abs(p string) string { return filepath.Join(w.dirs[0], filepath.FromSlash(p)) }
+
+// editorRead reads the text of p through the editor.
+func (w *Workspace) editorRead(ctx context.Context, p string) (string, error) {
+	text, err := w.editor.ReadTextFile(ctx, w.abs(p))
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		return "", failf("the editor could not read %s: %v", short(p), err)
+	}
+	return text, nil
+}
+
+// readDest reads the file d names, through the editor when there is one,
+// else from the disk through d's directory handle: at most maxWrite+1 bytes.
+func (w *Workspace) readDest(ctx context.Context, d *dest) ([]byte, error) {
+	if w.editor != nil {
+		text, err := w.editorRead(ctx, d.p)
+		return []byte(text), err
+	}
+	f, err := d.open()
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxWrite+1))
+	if err != nil {
+		return nil, failf("reading %s: %v", short(d.p), err)
+	}
+	return data, nil
+}
+
+// store writes data as the whole content of the file d names: through the
+// editor when there is one, else atomically on the disk (replace).
+func (w *Workspace) store(ctx context.Context, d *dest, data []byte, perm iofs.FileMode, exact bool) error {
+	if w.editor == nil {
+		return w.replace(ctx, d, data, perm, exact)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := w.editor.WriteTextFile(ctx, w.abs(d.p), string(data)); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return failf("the editor could not write %s: %v", short(d.p), err)
+	}
+	return nil
+}
+
+// Text returns the whole text of a file of the workspace, for a front end
+// to show (the two sides of an edit's diff, say): through the editor when
+// there is one, else from the disk through the workspace's root, with the
+// tools' checks. A directory, a file over 10 MB and a binary file are
+// errors.
+func (w *Workspace) Text(ctx context.Context, path string) (string, error) {
+	if w.closed.Load() {
+		return "", ErrClosed
+	}
+	p, fi, err := w.stat(path)
+	switch {
+	case err != nil:
+		return "", err
+	case fi.IsDir():
+		return "", failf("%s is a directory", short(p))
+	case fi.Size() > maxWrite:
+		return "", failf("%s is over 10 MB", short(p))
+	}
+	var data []byte
+	if w.editor != nil {
+		text, err := w.editorRead(ctx, p)
+		if err != nil {
+			return "", err
+		}
+		data = []byte(text)
+	} else {
+		f, _, err := openRegular(w.root, p)
+		if err != nil {
+			return "", accessError(p, err)
+		}
+		defer f.Close()
+		if data, err = io.ReadAll(io.LimitReader(f, maxWrite+1)); err != nil {
+			return "", failf("reading %s: %v", short(p), err)
+		}
+	}
+	if len(data) > maxWrite {
+		return "", failf("%s is over 10 MB", short(p))
+	}
+	if bytes.IndexByte(data, 0) >= 0 {
+		return "", failf("%s is a binary file", short(p))
+	}
+	return string(data), nil
+}
