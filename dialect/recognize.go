@@ -562,7 +562,12 @@ func (m *machine) wrapper(i int, t tag.Info, closers []string, weak, gemma bool)
 		}
 		if ok && !nt.Closing && !nt.BarL && !nt.BarR && wrapperNames[nt.Name] {
 			// <tool_call>\n<tool_call>\n{...}: an opener written twice, or a
-			// closer written as an opener; the call is the second's
+			// closer written as an opener; the call is the second's. Data
+			// that holds it has it spelled differently too: what a reply
+			// writes between the two would make the first the call's.
+			if m.inert != nil {
+				m.inert.hazards = append(m.inert.hazards, i)
+			}
 			d := m.drop(t)
 			d.call = true
 			return d
@@ -1237,6 +1242,12 @@ func (m *machine) messageHeader(i int, t tag.Info) action {
 		end = k + len("<|end_header_id|>")
 	} else if t.Name == "start_header_id" || k < len(buf) && !lenient.IsWS(buf[k]) && buf[k] != '<' {
 		return m.drop(t) // <|im_start|>users...: a word, not a role
+	}
+	if m.inert != nil {
+		// Data repeated in a reply would end the reply here: what the model
+		// writes after it, calls included, would be read as nothing.
+		m.inert.hazards = append(m.inert.hazards, i)
+		return action{}
 	}
 	if m.wroteSomething(i) {
 		if !m.lineStartAt(i) && m.byteBefore(i) != '>' {
