@@ -75,7 +75,9 @@
 //     at the start of a line or after another token) ends the reply: the
 //     model went on past its turn, and what follows is a conversation it
 //     made up, read as nothing ([DiagPastTurn]). A header before anything
-//     is the reply's own, dropped; one in a sentence is text.
+//     is the reply's own, dropped; one in a sentence is text. Neutralize
+//     spells a header in data differently: a reply quoting it would end
+//     there.
 //   - a wrapper's opener followed by another opener (Hermes 2 Pro writes a
 //     closer as an opener) is stray: the call is the second's.
 //   - an apostrophe between two letters in a single-quoted string ('It's')
