@@ -23,6 +23,7 @@ import (
 	"github.com/ptkit/ptk/internal/sandbox"
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/ptool"
+	scorer "github.com/ptkit/ptk/ptool/score"
 	"github.com/ptkit/ptk/schema"
 )
 
@@ -695,13 +696,7 @@ func score(examples []Example, got map[int]result, run sandbox.Result, out *sche
 					c.Got = append(c.Got, map[byte]byte{'[': ']', '{': '}'}[b[0]])
 				}
 			}
-			if err := out.Validate(c.Got); err != nil {
-				c.Verdict, c.Error = Wrong, "does not fit the output schema: "+err.Error()
-			} else if Equal(c.Got, e.Output) {
-				c.Verdict = Correct
-			} else {
-				c.Verdict = Wrong
-			}
+			c.Verdict, c.Error = scorer.Judge(out, e.Output, c.Got) // the scorer ptk ptool eval shares
 		}
 		switch c.Verdict {
 		case Correct:

@@ -89,20 +89,6 @@ func TestRefactor(t *testing.T) {
 		t.Error("no error for a ptool the file does not declare")
 	}
 
-	exp, err := Expand(got, "Shout")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := `func NewShoutPtool(opts ...ptool.Option) *ptool.Distilled[Review, string] {
-	return ptool.Distill(Shout, ptool.New[Review, string]("shout", "Shout says the review's text loudly,\nor leaves it to the model when there is none.", opts...))
-}`
-	if !strings.Contains(string(exp), want) || !strings.HasPrefix(string(exp), string(got)) {
-		t.Errorf("expanded:\n%s", exp)
-	}
-	compiles(t, exp)
-	if _, err := Expand(got, "use"); err == nil || !strings.Contains(err.Error(), "func(context.Context, In) (Out, error)") {
-		t.Errorf("expanding a function of another shape: %v", err)
-	}
 }
 
 // TestRefactorScreens: the code ptk refactor distill would merge into a

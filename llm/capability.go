@@ -26,6 +26,22 @@ type BaseURLer interface {
 	BaseURL() string
 }
 
+// ModelIDer is a Model set to ask for one model of its server (a catalog
+// entry): what tells the models of a server apart, as a memory of what
+// each accepts (NativeTools) must.
+type ModelIDer interface {
+	ModelID() string
+}
+
+// ModelIDOf returns the model id m asks for, found through wrappers; ""
+// when it has none.
+func ModelIDOf(m Model) string {
+	if x, ok := As[ModelIDer](m); ok {
+		return x.ModelID()
+	}
+	return ""
+}
+
 // Pricer is a Model that knows its price.
 type Pricer interface {
 	Price() Price

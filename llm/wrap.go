@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"iter"
+	"strings"
 )
 
 // Priced returns m with its calls priced at p: each Response (and the
@@ -117,6 +118,7 @@ var (
 	_ Streamer      = (*fallback)(nil)
 	_ ToolSupporter = (*fallback)(nil)
 	_ BaseURLer     = (*fallback)(nil)
+	_ ModelIDer     = (*fallback)(nil)
 	_ Pricer        = (*pricedFallback)(nil)
 )
 
@@ -125,6 +127,15 @@ func (f *fallback) Unwrap() []Model { return f.models }
 
 // Price is the lowest of the models' prices: a lower bound of a call's cost.
 func (f *pricedFallback) Price() Price { return f.price }
+
+// ModelID is the models' ids, in order, joined by commas.
+func (f *fallback) ModelID() string {
+	ids := make([]string, len(f.models))
+	for i, m := range f.models {
+		ids[i] = ModelIDOf(m)
+	}
+	return strings.Join(ids, ",")
+}
 
 // BaseURL is the models' base URL when they share one, "" otherwise.
 func (f *fallback) BaseURL() string {

@@ -2,9 +2,12 @@ package ptool_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/llm/llmtest"
 	"github.com/ptkit/ptk/ptool"
 )
 
@@ -68,4 +71,49 @@ func BenchmarkDistilledCode(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkStream compares a streamed call read whole (Call) with the same
+// call read as it comes (CallStream), on an answer of 20 items in pieces of
+// 4 bytes: what the partial outputs cost.
+func BenchmarkStream(b *testing.B) {
+	var items strings.Builder
+	for i := range 20 {
+		if i > 0 {
+			items.WriteString(", ")
+		}
+		fmt.Fprintf(&items, `{"sku": "SKU-%d", "qty": %d}`, i, i+1)
+	}
+	reply := `<answer>{"customer": "Ada Lovelace", "items": [` + items.String() + `], "total": 99.5, "rush": true}</answer>`
+	model := func() *llmtest.Script {
+		replies := make([]llmtest.Reply, 1<<16)
+		for i := range replies {
+			replies[i] = llmtest.Text(reply)
+		}
+		m := llmtest.New(replies...)
+		m.ChunkSize = 4
+		return m
+	}
+	ctx := context.Background()
+	in := review{Text: "an order"}
+	b.Run("Call", func(b *testing.B) {
+		p := ptool.New[review, purchase]("read_order", "Read the order.", ptool.WithModel(model()), ptool.WithStream(true))
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := p.Call(ctx, in); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("CallStream", func(b *testing.B) {
+		p := ptool.New[review, purchase]("read_order", "Read the order.", ptool.WithModel(model()))
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, err := range p.CallStream(ctx, in) {
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
 }

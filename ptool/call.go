@@ -28,11 +28,20 @@ type fn struct {
 	envelope       json.RawMessage
 	responseFormat map[string]json.RawMessage
 	answerTool     []ptk.ToolInfo
+	// stored holds the examples read from the ptool's ExampleStore.
+	stored *stored
 }
 
 // structuredMemoryName is the name under which a memory remembers that a
-// model refused structured output.
-const structuredMemoryName = "ptool:structured"
+// model refused structured output: "ptool:structured", and the model's id
+// when it has one (llm.ModelIDOf), so that one model of a server that
+// serves several (a proxy) is remembered, not all of them.
+func structuredMemoryName(m llm.Model) string {
+	if id := llm.ModelIDOf(m); id != "" {
+		return "ptool:structured:" + id
+	}
+	return "ptool:structured"
+}
 
 func newFn(name, doc string, in, out json.RawMessage, c config) (*fn, error) {
 	if err := resolveConfig(&c); err != nil {
@@ -56,7 +65,7 @@ func newFn(name, doc string, in, out json.RawMessage, c config) (*fn, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &fn{spec: s, cfg: c}
+	f := &fn{spec: s, cfg: c, stored: &stored{}}
 	f.envelope = json.RawMessage(`{"type":"object","properties":{"answer":` + string(out) +
 		`,"cannot_answer":{"type":"string","description":"why the input does not let you answer; only when you cannot"}},"additionalProperties":false}`)
 	rf, _ := json.Marshal(map[string]any{"type": "json_schema", "json_schema": map[string]any{
@@ -68,7 +77,7 @@ func newFn(name, doc string, in, out json.RawMessage, c config) (*fn, error) {
 
 // styleFor says how model m is asked for its answer.
 func (f *fn) styleFor(m llm.Model) style {
-	if f.cfg.mode == ModeProtocol || f.cfg.mode == ModeAuto && f.cfg.memory.Rejected(m, structuredMemoryName) {
+	if f.cfg.mode == ModeProtocol || f.cfg.mode == ModeAuto && f.cfg.memory.Rejected(m, structuredMemoryName(m)) {
 		return styleProtocol
 	}
 	if _, ok := llm.As[*openai.Client](m); ok {
@@ -93,6 +102,12 @@ func modeOf(st style) Mode {
 // call makes one ptool call: raw is the input as JSON, in the caller's
 // value (for a custom template), out where the answer is decoded.
 func (f *fn) call(ctx context.Context, raw []byte, in any, out any) (*Record, error) {
+	return f.callWith(ctx, raw, in, out, nil)
+}
+
+// callWith is call that, with partial set, streams the model's answers
+// and gives it the output of each attempt as it is read (see CallStream).
+func (f *fn) callWith(ctx context.Context, raw []byte, in any, out any, partial func(attempt int, js []byte)) (*Record, error) {
 	rec := &Record{PTool: f.spec.Name, Input: raw, Source: SourceModel, Start: time.Now()}
 	var err error
 	if f.cfg.checkInput {
@@ -101,7 +116,7 @@ func (f *fn) call(ctx context.Context, raw []byte, in any, out any) (*Record, er
 		}
 	}
 	if err == nil {
-		err = f.ask(ctx, rec, raw, in, out)
+		err = f.ask(ctx, rec, raw, in, out, partial)
 	}
 	f.finish(rec, err)
 	return rec, err
@@ -119,13 +134,17 @@ func (f *fn) finish(rec *Record, err error) {
 	}
 }
 
-func (f *fn) ask(ctx context.Context, rec *Record, raw []byte, in any, out any) error {
+func (f *fn) ask(ctx context.Context, rec *Record, raw []byte, in any, out any, partial func(attempt int, js []byte)) error {
 	m := f.cfg.model
 	if m == nil {
 		return errors.New(f.spec.Name + ": no model (WithModel)")
 	}
 	st := f.styleFor(m)
-	msgs, err := f.spec.messages(st, raw, in)
+	spec, err := f.promptSpec(ctx, raw)
+	if err != nil {
+		return err
+	}
+	msgs, err := spec.messages(st, raw, in)
 	if err != nil {
 		return err
 	}
@@ -143,8 +162,26 @@ func (f *fn) ask(ctx context.Context, rec *Record, raw []byte, in any, out any) 
 			req.Tools, req.ToolChoice = f.answerTool, "answer"
 			t.NoCalls, t.Mode = false, turn.Native
 		}
+		var emit func(turn.Event)
+		if partial != nil && f.spec.streamable() {
+			t.Stream = true
+			pr := &partialReader{spec: f.spec, style: st}
+			attempt := len(rec.Attempts) + 1
+			emit = func(e turn.Event) {
+				var piece string
+				switch {
+				case e.Kind == turn.EventText && pr.style != styleTool:
+					piece = e.Text
+				case (e.Kind == turn.EventCallStart || e.Kind == turn.EventCallDelta) && pr.style == styleTool && e.Index == 0:
+					piece = e.Text
+				}
+				if js := pr.feed(piece); js != nil {
+					partial(attempt, js)
+				}
+			}
+		}
 		start := time.Now()
-		reply, err := t.Ask(ctx, req, nil)
+		reply, err := t.Ask(ctx, req, emit)
 		if err != nil {
 			if st != styleProtocol && f.cfg.mode == ModeAuto && ctx.Err() == nil &&
 				(errors.Is(err, llm.ErrBadRequest) || errors.Is(err, llm.ErrToolsUnsupported)) {
@@ -154,7 +191,7 @@ func (f *fn) ask(ctx context.Context, rec *Record, raw []byte, in any, out any) 
 				// reason is refused in text too)
 				refused = true
 				st = styleProtocol
-				if msgs, err = f.spec.messages(st, raw, in); err != nil {
+				if msgs, err = spec.messages(st, raw, in); err != nil {
 					return err
 				}
 				continue
@@ -162,7 +199,7 @@ func (f *fn) ask(ctx context.Context, rec *Record, raw []byte, in any, out any) 
 			return err
 		}
 		if refused {
-			f.cfg.memory.Reject(m, structuredMemoryName)
+			f.cfg.memory.Reject(m, structuredMemoryName(m))
 			refused = false
 		}
 		a := Attempt{Mode: modeOf(st), Raw: reply.Raw, Usage: reply.Usage, Cost: reply.Cost, Latency: time.Since(start)}
@@ -175,16 +212,20 @@ func (f *fn) ask(ctx context.Context, rec *Record, raw []byte, in any, out any) 
 		rec.Usage = rec.Usage.Add(a.Usage)
 		rec.Cost += a.Cost
 		var ans answer
+		enveloped := true
 		switch {
 		case st == styleProtocol:
 			ans = f.spec.readText(reply.Raw)
 		case st == styleTool && len(reply.Made) > 0:
 			a.Raw = string(reply.Made[0].Args)
-			ans = f.spec.readStructured(a.Raw)
+			ans, _ = f.spec.readStructured(a.Raw) // the server made the call it was asked for
 		case st == styleTool:
-			ans = answer{problems: []string{`no call of the function "answer"`}}
+			// the server ignored the forced call: the answer may be in the text
+			if ans, enveloped = f.spec.readStructured(reply.Raw); ans.problems != nil {
+				ans.problems = []string{`no call of the function "answer"`}
+			}
 		default:
-			ans = f.spec.readStructured(reply.Raw)
+			ans, enveloped = f.spec.readStructured(reply.Raw)
 		}
 		a.Repairs = ans.repairs
 		if ans.abstained {
@@ -198,28 +239,63 @@ func (f *fn) ask(ctx context.Context, rec *Record, raw []byte, in any, out any) 
 				ans.problems = []string{"the output does not fit its Go type: " + err.Error()}
 			}
 		}
-		if ans.problems == nil {
+		var v verdict
+		if ans.problems == nil && len(f.cfg.checks) > 0 {
+			v = f.runChecks(ctx, &checkArgs{in: in, out: out, inJSON: raw, outJSON: ans.json})
+			if v.stop != nil {
+				a.Problems = []string{"check: " + v.stop.Error()}
+				rec.Attempts = append(rec.Attempts, a)
+				return v.stop
+			}
+		}
+		if ans.problems == nil && v.problems == nil && v.hints == nil {
 			rec.Attempts = append(rec.Attempts, a)
 			rec.Output = ans.json
 			return nil
 		}
 		a.Problems = ans.problems
+		for _, p := range v.problems {
+			a.Problems = append(a.Problems, "check: "+p)
+		}
+		for _, h := range v.hints {
+			a.Problems = append(a.Problems, "try again: "+h)
+		}
 		rec.Attempts = append(rec.Attempts, a)
-		msgs = append(msgs[:len(msgs):len(msgs)], f.feedback(st, reply, ans.problems)...)
+		if !enveloped && f.cfg.mode == ModeAuto {
+			// the server took the request for structured output and
+			// ignored it: ask again in the protocol, which any model can
+			// follow, and remember the model for the next calls
+			f.cfg.memory.Reject(m, structuredMemoryName(m))
+			st = styleProtocol
+			if msgs, err = spec.messages(st, raw, in); err != nil {
+				return err
+			}
+			reply.Made = nil // answered in text, as the protocol asks
+		}
+		msgs = append(msgs[:len(msgs):len(msgs)], f.feedback(st, reply, ans.problems, v)...)
 	}
 	return &AttemptsError{PTool: f.spec.Name, Attempts: rec.Attempts}
 }
 
 // feedback is what the model is told of an answer that does not fit: its
-// reply, then what was wrong and how to answer again.
-func (f *fn) feedback(st style, reply *turn.Reply, problems []string) []ptk.Message {
+// reply, then what was wrong (problems with the schema, the checks'
+// problems and hints) and how to answer again.
+func (f *fn) feedback(st style, reply *turn.Reply, problems []string, v verdict) []ptk.Message {
 	var b strings.Builder
-	b.WriteString("Your answer does not fit the output's schema:\n")
-	for _, p := range problems {
-		b.WriteString("- ")
-		b.WriteString(p)
-		b.WriteByte('\n')
+	list := func(head string, items []string) {
+		if len(items) == 0 {
+			return
+		}
+		b.WriteString(head)
+		for _, p := range items {
+			b.WriteString("- ")
+			b.WriteString(p)
+			b.WriteByte('\n')
+		}
 	}
+	list("Your answer does not fit the output's schema:\n", problems)
+	list("Your answer does not pass the function's checks:\n", v.problems)
+	list("Try again:\n", v.hints)
 	b.WriteString("Answer again with the whole output, corrected. ")
 	b.WriteString(instructions(st))
 	if st == styleTool && len(reply.Made) > 0 {

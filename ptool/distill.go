@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime/debug"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -78,6 +79,20 @@ func (d *Distilled[In, Out]) Run(ctx context.Context, args json.RawMessage) (ptk
 	})
 }
 
+// CallJSON calls the function with its input as JSON and returns the
+// output as JSON, with the call's record (Source says who answered).
+func (d *Distilled[In, Out]) CallJSON(ctx context.Context, input json.RawMessage) (json.RawMessage, *Record, error) {
+	var in In
+	if err := json.Unmarshal(input, &in); err != nil {
+		return nil, nil, fmt.Errorf("%s: the input: %w", d.Spec().Name, err)
+	}
+	_, rec, err := d.CallRecord(ctx, in)
+	if err != nil {
+		return nil, rec, err
+	}
+	return rec.Output, rec, nil
+}
+
 // Call answers in with the code, or with the fallback ptool when the code
 // is not sure.
 func (d *Distilled[In, Out]) Call(ctx context.Context, in In) (Out, error) {
@@ -101,7 +116,7 @@ func (d *Distilled[In, Out]) CallRecord(ctx context.Context, in In) (Out, *Recor
 		d.stats.fellBack.Add(1)
 		var mout Out
 		rec.Source, rec.FellBack = SourceModel, true
-		err = f.ask(ctx, rec, raw, in, &mout)
+		err = f.ask(ctx, rec, raw, in, &mout, nil)
 		if err != nil {
 			d.stats.failed.Add(1)
 		} else {
@@ -112,6 +127,15 @@ func (d *Distilled[In, Out]) CallRecord(ctx context.Context, in In) (Out, *Recor
 	}
 	if err == nil {
 		rec.Output, err = d.checkOut(out)
+	}
+	if err == nil && len(f.cfg.checks) > 0 {
+		v := f.runChecks(ctx, &checkArgs{in: in, out: &out, inJSON: raw, outJSON: rec.Output})
+		switch {
+		case v.stop != nil:
+			err = v.stop
+		case v.problems != nil || v.hints != nil:
+			err = fmt.Errorf("%s: the distilled code's answer fails its checks: %s", f.spec.Name, strings.Join(append(v.problems, v.hints...), "; "))
+		}
 	}
 	if err != nil {
 		d.stats.failed.Add(1)

@@ -20,9 +20,25 @@
 // around it, single quotes, trailing commas, "0.95" for a number, an enum
 // value in another letter case, each repair recorded, nothing guessed), and
 // ModeAuto, the default, uses structured output where the provider has it and
-// the protocol otherwise, remembering a model that refused. An answer that
+// the protocol otherwise, remembering a model that refused. Servers that take
+// a request for structured output and ignore it (some OpenAI-compatible
+// servers and proxies) are read too: an answer between <answer> tags, or a
+// bare output that fits the schema exactly, each a recorded repair; after
+// one reply that cannot be read, ModeAuto asks again in the protocol and
+// remembers the model (WithMemory). An answer that
 // does not fit the schema is asked again with what was wrong, up to
 // WithMaxAttempts; a model may abstain (ErrAbstained).
+//
+// Checks are validators that re-ask: WithCheck runs a Go function on each
+// answer that fits the schema, and an error it returns is fed back to the
+// model with its message and recorded in the attempt (Retry asks again
+// with a hint, Stop ends the call). A ptools file declares checks too
+// (CheckDef: pattern, range, enum, length, and CEL expressions over the
+// input and the output with package ptool/celcheck).
+//
+// CallStream reads the output as the model writes it: it yields the typed
+// output each time a field or an item is complete (a string never half),
+// and never a value a field later loses within an attempt.
 //
 // Distill puts plain code in front of a ptool: the code answers first and
 // returns ErrFallback when it is not sure, and only then is the model asked.

@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"reflect"
+
+	"github.com/ptkit/ptk/llm"
 )
 
 // Dynamic is a declarative ptool: its input is a JSON object and its output
@@ -36,6 +39,9 @@ type Def struct {
 	Template    string   `json:"template,omitempty"`
 	// Examples are input and output pairs shown to the model.
 	Examples []Example `json:"examples,omitempty"`
+	// Checks are what an answer must also satisfy, beyond its schema: one
+	// that fails is fed back to the model, which is asked again.
+	Checks []CheckDef `json:"checks,omitempty"`
 }
 
 // File is a ptools file.
@@ -85,6 +91,35 @@ func Load(file string, opts ...Option) ([]*Dynamic, error) {
 	return out, nil
 }
 
+// LoadRegistry reads a ptools file into a new registry: each ptool is
+// answered by the model that model returns for the name its Def gives (""
+// when it names none), with opts after what the file says.
+func LoadRegistry(file string, model func(name string) (llm.Model, error), opts ...Option) (*Registry, error) {
+	defs, err := ReadDefs(file)
+	if err != nil {
+		return nil, err
+	}
+	reg := NewRegistry()
+	for _, d := range defs {
+		o := opts
+		if model != nil {
+			m, err := model(d.Model)
+			if err != nil {
+				return nil, fmt.Errorf("%s: ptool %q: %w", file, d.Name, err)
+			}
+			o = append([]Option{WithModel(m)}, opts...)
+		}
+		p, err := d.New(o...)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		if err := reg.Register(p); err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+	}
+	return reg, nil
+}
+
 // New makes the ptool d declares, with opts applied after what d says. Its
 // calls check their input against d.Input before the model is asked.
 func (d Def) New(opts ...Option) (*Dynamic, error) {
@@ -118,6 +153,16 @@ func (d Def) New(opts ...Option) (*Dynamic, error) {
 		return nil, fmt.Errorf("ptool %q: no output schema", d.Name)
 	}
 	c.checkInput = true
+	if err := checkTypes(c.checks, reflect.TypeFor[map[string]any](), reflect.TypeFor[any]()); err != nil {
+		return nil, fmt.Errorf("ptool %q: %w", d.Name, err)
+	}
+	for i, cd := range d.Checks {
+		ck, err := cd.compile(c.language)
+		if err != nil {
+			return nil, fmt.Errorf("ptool %q: check %d: %w", d.Name, i+1, err)
+		}
+		c.checks = append(c.checks, ck)
+	}
 	f, err := newFn(d.Name, d.Doc, d.Input, d.Output, c)
 	if err != nil {
 		return nil, fmt.Errorf("ptool %q: %w", d.Name, err)

@@ -18,8 +18,9 @@ type Mode string
 const (
 	// ModeAuto uses structured output where the model's provider has it
 	// (OpenAI's Chat Completions, Anthropic, Gemini), and the protocol
-	// otherwise or once the model refused structured output (remembered in
-	// the ptool's memory, see WithMemory).
+	// otherwise, or once the model refused structured output or answered
+	// without the object it asks for (remembered in the ptool's memory, see
+	// WithMemory).
 	ModeAuto Mode = "auto"
 	// ModeStructured asks the provider for JSON that fits the schema:
 	// OpenAI's response_format json_schema (llm/openai, so also Ollama,
@@ -55,6 +56,10 @@ type config struct {
 	outEnum     []string
 	// checkInput checks each call's input against the input schema.
 	checkInput bool
+	checks     []checker
+	language   Language
+	store      ExampleStore
+	storedN    int
 }
 
 // WithModel sets the model that answers.
@@ -103,8 +108,10 @@ func WithStream(on bool) Option { return func(c *config) { c.stream = on } }
 // WithMemory sets the memory of models that refused structured output, for
 // ModeAuto: share one between ptools (and with an agent) so that each
 // model is refused once. By default each ptool has its own. A refusal is
-// remembered under the name "ptool:structured", apart from the model names
-// an agent remembers refusals of native tools under; a model that says it
+// remembered under the name "ptool:structured:" and the model's id
+// (llm.ModelIDOf; "ptool:structured" for a model without one), apart from
+// the model names an agent remembers refusals of native tools under; a
+// model that says it
 // takes no native tools (llm.ToolSupporter, as the catalog's "ptk" models
 // do) is asked in text from its first call.
 func WithMemory(m *llm.NativeTools) Option { return func(c *config) { c.memory = m } }
@@ -132,8 +139,8 @@ type PTool[In, Out any] struct {
 //
 // New panics on a mistake in the program, like regexp.MustCompile: an
 // invalid name, a type without a JSON Schema, an example of the wrong type
-// or that does not fit the schema, a template that does not parse, or a
-// WithModelName the catalog does not have.
+// or that does not fit the schema, a template that does not parse, a
+// WithCheck of other types, or a WithModelName the catalog does not have.
 func New[In, Out any](name, doc string, opts ...Option) *PTool[In, Out] {
 	var c config
 	for _, o := range opts {
@@ -171,6 +178,7 @@ func New[In, Out any](name, doc string, opts ...Option) *PTool[In, Out] {
 		must(err)
 		c.rawExamples = append(c.rawExamples, Example{Input: ri, Output: ro})
 	}
+	must(checkTypes(c.checks, reflect.TypeFor[In](), reflect.TypeFor[Out]()))
 	f, err := newFn(name, doc, in, out, c)
 	must(err)
 	return &PTool[In, Out]{fn: f}

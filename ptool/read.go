@@ -21,20 +21,24 @@ type answer struct {
 
 // readText reads an answer a model wrote as text (protocol mode): between
 // <answer> tags, else in a code fence, else the whole reply; leniently, as
-// JSON, or as the string it spells when the output is a string.
+// JSON, or as the string it spells when the output is a string. The last
+// <answer> or <cannot_answer> element the model opened decides whether it
+// answered or abstained: a tag it mentions in prose before its real answer,
+// or inside the other element, does not.
 func (s *Spec) readText(text string) answer {
 	var a answer
 	text = stripThink(text)
-	if i, j := indexFold(text, "<cannot_answer>"); i >= 0 {
-		reason := text[j:]
+	el := lastElement(text)
+	if el.abstain {
+		reason := text[el.body:]
 		if k, _ := indexFold(reason, "</cannot_answer>"); k >= 0 {
 			reason = reason[:k]
 		}
 		return answer{abstained: true, reason: strings.TrimSpace(reason)}
 	}
 	inner := text
-	if i, j := indexFold(text, "<answer>"); i >= 0 {
-		inner = text[j:]
+	if el.body >= 0 {
+		inner = text[el.body:]
 		if k, _ := indexFold(inner, "</answer>"); k >= 0 {
 			inner = inner[:k]
 		} else {
@@ -74,35 +78,112 @@ func (s *Spec) readText(text string) answer {
 	return s.check(a, n, src)
 }
 
+// element is the <answer> or <cannot_answer> element that decides a reply:
+// body is where its content starts (-1: the reply has neither tag).
+type element struct {
+	abstain bool
+	body    int
+}
+
+// lastElement finds the element that decides a reply: the last <answer> or
+// <cannot_answer> the model opened, where tags inside a closed element are
+// its data, and a tag never closed counts only when no other follows it (a
+// mention in prose, or an element cut off at the end).
+func lastElement(text string) element {
+	el := element{body: -1}
+	lastClose := map[string]int{"</answer>": lastIndexFold(text, "</answer>"), "</cannot_answer>": lastIndexFold(text, "</cannot_answer>")}
+	for i := 0; i < len(text); {
+		k := strings.IndexByte(text[i:], '<')
+		if k < 0 {
+			break
+		}
+		i += k
+		open, closer, abstain := "<answer>", "</answer>", false
+		if hasPrefixFold(text[i:], "<cannot_answer>") {
+			open, closer, abstain = "<cannot_answer>", "</cannot_answer>", true
+		} else if !hasPrefixFold(text[i:], open) {
+			i++
+			continue
+		}
+		el = element{abstain: abstain, body: i + len(open)}
+		i = el.body
+		if lastClose[closer] >= i {
+			_, end := indexFold(text[i:], closer)
+			i += end
+		}
+	}
+	return el
+}
+
+// lastIndexFold is the start of the last match of tag (lower case) in s in
+// any letter case, or -1.
+func lastIndexFold(s, tag string) int {
+	for i := strings.LastIndexByte(s, '<'); i >= 0; i = strings.LastIndexByte(s[:i], '<') {
+		if hasPrefixFold(s[i:], tag) {
+			return i
+		}
+	}
+	return -1
+}
+
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+}
+
 // readStructured reads the JSON a provider's structured output gave:
-// {"answer": …} or {"cannot_answer": "why"}.
-func (s *Spec) readStructured(raw string) answer {
-	var a answer
+// {"answer": …} or {"cannot_answer": "why"}. Servers that take the request
+// for structured output and ignore it let the model write what it likes:
+// an answer between <answer> tags reads as in protocol mode, and a bare
+// output reads when it fits the schema exactly, each with a repair saying
+// so. enveloped reports that the reply was the object asked for; false
+// says the server ignores structured output.
+func (s *Spec) readStructured(raw string) (a answer, enveloped bool) {
 	text := stripThink(raw)
+	if lastElement(text).body >= 0 {
+		a = s.readText(text)
+		a.repairs = append([]string{`read from <answer> tags: the reply is not an {"answer": …} object`}, a.repairs...)
+		return a, false
+	}
 	if fenced, ok := unfence(text); ok {
 		text = fenced
 		a.repairs = append(a.repairs, "read from a code fence")
 	}
-	src := []byte(strings.TrimSpace(text))
+	trimmed := strings.TrimSpace(text)
+	src := []byte(trimmed)
 	n, rep, err := lenient.Parse(src)
 	if err == nil {
 		a.repairs = append(a.repairs, rep.Strings()...)
 	} else if n = findValue(src); n != nil {
 		a.repairs = append(a.repairs, "the prose around the JSON left out")
 	}
+	if n != nil && n.Kind == lenient.Object {
+		v := n.Get("answer")
+		if r := n.Get("cannot_answer"); r != nil && r.Kind == lenient.String && (v == nil || v.Kind == lenient.Null) {
+			return answer{abstained: true, reason: strings.TrimSpace(r.Str)}, true
+		}
+		if v != nil {
+			return s.check(a, v, src), true
+		}
+	}
+	if n == nil && s.textOut && trimmed != "" {
+		n = &lenient.Node{Kind: lenient.String, Str: trimmed}
+	}
+	if n != nil && s.fits(n) {
+		a.repairs = append(a.repairs, `the output written bare, without its {"answer": …} object`)
+		return s.check(a, n, src), false
+	}
 	if n == nil || n.Kind != lenient.Object {
 		a.problems = []string{`the reply is not a JSON object {"answer": …}`}
-		return a
-	}
-	v := n.Get("answer")
-	if r := n.Get("cannot_answer"); r != nil && r.Kind == lenient.String && (v == nil || v.Kind == lenient.Null) {
-		return answer{abstained: true, reason: strings.TrimSpace(r.Str)}
-	}
-	if v == nil {
+	} else {
 		a.problems = []string{`the reply has no "answer" field`}
-		return a
 	}
-	return s.check(a, v, src)
+	return a, false
+}
+
+// fits reports whether n is an output as it is, without coercion: a bare
+// output is taken only when there is no doubt.
+func (s *Spec) fits(n *lenient.Node) bool {
+	return s.out == nil || s.out.Quick(n) || len(s.out.Check(n)) == 0
 }
 
 // check coerces a value read from src to the output schema, recording what
@@ -122,11 +203,10 @@ func (s *Spec) check(a answer, n *lenient.Node, src []byte) answer {
 		}
 	}
 	a.json = lenient.AppendJSON(nil, n, src)
-	if n.Clean { // copied as written: make it compact
-		var b bytes.Buffer
-		if json.Compact(&b, a.json) == nil {
-			a.json = b.Bytes()
-		}
+	// clean values are copied as written: make the whole compact
+	var b bytes.Buffer
+	if json.Compact(&b, a.json) == nil {
+		a.json = b.Bytes()
 	}
 	return a
 }

@@ -16,6 +16,8 @@ func FuzzRead(f *testing.F) {
 		`<think><answer></think><ANSWER>{"sentiment":"negative","confidence":"1e3"}`,
 		`{"answer": {"sentiment": "positive", "confidence": 0.5}}`,
 		`{"cannot_answer": "why"}`,
+		`No <cannot_answer> needed: <answer>{"sentiment": "neutral", "confidence": 0}</answer>`,
+		`{"sentiment": "neutral", "confidence": 1}`,
 	} {
 		f.Add(s)
 	}
@@ -26,7 +28,8 @@ func FuzzRead(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, reply string) {
-		for _, a := range []answer{s.readText(reply), s.readStructured(reply)} {
+		structured, _ := s.readStructured(reply)
+		for _, a := range []answer{s.readText(reply), structured} {
 			if a.json == nil {
 				continue
 			}

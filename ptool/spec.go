@@ -16,10 +16,7 @@ import (
 
 // Example is an input and the output the function should give for it,
 // shown to the model.
-type Example struct {
-	Input  json.RawMessage `json:"input"`
-	Output json.RawMessage `json:"output"`
-}
+type Example = ptk.Example
 
 // Spec is what a ptool is: its name, doc, input and output schemas and
 // examples, and the prompt made of them. It does not change after the

@@ -15,10 +15,38 @@ type Func interface {
 	Spec() *Spec
 }
 
+// JSONCaller is a ptool called with its input as JSON that gives its output
+// as JSON and keeps a Record of the call: *PTool, *Distilled and the
+// declarative ptools of Load are. A workflow step or a ReAct action that
+// calls one keeps its record; a Func that is not one runs as a tool.
+type JSONCaller interface {
+	CallJSON(ctx context.Context, input json.RawMessage) (json.RawMessage, *Record, error)
+}
+
 var (
-	_ Func = (*PTool[struct{}, string])(nil)
-	_ Func = (*Distilled[struct{}, string])(nil)
+	_ Func       = (*PTool[struct{}, string])(nil)
+	_ Func       = (*Distilled[struct{}, string])(nil)
+	_ JSONCaller = (*PTool[struct{}, string])(nil)
+	_ JSONCaller = (*Distilled[struct{}, string])(nil)
 )
+
+// RunRecord runs f as a tool, as f.Run does, and returns the Record of the
+// call when f keeps one (a JSONCaller), else nil: what an agent that calls
+// ptools as tools records of them.
+func RunRecord(ctx context.Context, f Func, args json.RawMessage) (ptk.Result, *Record, error) {
+	jc, ok := f.(JSONCaller)
+	if !ok {
+		r, err := f.Run(ctx, args)
+		return r, nil, err
+	}
+	var rec *Record
+	r, err := runTool(ctx, f.Spec(), args, func(ctx context.Context, args json.RawMessage) (any, error) {
+		out, rc, err := jc.CallJSON(ctx, args)
+		rec = rc
+		return out, err
+	})
+	return r, rec, err
+}
 
 // Info describes the ptool as a tool an agent's model may call: its name,
 // its doc with the type of what it returns, and its input schema.

@@ -9,8 +9,9 @@
 // observation that says what was wrong, and the model corrects it.
 //
 // Every run leaves a Trajectory: the goal, the steps (thought, action,
-// observation), the final answer and whether it succeeded, as JSON that
-// round-trips. Trajectory.PTP renders it as Program Trace Prompting text
+// observation, and a ptool action's Record of its own model calls, whose
+// usage and cost the trajectory's include), the final answer and whether
+// it succeeded, as JSON that round-trips. Trajectory.PTP renders it as Program Trace Prompting text
 // for demonstrations (Options.Examples takes trajectories as few-shot
 // examples), and Trajectory.Trace turns its actions into a workflow.Trace,
 // the path from exploration to a fixed workflow. Options.Echo shows the

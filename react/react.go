@@ -43,6 +43,8 @@ type Options struct {
 	Tools  []ptk.Tool
 	// MaxSteps counts model calls (DefaultMaxSteps when 0).
 	MaxSteps int
+	// Stream asks the model to stream its replies, when it can.
+	Stream bool
 	// Mode is where actions are read: turn.PTK (the default) in the text,
 	// in whatever dialect the model writes; turn.Native in the provider's
 	// native calls.
@@ -178,7 +180,7 @@ func Run(ctx context.Context, goal string, opts Options) (*Result, error) {
 		if mode == turn.Native {
 			req.Tools = infos
 		}
-		t := turn.Turn{Model: opts.Model, Parser: parser, Mode: mode, NoCalls: len(infos) == 0,
+		t := turn.Turn{Model: opts.Model, Parser: parser, Mode: mode, NoCalls: len(infos) == 0, Stream: opts.Stream,
 			CallID: func(i int) string { return "call_" + strconv.Itoa(n) + "_" + strconv.Itoa(i+1) }}
 		rep, err := t.Ask(ctx, req, nil)
 		if rep != nil {
@@ -242,7 +244,11 @@ func Run(ctx context.Context, goal string, opts Options) (*Result, error) {
 					r = ptk.Result{Content: why, IsError: true}
 					break
 				}
-				r, err = runTool(ctx, tools[a.Call.Tool], a.Call)
+				r, st.Record, err = runTool(ctx, tools[a.Call.Tool], a.Call)
+				if st.Record != nil {
+					traj.Usage = traj.Usage.Add(st.Record.Usage)
+					traj.Cost += st.Record.Cost
+				}
 				if err != nil {
 					traj.Steps = append(traj.Steps, st)
 					return finish(err)
@@ -295,25 +301,30 @@ func approve(ctx context.Context, approver tool.Approver, t ptk.Tool, isPTool bo
 	return "Denied: " + v.Reason, nil
 }
 
-// runTool runs one action: a panic is a failed observation; an error ends
-// the run only when ctx is done, and is otherwise an observation too.
-func runTool(ctx context.Context, t ptk.Tool, c ptk.Call) (r ptk.Result, err error) {
+// runTool runs one action, with the record of a ptool's call: a panic is a
+// failed observation; an error ends the run only when ctx is done, and is
+// otherwise an observation too.
+func runTool(ctx context.Context, t ptk.Tool, c ptk.Call) (r ptk.Result, rec *ptool.Record, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			r, err = ptk.Result{Content: fmt.Sprintf("the tool failed: %v", p), IsError: true}, nil
 		}
 	}()
 	if t == nil {
-		return ptk.Result{Content: "no tool " + strconv.Quote(c.Tool), IsError: true}, nil
+		return ptk.Result{Content: "no tool " + strconv.Quote(c.Tool), IsError: true}, nil, nil
 	}
-	r, err = t.Run(ctx, c.Args)
+	if f, ok := t.(ptool.Func); ok {
+		r, rec, err = ptool.RunRecord(ctx, f, c.Args)
+	} else {
+		r, err = t.Run(ctx, c.Args)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return r, ctx.Err()
+			return r, rec, ctx.Err()
 		}
-		return ptk.Result{Content: err.Error(), IsError: true}, nil
+		return ptk.Result{Content: err.Error(), IsError: true}, rec, nil
 	}
-	return r, nil
+	return r, rec, nil
 }
 
 // echo writes the steps of a run as they happen.

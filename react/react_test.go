@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/llm/llmtest"
 	"github.com/ptkit/ptk/ptool"
 	"github.com/ptkit/ptk/tool"
@@ -130,8 +131,9 @@ func TestTrajectoryTraceRuns(t *testing.T) {
 		t.Fatalf("trace %+v", wf.Steps)
 	}
 	// run it afresh: the results of the exploration are dropped
-	for i := range wf.Steps {
-		wf.Steps[i].Status, wf.Steps[i].Result = "", nil
+	wf = wf.Reset()
+	if wf.Steps[1].Status != "" || wf.Steps[1].Result != nil || wf.Steps[1].Goal != "describe" {
+		t.Fatalf("reset: %+v", wf.Steps[1])
 	}
 	wf.Steps[0].Args = workflow.Args(Order{"a salad"})
 	out, err := workflow.Run(context.Background(), wf, workflow.Options{Registry: reg})
@@ -291,5 +293,41 @@ func TestCanceled(t *testing.T) {
 	res, err := Run(ctx, "g", Options{Model: model})
 	if !errors.Is(err, context.Canceled) || res.Success || res.Trajectory.Stopped != "canceled" {
 		t.Errorf("err %v, stopped %q", err, res.Trajectory.Stopped)
+	}
+}
+
+// TestPToolActionsRecorded: a ptool action's model calls count in the
+// trajectory's usage and cost, and its record is kept with the step.
+func TestPToolActionsRecorded(t *testing.T) {
+	reg := ptool.NewRegistry()
+	extract := llm.Priced(llmtest.New(llmtest.Reply{Content: `<answer>["pizza", "salad"]</answer>`, Usage: ptk.Usage{PromptTokens: 1000, CompletionTokens: 100}}),
+		llm.Price{Input: 2, Output: 10})
+	if err := reg.Register(ptool.New[Order, []string]("extract_items", "List the food items ordered.", ptool.WithModel(extract))); err != nil {
+		t.Fatal(err)
+	}
+	model := llmtest.New(
+		llmtest.Reply{Content: "I need the items." + call("extract_items", `{"text": "a pizza and a salad"}`), Usage: ptk.Usage{PromptTokens: 10, CompletionTokens: 1}},
+		llmtest.Reply{Content: "<answer>pizza, salad</answer>", Usage: ptk.Usage{PromptTokens: 20, CompletionTokens: 2}},
+	)
+	res, err := Run(context.Background(), "list the items", Options{Model: model, PTools: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := res.Trajectory
+	if tr.Usage.PromptTokens != 1030 || tr.Usage.CompletionTokens != 103 || res.Usage != tr.Usage {
+		t.Errorf("usage = %+v, result's %+v", tr.Usage, res.Usage)
+	}
+	if want := (1000*2 + 100*10) / 1e6; tr.Cost < want*0.999 || tr.Cost > want*1.001 || res.Cost != tr.Cost {
+		t.Errorf("cost = %v, want %v", tr.Cost, want)
+	}
+	rec := tr.Steps[0].Record
+	if rec == nil || rec.PTool != "extract_items" || string(rec.Output) != `["pizza","salad"]` || rec.Usage.PromptTokens != 1000 || len(rec.Attempts) != 1 {
+		t.Fatalf("the step's record = %+v", rec)
+	}
+	// the trajectory round-trips with it
+	b, _ := json.Marshal(tr)
+	var back Trajectory
+	if err := json.Unmarshal(b, &back); err != nil || back.Steps[0].Record == nil || back.Steps[0].Record.Usage != rec.Usage {
+		t.Errorf("round trip: %v, %+v", err, back.Steps[0])
 	}
 }

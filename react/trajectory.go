@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/ptool"
 	"github.com/ptkit/ptk/workflow"
 )
 
@@ -23,7 +24,8 @@ type Trajectory struct {
 	// Stopped says why a run without an answer ended: "max_steps",
 	// "canceled" or "error: …".
 	Stopped string `json:"stopped,omitempty"`
-	// Model, Usage, Cost, Start and Duration are the run's.
+	// Model, Usage, Cost, Start and Duration are the run's; Usage and Cost
+	// count the ptool actions' model calls too.
 	Model    string        `json:"model,omitempty"`
 	Usage    ptk.Usage     `json:"usage,omitzero"`
 	Cost     float64       `json:"cost,omitempty"`
@@ -39,6 +41,9 @@ type Step struct {
 	Thought     Thought      `json:"thought"`
 	Action      *Action      `json:"action,omitempty"`
 	Observation *Observation `json:"observation,omitempty"`
+	// Record is the ptool's record of a ptool action: its model calls,
+	// with their usage and cost, which the trajectory's sums include.
+	Record *ptool.Record `json:"record,omitempty"`
 }
 
 // Thought is what the model wrote before acting; Step counts from 1.

@@ -57,8 +57,15 @@ func TestMigrations(t *testing.T) {
 					t.Fatalf("made a store of version %d, want %d", got, v)
 				}
 				if v >= 1 {
-					if err := old.Write(ctx, fixture()...); err != nil {
-						t.Fatal(err)
+					// the rows an older ptk wrote: the columns of the
+					// first version, which every later one keeps
+					for _, q := range []string{
+						`INSERT INTO runs (id, kind, name, started_us, status) VALUES ('run-ptool', 'ptool', 'classify', 1, 'ok')`,
+						`INSERT INTO ptool_calls (run_id, seq, ptool, input, output) VALUES ('run-ptool', 0, 'classify', '{"text":"x"}', '"urgent"')`,
+					} {
+						if _, err := old.db.ExecContext(ctx, q); err != nil {
+							t.Fatal(err)
+						}
 					}
 				}
 				old.Close()

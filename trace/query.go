@@ -8,6 +8,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/ptkit/ptk"
 )
 
 // Filter selects runs. Zero fields select everything.
@@ -188,7 +190,8 @@ func (s *Store) Get(ctx context.Context, id string) (*Record, error) {
 }
 
 func (s *Store) ptoolCalls(ctx context.Context, where string, limit int, args ...any) ([]PtoolCall, error) {
-	q := `SELECT p.ptool, p.input, p.output, p.attempts, p.repairs, p.source, p.fallback, p.is_error, p.duration_us FROM ptool_calls p ` + where
+	q := `SELECT p.ptool, p.input, p.output, p.attempts, p.repairs, p.source, p.fallback, p.is_error, p.duration_us,
+		p.prompt_tokens, p.completion_tokens, p.cost FROM ptool_calls p ` + where
 	if limit >= 0 {
 		q += " LIMIT ?"
 		args = append(args, limit)
@@ -203,8 +206,8 @@ func (s *Store) ptoolCalls(ctx context.Context, where string, limit int, args ..
 		var pc PtoolCall
 		var in, outp, attempts, repairs string
 		var fb, iserr int
-		var dur int64
-		if err := s.scan(rows, &pc.Ptool, &in, &outp, &attempts, &repairs, &pc.Source, &fb, &iserr, &dur); err != nil {
+		var dur, pt, ct int64
+		if err := s.scan(rows, &pc.Ptool, &in, &outp, &attempts, &repairs, &pc.Source, &fb, &iserr, &dur, &pt, &ct, &pc.Cost); err != nil {
 			return nil, err
 		}
 		pc.Input, pc.Output = rawJSON(in), rawJSON(outp)
@@ -212,6 +215,7 @@ func (s *Store) ptoolCalls(ctx context.Context, where string, limit int, args ..
 		unjson(repairs, &pc.Repairs)
 		pc.Fallback, pc.IsError = fb != 0, iserr != 0
 		pc.Duration = Millis(time.Duration(dur) * time.Microsecond)
+		pc.Usage = ptk.Usage{PromptTokens: int(pt), CompletionTokens: int(ct)}
 		out = append(out, pc)
 	}
 	return out, rows.Err()

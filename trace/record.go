@@ -158,6 +158,9 @@ type PtoolCall struct {
 	Fallback bool   `json:"fallback,omitempty"`
 	IsError  bool   `json:"is_error"`
 	Duration Millis `json:"duration_ms"`
+	// Usage and Cost are the call's own model calls'.
+	Usage ptk.Usage `json:"usage,omitzero"`
+	Cost  float64   `json:"cost,omitempty"`
 }
 
 // Attempt is one try of a ptool call.

@@ -23,9 +23,12 @@ type Stat struct {
 	P95   Millis    `json:"p95_ms"`
 	Usage ptk.Usage `json:"usage"`
 	Cost  float64   `json:"cost"`
-	// Code counts the calls of a distilled function answered by code,
-	// Fallbacks those where code was unsure and the model answered.
+	// Code counts the calls of a distilled function its code answered,
+	// CodeErrors those where the code failed (its error, its panic, an
+	// answer that does not fit), Fallbacks those where the code was unsure
+	// and the model answered.
 	Code         int     `json:"code,omitempty"`
+	CodeErrors   int     `json:"code_errors,omitempty"`
 	Fallbacks    int     `json:"fallbacks,omitempty"`
 	FallbackRate float64 `json:"fallback_rate,omitempty"`
 }
@@ -57,24 +60,25 @@ func (s *Store) Stats(ctx context.Context, f Filter) (*Stats, error) {
 	}
 	var err error
 	st.Runs, err = s.group(ctx, `SELECT kind, name, COUNT(*), SUM(CASE WHEN status = 'ok' THEN 0 ELSE 1 END),
-		SUM(prompt_tokens), SUM(completion_tokens), SUM(cost), 0, 0 FROM runs`+where+` GROUP BY kind, name`, args,
+		SUM(prompt_tokens), SUM(completion_tokens), SUM(cost), 0, 0, 0 FROM runs`+where+` GROUP BY kind, name`, args,
 		"duration_us", "FROM runs"+and(where)+"kind = ? AND name = ?", args, true)
 	if err != nil {
 		return nil, err
 	}
-	st.Tools, err = s.group(ctx, `SELECT '', tool, COUNT(*), SUM(is_error), 0, 0, 0, 0, 0 FROM tool_calls WHERE outcome <> 'duplicate'`+inRuns+` GROUP BY tool`, inArgs,
+	st.Tools, err = s.group(ctx, `SELECT '', tool, COUNT(*), SUM(is_error), 0, 0, 0, 0, 0, 0 FROM tool_calls WHERE outcome <> 'duplicate'`+inRuns+` GROUP BY tool`, inArgs,
 		"duration_us", "FROM tool_calls WHERE outcome <> 'duplicate'"+inRuns+" AND tool = ?", inArgs, false)
 	if err != nil {
 		return nil, err
 	}
 	st.Models, err = s.group(ctx, `SELECT '', model, COUNT(*), SUM(CASE WHEN status = 'ok' THEN 0 ELSE 1 END),
-		SUM(prompt_tokens), SUM(completion_tokens), SUM(cost), 0, 0 FROM runs`+and(where)+`model <> '' GROUP BY model`, args,
+		SUM(prompt_tokens), SUM(completion_tokens), SUM(cost), 0, 0, 0 FROM runs`+and(where)+`model <> '' GROUP BY model`, args,
 		"latency_us", "FROM model_calls JOIN runs ON runs.id = model_calls.run_id"+and(where)+"runs.model = ?", args, false)
 	if err != nil {
 		return nil, err
 	}
-	st.Ptools, err = s.group(ctx, `SELECT '', ptool, COUNT(*), SUM(is_error), 0, 0, 0,
-		SUM(CASE WHEN source = 'code' THEN 1 ELSE 0 END), SUM(fallback) FROM ptool_calls WHERE 1 = 1`+inRuns+` GROUP BY ptool`, inArgs,
+	st.Ptools, err = s.group(ctx, `SELECT '', ptool, COUNT(*), SUM(is_error), SUM(prompt_tokens), SUM(completion_tokens), SUM(cost),
+		SUM(CASE WHEN source = 'code' AND is_error = 0 THEN 1 ELSE 0 END), SUM(fallback),
+		SUM(CASE WHEN source = 'code' AND is_error <> 0 THEN 1 ELSE 0 END) FROM ptool_calls WHERE 1 = 1`+inRuns+` GROUP BY ptool`, inArgs,
 		"duration_us", "FROM ptool_calls WHERE 1 = 1"+inRuns+" AND ptool = ?", inArgs, false)
 	if err != nil {
 		return nil, err
@@ -95,15 +99,15 @@ func (s *Store) group(ctx context.Context, query string, args []any, col, pctFro
 	for rows.Next() {
 		var st Stat
 		var kind string
-		var pt, ct, code, fb int64
+		var pt, ct, code, fb, codeErr int64
 		var cost float64
-		if err := s.scan(rows, &kind, &st.Name, &st.Calls, &st.Errors, &pt, &ct, &cost, &code, &fb); err != nil {
+		if err := s.scan(rows, &kind, &st.Name, &st.Calls, &st.Errors, &pt, &ct, &cost, &code, &fb, &codeErr); err != nil {
 			rows.Close()
 			return nil, err
 		}
 		st.Kind = Kind(kind)
 		st.Usage = ptk.Usage{PromptTokens: int(pt), CompletionTokens: int(ct)}
-		st.Cost, st.Code, st.Fallbacks = cost, int(code), int(fb)
+		st.Cost, st.Code, st.Fallbacks, st.CodeErrors = cost, int(code), int(fb), int(codeErr)
 		if st.Calls > 0 {
 			st.SuccessRate = float64(st.Calls-st.Errors) / float64(st.Calls)
 			st.FallbackRate = float64(st.Fallbacks) / float64(st.Calls)

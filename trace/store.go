@@ -433,7 +433,8 @@ func (s *Store) Write(ctx context.Context, recs ...*Record) error {
 		}
 		for i, pc := range r.PtoolCalls {
 			ins.add("ptool_calls", ptoolCallCols, r.ID, i, pc.Ptool, string(pc.Input), string(pc.Output), jsonText(pc.Attempts),
-				jsonText(pc.Repairs), pc.Source, b2i(pc.Fallback), b2i(pc.IsError), time.Duration(pc.Duration).Microseconds())
+				jsonText(pc.Repairs), pc.Source, b2i(pc.Fallback), b2i(pc.IsError), time.Duration(pc.Duration).Microseconds(),
+				pc.Usage.PromptTokens, pc.Usage.CompletionTokens, pc.Cost)
 		}
 	}
 	for _, t := range []string{"model_calls", "tool_calls", "ptool_calls"} {
@@ -485,7 +486,8 @@ var (
 		"error_code", "error_message", "prompt_tokens", "completion_tokens", "cost", "iterations", "tool_calls", "input", "output", "detail"}
 	modelCallCols = []string{"run_id", "seq", "mode", "prompt_tokens", "completion_tokens", "latency_us", "cost", "request_hash", "text", "calls", "error"}
 	toolCallCols  = []string{"run_id", "seq", "iteration", "call_id", "tool", "args", "result", "truncated", "is_error", "outcome", "repairs", "duration_us"}
-	ptoolCallCols = []string{"run_id", "seq", "ptool", "input", "output", "attempts", "repairs", "source", "fallback", "is_error", "duration_us"}
+	ptoolCallCols = []string{"run_id", "seq", "ptool", "input", "output", "attempts", "repairs", "source", "fallback", "is_error", "duration_us",
+		"prompt_tokens", "completion_tokens", "cost"}
 )
 
 // inserter gathers rows by table and inserts them with one statement per

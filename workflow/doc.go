@@ -17,10 +17,16 @@
 // trace with each step's status, result, attempts, usage, cost and the
 // ptool's Record; Stream reports each step as an Event.
 //
+// A step may call a plain tool too (ptool.FromTool puts one in the
+// registry): its result is its output, its JSON or its text as a string.
+// A ReAct trajectory becomes a trace of the same calls (react's
+// Trajectory.Trace), and Reset makes a finished trace one to run again.
+//
 // Plan is the program generator: a model writes a trace for a goal from a
 // registry's signatures and docs (structured output), the trace is checked,
 // and a plan with problems is asked again with them. GoProgram renders a
 // trace as a Go program that calls the ptools by name through a registry
 // (with Call and At), for when code, not a model, should decide what to
-// call.
+// call; the program takes -model, -base-url, -api-key and -models, or
+// their PTK_ variables, as ptk does.
 package workflow

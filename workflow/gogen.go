@@ -48,39 +48,64 @@ func At(output json.RawMessage, path string) (json.RawMessage, error) {
 // GoProgram renders t as a Go program (package main) that calls its steps'
 // ptools by name through a registry, in order, each reference resolved
 // from the output of the step it names, and prints the last output. The
-// ptools come from a ptools file (ptool.Load) named by the program's first
-// argument, with the models they name.
+// ptools come from a ptools file (ptool.LoadRegistry) named by the
+// program's argument; each is answered by the model its definition names,
+// or the one -model (PTK_MODEL) names, at the server -base-url
+// (PTK_BASE_URL) names with the key -api-key (PTK_API_KEY) gives, resolved
+// as ptk resolves --model (catalog.Choose, with -models (PTK_MODELS) laid
+// over ptk's catalog).
 func GoProgram(t *Trace) ([]byte, error) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "// Command %s runs the workflow of trace %s.\n//\n", "main", t.ID)
 	for line := range strings.SplitSeq(t.Goal, "\n") {
 		fmt.Fprintf(&b, "// Goal: %s\n", line)
 	}
-	b.WriteString(`package main
+	b.WriteString(`//
+// Usage: program [-model NAME] [-base-url URL] [-api-key KEY] [-models FILE] PTOOLS.json
+package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 
+	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/llm/catalog"
 	"github.com/ptkit/ptk/ptool"
+	"github.com/ptkit/ptk/ptool/celcheck"
 	"github.com/ptkit/ptk/workflow"
 )
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: program PTOOLS.json")
+	model := flag.String("model", os.Getenv("PTK_MODEL"), "the model every ptool asks: a name in ptk's model catalog, else a model of the server at -base-url; several, comma-separated, are a fallback (env PTK_MODEL; default each ptool's own, then the catalog's default)")
+	baseURL := flag.String("base-url", os.Getenv("PTK_BASE_URL"), "an OpenAI-compatible server, in place of the catalog's (env PTK_BASE_URL)")
+	apiKey := flag.String("api-key", os.Getenv("PTK_API_KEY"), "an API key, in place of the provider's variable (env PTK_API_KEY)")
+	models := flag.String("models", os.Getenv("PTK_MODELS"), "a model catalog file laid over ptk's (env PTK_MODELS)")
+	flag.Usage = func() {
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: %s [flags] PTOOLS.json\n", os.Args[0])
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if flag.NArg() != 1 {
+		flag.Usage()
 		os.Exit(2)
 	}
-	reg := ptool.NewRegistry()
-	fns, err := ptool.Load(os.Args[1])
-	if err == nil {
-		for _, f := range fns {
-			if err = reg.Register(f); err != nil {
-				break
-			}
+	cat := catalog.Default()
+	var err error
+	if *models != "" {
+		var over *catalog.Catalog
+		if over, err = catalog.Load(*models); err == nil {
+			cat = cat.Merge(over)
 		}
+	}
+	var reg *ptool.Registry
+	if err == nil {
+		reg, err = ptool.LoadRegistry(flag.Arg(0), func(name string) (llm.Model, error) {
+			return cat.Choose(cmp.Or(*model, name, cat.DefaultModel), catalog.Options{BaseURL: *baseURL, APIKey: *apiKey})
+		}, ptool.WithLanguage(celcheck.Language{}))
 	}
 	if err == nil {
 		var out json.RawMessage

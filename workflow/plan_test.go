@@ -2,12 +2,17 @@ package workflow
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ptkit/ptk/llm/llmtest"
@@ -95,5 +100,67 @@ func TestGoProgramCompiles(t *testing.T) {
 	cmd.Env = append(os.Environ(), "GOFLAGS=", "GOPROXY=off", "GOTOOLCHAIN=local")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("the program does not compile: %v\n%s\n%s", err, out, src)
+	}
+
+	// The program runs against the model its flags, or its environment,
+	// point it at.
+	var mu sync.Mutex
+	var seen []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Model    string
+			Messages []struct{ Content string }
+		}
+		b, _ := io.ReadAll(r.Body)
+		json.Unmarshal(b, &body)
+		mu.Lock()
+		seen = append(seen, body.Model+" "+r.Header.Get("Authorization"))
+		mu.Unlock()
+		answer := `"hot"`
+		switch sys := body.Messages[0].Content; {
+		case strings.Contains(sys, "function extract_items("):
+			answer = `{"items": ["pizza", "salad"]}`
+		case strings.Contains(sys, "function count_items("):
+			answer = `2`
+		}
+		content, _ := json.Marshal(`{"answer": ` + answer + `}`)
+		io.WriteString(w, `{"id": "1", "object": "chat.completion", "model": "m", "choices": [{"index": 0, "finish_reason": "stop",
+			"message": {"role": "assistant", "content": `+string(content)+`}}]}`)
+	}))
+	defer srv.Close()
+	ptools := filepath.Join(dir, "ptools.json")
+	os.WriteFile(ptools, []byte(`{"ptools": [
+	  {"name": "extract_items", "doc": "List the items.", "model": "gpt-4o",
+	   "input": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+	   "output": {"type": "object", "properties": {"items": {"type": "array", "items": {"type": "string"}}}, "required": ["items"]}},
+	  {"name": "describe_item", "doc": "Describe it.",
+	   "input": {"type": "object", "properties": {"item": {"type": "string"}}, "required": ["item"]}, "output": {"type": "string"}},
+	  {"name": "count_items", "doc": "Count them.",
+	   "input": {"type": "object", "properties": {"items": {"type": "array"}, "note": {"type": "string"}}, "required": ["items"]}, "output": {"type": "integer"}}]}`), 0o644)
+	for _, c := range []struct {
+		name string
+		args []string
+		env  []string
+	}{
+		{"flags", []string{"-model", "my-model", "-base-url", srv.URL, "-api-key", "k1"}, nil},
+		{"environment", nil, []string{"PTK_MODEL=my-model", "PTK_BASE_URL=" + srv.URL, "PTK_API_KEY=k1"}},
+	} {
+		mu.Lock()
+		seen = nil
+		mu.Unlock()
+		run := exec.Command(filepath.Join(dir, "prog"), append(c.args, ptools)...)
+		run.Env = append(os.Environ(), c.env...)
+		out, err := run.CombinedOutput()
+		if err != nil || strings.TrimSpace(string(out)) != "2" {
+			t.Errorf("%s: the program said %q, %v", c.name, out, err)
+		}
+		mu.Lock()
+		if len(seen) != 4 || seen[0] != "my-model Bearer k1" {
+			t.Errorf("%s: the server saw %q", c.name, seen)
+		}
+		mu.Unlock()
+	}
+	if out, err := exec.Command(filepath.Join(dir, "prog")).CombinedOutput(); err == nil || !strings.Contains(string(out), "usage:") {
+		t.Errorf("no arguments: %v, %s", err, out)
 	}
 }

@@ -57,14 +57,9 @@ type Event struct {
 // the step).
 var ErrStepFailed = errors.New("workflow: a step failed")
 
-// JSONCaller is a ptool that takes and gives JSON and records the call, as
-// *ptool.PTool does; a Func that is not one is run as a tool, without a
-// record.
-type JSONCaller interface {
-	CallJSON(ctx context.Context, input json.RawMessage) (json.RawMessage, *ptool.Record, error)
-}
-
-var _ JSONCaller = (*ptool.Dynamic)(nil)
+// JSONCaller is ptool.JSONCaller: a step whose ptool is one keeps its
+// Record; a Func that is not one is run as a tool, without a record.
+type JSONCaller = ptool.JSONCaller
 
 // Run checks t against the registry and runs it: a trace with problems
 // fails with a *CheckError before any call. It returns the finished trace

@@ -54,7 +54,8 @@ type Step struct {
 	// ID is how references name the step; empty means "step_N", N its
 	// position from 0 (see Trace.StepID).
 	ID string `json:"id,omitempty"`
-	// PTool is the registered ptool's name.
+	// PTool is the name of what the step calls in the registry: a ptool,
+	// or a plain tool registered with ptool.FromTool.
 	PTool string `json:"ptool"`
 	// Args is the input, a JSON object; a value {"$ref": "step_N"} or
 	// {"$ref": "step_N", "path": "/pointer"} stands for an earlier step's
@@ -114,6 +115,17 @@ func (t *Trace) Clone() *Trace {
 		c.Steps[i] = s
 	}
 	return &c
+}
+
+// Reset returns a copy of t to run afresh: each step as it was planned
+// (ptool, arguments, expected output, goal), without what a run did.
+func (t *Trace) Reset() *Trace {
+	c := t.Clone()
+	c.Start, c.Duration = time.Time{}, 0
+	for i, s := range c.Steps {
+		c.Steps[i] = Step{ID: s.ID, PTool: s.PTool, Args: s.Args, Expects: s.Expects, Goal: s.Goal}
+	}
+	return c
 }
 
 func cloneRaw(b json.RawMessage) json.RawMessage {

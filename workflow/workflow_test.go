@@ -11,9 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/llm/llmtest"
 	"github.com/ptkit/ptk/ptool"
+	"github.com/ptkit/ptk/tool"
 )
 
 type Order struct {
@@ -374,4 +376,81 @@ func FuzzCheck(f *testing.F) {
 			_, _ = GoProgram(tr)
 		}
 	})
+}
+
+// TestDistilledStepRecords: a distilled step leaves its record, whether
+// its code answered or it fell back to the model.
+func TestDistilledStepRecords(t *testing.T) {
+	model := llm.Priced(llmtest.New(llmtest.Reply{Content: `<answer>"a salad, green"</answer>`, Usage: ptk.Usage{PromptTokens: 100, CompletionTokens: 10}}),
+		llm.Price{Input: 1, Output: 1})
+	describe := ptool.Distill(func(_ context.Context, in Item) (string, error) {
+		if in.Item == "pizza" {
+			return "a pizza, hot", nil
+		}
+		return "", ptool.ErrFallback
+	}, ptool.New[Item, string]("describe_item", "Describe the item.", ptool.WithModel(model)))
+	reg := ptool.NewRegistry()
+	if err := reg.Register(describe); err != nil {
+		t.Fatal(err)
+	}
+	tr := &Trace{Goal: "describe", Steps: []Step{
+		{PTool: "describe_item", Args: Args(Item{"pizza"})},
+		{PTool: "describe_item", Args: Args(Item{"salad"})},
+	}}
+	done, err := Run(context.Background(), tr, Options{Registry: reg, Concurrency: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, fell := done.Steps[0], done.Steps[1]
+	if code.Record == nil || code.Record.Source != ptool.SourceCode || string(code.Record.Output) != `"a pizza, hot"` || code.Attempts != 0 {
+		t.Errorf("the code's step: %+v, record %+v", code, code.Record)
+	}
+	if fell.Record == nil || !fell.Record.FellBack || fell.Attempts != 1 || fell.Usage.PromptTokens != 100 || fell.Cost == 0 || string(fell.Result) != `"a salad, green"` {
+		t.Errorf("the fallback's step: %+v, record %+v", fell, fell.Record)
+	}
+}
+
+// TestToolSteps: a plain tool in the registry is a step like a ptool: its
+// JSON result is its output, its text a string, its error a failed step.
+func TestToolSteps(t *testing.T) {
+	lookup := tool.New("lookup", "The price of an item.", func(_ context.Context, in Item) (map[string]int, error) {
+		if in.Item == "" {
+			return nil, errors.New("no item")
+		}
+		return map[string]int{"cents": 950}, nil
+	})
+	shout := tool.New("shout", "Says it loudly.", func(_ context.Context, in Item) (string, error) { return in.Item + "!", nil })
+	reg := orders(t, answer(`{"items": ["pizza"]}`), answer(`"hot"`), answer(`1`))
+	for _, tl := range []ptk.Tool{lookup, shout} {
+		f, err := ptool.FromTool(tl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := reg.Register(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tr := &Trace{Goal: "price the first item", Steps: []Step{
+		{PTool: "extract_items", Args: Args(Order{"a pizza"})},
+		{PTool: "lookup", Args: Args(map[string]any{"item": Ref("step_0", "/items/0")})},
+		{PTool: "shout", Args: Args(map[string]any{"item": Ref("step_0", "/items/0")})},
+		{PTool: "describe_item", Args: Args(map[string]any{"item": Ref("step_2")})},
+	}}
+	if probs := Check(tr, reg); probs != nil {
+		t.Fatalf("problems: %v", probs)
+	}
+	done, err := Run(context.Background(), tr, Options{Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(done.Steps[1].Result) != `{"cents":950}` || string(done.Steps[2].Result) != `"pizza!"` || done.Steps[1].Record != nil {
+		t.Errorf("steps = %s, %s", done.Steps[1].Result, done.Steps[2].Result)
+	}
+	bad := &Trace{Goal: "x", Steps: []Step{{PTool: "lookup", Args: Args(Item{""})}}}
+	if done, err := Run(context.Background(), bad, Options{Registry: reg}); !errors.Is(err, ErrStepFailed) || !strings.Contains(done.Steps[0].Error, "no item") {
+		t.Errorf("a failing tool: %v, %+v", err, done.Steps[0])
+	}
+	if out, err := Call(context.Background(), reg, "shout", Item{"salad"}); err != nil || string(out) != `"salad!"` {
+		t.Errorf("Call = %s, %v", out, err)
+	}
 }

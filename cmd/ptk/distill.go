@@ -130,7 +130,7 @@ func distillRun(cmd *cobra.Command, f distillFlags, name string) (err error) {
 	if def == nil {
 		return usagef("%s declares no ptool %q", f.file, name)
 	}
-	p, err := def.New(ptool.WithModel(noModel{}))
+	p, err := def.New(ptool.WithModel(noModel{}), withCEL)
 	if err != nil {
 		return usageError{fmt.Errorf("%s: %w", f.file, err)}
 	}

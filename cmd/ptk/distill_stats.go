@@ -18,12 +18,13 @@ const distilledDays = 7
 // printDistilled writes the DISTILLED section of ptk traces stats: for
 // each ptool whose calls a distilled function answered (code, or the model
 // after the code fell back), its calls, the share the code answered
-// (coverage) and the share it left to the model, then the coverage on each
-// of the last days that had calls.
+// (coverage), the calls where the code failed (an error, a panic, an
+// answer that does not fit: not answered) and the share it left to the
+// model, then the coverage on each of the last days that had calls.
 func printDistilled(ctx context.Context, w io.Writer, s *trace.Store, f trace.Filter, st *trace.Stats) error {
 	var rows []trace.Stat
 	for _, r := range st.Ptools {
-		if r.Code+r.Fallbacks > 0 {
+		if r.Code+r.CodeErrors+r.Fallbacks > 0 {
 			rows = append(rows, r)
 		}
 	}
@@ -53,20 +54,20 @@ func printDistilled(ctx context.Context, w io.Writer, s *trace.Store, f trace.Fi
 			return err
 		}
 		for _, r := range ds.Ptools {
-			if n := r.Code + r.Fallbacks; n > 0 {
+			if n := r.Code + r.CodeErrors + r.Fallbacks; n > 0 {
 				byName[r.Name] = append(byName[r.Name], cell{from, n, float64(r.Code) / float64(n)})
 			}
 		}
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "DISTILLED\tCALLS\tCODE\tFELL BACK\tCOVERAGE\tFALLBACK RATE\tCOVERAGE BY DAY (UTC)\n")
+	fmt.Fprintf(tw, "DISTILLED\tCALLS\tCODE\tCODE FAILED\tFELL BACK\tCOVERAGE\tFALLBACK RATE\tCOVERAGE BY DAY (UTC)\n")
 	for _, r := range rows {
-		n := r.Code + r.Fallbacks
+		n := r.Code + r.CodeErrors + r.Fallbacks
 		var days []string
 		for _, c := range byName[r.Name] {
 			days = append(days, fmt.Sprintf("%s %.0f%% of %d", c.day.UTC().Format("01-02"), 100*c.cov, c.calls))
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.0f%%\t%.0f%%\t%s\n", r.Name, n, r.Code, r.Fallbacks,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%.0f%%\t%.0f%%\t%s\n", r.Name, n, r.Code, r.CodeErrors, r.Fallbacks,
 			100*float64(r.Code)/float64(n), 100*float64(r.Fallbacks)/float64(n), dash(strings.Join(days, ", ")))
 	}
 	return tw.Flush()

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/distill"
 	"github.com/ptkit/ptk/trace"
 )
@@ -298,8 +299,12 @@ type Ticket struct {
 // Route routes a ticket to a queue.
 func Route(ctx context.Context, t Ticket) (string, error) { return "", ptool.ErrFallback }
 `), 0o644)
-	code, out, errOut := runPTK(t, "", "refactor", "expand", file, "Route", "--stdout")
+	code, out, errOut := runPTK(t, "", "refactor", "expand", file, "Route", "--stdout", "--keep-code")
 	if code != 0 || !strings.Contains(out, `func NewRoutePtool(opts ...ptool.Option) *ptool.Distilled[Ticket, string] {`) {
+		t.Fatalf("exit %d: %s%s", code, out, errOut)
+	}
+	code, out, errOut = runPTK(t, "", "refactor", "expand", file, "Route", "--stdout")
+	if code != 0 || !strings.Contains(out, `func NewRoutePtool(opts ...ptool.Option) *ptool.PTool[Ticket, string] {`) {
 		t.Fatalf("exit %d: %s%s", code, out, errOut)
 	}
 	before, _ := os.ReadFile(file)
@@ -335,6 +340,9 @@ func TestTracesStatsDistilled(t *testing.T) {
 		} else if name == "route" {
 			pc.Fallback = true
 		}
+		if pc.Source == "model" {
+			pc.Usage, pc.Cost = ptk.Usage{PromptTokens: 100, CompletionTokens: 10}, 0.25
+		}
 		if err := s.Write(ctx, &trace.Record{Run: trace.Run{ID: trace.NewID(), Kind: trace.KindPtool, Name: name, StartedAt: at},
 			PtoolCalls: []trace.PtoolCall{pc}}); err != nil {
 			t.Fatal(err)
@@ -348,6 +356,11 @@ func TestTracesStatsDistilled(t *testing.T) {
 		add("route", now, i > 0)
 	}
 	add("plain", now, false) // never distilled
+	// a call where the code failed: not answered by code
+	if err := s.Write(ctx, &trace.Record{Run: trace.Run{ID: trace.NewID(), Kind: trace.KindPtool, Name: "route", StartedAt: now, Status: trace.StatusError},
+		PtoolCalls: []trace.PtoolCall{{Ptool: "route", Input: json.RawMessage(`{}`), Source: "code", IsError: true}}}); err != nil {
+		t.Fatal(err)
+	}
 	s.Close()
 	code, out, errOut := runPTK(t, "", "traces", "stats", "--trace-db", db)
 	if code != 0 {
@@ -363,8 +376,13 @@ func TestTracesStatsDistilled(t *testing.T) {
 		}
 	}
 	t.Log(out)
-	if !strings.Contains(out, "DISTILLED") || !regexpMatch(`^route\s+8\s+4\s+4\s+50%\s+50%\s+`, line) ||
-		!strings.Contains(line, yesterday.UTC().Format("01-02")+" 25% of 4") || !strings.Contains(line, now.UTC().Format("01-02")+" 75% of 4") {
+	if !strings.Contains(out, "DISTILLED") || !regexpMatch(`^route\s+9\s+4\s+1\s+4\s+44%\s+44%\s+`, line) ||
+		!strings.Contains(line, yesterday.UTC().Format("01-02")+" 25% of 4") || !strings.Contains(line, now.UTC().Format("01-02")+" 60% of 5") {
+		t.Errorf("the distilled line is %q in:\n%s", line, out)
+	}
+	// the PTOOLS section sums the calls' own tokens and cost: 4 model
+	// calls of route, 110 tokens and $0.25 each
+	if !regexpMatch(`(?m)^route\s+9\s+89%\s+\S+\s+\S+\s+440\s+\$1\.0000$`, out) {
 		t.Errorf("the distilled line is %q in:\n%s", line, out)
 	}
 }

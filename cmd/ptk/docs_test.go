@@ -287,7 +287,7 @@ func TestCheckCommand(t *testing.T) {
 		{`ptk help environment`, true},
 		{`ptk --version`, true},
 		{`ptk completion bash --help`, true},
-		{`ptk workflow run trace.json --mode ptk`, false}, // the README's old mistake
+		{`ptk workflow run trace.json --modes ptk`, false},
 		{`ptk run --no-such-flag x`, false},
 		{`ptk runn x`, false},
 		{`ptk traces lisst`, false},

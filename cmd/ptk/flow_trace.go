@@ -35,7 +35,8 @@ func workflowTrace(t *workflow.Trace, runErr error) *trace.Record {
 }
 
 // reactTrace is a ReAct run as a trace record: a run of kind react whose
-// detail is the trajectory, with each action as a tool call.
+// detail is the trajectory, with each action as a tool call and each ptool
+// action's call as a ptool call.
 func reactTrace(t *react.Trajectory, runErr error) *trace.Record {
 	rec := &trace.Record{Run: trace.Run{ID: trace.NewID(), Kind: trace.KindReAct, Name: t.Goal, Model: t.Model,
 		Input: t.Goal, Output: t.FinalAnswer, StartedAt: t.Start, Duration: trace.Millis(t.Duration),
@@ -50,6 +51,10 @@ func reactTrace(t *react.Trajectory, runErr error) *trace.Record {
 			tc.IsError = !s.Observation.Success
 		}
 		rec.ToolCalls = append(rec.ToolCalls, tc)
+		if s.Record != nil {
+			// the ptool action's own call, which distillation learns from
+			rec.PtoolCalls = append(rec.PtoolCalls, ptoolTrace(s.Record).PtoolCalls...)
+		}
 	}
 	rec.NumToolCalls = len(rec.ToolCalls)
 	if runErr == nil && !t.Success {

@@ -18,7 +18,6 @@ import (
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/llm/catalog"
 	"github.com/ptkit/ptk/llm/ollama"
-	"github.com/ptkit/ptk/llm/openai"
 	"github.com/ptkit/ptk/llm/replay"
 )
 
@@ -119,51 +118,29 @@ func isOllama(base string) bool {
 // resolveModels turns --model NAME[,NAME...] into one model: each name
 // through the catalog, or, when the catalog does not have it, as a model
 // of the OpenAI-compatible server at the base URL; several names make a
-// fallback, tried in order.
+// fallback, tried in order (catalog.Choose, with the connection flags that
+// were given explicitly).
 func resolveModels(c *catalog.Catalog, ch modelChoice) (llm.Model, error) {
-	var models []llm.Model
-	for _, name := range ch.names {
-		o := catalog.Options{NumCtx: ch.numCtx, AskWindow: ch.ollama}
-		if ch.ollama {
-			o.API = func(api, base string) string {
-				if api == "openai" && isOllama(base) {
-					return "ollama"
-				}
-				return api
+	o := catalog.Options{BaseURL: ch.baseURL, APIKey: ch.apiKey, NumCtx: ch.numCtx, AskWindow: ch.ollama}
+	if ch.ollama {
+		o.API = func(api, base string) string {
+			if api == "openai" && isOllama(base) {
+				return "ollama"
 			}
+			return api
 		}
-		if ch.apiKeyExplicit {
-			o.APIKey = ch.apiKey
-		}
-		if ch.baseURLExplicit {
-			o.BaseURL = ch.baseURL
-		}
-		m, err := c.Resolve(name, o)
-		if errors.Is(err, catalog.ErrUnknown) {
-			var opts []openai.Option
-			if ch.ollama {
-				// A model of the server at --base-url: the user's own,
-				// asked for its window.
-				opts = append(opts, openai.WithWindowProbe())
-			}
-			if ch.apiKey != "" {
-				opts = append(opts, openai.WithAPIKey(ch.apiKey))
-			}
-			var client llm.Model = openai.New(ch.baseURL, opts...)
-			if ch.ollama && isOllama(ch.baseURL) {
-				client, _ = catalog.Build("ollama", ch.baseURL, "", o)
-			}
-			m, err = catalog.Named(client, name), nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		models = append(models, m)
 	}
-	if len(models) == 1 {
-		return models[0], nil
+	if !ch.baseURLExplicit {
+		o.BaseURL = ""
 	}
-	return llm.Fallback(models...), nil
+	if !ch.apiKeyExplicit {
+		o.APIKey = ""
+	}
+	m, err := c.Choose(strings.Join(ch.names, ","), o)
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 func newModelsCmd() *cobra.Command {

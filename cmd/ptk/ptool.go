@@ -15,15 +15,14 @@ import (
 
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/ptool"
+	"github.com/ptkit/ptk/ptool/celcheck"
 )
 
 type ptoolFlags struct {
-	file, input, mode                      string
-	baseURL, apiKey, model, models, replay string
-	record                                 string
-	maxAttempts                            int
-	asJSON, stream                         bool
-	trace                                  traceFlags
+	file, input string
+	asJSON      bool
+	models      modelFlags
+	trace       traceFlags
 }
 
 func newPtoolCmd() *cobra.Command {
@@ -65,17 +64,9 @@ asks the model and prints the answer, checked against the output schema.`,
 	}
 	fl := call.Flags()
 	fl.StringVar(&f.input, "input", "", "the input, a JSON object; - reads it from stdin")
-	fl.StringVar(&f.baseURL, "base-url", "", "the model's OpenAI-compatible API (env PTK_BASE_URL; default "+defaultBaseURL+")")
-	fl.StringVar(&f.apiKey, "api-key", "", "API key (env PTK_API_KEY, then OPENAI_API_KEY)")
-	fl.StringVar(&f.model, "model", "", "model name, as for 'ptk run' (env PTK_MODEL; default the ptool's own, then the catalog's default)")
-	fl.StringVar(&f.models, "models", "", "a model catalog file laid over the built-in one (env PTK_MODELS)")
-	fl.StringVar(&f.mode, "mode", "", "how the answer is asked for: auto, structured or protocol (default the ptool's own, else auto)")
-	fl.IntVar(&f.maxAttempts, "max-attempts", 0, "most model calls for one answer (default the ptool's own, else 3)")
-	fl.StringVar(&f.record, "record", "", "append every model request and response to FILE as JSON lines")
-	fl.StringVar(&f.replay, "replay", "", "answer model requests from a file made by --record, without the network")
-	fl.BoolVar(&f.stream, "stream", false, "ask the model to stream")
+	f.models.add(fl)
 	addTraceFlags(fl, &f.trace, false)
-	cmd.AddCommand(list, call)
+	cmd.AddCommand(list, call, newPtoolEvalCmd(&f))
 	return cmd
 }
 
@@ -86,7 +77,7 @@ func ptoolList(cmd *cobra.Command, f ptoolFlags) error {
 	}
 	var specs []*ptool.Spec
 	for _, d := range defs {
-		p, err := d.New(ptool.WithModel(noModel{}))
+		p, err := d.New(ptool.WithModel(noModel{}), withCEL)
 		if err != nil {
 			return usageError{fmt.Errorf("%s: %w", f.file, err)}
 		}
@@ -125,6 +116,9 @@ func ptoolList(cmd *cobra.Command, f ptoolFlags) error {
 	return w.Flush()
 }
 
+// withCEL gives the checks of ptools files CEL for their expressions.
+var withCEL = ptool.WithLanguage(celcheck.Language{})
+
 // noModel stands in for a model where none is asked: listing ptools.
 type noModel struct{}
 
@@ -159,38 +153,21 @@ func ptoolCall(cmd *cobra.Command, f ptoolFlags, name string) error {
 	if !json.Valid(input) {
 		return usagef("--input must be a JSON object, as %s's input schema says", name)
 	}
-	cat, err := loadCatalog(f.models)
+	models, err := f.models.open(cmd)
 	if err != nil {
-		return usageError{err}
+		return err
 	}
-	modelName := setting(cmd, "model", f.model, "", "PTK_MODEL")
-	if modelName == "" {
-		modelName = def.Model
-	}
-	if modelName == "" {
-		modelName = cat.DefaultModel
-	}
-	m, err := resolveModels(cat, choice(cmd, splitList(modelName), f.baseURL, f.apiKey))
+	defer models.close()
+	m, err := models.resolve(def.Model)
 	if err != nil {
-		return usageError{err}
+		return err
 	}
-	m, done, err := recordOrReplay(m, f.record, f.replay)
-	if err != nil {
-		return usageError{err}
-	}
-	defer done()
 	record, stopRecording, err := ptoolRecorder(cmd, f.trace)
 	if err != nil {
 		return err
 	}
 	defer stopRecording()
-	opts := []ptool.Option{ptool.WithModel(m), ptool.WithStream(f.stream), record}
-	if f.mode != "" {
-		opts = append(opts, ptool.WithMode(ptool.Mode(f.mode)))
-	}
-	if f.maxAttempts > 0 {
-		opts = append(opts, ptool.WithMaxAttempts(f.maxAttempts))
-	}
+	opts := append([]ptool.Option{ptool.WithModel(m), record, withCEL}, f.models.ptoolOptions()...)
 	p, err := def.New(opts...)
 	if err != nil {
 		return usageError{err}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -79,5 +81,35 @@ func TestPtoolCall(t *testing.T) {
 	code, _, errOut = runPTK(t, "", "ptool", "call", "rate", "--ptools", "testdata/ptools.json", "--input", `{"txt": 1}`, "--base-url", url, "--model", "m")
 	if code != 1 || !strings.Contains(errOut, "invalid input") {
 		t.Errorf("a wrong input: exit %d, %s", code, errOut)
+	}
+}
+
+// TestPtoolCallChecks: the checks of a ptools file, a CEL expression among
+// them, ask the model again with what failed.
+func TestPtoolCallChecks(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "ptools.json")
+	os.WriteFile(file, []byte(`{"ptools": [{"name": "quote", "doc": "Quote the words that say why.",
+	  "input": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+	  "output": {"type": "object", "properties": {"quote": {"type": "string"}, "score": {"type": "number"}}, "required": ["quote", "score"]},
+	  "checks": [{"expr": "input.text.contains(output.quote)", "message": "quote the text word for word"},
+	             {"path": "/score", "min": 0, "max": 1}]}]}`), 0o644)
+	fake, url := newFakeOpenAI(t, fakeReply{content: `<answer>{"quote": "it burns", "score": 2}</answer>`},
+		fakeReply{content: `<answer>{"quote": "on fire", "score": 0.9}</answer>`})
+	code, out, errOut := runPTK(t, "", "ptool", "call", "quote", "--ptools", file, "--input", `{"text": "the printer is on fire"}`,
+		"--base-url", url, "--model", "m", "--mode", "protocol", "--no-trace")
+	if code != 0 || !strings.Contains(out, `"quote": "on fire"`) {
+		t.Fatalf("exit %d, out %q: %s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "attempt 1: check: quote the text word for word") || !strings.Contains(errOut, "attempt 1: check: /score: 2 is above the maximum 1") {
+		t.Errorf("stderr: %s", errOut)
+	}
+	msgs := fake.request(1)["messages"].([]any)
+	if fb := toJSON(msgs[len(msgs)-1]); !strings.Contains(fb, "quote the text word for word") {
+		t.Errorf("feedback: %s", fb)
+	}
+	// a check that does not compile is a usage error
+	os.WriteFile(file, []byte(`{"ptools": [{"name": "q", "output": {"type": "object"}, "checks": [{"expr": "output.a >"}]}]}`), 0o644)
+	if code, _, errOut := runPTK(t, "", "ptool", "list", "--ptools", file); code != 2 || !strings.Contains(errOut, "check 1") {
+		t.Errorf("a bad check: exit %d: %s", code, errOut)
 	}
 }

@@ -24,7 +24,7 @@ func ptoolRecorder(cmd *cobra.Command, f traceFlags) (opt ptool.Option, done fun
 // ptoolTrace is a ptool call's Record as a trace record.
 func ptoolTrace(r *ptool.Record) *trace.Record {
 	pc := trace.PtoolCall{Ptool: r.PTool, Input: r.Input, Output: r.Output, Source: string(r.Source),
-		Fallback: r.FellBack, IsError: r.Err != "", Duration: trace.Millis(r.Latency)}
+		Fallback: r.FellBack, IsError: r.Err != "", Duration: trace.Millis(r.Latency), Usage: r.Usage, Cost: r.Cost}
 	for _, a := range r.Attempts {
 		pc.Attempts = append(pc.Attempts, trace.Attempt{Output: a.Raw, Problems: a.Problems})
 		pc.Repairs = append(pc.Repairs, a.Repairs...)

@@ -37,16 +37,17 @@ A reply with neither an action nor an <answer> is not an answer: the model is
 asked for one.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			model, err := mf.resolver(cmd)
+			models, err := mf.open(cmd)
 			if err != nil {
 				return err
 			}
-			opts := react.Options{MaxSteps: maxSteps}
-			if opts.Model, err = model(""); err != nil {
+			defer models.close()
+			opts := react.Options{MaxSteps: maxSteps, Stream: mf.stream}
+			if opts.Model, err = models.resolve(""); err != nil {
 				return err
 			}
 			if file != "" {
-				if opts.PTools, err = loadRegistry(file, model); err != nil {
+				if opts.PTools, err = loadRegistry(file, models.resolve, mf.ptoolOptions()...); err != nil {
 					return err
 				}
 			}
@@ -99,7 +100,7 @@ asked for one.`,
 			return runErr
 		},
 	}
-	mf.add(cmd)
+	mf.add(cmd.Flags())
 	fl := cmd.Flags()
 	addTraceFlags(fl, &tf, false)
 	fl.StringVar(&file, "ptools", "", "a ptools file whose ptools the model may call")

@@ -10,7 +10,7 @@ import (
 
 func newRefactorCmd() *cobra.Command {
 	var code string
-	var stdout bool
+	var stdout, keepCode bool
 	cmd := &cobra.Command{
 		Use:   "refactor",
 		Short: "Rewrite a ptool into its distilled form, or a Go function into a ptool",
@@ -22,8 +22,11 @@ nameCode, with In and Out replaced by the declaration's types.
 
 'ptk refactor expand FILE FUNC' does the reverse: it makes a ptool of the
 function FUNC, func(context.Context, In) (Out, error), whose doc comment
-becomes the ptool's doc, and keeps FUNC as its code path: it adds
-NewFuncPtool(opts ...ptool.Option) *ptool.Distilled[In, Out].
+becomes the ptool's doc: it adds NewFuncPtool(opts ...ptool.Option)
+*ptool.PTool[In, Out], which the model answers, and leaves FUNC as it was.
+With --keep-code FUNC stays in front as the code path, answering first,
+and the model answers where FUNC returns ptool.ErrFallback:
+NewFuncPtool returns a *ptool.Distilled[In, Out].
 
 Both rewrite FILE in place (--stdout prints the result instead), keeping
 its comments and formatting.`,
@@ -72,13 +75,14 @@ its comments and formatting.`,
 			if err != nil {
 				return usageError{err}
 			}
-			out, err := distill.Expand(src, args[1])
+			out, err := distill.Expand(src, args[1], distill.ExpandOptions{KeepCode: keepCode})
 			if err != nil {
 				return err
 			}
 			return write(cmd, args[0], out)
 		},
 	}
+	expand.Flags().BoolVar(&keepCode, "keep-code", false, "keep FUNC in front of the model as the code path (it must return ptool.ErrFallback where it is not sure)")
 	cmd.AddCommand(dist, expand)
 	return cmd
 }

@@ -310,8 +310,13 @@ func TestTracesUpgradesAnOlderStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A store of schema version 1, before conversations.
-	if _, err := sdb.Exec("DROP TABLE conversations; UPDATE ptk_schema SET version = 1"); err != nil {
+	// A store of schema version 1: before conversations (migration 2) and
+	// each ptool call's usage (migration 3).
+	if _, err := sdb.Exec(`DROP TABLE conversations;
+		ALTER TABLE ptool_calls DROP COLUMN prompt_tokens;
+		ALTER TABLE ptool_calls DROP COLUMN completion_tokens;
+		ALTER TABLE ptool_calls DROP COLUMN cost;
+		UPDATE ptk_schema SET version = 1`); err != nil {
 		t.Fatal(err)
 	}
 	sdb.Close()

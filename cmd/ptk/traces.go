@@ -287,11 +287,17 @@ lists runs, tools, models and ptools.`,
 
 func newTracesExportCmd(db *string) *cobra.Command {
 	var ff filterFlags
+	var trajectories, all bool
+	var limit int
 	cmd := &cobra.Command{
 		Use:   "export",
 		Short: "Write the recorded runs as JSON lines, oldest first",
 		Long: `export writes every run the filters select to stdout, one JSON object a
-line (the object of 'ptk traces show --json'), oldest first.`,
+line (the object of 'ptk traces show --json'), oldest first.
+
+With --trajectories it writes the trajectories of the ReAct runs instead,
+as one JSON array that 'ptk react --examples FILE' reads: the runs that
+reached an answer (--all: every run), the newest --limit of them.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f, s, err := ff.open(cmd, *db)
@@ -299,11 +305,21 @@ line (the object of 'ptk traces show --json'), oldest first.`,
 				return err
 			}
 			defer s.Close()
+			if trajectories {
+				n, err := exportTrajectories(cmd.Context(), s, f, all, limit, cmd.OutOrStdout())
+				if err == nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "%d trajectories\n", n)
+				}
+				return err
+			}
 			_, err = s.Export(cmd.Context(), cmd.OutOrStdout(), f)
 			return err
 		},
 	}
 	addFilterFlags(cmd, &ff)
+	cmd.Flags().BoolVar(&trajectories, "trajectories", false, "write the ReAct runs' trajectories as a JSON array, for 'ptk react --examples'")
+	cmd.Flags().BoolVar(&all, "all", false, "with --trajectories: also the runs that did not reach an answer")
+	cmd.Flags().IntVar(&limit, "limit", 0, "with --trajectories: only the newest N (default all)")
 	return cmd
 }
 

@@ -79,9 +79,13 @@ func readTraceStore(cmd *cobra.Command, flag string) (*trace.Store, error) {
 	case errors.Is(err, fs.ErrNotExist):
 		return openTraceStore(cmd, flag)
 	case errors.Is(err, trace.ErrOlderSchema):
-		if s, werr := trace.Open(cmd.Context(), db); werr == nil {
+		s, werr := trace.Open(cmd.Context(), db)
+		if werr == nil {
 			return s, nil
 		}
+		// Say why it could not be upgraded too (read-only, or a failed
+		// migration).
+		err = fmt.Errorf("%w; upgrading it: %v", err, werr)
 	}
 	if err != nil {
 		return nil, usageError{err}

@@ -16,72 +16,19 @@ import (
 	"github.com/ptkit/ptk/workflow"
 )
 
-// modelFlags are the model flags of 'ptk workflow' and 'ptk react', as
-// 'ptk ptool call' takes them.
-type modelFlags struct {
-	baseURL, apiKey, model, models string
-}
-
-func (m *modelFlags) add(cmd *cobra.Command) {
-	fl := cmd.Flags()
-	fl.StringVar(&m.baseURL, "base-url", "", "the model's OpenAI-compatible API (env PTK_BASE_URL; default "+defaultBaseURL+")")
-	fl.StringVar(&m.apiKey, "api-key", "", "API key (env PTK_API_KEY, then OPENAI_API_KEY)")
-	fl.StringVar(&m.model, "model", "", "model name, as for 'ptk run' (env PTK_MODEL; default each ptool's own, then the catalog's default)")
-	fl.StringVar(&m.models, "models", "", "a model catalog file laid over the built-in one (env PTK_MODELS)")
-}
-
-// resolver returns the model for a name (the flag's or env's model first,
-// then name, then the catalog's default), one per name.
-func (m *modelFlags) resolver(cmd *cobra.Command) (func(name string) (llm.Model, error), error) {
-	cat, err := loadCatalog(m.models)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	override := setting(cmd, "model", m.model, "", "PTK_MODEL")
-	cache := map[string]llm.Model{}
-	return func(name string) (llm.Model, error) {
-		if override != "" {
-			name = override
-		}
-		if name == "" {
-			name = cat.DefaultModel
-		}
-		if mod, ok := cache[name]; ok {
-			return mod, nil
-		}
-		mod, err := resolveModels(cat, choice(cmd, splitList(name), m.baseURL, m.apiKey))
-		if err != nil {
-			return nil, usageError{err}
-		}
-		cache[name] = mod
-		return mod, nil
-	}, nil
-}
-
 // loadRegistry reads a ptools file into a registry, each ptool with the
-// model model gives for the name its definition says (nil: no model).
-func loadRegistry(file string, model func(string) (llm.Model, error)) (*ptool.Registry, error) {
-	defs, err := ptool.ReadDefs(file)
-	if err != nil {
-		return nil, usageError{err}
+// model model gives for the name its definition says (nil: no model) and
+// opts after what the file says.
+func loadRegistry(file string, model func(string) (llm.Model, error), opts ...ptool.Option) (*ptool.Registry, error) {
+	if model == nil {
+		model = func(string) (llm.Model, error) { return noModel{}, nil }
 	}
-	reg := ptool.NewRegistry()
-	for _, d := range defs {
-		var m llm.Model = noModel{}
-		if model != nil {
-			if m, err = model(d.Model); err != nil {
-				return nil, err
-			}
-		}
-		p, err := d.New(ptool.WithModel(m))
-		if err != nil {
-			return nil, usageError{fmt.Errorf("%s: %w", file, err)}
-		}
-		if err := reg.Register(p); err != nil {
-			return nil, usageError{err}
-		}
+	reg, err := ptool.LoadRegistry(file, model, append([]ptool.Option{withCEL}, opts...)...)
+	var uerr usageError
+	if err != nil && !errors.As(err, &uerr) {
+		err = usageError{err}
 	}
-	return reg, nil
+	return reg, err
 }
 
 func readTrace(file string, stdin io.Reader) (*workflow.Trace, error) {
@@ -124,13 +71,16 @@ output, {"$ref": "step_0"}, or a value in it, {"$ref": "step_0", "path": "/items
 
 'plan' asks a model to write one for a goal; 'check' lists every problem a
 trace has before any model is called; 'run' runs it, independent steps at once;
-'go' writes it as a Go program.`,
+'go' writes it as a Go program; 'from-trajectory' makes one of what a ReAct
+agent did. A step may also call a built-in tool that --tools names (its
+result is its output: its JSON, or its text as a string).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cmd.PersistentFlags().StringVar(&file, "ptools", "ptools.json", "the ptools file")
 
 	var mf modelFlags
+	var pf traceFlags
 	var output string
 	var rounds int
 	plan := &cobra.Command{
@@ -138,21 +88,28 @@ trace has before any model is called; 'run' runs it, independent steps at once;
 		Short: "Ask a model for a workflow that reaches GOAL with the file's ptools, checked",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			model, err := mf.resolver(cmd)
+			models, err := mf.open(cmd)
 			if err != nil {
 				return err
 			}
+			defer models.close()
 			reg, err := loadRegistry(file, nil)
 			if err != nil {
 				return err
 			}
-			m, err := model("")
+			m, err := models.resolve("")
 			if err != nil {
 				return err
 			}
+			record, stopRecording, err := ptoolRecorder(cmd, pf)
+			if err != nil {
+				return err
+			}
+			defer stopRecording()
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
-			t, err := workflow.Plan(ctx, args[0], reg, workflow.PlanOptions{Model: m, Rounds: rounds})
+			t, err := workflow.Plan(ctx, args[0], reg, workflow.PlanOptions{Model: m, Rounds: rounds,
+				Options: append(mf.ptoolOptions(), record)})
 			if t != nil {
 				w := cmd.OutOrStdout()
 				if output != "" {
@@ -170,11 +127,13 @@ trace has before any model is called; 'run' runs it, independent steps at once;
 			return err
 		},
 	}
-	mf.add(plan)
+	mf.add(plan.Flags())
+	addTraceFlags(plan.Flags(), &pf, false)
 	plan.Flags().StringVarP(&output, "output", "o", "", "write the trace to FILE (default stdout)")
 	plan.Flags().IntVar(&rounds, "rounds", 0, "most plans to ask for when one fails the check (default 3)")
 
 	var asJSON bool
+	var ctf toolFlags
 	check := &cobra.Command{
 		Use:   "check TRACE.json",
 		Short: "List every problem of a trace against the ptools file, without calling a model",
@@ -188,6 +147,11 @@ trace has before any model is called; 'run' runs it, independent steps at once;
 			if err != nil {
 				return err
 			}
+			closeTools, err := ctf.register(reg)
+			if err != nil {
+				return err
+			}
+			defer closeTools()
 			probs := workflow.Check(t, reg)
 			if asJSON {
 				if probs == nil {
@@ -209,9 +173,11 @@ trace has before any model is called; 'run' runs it, independent steps at once;
 		},
 	}
 	check.Flags().BoolVar(&asJSON, "json", false, "print the problems as JSON")
+	ctf.add(check.Flags(), false)
 
 	var rf modelFlags
 	var tf traceFlags
+	var rtf toolFlags
 	var runJSON, keepGoing bool
 	var concurrency int
 	runCmd := &cobra.Command{
@@ -223,12 +189,21 @@ trace has before any model is called; 'run' runs it, independent steps at once;
 			if err != nil {
 				return err
 			}
-			model, err := rf.resolver(cmd)
+			models, err := rf.open(cmd)
 			if err != nil {
 				return err
 			}
-			reg, err := loadRegistry(file, model)
+			defer models.close()
+			reg, err := loadRegistry(file, models.resolve, rf.ptoolOptions()...)
 			if err != nil {
+				return err
+			}
+			closeTools, err := rtf.register(reg)
+			if err != nil {
+				return err
+			}
+			defer closeTools()
+			if err := rtf.consent(t, reg); err != nil {
 				return err
 			}
 			rec, err := startRecording(cmd, tf, nil)
@@ -285,16 +260,24 @@ trace has before any model is called; 'run' runs it, independent steps at once;
 			return runErr
 		},
 	}
-	rf.add(runCmd)
+	rf.add(runCmd.Flags())
 	runCmd.Flags().BoolVar(&runJSON, "json", false, "print the finished trace as JSON")
 	runCmd.Flags().BoolVar(&keepGoing, "continue", false, "after a failed step, run the steps that do not need it")
 	runCmd.Flags().IntVar(&concurrency, "concurrency", 0, "most steps at once (default 4)")
 	addTraceFlags(runCmd.Flags(), &tf, false)
+	rtf.add(runCmd.Flags(), true)
 
 	goCmd := &cobra.Command{
 		Use:   "go TRACE.json",
 		Short: "Write a trace as a Go program that calls its ptools through a registry",
-		Args:  cobra.ExactArgs(1),
+		Long: `'ptk workflow go TRACE.json' writes the trace as a Go program (package main)
+that calls its steps' ptools in order and prints the last output. It reads
+a ptools file named by its argument, and takes the model flags 'ptk' takes:
+
+  program [-model NAME] [-base-url URL] [-api-key KEY] [-models FILE] ptools.json
+
+each also read from PTK_MODEL, PTK_BASE_URL, PTK_API_KEY and PTK_MODELS.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			t, err := readTrace(args[0], cmd.InOrStdin())
 			if err != nil {
@@ -308,7 +291,7 @@ trace has before any model is called; 'run' runs it, independent steps at once;
 			return err
 		},
 	}
-	cmd.AddCommand(plan, check, runCmd, goCmd)
+	cmd.AddCommand(plan, check, runCmd, goCmd, newFromTrajectoryCmd(&file))
 	return cmd
 }
 

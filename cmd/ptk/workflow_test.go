@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -56,6 +57,71 @@ func TestWorkflowRun(t *testing.T) {
 	}
 }
 
+// TestWorkflowFlags: ptk workflow run and plan take the flags ptk ptool
+// call takes: --mode, --max-attempts, --stream, --record and --replay.
+func TestWorkflowFlags(t *testing.T) {
+	dir := t.TempDir()
+	rec := filepath.Join(dir, "calls.jsonl")
+	fake, url := newFakeOpenAI(t, fakeReply{content: `<answer>["pizza", "salad"]</answer>`}, fakeReply{content: `<answer>"a round flatbread"</answer>`})
+	code, out, errOut := runPTK(t, "", "workflow", "run", "testdata/workflow_trace.json", "--ptools", "testdata/workflow_ptools.json",
+		"--base-url", url, "--model", "local-model", "--mode", "protocol", "--stream", "--record", rec, "--no-trace")
+	if code != 0 || out != "a round flatbread\n" {
+		t.Fatalf("exit %d, out %q: %s", code, out, errOut)
+	}
+	for i := range 2 {
+		if r := fake.request(i); r["response_format"] != nil || r["stream"] != true {
+			t.Errorf("request %d: response_format %v, stream %v", i, r["response_format"], r["stream"])
+		}
+	}
+	if data, err := os.ReadFile(rec); err != nil || strings.Count(string(data), "\n") != 2 {
+		t.Fatalf("the recording: %v\n%s", err, data)
+	}
+	// replayed: no server at all
+	code, out, errOut = runPTK(t, "", "workflow", "run", "testdata/workflow_trace.json", "--ptools", "testdata/workflow_ptools.json",
+		"--base-url", "http://127.0.0.1:1/v1", "--model", "local-model", "--mode", "protocol", "--stream", "--replay", rec, "--no-trace")
+	if code != 0 || out != "a round flatbread\n" {
+		t.Errorf("replayed: exit %d, out %q: %s", code, out, errOut)
+	}
+	// --max-attempts 1: a wrong answer is not asked again
+	fake, url = newFakeOpenAI(t, fakeReply{content: `<answer>{"not": "a list"}</answer>`})
+	code, _, errOut = runPTK(t, "", "workflow", "run", "testdata/workflow_trace.json", "--ptools", "testdata/workflow_ptools.json",
+		"--base-url", url, "--model", "local-model", "--mode", "protocol", "--max-attempts", "1", "--no-trace")
+	if code != 1 || len(fake.requests) != 1 || !strings.Contains(errOut, "after 1 attempt(s)") {
+		t.Errorf("--max-attempts 1: exit %d, %d requests: %s", code, len(fake.requests), errOut)
+	}
+	// plan, recorded and replayed, in the protocol
+	plan := `<answer>{"steps": [{"ptool": "describe", "args": {"item": "pizza"}, "goal": "describe it"}]}</answer>`
+	fake, url = newFakeOpenAI(t, fakeReply{content: plan})
+	prec := filepath.Join(dir, "plan.jsonl")
+	db := filepath.Join(dir, "traces.db")
+	code, out, errOut = runPTK(t, "", "workflow", "plan", "describe a pizza", "--ptools", "testdata/workflow_ptools.json",
+		"--base-url", url, "--model", "local-model", "--mode", "protocol", "--record", prec, "--trace-db", db)
+	if code != 0 || !strings.Contains(out, `"ptool": "describe"`) || fake.request(0)["response_format"] != nil {
+		t.Fatalf("plan: exit %d, %s %s", code, out, errOut)
+	}
+	if runs := storedRuns(t, db, "ptool"); len(runs) != 1 || runs[0].Name != "plan_workflow" {
+		t.Errorf("the planner's call is not in the store: %+v", runs)
+	}
+	code, out2, errOut := runPTK(t, "", "workflow", "plan", "describe a pizza", "--ptools", "testdata/workflow_ptools.json",
+		"--model", "local-model", "--mode", "protocol", "--replay", prec, "--no-trace")
+	if code != 0 || stripIDs(out2) != stripIDs(out) {
+		t.Errorf("plan replayed: exit %d, %s %s", code, out2, errOut)
+	}
+	// mistakes in the flags are usage errors
+	for _, args := range [][]string{
+		{"--mode", "telepathy"}, {"--record", rec, "--replay", rec}, {"--replay", filepath.Join(dir, "none.jsonl")},
+	} {
+		if code, _, errOut := runPTK(t, "", append([]string{"workflow", "run", "testdata/workflow_trace.json", "--ptools", "testdata/workflow_ptools.json"}, args...)...); code != 2 {
+			t.Errorf("%v: exit %d: %s", args, code, errOut)
+		}
+	}
+}
+
+// stripIDs leaves out a printed trace's random id.
+func stripIDs(s string) string {
+	return regexp.MustCompile(`"id": "wf_[0-9a-f]+"`).ReplaceAllString(s, "")
+}
+
 func TestWorkflowPlanAndGo(t *testing.T) {
 	plan := `{"answer": {"steps": [{"ptool": "extract_items", "args": {"order": "a pizza"}, "goal": "items"},
 		{"ptool": "describe", "args": {"item": {"$ref": "step_0", "path": "/0"}}, "goal": "describe it"}]}}`
@@ -97,6 +163,36 @@ func TestReact(t *testing.T) {
 	if runs := storedRuns(t, db, "react"); len(runs) != 1 || runs[0].Output != "2" || len(runs[0].ToolCalls) != 1 || runs[0].ToolCalls[0].Tool != "extract_items" || !strings.Contains(string(runs[0].Detail), `"ptp":"Goal: How many items`) {
 		t.Errorf("stored react runs: %+v", runs)
 	}
+	// the ptool action's call is stored with the run, where distillation
+	// reads it, and its tokens count in the run's
+	if runs := storedRuns(t, db, "react"); len(runs) == 1 && (len(runs[0].PtoolCalls) != 1 || runs[0].PtoolCalls[0].Ptool != "extract_items" ||
+		string(runs[0].PtoolCalls[0].Output) != `["pizza","salad"]` || runs[0].Usage.PromptTokens != 3*120) {
+		t.Errorf("the stored run's ptool calls: %+v, usage %+v", runs[0].PtoolCalls, runs[0].Usage)
+	}
+	if ex := storedExamples(t, db, "extract_items"); len(ex) != 1 {
+		t.Errorf("examples for distillation: %+v", ex)
+	}
+	// the model flags, as for workflows: the agent's model and the ptools'
+	// stream, the ptools answer in the protocol, and it all replays
+	fake, url := newFakeOpenAI(t,
+		fakeReply{content: "I list the items.\n<PTK_CALL>\n{\"tool\": \"extract_items\", \"args\": {\"order\": \"a pizza and a salad\"}}\n</PTK_CALL>"},
+		fakeReply{content: `<answer>["pizza", "salad"]</answer>`},
+		fakeReply{content: "Two items. <answer>2</answer>"},
+	)
+	rec := filepath.Join(t.TempDir(), "calls.jsonl")
+	args := []string{"react", "How many items are in 'a pizza and a salad'?", "--ptools", "testdata/workflow_ptools.json", "--model", "local-model", "--no-trace",
+		"--mode", "protocol", "--stream"}
+	if code, out, errOut := runPTK(t, "", append(args, "--base-url", url, "--record", rec)...); code != 0 || out != "2\n" {
+		t.Fatalf("--stream --record: exit %d, out %q: %s", code, out, errOut)
+	}
+	for i := range 3 {
+		if r := fake.request(i); r["stream"] != true || r["response_format"] != nil {
+			t.Errorf("request %d: stream %v, response_format %v", i, r["stream"], r["response_format"])
+		}
+	}
+	if code, out, errOut := runPTK(t, "", append(args, "--replay", rec)...); code != 0 || out != "2\n" {
+		t.Errorf("--replay: exit %d, out %q: %s", code, out, errOut)
+	}
 	for _, want := range []string{"Thought 1: I list the items.", `Action 1: extract_items(order="a pizza and a salad")`, `Observation 1: ["pizza","salad"]`, "Answer: 2", "2 steps"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("stderr does not say %q:\n%s", want, errOut)
@@ -125,6 +221,22 @@ func storedRuns(t *testing.T, db, kind string) []*trace.Record {
 		out = append(out, rec)
 	}
 	return out
+}
+
+// storedExamples returns the stored calls of a ptool that ptk distill
+// learns from.
+func storedExamples(t *testing.T, db, name string) []trace.PtoolCall {
+	t.Helper()
+	s, err := trace.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ex, err := s.Examples(context.Background(), name, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ex
 }
 
 func toJSON(v any) string {

@@ -307,6 +307,7 @@ var (
 	_ llm.Streamer      = (*named)(nil)
 	_ llm.Unwrapper     = (*named)(nil)
 	_ llm.Windower      = (*named)(nil)
+	_ llm.ModelIDer     = (*named)(nil)
 	_ llm.ToolSupporter = (*entry)(nil)
 	_ llm.Windower      = (*entry)(nil)
 )
@@ -342,6 +343,9 @@ func (e *entry) SupportsNativeTools() bool { return e.native }
 
 // Unwrap returns the provider's client.
 func (e *named) Unwrap() llm.Model { return e.inner }
+
+// ModelID is the model id it asks for.
+func (e *named) ModelID() string { return e.id }
 
 func (e *named) Generate(ctx context.Context, req llm.Request) (*llm.Response, error) {
 	req.Model = e.id

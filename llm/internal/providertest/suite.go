@@ -448,13 +448,22 @@ func (s *suite) streamRetries(t *testing.T) {
 func (s *suite) noRetryAfterCancel(t *testing.T) {
 	c, n := s.serve(t, s.p.Retried, Options{Backoff: 10 * time.Second})
 	ctx, cancel := context.WithCancel(t.Context())
-	time.AfterFunc(50*time.Millisecond, cancel)
-	start := time.Now()
+	// Cancel once the first request has been answered (a fixed delay
+	// could come before it on a loaded machine), during the 10 s pause.
+	var canceled atomic.Int64
+	go func() {
+		for n.Load() < 1 && ctx.Err() == nil {
+			time.Sleep(time.Millisecond)
+		}
+		time.Sleep(20 * time.Millisecond)
+		canceled.Store(time.Now().UnixNano())
+		cancel()
+	}()
 	_, err := c.Generate(ctx, s.p.Request)
 	if !errors.Is(err, context.Canceled) || llm.Retryable(err) {
 		t.Fatalf("err = %v, want context.Canceled, not retryable", err)
 	}
-	if d := time.Since(start); d > time.Second {
+	if d := time.Since(time.Unix(0, canceled.Load())); d > time.Second {
 		t.Errorf("Generate returned %v after the cancel", d)
 	}
 	if n.Load() != 1 {
