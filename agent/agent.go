@@ -7,7 +7,6 @@ import (
 	"iter"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/llm"
@@ -58,6 +57,7 @@ func Prompt(text string) []ptk.Message {
 // run on other goroutines but report back through channels.
 type runner struct {
 	opts   Options
+	rt     Runtime
 	emit   func(Event)
 	tools  map[string]ptk.Tool
 	infos  []ptk.ToolInfo
@@ -108,11 +108,14 @@ type runner struct {
 }
 
 func run(ctx context.Context, input []ptk.Message, opts Options, emit func(Event)) (res *Result, err error) {
-	start := time.Now()
 	opts.defaults()
-	r := &runner{opts: opts, emit: emit, res: &Result{}}
+	r := &runner{opts: opts, emit: emit, res: &Result{}, rt: opts.Runtime}
+	if r.rt == nil {
+		r.rt = local{&r.opts}
+	}
+	start := r.rt.Now()
 	defer func() {
-		res.Duration = time.Since(start)
+		res.Duration = r.rt.Now().Sub(start)
 		res.Mode = r.mode
 		res.TotalToolCalls = len(res.ToolCalls)
 		if r.history != nil {

@@ -75,13 +75,13 @@ func BenchmarkLoopLength(b *testing.B) {
 // the goroutine that lets a tool deaf to its context be abandoned at its
 // deadline, the recover, the timeout's context.
 func BenchmarkRunTool(b *testing.B) {
-	r := &runner{opts: Options{ToolTimeout: time.Minute}}
+	l := local{&Options{ToolTimeout: time.Minute}}
 	noop := ptk.NewTool(ptk.ToolInfo{Name: "noop"}, func(context.Context, json.RawMessage) (ptk.Result, error) { return ptk.Result{Content: "ok"}, nil })
-	j := &job{call: ptk.Call{Tool: "noop", Args: json.RawMessage(`{}`)}, tool: noop}
+	c := &ToolRun{Call: ptk.Call{Tool: "noop", Args: json.RawMessage(`{}`)}, Tool: noop}
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := r.runTool(ctx, j); err != nil {
+		if _, err := l.runTool(ctx, c); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -82,7 +82,9 @@ type Options struct {
 	// from the cache); default 20. A call past the cap is not run and ends
 	// the run with ptk.MaxToolCallsReached.
 	MaxToolCalls int
-	// Timeout, when above zero, bounds the whole run.
+	// Timeout, when above zero, bounds the whole run (with a timer of the
+	// process: a Runtime of a durable-execution engine bounds the run with
+	// its own timers instead, and leaves this zero).
 	Timeout time.Duration
 	// ToolTimeout, when above zero, bounds each tool call.
 	ToolTimeout time.Duration
@@ -192,6 +194,12 @@ type Options struct {
 	// Store keeps conversations; required with ConversationID. The caller
 	// owns it (MemoryStore keeps them in memory).
 	Store Store
+
+	// Runtime is where the run's tools run and its time is told; nil is the
+	// run's own process. ToolTimeout, MaxToolRetries, ToolRetryDelay and
+	// MaxParallel are the default Runtime's; another one reads them as it
+	// sees fit (see Runtime).
+	Runtime Runtime
 }
 
 func (o *Options) defaults() {

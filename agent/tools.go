@@ -17,18 +17,12 @@ import (
 	"github.com/ptkit/ptk/turn"
 )
 
-// job is one call to run, and what came of it.
+// job is one call of a reply to run: the ToolRun a Runtime fills in, and
+// where the call is in the reply.
 type job struct {
-	idx  int
-	call ptk.Call
-	tool ptk.Tool
-	key  string
-
-	result ptk.Result
-	tries  int
-	dur    time.Duration
-	// failed is the error the tool returned, after any retries.
-	failed error
+	ToolRun
+	idx int
+	key string
 }
 
 // answer answers the calls of a reply: bad calls, duplicates and calls past
@@ -138,7 +132,7 @@ func (r *runner) answer(ctx context.Context, rep *turn.Reply) error {
 			res.CallID, res.Tool = c.ID, c.Tool
 			results[i], cached[i] = res, true
 		} else {
-			jobs = append(jobs, &job{idx: i, call: c, tool: t, key: key})
+			jobs = append(jobs, &job{ToolRun: ToolRun{Call: c, Tool: t}, idx: i, key: key})
 		}
 		answered++
 		if info.ReadOnly {
@@ -151,7 +145,7 @@ func (r *runner) answer(ctx context.Context, rep *turn.Reply) error {
 	}
 
 	for _, j := range jobs {
-		r.event(Event{Kind: EventToolStart, Iteration: it, Index: j.idx, Call: &j.call})
+		r.event(Event{Kind: EventToolStart, Iteration: it, Index: j.idx, Call: &j.Call})
 	}
 	r.runJobs(ctx, jobs)
 	stopped := ctx.Err() != nil
@@ -163,12 +157,12 @@ func (r *runner) answer(ctx context.Context, rep *turn.Reply) error {
 		if next < len(jobs) && jobs[next].idx == i {
 			j := jobs[next]
 			next++
-			res := j.result
+			res := j.Result
 			switch {
-			case j.failed != nil && stopped:
+			case j.Err != nil && stopped:
 				res = ptk.Result{Content: "Stopped: the run ended while the tool was running.", IsError: true}
-			case j.failed != nil:
-				perr := ptk.NewError(ptk.ToolExecutionFailed, "tool "+strconv.Quote(c.Tool)+" failed: "+j.failed.Error(), j.failed)
+			case j.Err != nil:
+				perr := ptk.NewError(ptk.ToolExecutionFailed, "tool "+strconv.Quote(c.Tool)+" failed: "+j.Err.Error(), j.Err)
 				perr.Tool = c.Tool
 				if o.Strict && fatal == nil {
 					fatal = perr
@@ -180,14 +174,14 @@ func (r *runner) answer(ctx context.Context, rep *turn.Reply) error {
 				res.Content = "The tool failed without saying why."
 			}
 			results[i] = res
-			if j.failed == nil && !res.IsError && j.tool.Info().Cacheable {
+			if j.Err == nil && !res.IsError && j.Tool.Info().Cacheable {
 				if r.cache == nil {
 					r.cache = map[string]ptk.Result{}
 				}
 				r.cache[j.key] = res
 			}
-			r.res.ToolCalls = append(r.res.ToolCalls, ToolCall{Call: c, Result: res, Iteration: it, Duration: j.dur, Tries: j.tries})
-			r.reportResult(i, c, res, j.dur, false)
+			r.res.ToolCalls = append(r.res.ToolCalls, ToolCall{Call: c, Result: res, Iteration: it, Duration: j.Duration, Tries: j.Tries})
+			r.reportResult(i, c, res, j.Duration, false)
 			continue
 		}
 		if cached[i] {
@@ -294,62 +288,107 @@ func callKey(c ptk.Call) string {
 func (r *runner) runJobs(ctx context.Context, jobs []*job) {
 	for len(jobs) > 0 {
 		n := 1
-		if jobs[0].tool.Info().ReadOnly {
-			for n < len(jobs) && jobs[n].tool.Info().ReadOnly {
+		if jobs[0].Tool.Info().ReadOnly {
+			for n < len(jobs) && jobs[n].Tool.Info().ReadOnly {
 				n++
 			}
 		}
-		r.runParallel(ctx, jobs[:n])
+		runs := make([]*ToolRun, n)
+		for i, j := range jobs[:n] {
+			runs[i] = &j.ToolRun
+		}
+		r.rt.RunTools(ctx, runs)
 		jobs = jobs[n:]
 	}
 }
 
-// runParallel runs jobs at the same time, at most MaxParallel at once.
-func (r *runner) runParallel(ctx context.Context, jobs []*job) {
-	if len(jobs) == 1 {
-		r.exec(ctx, jobs[0])
+// Runtime is where a run's tools run and where its time is told. By
+// default (Options.Runtime nil) that is the run's own process: tools run on
+// goroutines, with Options' timeout, retries and parallelism, and the clock
+// is the system's. A durable-execution engine gives a Runtime of its own,
+// so that the loop's code is deterministic and replays the same: package
+// github.com/ptkit/ptk/temporal runs each tool call as a Temporal activity
+// and tells the time from the workflow's history.
+type Runtime interface {
+	// Now tells the time.
+	Now() time.Time
+	// RunTools runs the calls and fills in what each did (Result, Err,
+	// Tries, Duration). When there are several, they are all calls to
+	// read-only tools, and may run at the same time; a call to a tool that
+	// changes something comes alone. It returns when every call is
+	// answered, or, once ctx is done, without waiting for the tools that do
+	// not stop (their Err then says so).
+	RunTools(ctx context.Context, calls []*ToolRun)
+}
+
+// ToolRun is one tool call for a Runtime to run, and what came of it.
+type ToolRun struct {
+	// Call is the call, checked against the tool's schema; Tool is the
+	// tool, with the run's result limits (MaxResultBytes, MaxResultLines).
+	Call ptk.Call
+	Tool ptk.Tool
+
+	// Result is the tool's result; Err the error it returned, after any
+	// retries, which the model is told of as a failed call.
+	Result ptk.Result
+	Err    error
+	// Tries counts the times the tool ran; Duration how long they took.
+	Tries    int
+	Duration time.Duration
+}
+
+// local is the Runtime of a run in its own process.
+type local struct{ opts *Options }
+
+var _ Runtime = local{}
+
+func (local) Now() time.Time { return time.Now() }
+
+// RunTools runs calls at the same time, at most MaxParallel at once.
+func (l local) RunTools(ctx context.Context, calls []*ToolRun) {
+	if len(calls) == 1 {
+		l.exec(ctx, calls[0])
 		return
 	}
-	sem := make(chan struct{}, r.opts.MaxParallel)
+	sem := make(chan struct{}, l.opts.MaxParallel)
 	var wg sync.WaitGroup
-	for _, j := range jobs {
+	for _, c := range calls {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			r.exec(ctx, j)
+			l.exec(ctx, c)
 		})
 	}
 	wg.Wait()
 }
 
 // exec runs one call, retrying an error the tool marked retryable. It reads
-// only the run's options, so jobs may run at the same time.
-func (r *runner) exec(ctx context.Context, j *job) {
+// only the run's options, so calls may run at the same time.
+func (l local) exec(ctx context.Context, c *ToolRun) {
 	start := time.Now()
-	delay := r.opts.ToolRetryDelay
+	defer func() { c.Duration = time.Since(start) }()
+	delay := l.opts.ToolRetryDelay
 	for {
-		j.tries++
-		res, err := r.runTool(ctx, j)
+		c.Tries++
+		res, err := l.runTool(ctx, c)
 		if err == nil {
-			j.result = res
-			break
+			c.Result = res
+			return
 		}
-		if ctx.Err() != nil || !ptk.IsRetryable(err) || j.tries > r.opts.MaxToolRetries {
-			j.failed = err
-			break
+		if ctx.Err() != nil || !ptk.IsRetryable(err) || c.Tries > l.opts.MaxToolRetries {
+			c.Err = err
+			return
 		}
 		t := time.NewTimer(delay)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			j.failed = err
-			j.dur = time.Since(start)
+			c.Err = err
 			return
 		case <-t.C:
 		}
 		delay *= 2
 	}
-	j.dur = time.Since(start)
 }
 
 // runTool runs the tool once, with the tool timeout, turning a panic into an
@@ -357,8 +396,8 @@ func (r *runner) exec(ctx context.Context, j *job) {
 // system call, a tool that ignores ctx) is abandoned: the call is answered
 // with the context's error at once, and the tool's goroutine is left to
 // finish on its own.
-func (r *runner) runTool(ctx context.Context, j *job) (ptk.Result, error) {
-	if d := r.opts.ToolTimeout; d > 0 {
+func (l local) runTool(ctx context.Context, c *ToolRun) (ptk.Result, error) {
+	if d := l.opts.ToolTimeout; d > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
@@ -376,7 +415,7 @@ func (r *runner) runTool(ctx context.Context, j *job) (ptk.Result, error) {
 			}
 			done <- o
 		}()
-		o.res, o.err = j.tool.Run(ctx, j.call.Args)
+		o.res, o.err = c.Tool.Run(ctx, c.Call.Args)
 	}()
 	var o outcome
 	select {
@@ -388,8 +427,8 @@ func (r *runner) runTool(ctx context.Context, j *job) (ptk.Result, error) {
 			o.err = fmt.Errorf("the tool did not stop when its context ended (%w); it was abandoned", context.Cause(ctx))
 		}
 	}
-	if o.err != nil && ctx.Err() != nil && errors.Is(o.err, context.DeadlineExceeded) && r.opts.ToolTimeout > 0 {
-		o.err = fmt.Errorf("timed out after %s", r.opts.ToolTimeout)
+	if o.err != nil && ctx.Err() != nil && errors.Is(o.err, context.DeadlineExceeded) && l.opts.ToolTimeout > 0 {
+		o.err = fmt.Errorf("timed out after %s", l.opts.ToolTimeout)
 	}
 	return o.res, o.err
 }

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ollama/ollama/tools"
 
@@ -150,6 +151,42 @@ func BenchmarkWriteFileStream(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkStreamRatio measures what streaming the 1 MiB write_file reply
+// in w-byte writes costs as a multiple of parsing it whole, the two
+// interleaved in each iteration, and reports the median ratios: of the
+// process's CPU time ("×whole-cpu", which other processes on a shared
+// machine do not inflate) and of the time that passed ("×whole-wall"). A
+// burst of someone else's work lands on both sides of a ratio taken this
+// way far more often than on one side of two separate benchmarks:
+//
+//	cd bench && go test -run '^$' -bench StreamRatio -benchtime 40x -count 5
+func BenchmarkStreamRatio(b *testing.B) {
+	p := ptkParser(b)
+	text := benchdata.WriteFileReply(1 << 20)
+	for _, w := range []int{2, 4, 16} {
+		b.Run(fmt.Sprintf("%dB/1024KiB", w), func(b *testing.B) {
+			var cpu, wall []float64
+			for b.Loop() {
+				c0, t0 := cpuTime(), time.Now()
+				sink += ptkWhole(p, text)
+				c1, t1 := cpuTime(), time.Now()
+				sink += ptkStream(p, text, w)
+				c2, t2 := cpuTime(), time.Now()
+				if c1 > c0 {
+					cpu = append(cpu, float64(c2-c1)/float64(c1-c0))
+				}
+				wall = append(wall, float64(t2.Sub(t1))/float64(t1.Sub(t0)))
+			}
+			if len(cpu) > 0 {
+				slices.Sort(cpu)
+				b.ReportMetric(cpu[len(cpu)/2], "×whole-cpu")
+			}
+			slices.Sort(wall)
+			b.ReportMetric(wall[len(wall)/2], "×whole-wall")
+		})
 	}
 }
 

@@ -21,9 +21,12 @@ type RawCall struct {
 	// arg_value): the schema decides their type.
 	TextArgs   bool
 	Positional []*lenient.Node
-	Reasoning  string
-	Repairs    []string
-	Offset     int
+	// Nested are calls written as argument values, f(x=g(y=1)), as
+	// written: the call is read, and must not run.
+	Nested    []string
+	Reasoning string
+	Repairs   []string
+	Offset    int
 	// raw is the call's text, for the one EventCallDelta of a call that was
 	// not streamed as it was read.
 	raw []byte

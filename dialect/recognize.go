@@ -560,6 +560,18 @@ func (m *machine) wrapper(i int, t tag.Info, closers []string, weak, gemma bool)
 		if ok && nt.Closing && (wrapperNames[nt.Name] || nt.Name == t.Name) {
 			return action{}
 		}
+		if ok && !nt.Closing && !nt.BarL && !nt.BarR && wrapperNames[nt.Name] {
+			// <tool_call>\n<tool_call>\n{...}: an opener written twice, or a
+			// closer written as an opener; the call is the second's. Data
+			// that holds it has it spelled differently too: what a reply
+			// writes between the two would make the first the call's.
+			if m.inert != nil {
+				m.inert.hazards = append(m.inert.hazards, i)
+			}
+			d := m.drop(t)
+			d.call = true
+			return d
+		}
 		return a
 	case lenient.IsIdentStart(c):
 		if weak {
@@ -750,6 +762,32 @@ func (m *machine) recognizeBracket(i int) action {
 		}
 		if k < len(buf) && buf[k] == ']' && j == i+1 {
 			return m.bracketMarker(i, buf[j:k], k+1)
+		}
+		if a, ok := m.namedList(i, j); ok {
+			return a
+		}
+	case c == '\'' || c == '"':
+		// calls written as strings: ['f(a=1)', 'g(b=2)']
+		if !m.cfg.Declared {
+			return action{}
+		}
+		name, paren, need := m.quotedCallAt(j)
+		if need {
+			return action{need: true}
+		}
+		if paren < 0 {
+			if a, ok := m.namedList(i, j); ok {
+				return a
+			}
+			return action{}
+		}
+		if !(m.standsAlone(i) || m.listed) || !m.cfg.known(name, false) {
+			return action{}
+		}
+		return action{reg: regionOf(&m.regions.quotedCalls, quotedCalls{start: i, bracket: true, at: j}), call: true}
+	case c == '[' || c == '(':
+		if a, ok := m.namedList(i, j); ok {
+			return a
 		}
 	}
 	return action{}
@@ -1019,7 +1057,9 @@ func (m *machine) standsAlone(i int) bool {
 		}
 	}
 	if k <= m.lineStart || k == 0 {
-		return spaces < 4 // four spaces of indent make a Markdown code block
+		// four spaces of indent make a Markdown code block, but not inside
+		// a fence, where code is indented as code
+		return spaces < 4 || m.fence != nil
 	}
 	if spaces > maxStealWord {
 		return false
@@ -1150,13 +1190,20 @@ func (m *machine) recognizeParen(i int) action {
 	for k > m.textFrom && i-k < 2*maxStealWord && (lenient.IsPyIdentByte(buf[k-1]) || buf[k-1] == '.') {
 		k--
 	}
+	if k == i && !toolCode {
+		return m.callTuple(i)
+	}
 	if k == i || !lenient.IsIdentStart(buf[k]) || i-k >= 2*maxStealWord {
 		return action{}
 	}
+	name := string(buf[k:i])
 	if !m.lineStartAt(k) {
+		// a call written as a string alone on its line: 'f(a=1)'
+		if q := k - 1; q >= m.textFrom && (buf[q] == '\'' || buf[q] == '"') && m.lineStartAt(q) && !toolCode && m.cfg.known(name, false) {
+			return action{reg: regionOf(&m.regions.quotedCalls, quotedCalls{start: q, at: q}), steal: i - q, call: true}
+		}
 		return action{}
 	}
-	name := string(buf[k:i])
 	if !toolCode {
 		if !m.cfg.known(name, false) {
 			return action{}
@@ -1164,3 +1211,163 @@ func (m *machine) recognizeParen(i int) action {
 	}
 	return action{reg: regionOf(&m.regions.pythonic, pythonic{start: k, paren: i, strong: toolCode}), steal: i - k, call: true}
 }
+
+// roles are the roles a message header names.
+var roles = map[string]bool{"assistant": true, "user": true, "system": true, "tool": true, "ipython": true, "model": true}
+
+// messageHeader reads a message's header: ChatML's <|im_start|>role, Llama
+// 3's <|start_header_id|>role<|end_header_id|>, Gemma's <start_of_turn>role.
+// Before anything the reply wrote it is the reply's own header, dropped;
+// after, the reply has gone on past the end of its turn, and the rest is a
+// conversation the model made up. <|im_start|> without a role is no header
+// (Hermes 2 Theta writes it around its calls): the token is dropped.
+func (m *machine) messageHeader(i int, t tag.Info) action {
+	buf := m.buf
+	j := t.End
+	k := j
+	for k < len(buf) && k-j < 12 && buf[k] >= 'a' && buf[k] <= 'z' {
+		k++
+	}
+	if k >= len(buf) && !m.eof {
+		return action{need: true}
+	}
+	if !roles[string(buf[j:k])] {
+		// the token alone is no header, and never text
+		return m.drop(t)
+	}
+	end := k
+	if match, need := lenient.HasPrefixFold(buf, k, "<|end_header_id|>", m.eof); need {
+		return action{need: true}
+	} else if match {
+		end = k + len("<|end_header_id|>")
+	} else if t.Name == "start_header_id" || k < len(buf) && !lenient.IsWS(buf[k]) && buf[k] != '<' {
+		return m.drop(t) // <|im_start|>users...: a word, not a role
+	}
+	if m.inert != nil {
+		// Data repeated in a reply would end the reply here: what the model
+		// writes after it, calls included, would be read as nothing.
+		m.inert.hazards = append(m.inert.hazards, i)
+		return action{}
+	}
+	if m.wroteSomething(i) {
+		if !m.lineStartAt(i) && m.byteBefore(i) != '>' {
+			return action{} // "models write <|im_start|>user": a mention
+		}
+		return action{reg: regionOf(&m.regions.pastTurn, pastTurn{start: i, header: string(buf[i:end])})}
+	}
+	return action{reg: regionOf(&m.regions.dropRegion, dropRegion{end: end})}
+}
+
+// wroteSomething reports whether the reply wrote anything before buf[i]:
+// a call, reasoning, or text that is not white space.
+func (m *machine) wroteSomething(i int) bool {
+	if m.nextIndex() > 0 || len(m.reasoning) > 0 || m.fence != nil {
+		return true
+	}
+	for m.spaceUpTo < len(m.text) {
+		if !isAllSpace(m.text[m.spaceUpTo : m.spaceUpTo+1]) {
+			return true
+		}
+		m.spaceUpTo++
+	}
+	return !isAllSpace(m.buf[m.textFrom:i])
+}
+
+// namedList recognizes a list that names a declared tool first and then
+// gives its arguments: ['f', {'a': 1}], [f, a=1], and lists of such pairs,
+// [('f', {'a': 1}), ('g', {'b': 2})] — buf[i] is the '[' and buf[j] the
+// first byte inside it. ok is false when it is not one; a need for more
+// input is an action of its own.
+func (m *machine) namedList(i, j int) (a action, ok bool) {
+	if !m.cfg.Declared {
+		return action{}, false
+	}
+	buf := m.buf
+	k := j
+	if buf[k] == '[' || buf[k] == '(' {
+		n, need, far := m.skipWS(k+1, maxStealWord)
+		if need {
+			return action{need: true}, true
+		}
+		if far || n >= len(buf) {
+			return action{}, false
+		}
+		k = n
+	}
+	q := byte(0)
+	if buf[k] == '\'' || buf[k] == '"' {
+		q = buf[k]
+		k++
+	}
+	n := k
+	for n < len(buf) && n-k <= 2*maxStealWord && (lenient.IsPyIdentByte(buf[n]) || buf[n] == '.') {
+		n++
+	}
+	if n >= len(buf) && !m.eof {
+		return action{need: true}, true
+	}
+	if n == k || !lenient.IsIdentStart(buf[k]) {
+		return action{}, false
+	}
+	name := string(buf[k:n])
+	if q != 0 {
+		if n >= len(buf) || buf[n] != q {
+			return action{}, false
+		}
+		n++
+	}
+	c, need, far := m.skipWS(n, maxStealWord)
+	if need {
+		return action{need: true}, true
+	}
+	if far || c >= len(buf) || buf[c] != ',' || !m.cfg.known(name, false) || !(m.standsAlone(i) || m.listed) {
+		return action{}, false
+	}
+	return action{reg: regionOf(&m.regions.namedCalls, namedCalls{start: i}), call: true}, true
+}
+
+// callTuple recognizes calls in a tuple on a line of their own,
+// (f(a=1), g(b=2)), as DBRX writes them: buf[i] is the '('.
+func (m *machine) callTuple(i int) action {
+	if !m.cfg.Declared || !m.lineStartAt(i) {
+		return action{}
+	}
+	buf := m.buf
+	j, need, far := m.skipWS(i+1, maxStealWord)
+	if need {
+		return action{need: true}
+	}
+	if far || j >= len(buf) || !lenient.IsIdentStart(buf[j]) {
+		return action{}
+	}
+	k := j
+	for k < len(buf) && k-j < 2*maxStealWord && (lenient.IsPyIdentByte(buf[k]) || buf[k] == '.') {
+		k++
+	}
+	if k >= len(buf) && !m.eof {
+		return action{need: true}
+	}
+	if k >= len(buf) || buf[k] != '(' || !m.cfg.known(string(buf[j:k]), false) {
+		return action{}
+	}
+	// The tuple closes on its line, within maxTupleLine bytes: an opener
+	// that does not is prose, decided here once, not by a region that
+	// reads to the end of the reply from each line's '('.
+	e := i
+	for e < len(buf) && buf[e] != '\n' && e-i < maxTupleLine {
+		e++
+	}
+	if e >= len(buf) && !m.eof && e-i < maxTupleLine {
+		return action{need: true}
+	}
+	if e-i >= maxTupleLine {
+		return action{}
+	}
+	if st := lenient.NewPyScan(i).Feed(buf[:e], true); st != lenient.Done {
+		return action{}
+	}
+	return action{reg: regionOf(&m.regions.pythonic, pythonic{start: i, bracket: true}), call: true}
+}
+
+// maxTupleLine bounds the line a tuple of calls is looked for on.
+const maxTupleLine = 4096

@@ -525,9 +525,12 @@ func (m *machine) parseTextBody(b []byte, off int, gemma bool) ([]RawCall, bool)
 func pyRaws(calls []lenient.PyCall, src []byte, off int) []RawCall {
 	out := make([]RawCall, 0, len(calls))
 	for _, c := range calls {
-		rc := RawCall{Name: c.Name, Args: c.Args, Positional: c.Positional, Offset: off + c.Start, raw: src[c.Start:c.End]}
+		rc := RawCall{Name: c.Name, Args: c.Args, Positional: c.Positional, Nested: c.Nested, Offset: off + c.Start, raw: src[c.Start:c.End]}
 		if c.Err != "" {
 			rc.Err, rc.ErrMsg = result.DiagMalformed, "the call's arguments cannot be read: "+c.Err
+		}
+		if c.InExpr {
+			rc.Repairs = append(rc.Repairs, "read out of an expression in the list of calls: its operators are not applied")
 		}
 		out = append(out, rc)
 	}

@@ -5,6 +5,7 @@ import (
 	"github.com/ptkit/ptk/dialect/result"
 	"github.com/ptkit/ptk/dialect/tag"
 	"github.com/ptkit/ptk/lenient"
+	"strconv"
 )
 
 // Regions that hold no calls: dropped tokens, reasoning, code that is text.
@@ -391,4 +392,21 @@ func (m *machine) regionText(from, to int) (stop bool) {
 	}
 	m.addText(m.buf[from:to])
 	return false
+}
+
+// pastTurn is what a reply writes after a new message's header: a turn the
+// model made up (a user's next question, another answer), read as nothing.
+type pastTurn struct {
+	start  int
+	header string
+}
+
+func (r *pastTurn) advance(m *machine) bool {
+	m.pos = len(m.buf)
+	if !m.eof {
+		return false
+	}
+	m.diag(result.Diagnostic{Kind: result.DiagPastTurn, Offset: r.start,
+		Message: "the reply goes on past the end of its turn: " + strconv.Quote(r.header) + " starts another message, and what follows it was not read"})
+	return true
 }

@@ -62,6 +62,8 @@ type machine struct {
 	// bareRetry is where a bare JSON candidate broke; a candidate may start
 	// there whatever precedes it.
 	bareRetry int
+	// spaceUpTo: text[:spaceUpTo] is white space (wroteSomething).
+	spaceUpTo int
 
 	emit func(result.Event)
 	em   emitState
@@ -74,6 +76,9 @@ type machine struct {
 		bareJSON     bareJSON
 		headerCall   headerCall
 		pythonic     pythonic
+		quotedCalls  quotedCalls
+		namedCalls   namedCalls
+		pastTurn     pastTurn
 		xmlCall      xmlCall
 		tokenCall    tokenCall
 		glmInline    glmInline
@@ -191,10 +196,11 @@ func (m *machine) prose() bool {
 			m.lineStart = i + 1
 			i++
 			continue
-		case c == '(' && (i <= m.textFrom || !isWordChar(buf[i-1])),
+		case c == '(' && (i <= m.textFrom || !isWordChar(buf[i-1])) && !m.lineStartAt(i),
 			c == '>' && i+1 < len(buf) && buf[i+1] != '>',
 			c == '<' && i+1 < len(buf) && (buf[i+1] == ' ' || buf[i+1] == '='):
-			// cannot start a construct: "(see", "a > b", "a < b"
+			// cannot start a construct: "(see", "a > b", "a < b" (a '('
+			// at the start of a line may open a tuple of calls)
 			i++
 			continue
 		}
@@ -258,7 +264,14 @@ func (m *machine) flushText(to int, partial bool) {
 	if m.fence != nil {
 		if !isAllSpace(seg) {
 			if m.fence.closed {
-				m.rejectFence()
+				// Prose after a fence of calls: with tools declared, calls of
+				// them are calls whatever surrounds the fence; without, the
+				// fence is an example explained after it.
+				if m.cfg.Declared && m.fence.listCalls == len(m.fence.attempts) {
+					m.acceptFence()
+				} else {
+					m.rejectFence()
+				}
 				m.appendText(seg)
 				return
 			}
@@ -346,6 +359,9 @@ func stealableStart(seg []byte, before int) int {
 	if n > 0 && seg[n-1] == ']' {
 		return n - 1 // MiniMax-M3's marker, ]<]minimax[>[, may start here
 	}
+	if n > 0 && (seg[n-1] == '\'' || seg[n-1] == '"') {
+		return n - 1 // a call written as a string may start here: 'f(a=1)'
+	}
 	w := n
 	for w > 0 && n-w <= maxStealWord && lenient.IsWS(seg[w-1]) {
 		w--
@@ -359,6 +375,9 @@ func stealableStart(seg []byte, before int) int {
 	}
 	if k == w {
 		return n
+	}
+	if k > 0 && (seg[k-1] == '\'' || seg[k-1] == '"') {
+		k-- // the quote of a call written as a string: 'f(a=1)'
 	}
 	if w == n {
 		return max(k, n-maxWalkBack)
@@ -691,10 +710,12 @@ type fenceCtx struct {
 	toolCode bool // ```tool_code: bare name(...) calls count without declared tools
 	closed   bool
 
-	held     []byte // white space seen in the fence, or after it once closed
-	attempts []result.Attempt
-	diags    []result.Diagnostic
-	events   []result.Event
+	// listCalls counts the calls read from bracketed lists, [f(a=1)]
+	listCalls int
+	held      []byte // white space seen in the fence, or after it once closed
+	attempts  []result.Attempt
+	diags     []result.Diagnostic
+	events    []result.Event
 }
 
 // closeFence is called at the closing backticks of an open call fence.

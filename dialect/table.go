@@ -111,6 +111,11 @@ var tagRules = []struct {
 		(*machine).endOfSequence},
 	{"GLM name<arg_key>...", func(t tag.Info) bool { return t.Name == "arg_key" && !t.Closing },
 		(*machine).glmInline},
+	{"a message's header: ChatML <|im_start|>assistant, Llama 3 <|start_header_id|>user<|end_header_id|>, Gemma <start_of_turn>model", func(t tag.Info) bool {
+		return !t.Closing && (barred(t) && (t.Name == "im_start" || t.Name == "start_header_id") || t.Name == "start_of_turn" && !t.BarL && !t.BarR)
+	}, (*machine).messageHeader},
+	{"Gemma's end of a turn <end_of_turn>", func(t tag.Info) bool { return t.Name == "end_of_turn" && !t.Closing && !t.BarL && !t.BarR },
+		func(m *machine, i int, t tag.Info) action { return m.drop(t) }},
 	{"Llama 3 <|python_tag|>", func(t tag.Info) bool { return barred(t) && t.Name == "python_tag" },
 		(*machine).pythonTag},
 	{"Harmony <|start|>, <|channel|>", func(t tag.Info) bool { return barred(t) && (t.Name == "start" || t.Name == "channel") },

@@ -80,7 +80,9 @@ func newGenerator(m llm.Model, t Target, types string, train []Example, max int)
 		line, _ := json.Marshal(e)
 		fmt.Fprintf(&b, "%d. %s\n", i+1, line)
 	}
-	opts := []ptool.Option{ptool.WithModel(m), ptool.WithMaxAttempts(2)}
+	// one memory for both: a server that ignores response_format, found
+	// out by the first, is asked in the protocol at once by the second
+	opts := []ptool.Option{ptool.WithModel(m), ptool.WithMaxAttempts(2), ptool.WithMemory(&llm.NativeTools{})}
 	return &generator{
 		patternsFn: ptool.New[patternsIn, patternsOut]("describe_patterns", render("patterns.tmpl", nil), opts...),
 		codeFn:     ptool.New[codeIn, Candidate]("write_distilled_code", render("code.tmpl", map[string]any{"Allowed": Allowed}), opts...),

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // Call is a call as the checker sees it: the function's name and its
@@ -48,9 +49,9 @@ func Check(q *Question, calls []Call) Verdict {
 		return right
 	}
 	lang := Language(q.Category)
-	funcs := make([]*funcDoc, len(q.Functions))
-	for i, f := range q.Functions {
-		funcs[i] = parseFuncDoc(f)
+	funcs := q.docs
+	if len(funcs) != len(q.Functions) {
+		funcs = funcDocs(q.Functions)
 	}
 	switch {
 	case strings.Contains(q.Category, "parallel"):
@@ -105,6 +106,15 @@ type funcDoc struct {
 	name     string
 	props    *Dict
 	required []string
+}
+
+// funcDocs reads the function documents the checker needs.
+func funcDocs(fs []Function) []*funcDoc {
+	out := make([]*funcDoc, len(fs))
+	for i, f := range fs {
+		out[i] = parseFuncDoc(f)
+	}
+	return out
 }
 
 func parseFuncDoc(f Function) *funcDoc {
@@ -330,6 +340,13 @@ func checkType(param string, value any, acc []any, desc, expected, nested string
 				return typeResult{ok: true, variable: variable}
 			}
 		}
+		// The items have the wrong type: BFCL's type_checker says so even
+		// when the list has the answer's own type.
+		errType := "type_error:simple"
+		if at != "" && pyType(value) == at {
+			errType = "type_error:nested"
+		}
+		return typeResult{verdict: wrong(errType, "Nested type checking failed for parameter %q. Expected outer type %s with inner type %s. Parameter value: %s.", param, desc, nested, pyRepr(value))}
 	}
 	if at != "" && pyType(value) == at {
 		return typeResult{ok: true, variable: true}
@@ -466,6 +483,18 @@ func checkListOfDicts(param string, value any, acc []any) Verdict {
 	result := wrong("list_dict_checker:unclear", "No acceptable value for parameter %q.", param)
 	for _, a := range acc {
 		opt, ok := a.([]any)
+		if s, isString := a.(string); isString {
+			// BFCL takes a string option's length, in characters: "" (may
+			// be omitted) is the empty list.
+			if len(items) == 0 && s == "" {
+				return right
+			}
+			if len(items) != utf8.RuneCountInString(s) {
+				result = wrong("value_error:list_dict_count", "Wrong number of dictionaries in the list.")
+				continue
+			}
+			return wrong("list_dict_checker:unclear", "Parameter %q: %s is not a list of dicts.", param, pyRepr(a))
+		}
 		if !ok || len(items) != len(opt) {
 			result = wrong("value_error:list_dict_count", "Wrong number of dictionaries in the list.")
 			continue

@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -278,5 +279,57 @@ func TestRelevance(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatal("no relevance question")
+	}
+}
+
+// TestCheckerAsBFCL checks the port against what BFCL's ast_checker does
+// with values the corpus of real replies showed ptk's port judging
+// otherwise: an empty list for a list of dicts the answer allows to be left
+// out ("" among its values, which BFCL measures as the empty string's
+// length), and a list whose items have the wrong type (an int where the
+// items are floats), which BFCL rejects even though the list itself has the
+// answer's type.
+func TestCheckerAsBFCL(t *testing.T) {
+	q := &Question{
+		ID: "simple_python_x", Category: "simple_python",
+		Functions: []Function{{Name: "f", Parameters: json.RawMessage(`{"type": "dict", "properties": {
+			"rank": {"type": "string"},
+			"deck": {"type": "array", "items": {"type": "dict", "properties": {"rank": {"type": "string"}}}},
+			"numbers": {"type": "array", "items": {"type": "float"}}}, "required": ["rank"]}`)}},
+		Answer: []Expected{{Name: "f", Params: []Param{
+			{Name: "rank", Acceptable: []any{"Queen"}},
+			{Name: "deck", Acceptable: []any{""}},
+			{Name: "numbers", Acceptable: []any{[]any{12.0, 15.5}, ""}},
+		}}},
+	}
+	// numbers must be given: without "" among its values, its items' type is checked
+	must := *q
+	must.Answer = []Expected{{Name: "f", Params: []Param{
+		{Name: "rank", Acceptable: []any{"Queen"}},
+		{Name: "numbers", Acceptable: []any{[]any{12.0, 15.5}}},
+	}}}
+	for _, c := range []struct {
+		q    *Question
+		args string
+		want string // "" for correct, else BFCL's error type
+	}{
+		{q, `{"rank": "Queen"}`, ""},
+		{q, `{"rank": "Queen", "deck": []}`, ""},
+		{q, `{"rank": "Queen", "deck": [{"rank": "Ace"}]}`, "value_error:list_dict_count"},
+		// with "" among the values, BFCL checks no item's type
+		{q, `{"rank": "Queen", "numbers": [12, 15.5]}`, ""},
+		{&must, `{"rank": "Queen", "numbers": [12.0, 15.5]}`, ""},
+		{&must, `{"rank": "Queen", "numbers": [12, 15.5]}`, "type_error:nested"},
+		{&must, `{"rank": "Queen", "numbers": ["12", 15.5]}`, "type_error:nested"},
+		{&must, `{"rank": "Queen", "numbers": "12, 15.5"}`, "type_error:simple"},
+	} {
+		v, err := Decode([]byte(c.args))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := Check(c.q, []Call{{Name: "f", Args: v.(*Dict)}})
+		if got.Correct != (c.want == "") || got.ErrorType != c.want {
+			t.Errorf("%s: %+v, want %q", c.args, got, c.want)
+		}
 	}
 }

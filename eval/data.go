@@ -81,6 +81,10 @@ type Question struct {
 	// Answer is the possible answer: one expected call per element, each
 	// parameter with its acceptable values. Nil for the relevance categories.
 	Answer []Expected
+
+	// docs are Functions as the checker reads them, read once by Load (a
+	// replay checks each question's answers tens of times).
+	docs []*funcDoc
 }
 
 // Function is a BFCL function document.
@@ -184,7 +188,7 @@ func loadCategory(fsys fs.FS, cat string, limit int) ([]*Question, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: %v", name, i+1, err)
 		}
-		qu := &Question{ID: q.ID, Category: cat, Messages: msgs, Functions: q.Function}
+		qu := &Question{ID: q.ID, Category: cat, Messages: msgs, Functions: q.Function, docs: funcDocs(q.Function)}
 		if hasAnswers {
 			a, ok := answers[q.ID]
 			if !ok {

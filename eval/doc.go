@@ -9,7 +9,10 @@
 // [Check] is the checker, [Run] asks a model every question and scores it,
 // [Summarize] turns the results into a report per category and mode,
 // [File] is what a run writes, and [Compare] shows two runs' differences
-// question by question.
+// question by question. [Replay] scores replies a model wrote before
+// (recorded with the verdict their run gave, as in the BFCL replay corpus)
+// exactly as a run scores the reply it gets, and [SummarizeReplay] sets
+// ptk's verdicts beside the recorded ones, per model and per category.
 //
 // # The checker
 //

@@ -34,10 +34,16 @@ var languageNote = map[string]string{
 // are written as underscores (native function calling rejects them), and
 // names maps each tool name back to the function's; it is nil otherwise.
 func Tools(q *Question, native bool) (tools []ptk.ToolInfo, names map[string]string) {
+	return toolsOf(q, native)
+}
+
+// toolsOf is Tools, with the names' dots written as underscores when
+// underscore is set, whatever the mode.
+func toolsOf(q *Question, underscore bool) (tools []ptk.ToolInfo, names map[string]string) {
 	lang := Language(q.Category)
 	for _, f := range q.Functions {
 		name := f.Name
-		if native && strings.Contains(name, ".") {
+		if underscore && strings.Contains(name, ".") {
 			name = strings.ReplaceAll(name, ".", "_")
 			if names == nil {
 				names = map[string]string{}

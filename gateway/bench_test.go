@@ -26,10 +26,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -592,10 +590,10 @@ func benchReportLatency(b *testing.B, prefix string, ds []time.Duration) {
 }
 
 // benchCPU measures the CPU time the process (client, gateway and upstream
-// together) spends per request, from /proc/self/stat: unlike the time per
+// together) spends per request, from getrusage: unlike the time per
 // request, it does not change when other processes take the cores, so
 // cores / cpu-us-per-req is the throughput the cores would give. Where
-// there is no /proc it reports nothing.
+// there is no getrusage it reports nothing.
 type benchCPU struct {
 	t0 time.Duration
 	ok bool
@@ -609,31 +607,6 @@ func (c *benchCPU) report(b *testing.B, requests int) {
 		return
 	}
 	b.ReportMetric(benchMicros(t1-c.t0)/float64(requests), "cpu-us/req")
-}
-
-// benchProcessCPU is the user and system time of the process so far, in
-// clock ticks of 10 ms (USER_HZ is 100 on Linux).
-func benchProcessCPU() (time.Duration, bool) {
-	data, err := os.ReadFile("/proc/self/stat")
-	if err != nil {
-		return 0, false
-	}
-	// The fields after the command name, which is in parentheses and may
-	// hold spaces: state is field 3, utime 14 and stime 15.
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 {
-		return 0, false
-	}
-	f := strings.Fields(string(data[i+1:]))
-	if len(f) < 13 {
-		return 0, false
-	}
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, false
-	}
-	return time.Duration(utime+stime) * 10 * time.Millisecond, true
 }
 
 // benchCase is one request to one place: Chat Completions unless api

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/llm/openai/wire"
 )
 
 // How a request was served, as the log line says it.
@@ -39,7 +40,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) { s.handle(w, r, &
 // read decodes and checks the request.
 func (c *chatAPI) read(x *exchange, body []byte) *httpError {
 	c.body = body
-	if err := json.Unmarshal(body, &c.req); err != nil {
+	if err := wire.UnmarshalRequest(body, &c.req); err != nil {
 		return badRequest("the request body is not a valid chat completion request: %v", err)
 	}
 	r := &c.req
@@ -186,6 +187,27 @@ func setModel(body []byte, name string) ([]byte, error) {
 // readStats reads a whole answer's, or a chunk's, usage and new calls.
 func (x *exchange) readStats(data []byte) {
 	if !bytes.Contains(data, []byte(`"usage"`)) && !bytes.Contains(data, []byte(`"tool_calls"`)) {
+		return
+	}
+	// In one pass when the answer reads as a completion (whatever reads as
+	// one reads the same below); below, what can be read of anything else.
+	var c completion
+	if wire.UnmarshalCompletion(data, &c) == nil {
+		for _, ch := range c.Choices {
+			if ch.Message != nil {
+				x.calls += len(ch.Message.ToolCalls)
+			}
+			if ch.Delta != nil {
+				for _, d := range ch.Delta.ToolCalls {
+					if d.ID != "" {
+						x.calls++
+					}
+				}
+			}
+		}
+		if u := c.Usage; u != nil {
+			x.usage = ptk.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens}
+		}
 		return
 	}
 	var v struct {

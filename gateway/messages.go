@@ -38,7 +38,7 @@ func (a *messagesAPI) read(x *exchange, body []byte) *httpError {
 
 // decode reads a request; count_tokens reads one that needs no max_tokens.
 func (a *messagesAPI) decode(x *exchange, body []byte, needMax bool) *httpError {
-	if err := json.Unmarshal(body, &a.req); err != nil {
+	if err := wire.UnmarshalRequest(body, &a.req); err != nil {
 		return badRequest("the request body is not a valid Messages request: %v", err)
 	}
 	r := &a.req
@@ -302,7 +302,7 @@ func (a *messagesAPI) respond(x *exchange, w http.ResponseWriter) responder {
 
 func (r *messagesResponder) streaming() bool { return r.stream }
 
-// flush sends what a step of the answer wrote, in a stream.
+// flush sends what the answer wrote since the last flush, in a stream.
 func (r *messagesResponder) flush() {
 	if r.stream {
 		r.sse.flush()
@@ -370,7 +370,6 @@ func (r *messagesResponder) delta(d wire.Delta) {
 }
 
 func (r *messagesResponder) addText(s string) {
-	defer r.flush()
 	if s == "" {
 		return
 	}
@@ -385,7 +384,6 @@ func (r *messagesResponder) addText(s string) {
 // addReasoning passes the model's reasoning on as thinking, when the
 // client asked for thinking.
 func (r *messagesResponder) addReasoning(s string) {
-	defer r.flush()
 	if s == "" || !r.thinking {
 		return
 	}
@@ -394,7 +392,6 @@ func (r *messagesResponder) addReasoning(s string) {
 }
 
 func (r *messagesResponder) addCall(c ptk.Call) {
-	defer r.flush()
 	r.x.calls++
 	r.calls++
 	r.block("tool_use", wire.Block{Type: "tool_use", ID: c.ID, Name: c.Tool, Input: json.RawMessage{}})
@@ -405,7 +402,6 @@ func (r *messagesResponder) addCall(c ptk.Call) {
 // addCallDelta passes on a piece of a native call: the first piece begins
 // its tool_use block.
 func (r *messagesResponder) addCallDelta(index int, id, name, args string) {
-	defer r.flush()
 	if id != "" || name != "" {
 		r.x.calls++
 		r.calls++
@@ -469,7 +465,7 @@ func (r *messagesResponder) finish(upstream string, u ptk.Usage) {
 		if r.blocks == nil {
 			r.blocks = []wire.Block{}
 		}
-		writeJSON(r.w, http.StatusOK, wire.Response{ID: r.id, Type: "message", Role: "assistant", Model: r.model,
+		writeJSON(r.w, http.StatusOK, &wire.Response{ID: r.id, Type: "message", Role: "assistant", Model: r.model,
 			Content: r.blocks, StopReason: &reason, Usage: usage})
 		return
 	}

@@ -131,7 +131,11 @@ func (x *exchange) ask(ctx context.Context, req llm.Request, p *protocol.Parser,
 	if _, ok := llm.As[llm.TextCompleter](x.up.Model); ok && mode == turn.PTK {
 		req.Prompt = protocol.PTK{}.Transcript(req.Messages) // the protocol's own flattening
 	}
-	t := turn.Turn{Model: x.up.Model, Parser: p, Mode: mode, Stream: out.streaming()}
+	// What was written before this call (text held back from a reply that
+	// is asked again) goes out before the model is waited for, and during
+	// the stream what each piece of the answer writes goes out together.
+	out.flush()
+	t := turn.Turn{Model: x.up.Model, Parser: p, Mode: mode, Stream: out.streaming(), Pause: out.flush}
 	r, err := t.Ask(ctx, req, func(e turn.Event) {
 		switch e.Kind {
 		case turn.EventText:

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/ptkit/ptk/internal/sse"
 	"github.com/ptkit/ptk/llm"
@@ -164,12 +165,56 @@ func hasValue(raw json.RawMessage) bool {
 	return len(raw) > 0 && string(raw) != "null" && string(raw) != "[]"
 }
 
+// marshal is v as the gateway writes JSON: HTML characters left as they
+// are; empty when encoding/json refuses it.
 func marshal(v any) json.RawMessage {
 	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.Encode(v)
+	encodeJSON(&b, nil, v)
 	return bytes.TrimRight(b.Bytes(), "\n")
+}
+
+// jsonAppender is a wire value that writes its own JSON in one pass, byte
+// for byte as encoding/json does (the wire packages' AppendJSON methods),
+// or reports false to leave it to encoding/json.
+type jsonAppender interface {
+	AppendJSON(dst []byte, escapeHTML bool) ([]byte, bool)
+}
+
+// encodeJSON writes v and a newline to buf as an Encoder with
+// SetEscapeHTML(false) does (nothing when encoding/json refuses v): in one
+// pass when v writes its own JSON, and otherwise with enc, an Encoder into
+// buf (nil: a new one).
+func encodeJSON(buf *bytes.Buffer, enc *json.Encoder, v any) {
+	if a, ok := v.(jsonAppender); ok {
+		if b, ok := a.AppendJSON(buf.AvailableBuffer(), false); ok {
+			buf.Write(append(b, '\n'))
+			return
+		}
+	}
+	if enc == nil {
+		enc = json.NewEncoder(buf)
+		enc.SetEscapeHTML(false)
+	}
+	enc.Encode(v)
+}
+
+// jsonBufs are the buffers answers are written into: a Responses answer
+// repeats the request's tools, and writing it into a new buffer grew it
+// six times, 6.5 KB a request.
+var jsonBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+func getJSONBuf() *bytes.Buffer {
+	b := jsonBufs.Get().(*bytes.Buffer)
+	b.Reset()
+	return b
+}
+
+// putJSONBuf gives b back, unless an answer made it large: a pool of
+// buffers grown by the largest answers would hold their memory.
+func putJSONBuf(b *bytes.Buffer) {
+	if b.Cap() <= 64<<10 {
+		jsonBufs.Put(b)
+	}
 }
 
 // streamReader passes an upstream's event stream on, line by line (flushed

@@ -31,8 +31,10 @@ type chatResponder struct {
 	calls       []outToolCall
 	// deltaCalls counts the native calls passed on in pieces.
 	deltaCalls int
-	buf        bytes.Buffer
-	enc        *json.Encoder
+	// dirty: chunks were written since the last flush.
+	dirty bool
+	buf   bytes.Buffer
+	enc   *json.Encoder
 }
 
 var _ responder = (*chatResponder)(nil)
@@ -65,22 +67,33 @@ func (r *chatResponder) begin() {
 // chunk writes one chunk of the stream.
 func (r *chatResponder) chunk(d *outDelta, finish *string, u *usage) {
 	c := completion{ID: r.id, Object: "chat.completion.chunk", Created: r.created, Model: r.model, Usage: u}
+	var one [1]choice
 	if d != nil {
-		c.Choices = []choice{{Delta: d, FinishReason: finish}}
+		one[0] = choice{Delta: d, FinishReason: finish}
+		c.Choices = one[:]
 	} else {
-		c.Choices = []choice{}
+		c.Choices = one[:0]
 	}
-	r.event(c)
+	r.event(&c)
 }
 
-// event writes one server-sent event holding v, and flushes it.
-func (r *chatResponder) event(v any) {
+// event writes one server-sent event holding c, into the connection's
+// buffer: flush sends it.
+func (r *chatResponder) event(c *completion) {
 	r.buf.Reset()
 	r.buf.WriteString("data: ")
-	r.enc.Encode(v)
+	encodeJSON(&r.buf, r.enc, c)
 	r.buf.WriteByte('\n')
 	r.w.Write(r.buf.Bytes())
-	r.rc.Flush()
+	r.dirty = true
+}
+
+// flush sends the chunks written since the last flush.
+func (r *chatResponder) flush() {
+	if r.dirty {
+		r.dirty = false
+		r.rc.Flush()
+	}
 }
 
 var jsonNull = json.RawMessage("null")
@@ -170,7 +183,7 @@ func (r *chatResponder) finish(upstream string, u ptk.Usage) {
 		c := completion{ID: r.id, Object: "chat.completion", Created: r.created, Model: r.model, Usage: out,
 			Choices: []choice{{Message: msg, FinishReason: &reason}}}
 		r.x.wrote.Store(true)
-		writeJSON(r.w, http.StatusOK, c)
+		writeJSON(r.w, http.StatusOK, &c)
 		return
 	}
 	r.begin()
@@ -181,6 +194,7 @@ func (r *chatResponder) finish(upstream string, u ptk.Usage) {
 		r.chunk(&outDelta{}, &reason, out)
 	}
 	r.w.Write([]byte("data: [DONE]\n\n"))
+	r.dirty = false
 	r.rc.Flush()
 }
 

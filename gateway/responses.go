@@ -46,7 +46,7 @@ func (s *Server) responsesEndpoint(w http.ResponseWriter, r *http.Request) {
 // read decodes and checks the request, and loads the conversation of the
 // previous response it continues.
 func (a *responsesAPI) read(x *exchange, body []byte) *httpError {
-	if err := json.Unmarshal(body, &a.req); err != nil {
+	if err := responses.UnmarshalRequest(body, &a.req); err != nil {
 		return badRequest("the request body is not a valid Responses request: %v", err)
 	}
 	r := &a.req
@@ -376,6 +376,8 @@ var _ responder = (*responsesResponder)(nil)
 func (a *responsesAPI) respond(x *exchange, w http.ResponseWriter) responder {
 	r := &responsesResponder{x: x, a: a, w: w, stream: x.stream, id: "resp_" + rand.Text(), created: time.Now().Unix(), model: x.name, open: -1}
 	if r.stream {
+		// response.completed repeats the tools too.
+		r.sse.buf.Grow(r.sizeHint() + 1024)
 		r.sse.init(x, w, x.s.cfg.KeepAlive, r.opening(), keepAliveComment)
 	}
 	a.out = r
@@ -384,7 +386,7 @@ func (a *responsesAPI) respond(x *exchange, w http.ResponseWriter) responder {
 
 func (r *responsesResponder) streaming() bool { return r.stream }
 
-// flush sends what a step of the answer wrote, in a stream.
+// flush sends what the answer wrote since the last flush, in a stream.
 func (r *responsesResponder) flush() {
 	if r.stream {
 		r.sse.flush()
@@ -433,11 +435,26 @@ func (r *responsesResponder) response(status string) *responses.Response {
 	return resp
 }
 
+// sizeHint is about the length of the response's JSON before its output:
+// it repeats the request's instructions and tools.
+func (r *responsesResponder) sizeHint() int {
+	q := &r.a.req
+	n := 512 + len(q.Instructions) + len(q.Metadata)
+	for _, t := range q.Tools {
+		n += 64 + len(t.Name) + len(t.Description) + len(t.Parameters)
+	}
+	return n
+}
+
 // opening is a stream's response.created and response.in_progress.
 func (r *responsesResponder) opening() []byte {
 	resp := r.response("in_progress")
-	return append(sseEvent("response.created", responses.ResponseEvent{Type: "response.created", SequenceNumber: r.next(), Response: resp}),
-		sseEvent("response.in_progress", responses.ResponseEvent{Type: "response.in_progress", SequenceNumber: r.next(), Response: resp})...)
+	// Both events repeat the request's tools: room for them at once.
+	var b bytes.Buffer
+	b.Grow(2 * r.sizeHint())
+	appendSSEEvent(&b, "response.created", responses.ResponseEvent{Type: "response.created", SequenceNumber: r.next(), Response: resp})
+	appendSSEEvent(&b, "response.in_progress", responses.ResponseEvent{Type: "response.in_progress", SequenceNumber: r.next(), Response: resp})
+	return b.Bytes()
 }
 
 // keepAliveComment is an event-stream comment, which clients skip.
@@ -511,7 +528,6 @@ func (r *responsesResponder) closeItem() {
 }
 
 func (r *responsesResponder) addText(s string) {
-	defer r.flush()
 	if s == "" {
 		return
 	}
@@ -530,7 +546,6 @@ func (r *responsesResponder) addText(s string) {
 // addReasoning passes the model's reasoning on as a reasoning item's
 // reasoning_text.
 func (r *responsesResponder) addReasoning(s string) {
-	defer r.flush()
 	if s == "" {
 		return
 	}
@@ -543,7 +558,6 @@ func (r *responsesResponder) addReasoning(s string) {
 }
 
 func (r *responsesResponder) addCall(c ptk.Call) {
-	defer r.flush()
 	r.closeItem()
 	r.x.calls++
 	r.calls++
@@ -568,7 +582,6 @@ func (r *responsesResponder) addCall(c ptk.Call) {
 // addCallDelta passes on a piece of a native call: the first piece begins
 // its function_call item, which stays open for its arguments' pieces.
 func (r *responsesResponder) addCallDelta(index int, id, name, args string) {
-	defer r.flush()
 	if id != "" || name != "" {
 		r.closeItem()
 		r.x.calls++

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -358,9 +357,10 @@ func (s *Server) anthropicModel(id string) anthropicwire.Model {
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.Encode(v)
+	b := getJSONBuf()
+	encodeJSON(b, nil, v)
+	w.Write(b.Bytes())
+	putJSONBuf(b)
 }
 
 // writeError writes an error answer in the OpenAI shape.

@@ -31,9 +31,11 @@ type sseWriter struct {
 
 	mu             sync.Mutex
 	begun, stopped bool
-	timer          *time.Timer
-	buf            bytes.Buffer
-	enc            *json.Encoder
+	// dirty: events were written since the last flush.
+	dirty bool
+	timer *time.Timer
+	buf   bytes.Buffer
+	enc   *json.Encoder
 }
 
 // init readies the writer for w, and starts its keep-alive when every is
@@ -60,6 +62,7 @@ func (s *sseWriter) tick() {
 	}
 	s.begin()
 	s.w.Write(s.keepAlive)
+	s.dirty = false
 	s.rc.Flush()
 	s.timer.Reset(s.every)
 }
@@ -77,11 +80,28 @@ func (s *sseWriter) begin() {
 	s.w.WriteHeader(http.StatusOK)
 	s.x.wrote.Store(true)
 	s.w.Write(s.opening)
+	s.dirty = true
 }
 
 // sseEvent is one event as the stream writes it.
 func sseEvent(name string, v any) []byte {
-	return append(append(append(append([]byte("event: "), name...), "\ndata: "...), marshal(v)...), "\n\n"...)
+	var b bytes.Buffer
+	appendSSEEvent(&b, name, v)
+	return b.Bytes()
+}
+
+// appendSSEEvent writes one event to b: its data is v's JSON on one line
+// (none when encoding/json refuses v).
+func appendSSEEvent(b *bytes.Buffer, name string, v any) {
+	b.WriteString("event: ")
+	b.WriteString(name)
+	b.WriteString("\ndata: ")
+	n := b.Len()
+	encodeJSON(b, nil, v) // ends with '\n'
+	if b.Len() == n {
+		b.WriteByte('\n')
+	}
+	b.WriteByte('\n')
 }
 
 // write writes one event, mu held; a nil v writes data as it is.
@@ -91,18 +111,19 @@ func (s *sseWriter) write(name string, v any, data []byte) {
 	s.buf.WriteString(name)
 	s.buf.WriteString("\ndata: ")
 	if v != nil {
-		s.enc.Encode(v) // ends with '\n'
+		encodeJSON(&s.buf, s.enc, v) // ends with '\n'
 	} else {
 		s.buf.Write(data)
 		s.buf.WriteByte('\n')
 	}
 	s.buf.WriteByte('\n')
 	s.w.Write(s.buf.Bytes())
+	s.dirty = true
 }
 
-// event writes one event into the connection's buffer: the responder
-// flushes once it has written what one step of the answer makes (a call is
-// three or four events, which go out in one write).
+// event writes one event into the connection's buffer: the exchange
+// flushes once the answer has written what one piece of the model's answer
+// makes (a call is three or four events, which go out in one write).
 func (s *sseWriter) event(name string, v any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -113,11 +134,12 @@ func (s *sseWriter) event(name string, v any) {
 	s.write(name, v, nil)
 }
 
-// flush sends what the events wrote.
+// flush sends what the events wrote since the last flush.
 func (s *sseWriter) flush() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.begun && !s.stopped {
+	if s.begun && !s.stopped && s.dirty {
+		s.dirty = false
 		s.rc.Flush()
 	}
 }
@@ -132,6 +154,7 @@ func (s *sseWriter) last(f func()) {
 	}
 	s.begin()
 	f()
+	s.dirty = false
 	s.rc.Flush()
 	s.halt()
 }
@@ -162,6 +185,7 @@ func (s *sseWriter) fail(whole, streamErr func()) {
 		whole()
 	case !s.stopped:
 		streamErr()
+		s.dirty = false
 		s.rc.Flush()
 	}
 	s.halt()

@@ -67,6 +67,7 @@ func (x *exchange) serveTools(ctx context.Context, w http.ResponseWriter) error 
 		case agent.EventReasoning:
 			if out.streaming() {
 				out.addReasoning(e.Text)
+				out.flush()
 			}
 		case agent.EventDone:
 			res, runErr = e.Run, err

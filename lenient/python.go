@@ -57,6 +57,16 @@ func (s *PyScan) Feed(buf []byte, eof bool) Status {
 				continue
 			case c == s.quote:
 				if !s.triple {
+					if c == '\'' && i > 0 && isLetter(buf[i-1]) {
+						if i+1 >= len(buf) && !eof {
+							s.Pos = i
+							return Need
+						}
+						if i+1 < len(buf) && isLetter(buf[i+1]) {
+							i++ // an apostrophe: 'It's fresh'
+							continue
+						}
+					}
 					s.inStr = false
 					i++
 					continue
@@ -130,6 +140,12 @@ type PyCall struct {
 	// Err says why the call, well formed, has a value JSON cannot hold (a
 	// bytes literal, a number out of range): it must not run.
 	Err string
+	// Nested are the calls written as argument values, f(x=g(y=1)), as
+	// written, outermost first: the call must not run with them as values.
+	Nested []string
+	// InExpr reports a call read out of an expression in the list,
+	// [f(a=1) + g(b=2)]: the expression's operators are not applied.
+	InExpr bool
 }
 
 // Python reads Python literals and calls from src.
@@ -142,6 +158,8 @@ type Python struct {
 	ErrAt int
 	// bad is the first value of the current call JSON cannot hold.
 	bad string
+	// nested are the calls in the current call's arguments.
+	nested []string
 }
 
 func (p *Python) fail(msg string) {
@@ -204,16 +222,20 @@ func (p *Python) name(hyphens bool) string {
 func (p *Python) CallList(bracket bool) []PyCall {
 	var calls []PyCall
 	p.WS()
+	closer := byte(']')
 	if bracket {
-		if p.peek() != '[' {
+		// a list, [f(a=1), g(b=2)], or a tuple, (f(a=1), g(b=2))
+		if c := p.peek(); c != '[' && c != '(' {
 			p.fail("expected '['")
 			return nil
+		} else {
+			closer = closerOf(c)
 		}
 		p.Pos++
 	}
 	for {
 		p.WS()
-		if bracket && p.peek() == ']' && len(calls) > 0 {
+		if bracket && p.peek() == closer && len(calls) > 0 {
 			p.Pos++
 			return calls
 		}
@@ -223,10 +245,17 @@ func (p *Python) CallList(bracket bool) []PyCall {
 		}
 		calls = append(calls, c)
 		p.WS()
+		if bracket && closer == ']' && p.operator() {
+			// [f(a=1) + g(b=2)], [f(a=1)["key"]]: the calls of an
+			// expression are the list's, its operators not applied
+			if !p.operands(&calls, closer) {
+				return calls
+			}
+		}
 		switch {
 		case p.peek() == ',' || p.peek() == ';':
 			p.Pos++
-		case bracket && p.peek() == ']':
+		case bracket && p.peek() == closer:
 			p.Pos++
 			return calls
 		case !bracket && p.Pos >= p.End:
@@ -240,10 +269,102 @@ func (p *Python) CallList(bracket bool) []PyCall {
 	}
 }
 
-// call reads name(args).
+// operator reports an operator after a call: the call is an operand.
+func (p *Python) operator() bool {
+	c := p.peek()
+	if c != 0 && strings.IndexByte("+-*/%|&^<>=[.@", c) >= 0 {
+		return true
+	}
+	for _, w := range []string{"or", "and"} {
+		if e := p.Pos + len(w); e <= p.End && string(p.Src[p.Pos:e]) == w && (e == p.End || !IsPyIdentByte(p.Src[e])) {
+			return true
+		}
+	}
+	return false
+}
+
+// operands reads on through the expression the last call of calls is an
+// operand of, up to the ',' or ']' that ends the list's element: the calls
+// among its operands are read, the rest (operators, numbers, subscripts)
+// skipped. It returns false when the expression cannot be read.
+func (p *Python) operands(calls *[]PyCall, closer byte) bool {
+	(*calls)[len(*calls)-1].InExpr = true
+	for p.Pos < p.End {
+		switch c := p.Src[p.Pos]; {
+		case c == ',' || c == closer:
+			return true
+		case c == '"' || c == '\'':
+			if p.strings() == nil {
+				return false
+			}
+		case c == '(' || c == '[' || c == '{':
+			if !p.skipGroup() {
+				return false
+			}
+		case c == ')' || c == ']' || c == '}':
+			p.fail("mismatched " + string(c))
+			return false
+		case IsIdentStart(c):
+			start := p.Pos
+			p.name(false)
+			p.WS()
+			if p.peek() != '(' {
+				continue
+			}
+			p.Pos = start
+			nc, ok := p.call()
+			if !ok {
+				return false
+			}
+			nc.InExpr = true
+			*calls = append(*calls, nc)
+		default:
+			p.Pos++
+		}
+	}
+	p.fail("the input ends inside an expression")
+	return false
+}
+
+// skipGroup skips a bracketed group, (...), [...] or {...}, and the strings
+// in it.
+func (p *Python) skipGroup() bool {
+	depth := 0
+	for p.Pos < p.End {
+		switch c := p.Src[p.Pos]; c {
+		case '"', '\'':
+			if p.strings() == nil {
+				return false
+			}
+			continue
+		case '(', '[', '{':
+			depth++
+		case ')', ']', '}':
+			depth--
+			if depth == 0 {
+				p.Pos++
+				return true
+			}
+		}
+		p.Pos++
+	}
+	p.fail("the input ends inside brackets")
+	return false
+}
+
+// call reads name(args), the name perhaps quoted: 'name'(args).
 func (p *Python) call() (PyCall, bool) {
 	start := p.Pos
-	name := p.name(true)
+	var name string
+	if c := p.peek(); c == '\'' || c == '"' {
+		if n := p.strings(); n != nil && isDottedName(n.Str) {
+			name = n.Str
+		} else {
+			p.Pos = start
+		}
+	} else {
+		name = p.name(true)
+	}
 	if name == "" {
 		p.fail("expected a function name")
 		return PyCall{}, false
@@ -255,12 +376,13 @@ func (p *Python) call() (PyCall, bool) {
 	}
 	p.Pos++
 	c := PyCall{Name: name, Args: &Node{Kind: Object}, Start: start}
-	p.bad = ""
+	p.bad, p.nested = "", nil
 	if !p.arguments(&c) {
 		return PyCall{}, false
 	}
 	c.End = p.Pos
 	c.Err, p.bad = p.bad, ""
+	c.Nested, p.nested = p.nested, nil
 	return c, true
 }
 
@@ -433,16 +555,33 @@ func (p *Python) Value() *Node {
 			// without them its source text, as BFCL reads it.
 			p.Pos++
 			nc := PyCall{Name: name, Args: &Node{Kind: Object}}
+			at := len(p.nested)
+			p.nested = append(p.nested, "")
 			if !p.arguments(&nc) {
 				return nil
 			}
+			p.nested[at] = string(p.Src[start:p.Pos])
 			if len(nc.Positional) == 0 && len(nc.Args.Kids) > 0 {
 				return &Node{Kind: Object, Keys: []string{name}, Kids: []*Node{nc.Args}}
 			}
 			return &Node{Kind: String, Str: string(p.Src[start:p.Pos])}
 		}
-		// A bare name stands for itself.
-		return &Node{Kind: String, Str: name}
+		// A bare name stands for itself, and so does a name subscripted,
+		// data['sales']: a variable's text, as BFCL reads one.
+		end := start + len(name)
+		if end >= p.End || p.Src[end] != '[' {
+			return &Node{Kind: String, Str: name}
+		}
+		for n := 0; n < 8 && end < p.End && p.Src[end] == '['; n++ {
+			p.Pos = end
+			if !p.skipGroup() {
+				p.Pos = end
+				break
+			}
+			end = p.Pos
+		}
+		p.Pos = end
+		return &Node{Kind: String, Str: string(p.Src[start:end])}
 	}
 	p.fail("unexpected character " + strconv.QuoteRune(rune(c)))
 	return nil
@@ -504,6 +643,11 @@ func (p *Python) stringLit(raw bool, sb []byte) ([]byte, bool) {
 		switch {
 		case c == q:
 			if !triple {
+				if c == '\'' && apostrophe(p.Src, p.Pos, p.End) {
+					sb = append(sb, c)
+					p.Pos++
+					continue
+				}
 				p.Pos++
 				return sb, true
 			}
@@ -646,4 +790,158 @@ func Detach(n *Node) *Node {
 		Detach(k)
 	}
 	return n
+}
+
+// NamedList reads a list that names a tool first and then gives its
+// arguments — ['f', {'a': 1}], [f, a=1, b=2] — or a list of such pairs
+// (lists or tuples): [('f', {'a': 1}), ['g', {'b': 2}]]. It returns nil,
+// with Err set, for anything else.
+func (p *Python) NamedList() []PyCall {
+	p.WS()
+	if p.peek() != '[' {
+		p.fail("expected '['")
+		return nil
+	}
+	p.Pos++
+	p.WS()
+	if c := p.peek(); c != '[' && c != '(' {
+		call, ok := p.named(']')
+		if !ok {
+			return nil
+		}
+		return []PyCall{call}
+	}
+	var calls []PyCall
+	for {
+		p.WS()
+		c := p.peek()
+		if c != '[' && c != '(' {
+			p.fail("expected a pair of a name and arguments")
+			return nil
+		}
+		p.Pos++
+		call, ok := p.named(closerOf(c))
+		if !ok {
+			return nil
+		}
+		calls = append(calls, call)
+		p.WS()
+		switch p.peek() {
+		case ',':
+			p.Pos++
+			p.WS()
+			if p.peek() == ']' {
+				p.Pos++
+				return calls
+			}
+		case ']':
+			p.Pos++
+			return calls
+		default:
+			p.fail("expected ',' or ']' between pairs")
+			return nil
+		}
+	}
+}
+
+// named reads a name (quoted or not), a comma, and the arguments — one
+// dict, or keyword arguments — up to closer.
+func (p *Python) named(closer byte) (PyCall, bool) {
+	p.WS()
+	start := p.Pos
+	var name string
+	if c := p.peek(); c == '\'' || c == '"' {
+		n := p.strings()
+		if n == nil {
+			return PyCall{}, false
+		}
+		name = n.Str
+	} else {
+		name = p.dottedName()
+	}
+	if name == "" || !IsIdentStart(name[0]) {
+		p.fail("expected a function name")
+		return PyCall{}, false
+	}
+	c := PyCall{Name: name, Args: &Node{Kind: Object}, Start: start}
+	p.WS()
+	if p.peek() != ',' {
+		p.fail("expected ',' after the name")
+		return PyCall{}, false
+	}
+	p.Pos++
+	p.WS()
+	if p.peek() == '{' {
+		v := p.Value()
+		if v == nil || v.Kind != Object {
+			p.fail("expected the arguments as a dict")
+			return PyCall{}, false
+		}
+		c.Args = v
+		p.WS()
+		if p.peek() == ',' {
+			p.Pos++
+			p.WS()
+		}
+		if p.peek() != closer {
+			p.fail("expected " + string(closer) + " after the arguments")
+			return PyCall{}, false
+		}
+		p.Pos++
+		c.End = p.Pos
+		return c, true
+	}
+	for {
+		p.WS()
+		if p.peek() == closer {
+			p.Pos++
+			c.End = p.Pos
+			return c, len(c.Args.Keys) > 0
+		}
+		k := p.Pos
+		for p.Pos < p.End && IsPyIdentByte(p.Src[p.Pos]) {
+			p.Pos++
+		}
+		key := string(p.Src[k:p.Pos])
+		p.WS()
+		if key == "" || !IsIdentStart(key[0]) || p.peek() != '=' {
+			p.fail("expected keyword arguments")
+			return PyCall{}, false
+		}
+		p.Pos++
+		v := p.Value()
+		if v == nil {
+			return PyCall{}, false
+		}
+		c.Args.Keys = append(c.Args.Keys, key)
+		c.Args.Kids = append(c.Args.Kids, v)
+		p.WS()
+		if p.peek() == ',' {
+			p.Pos++
+		} else if p.peek() != closer {
+			p.fail("expected ',' or " + string(closer) + " in the arguments")
+			return PyCall{}, false
+		}
+	}
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+// apostrophe reports a single quote between two letters, inside a string
+// it does not end: 'It's fresh' is one string, as the model meant it.
+func apostrophe(src []byte, i, end int) bool {
+	return i > 0 && isLetter(src[i-1]) && i+1 < end && isLetter(src[i+1])
+}
+
+// isDottedName reports a name such as math.factorial.
+func isDottedName(s string) bool {
+	if s == "" || len(s) > 256 || !IsIdentStart(s[0]) || s[len(s)-1] == '.' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !IsPyIdentByte(s[i]) && s[i] != '.' {
+			return false
+		}
+	}
+	return true
 }

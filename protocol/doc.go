@@ -38,10 +38,62 @@
 // tag, and a call cut off at the end of the reply (reported as
 // [DiagTruncated], never run).
 //
+// # Calls as models without a protocol write them
+//
+// Models asked for calls in prose prompts (the Berkeley Function Calling
+// Leaderboard's) write them in habits of their own; the dev corpus of 19
+// models' replies (docs/bfcl-replay.md) showed these, and the parser reads
+// each as a class, where the first call names a declared tool:
+//
+//   - bare calls one after another on a line, f(a=1); g(b=2); or f(a=1),
+//     g(b=2), or one a line joined by commas, inside a fence too. The line
+//     must hold nothing but the calls (a trailing ';' is part of them):
+//     "f(a=1), which returns 2" is prose. Calls in a tuple on a line of
+//     their own, (f(a=1), g(b=2)), read the same; prose in parentheses,
+//     (f(a=1) is 2), is prose.
+//   - calls written as strings: ['f(a=1)', "g(b=2)"], a string holding
+//     several ('f(a=1), g(b=2)'), or 'f(a=1)' alone on its line. The call is
+//     read from the text between the quotes as written, so an argument in
+//     the same quote ('f(a='x')'), a closing quote left out, or an escaped
+//     quote inside read as meant, and so does the name alone quoted,
+//     ['f'(a=1)]. A list holding anything else is text.
+//   - a list that names the tool, then gives its arguments: ['f', {'a': 1}],
+//     [f, a=1], or a list of such pairs.
+//   - calls combined in an expression, [f(a=1) + f(a=2)], [f(a=1)][0]: each
+//     call is the list's, the operators are not applied (noted on the call).
+//   - a fence holding a list of calls of declared tools is calls whatever
+//     prose or other code surrounds it (Gemma explains its list after the
+//     fence). A fence holding any other shape (JSON, tags, a bare call) and
+//     followed by prose stays an example, as before: documentation is
+//     written that way, and a list is what a model asked for calls writes.
+//   - a call written as another's argument, f(x=g(y=1)), is read and
+//     reported ([DiagNestedCall]), and the outer call does not run: its
+//     argument would be the inner call's text, not its result. The model is
+//     told to call g first.
+//   - a message header after what the reply wrote (<|im_start|>user,
+//     <|start_header_id|>assistant<|end_header_id|>, <start_of_turn>user,
+//     at the start of a line or after another token) ends the reply: the
+//     model went on past its turn, and what follows is a conversation it
+//     made up, read as nothing ([DiagPastTurn]). A header before anything
+//     is the reply's own, dropped; one in a sentence is text. Neutralize
+//     spells a header in data differently: a reply quoting it would end
+//     there.
+//   - a wrapper's opener followed by another opener (Hermes 2 Pro writes a
+//     closer as an opener) is stray: the call is the second's.
+//   - an apostrophe between two letters in a single-quoted string ('It's')
+//     is part of it, and a subscripted name given as a value, data['x'], is
+//     its text, as a bare name is.
+//
+// Not read, on purpose: arithmetic in an argument (radius=2*5) is not
+// computed, so the call is not read (SGLang's reader rejects it too, and
+// its test is among the peer cases); calls inside code (print(f(a=1)),
+// x = f(a=1)) are code.
+//
 // With tools declared, each call is checked against its tool: the name
 // (with a "did you mean" when it is unknown), then the arguments, coerced to
 // the types the schema asks for ("5" → 5, "true" → true, a list in a string
-// → an array) and validated. Every repair and coercion is recorded on the
+// → an array, an array or object where a string is asked → its JSON text)
+// and validated. Every repair and coercion is recorded on the
 // call and as a [Diagnostic]; an invalid call becomes an [Attempt] with a
 // [ptk.Error] written for the model to correct it.
 //

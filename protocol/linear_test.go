@@ -56,6 +56,22 @@ var adversarial = map[string]string{
 	"tag junk":             "<tool_call>{\"name\": \"x\", \"arguments\": {}} j",
 	"backslashes":          `<tool_call>{"name": "x", "arguments": {"p": "C:\Users\`,
 	"sentences":            "I called {\"name\": \"x\", \"arguments\": {}} then ",
+	// the shapes of issue 30 (BFCL replay)
+	"quoted calls":       "['get_weather(city='x')', ",
+	"quoted call lines":  "\n'get_weather(city='x')' and",
+	"bare call runs":     "get_weather(city='x'); get_weather(city=\"x\"), ",
+	"quoted openers":     "['",
+	"expressions":        "[get_weather(city='x') + now()[0] * ",
+	"headers first":      "<|start_header_id|>assistant<|end_header_id|>\n",
+	"headers":            "x\n<|im_start|>user\n",
+	"lone header tokens": "<|im_start|><|start_header_id|>",
+	"named lists":        "[('get_weather', {'city': 'x'}), ",
+	"named keywords":     "['get_weather', city=",
+	"tuples":             "\n(get_weather(city='x'), ",
+	"line parens":        "\n(",
+	"subscripts":         "[get_weather(city=x[0][",
+	"quoted names":       "['get_weather'(city='x'), ",
+	"comma lines":        "get_weather(city='x'),\n",
 }
 
 // cost returns the shortest of three timings of f.
@@ -116,17 +132,25 @@ func TestLinearTime(t *testing.T) {
 				// someone else's work: a case fails only when 4× the input
 				// takes over 9× the time in each of several measurements (a
 				// quadratic parser takes 16× every time).
+				// Under the race detector every access is slowed tenfold and
+				// its shadow memory makes timings jump (a linear case measured
+				// 2 ms -> 29 ms -> 52 ms at 32, 128, 512 KiB): the floor below
+				// which a time counts as noise is ten times higher.
+				floor := 20 * time.Millisecond
+				if raceEnabled {
+					floor *= 10
+				}
 				var c1, c4 time.Duration
 				var ratio float64
 				for range 5 {
 					c1, c4 = cost(run(in1)), cost(run(in4))
 					ratio = float64(c4) / float64(c1)
 					t.Logf("%s: %v -> %v (×%.1f)", mode, c1, c4, ratio)
-					if ratio <= 9 || c4 <= 20*time.Millisecond {
+					if ratio <= 9 || c4 <= floor {
 						break
 					}
 				}
-				if ratio > 9 && c4 > 20*time.Millisecond {
+				if ratio > 9 && c4 > floor {
 					t.Errorf("%s: 4× the input took %.1f× the time (%v -> %v) in each of 5 measurements: not linear", mode, ratio, c1, c4)
 				}
 			}

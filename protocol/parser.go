@@ -163,6 +163,8 @@ const (
 	DiagUnopenedThink      = result.DiagUnopenedThink
 	DiagNotACall           = result.DiagNotACall
 	DiagUnsupported        = result.DiagUnsupported
+	DiagNestedCall         = result.DiagNestedCall
+	DiagPastTurn           = result.DiagPastTurn
 )
 
 // The kinds of streaming events: see [result.EventText] and the rest.

@@ -296,6 +296,16 @@ func (p *Parser) finish(rc dialect.RawCall, id string) (a Attempt, diags []Diagn
 		a.Call.Args = lenient.AppendJSON(nil, args, src)
 	}
 
+	if len(rc.Nested) > 0 {
+		// f(x=g(y=1)): x would be g's text, not its result
+		inner := lenient.Clip(rc.Nested[0], 200)
+		msg := "an argument of " + a.Call.Tool + " is a call, " + inner + ": ptk runs no call written inside another's arguments. Call " +
+			firstName(rc.Nested[0]) + " first, then " + a.Call.Tool + " with its result."
+		d(DiagNestedCall, "", msg)
+		a.Err = ptk.NewError(ptk.InvalidToolCall, msg, nil)
+		a.Err.Tool = a.Call.Tool
+		return a, diags
+	}
 	if problems := sc.Check(args); len(problems) > 0 {
 		msgs := make([]string, len(problems))
 		for i, pr := range problems {
@@ -324,3 +334,11 @@ func stableArgs(stable bool, src []byte, start, end int) bool {
 // NormalizeSchema turns the JSON-Schema-like parameter definitions found in
 // the wild into JSON Schema; see [schema.Normalize].
 func NormalizeSchema(raw json.RawMessage) (json.RawMessage, error) { return schema.Normalize(raw) }
+
+// firstName is the name of the call written in s, name(...).
+func firstName(s string) string {
+	if i := strings.IndexByte(s, '('); i > 0 {
+		return s[:i]
+	}
+	return s
+}

@@ -74,6 +74,13 @@ type Options struct {
 	// again is not asked about again. Ptools and read-only tools run
 	// without asking. With no Approver every action runs.
 	Approver tool.Approver
+
+	// ID is the trajectory's id; empty makes a random one. Now tells the
+	// time; nil is the system clock. A durable-execution engine sets both,
+	// so that a replayed run is the same run (package
+	// github.com/ptkit/ptk/temporal).
+	ID  string
+	Now func() time.Time
 }
 
 // Result is what a run did.
@@ -113,8 +120,16 @@ var answerRE = regexp.MustCompile(`(?is)<answer>(.*?)(?:</answer>|$)`)
 // the run got, and an error when it did not end with an answer (ErrMaxSteps,
 // the model's error, ctx's error) or could not start.
 func Run(ctx context.Context, goal string, opts Options) (*Result, error) {
-	start := time.Now()
-	traj := &Trajectory{ID: workflow.NewID(), Goal: goal, Steps: []Step{}, Start: start}
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	id := opts.ID
+	if id == "" {
+		id = workflow.NewID()
+	}
+	start := now()
+	traj := &Trajectory{ID: id, Goal: goal, Steps: []Step{}, Start: start}
 	res := &Result{Trajectory: traj}
 	if opts.OnStart != nil {
 		opts.OnStart(traj)
@@ -126,7 +141,7 @@ func Run(ctx context.Context, goal string, opts Options) (*Result, error) {
 		}
 	}
 	finish := func(err error) (*Result, error) {
-		traj.Duration = time.Since(start)
+		traj.Duration = now().Sub(start)
 		res.Duration, res.Usage, res.Cost = traj.Duration, traj.Usage, traj.Cost
 		res.Answer, res.Success = traj.FinalAnswer, traj.Success
 		if err != nil && traj.Stopped == "" {

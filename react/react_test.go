@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/llm"
@@ -329,5 +330,23 @@ func TestPToolActionsRecorded(t *testing.T) {
 	var back Trajectory
 	if err := json.Unmarshal(b, &back); err != nil || back.Steps[0].Record == nil || back.Steps[0].Record.Usage != rec.Usage {
 		t.Errorf("round trip: %v, %+v", err, back.Steps[0])
+	}
+}
+
+// TestIDAndClockFromOptions: a run given an id and a clock (as a
+// durable-execution engine gives them) reads no other.
+func TestIDAndClockFromOptions(t *testing.T) {
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := func() time.Time {
+		at = at.Add(time.Second)
+		return at
+	}
+	res, err := Run(context.Background(), "say hi", Options{Model: llmtest.New(llmtest.Text("<answer>hi</answer>")), ID: "run-7", Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := res.Trajectory
+	if tr.ID != "run-7" || !tr.Start.Equal(time.Date(2026, 1, 1, 0, 0, 1, 0, time.UTC)) || tr.Duration != time.Second || res.Answer != "hi" {
+		t.Errorf("id %q, start %v, duration %v, answer %q", tr.ID, tr.Start, tr.Duration, res.Answer)
 	}
 }

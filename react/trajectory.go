@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -161,11 +163,10 @@ func oneLine(s string) string {
 // Failed actions, the exploration's mistakes, are left out.
 func (t *Trajectory) Trace() *workflow.Trace {
 	tr := &workflow.Trace{Version: workflow.Version, ID: t.ID, Goal: t.Goal, Steps: []workflow.Step{}}
-	type kept struct {
-		id    string
-		value any
-	}
-	var earlier []kept
+	// refs maps a value, as canonical JSON, to the reference an argument
+	// equal to it becomes: each argument is looked up once, whatever the
+	// length of the trajectory (a trajectory may come from anyone).
+	refs := map[string]workflow.Reference{}
 	for _, s := range t.Steps {
 		a, o := s.Action, s.Observation
 		if a == nil || o == nil || !o.Success {
@@ -178,12 +179,12 @@ func (t *Trajectory) Trace() *workflow.Trace {
 		if json.Unmarshal(a.Args, &m) == nil && m != nil {
 			changed := false
 			for k, v := range m {
-				for j := len(earlier) - 1; j >= 0; j-- {
-					if r, ok := refTo(earlier[j].id, earlier[j].value, v); ok {
-						m[k] = r
-						changed = true
-						break
-					}
+				if !distinctive(v) {
+					continue
+				}
+				if r, ok := refs[canonical(v)]; ok {
+					m[k] = r
+					changed = true
 				}
 			}
 			if changed {
@@ -193,37 +194,51 @@ func (t *Trajectory) Trace() *workflow.Trace {
 		tr.Steps = append(tr.Steps, workflow.Step{PTool: a.Name, Args: args, Goal: s.Thought.Content,
 			Status: workflow.StatusCompleted, Result: result})
 		var v any
-		_ = json.Unmarshal(result, &v)
-		earlier = append(earlier, kept{id, v})
+		if json.Unmarshal(result, &v) == nil {
+			index(refs, id, v)
+		}
 	}
 	return tr
 }
 
-// refTo returns a reference to out (the output of step id), or to a member
-// or item of it, that equals v; strings shorter than 3 characters, numbers
-// and booleans are too common to be taken for references.
-func refTo(id string, out, v any) (workflow.Reference, bool) {
-	if !distinctive(v) {
-		return workflow.Reference{}, false
+// index adds the output of step id to refs: the whole of it, then each
+// member (by name) or item (in order), the first of this step's values
+// equal to another winning; a later step's replace an earlier one's, so
+// that an argument refers to the latest step that returned its value.
+func index(refs map[string]workflow.Reference, id string, out any) {
+	mine := map[string]bool{}
+	put := func(v any, r workflow.Reference) {
+		if !distinctive(v) {
+			return
+		}
+		key := canonical(v)
+		if key == "" || mine[key] {
+			return
+		}
+		mine[key] = true
+		refs[key] = r
 	}
-	if equal(out, v) {
-		return workflow.Ref(id), true
-	}
+	put(out, workflow.Ref(id))
 	switch x := out.(type) {
 	case map[string]any:
-		for k, e := range x {
-			if equal(e, v) {
-				return workflow.Ref(id, "/"+strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1")), true
-			}
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			put(x[k], workflow.Ref(id, "/"+strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1")))
 		}
 	case []any:
 		for i, e := range x {
-			if equal(e, v) {
-				return workflow.Ref(id, fmt.Sprintf("/%d", i)), true
-			}
+			put(e, workflow.Ref(id, fmt.Sprintf("/%d", i)))
 		}
 	}
-	return workflow.Reference{}, false
+}
+
+// canonical is a JSON value's text, its members in order: equal values
+// have equal texts. It is "" for what cannot be written.
+func canonical(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	return string(b)
 }
 
 func distinctive(v any) bool {
@@ -234,10 +249,4 @@ func distinctive(v any) bool {
 		return true
 	}
 	return false
-}
-
-func equal(a, b any) bool {
-	x, err1 := json.Marshal(a)
-	y, err2 := json.Marshal(b)
-	return err1 == nil && err2 == nil && bytes.Equal(x, y)
 }

@@ -606,6 +606,14 @@ func convert(v *lenient.Node, types []string) (*lenient.Node, string) {
 				}
 				return &lenient.Node{Kind: lenient.String, Str: s}, "boolean read as string " + strconv.Quote(s)
 			}
+		case lenient.Array, lenient.Object:
+			if t == "string" {
+				// the value written where its text was asked for (a list for
+				// a parameter that is "a JavaScript array in string
+				// representation"): its JSON text keeps all of it
+				text := string(lenient.AppendJSON(nil, v, nil))
+				return &lenient.Node{Kind: lenient.String, Str: text}, v.Kind.String() + " read as its JSON text"
+			}
 		}
 	}
 	return nil, ""

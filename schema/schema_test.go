@@ -248,3 +248,24 @@ func TestXMLElementsText(t *testing.T) {
 		}
 	}
 }
+
+// TestStructureAsText: an array or object given where the schema asks for a
+// string (a JavaScript parameter "in string representation", a file's
+// content) is read as its JSON text, whole, and said so; where the schema
+// allows the structure, it stays one.
+func TestStructureAsText(t *testing.T) {
+	s, err := Compile(json.RawMessage(`{"type":"object","properties":{
+		"list":{"type":"string"},"obj":{"type":"string"},"either":{"type":["string","array"]},"nested":{"type":"string"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _, _ := lenient.Parse([]byte(`{"list": ['a', "b\"c", 3], "obj": {"k": [true, null]}, "either": [1], "nested": [{"a": {"b": []}}]}`))
+	out, notes := s.Coerce(n, false)
+	want := `{"list":"[\"a\",\"b\\\"c\",3]","obj":"{\"k\":[true,null]}","either":[1],"nested":"[{\"a\":{\"b\":[]}}]"}`
+	if got := string(lenient.AppendJSON(nil, out, nil)); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	if len(notes) != 3 || notes[0].Pointer != "/list" || !strings.Contains(notes[1].Message, "object read as its JSON text") {
+		t.Errorf("notes %+v", notes)
+	}
+}

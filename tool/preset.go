@@ -91,6 +91,18 @@ func (p Preset) Decide(subject Subject) string {
 	return Ask
 }
 
+// Instructions is what the model is told of the preset in its system
+// prompt: in plan mode, that it may only look and is to answer with a plan;
+// "" for the other presets, whose calls simply run or are asked.
+func (p Preset) Instructions() string {
+	if p == PresetPlan {
+		return "You are in plan mode: you may look (read files, list, search) but not change anything; " +
+			"calls that would change something are refused. Find out what you need, then answer with a plan: " +
+			"the files to change and how, and the commands to run, in order. The user will switch modes to let you carry it out."
+	}
+	return ""
+}
+
 // DenyReason is what the model is told of a call the preset refused.
 func (p Preset) DenyReason() string {
 	if p == PresetPlan {

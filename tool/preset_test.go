@@ -1,6 +1,7 @@
 package tool_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/ptkit/ptk/tool"
@@ -54,5 +55,18 @@ func TestParsePreset(t *testing.T) {
 		if p.Name() == "" || p.Description() == "" {
 			t.Errorf("%s has no name or description", p)
 		}
+	}
+}
+
+// Only plan mode tells the model anything, and it says what to write.
+func TestPresetInstructions(t *testing.T) {
+	for _, p := range tool.Presets {
+		got := p.Instructions()
+		if (got != "") != (p == tool.PresetPlan) {
+			t.Errorf("%s: %q", p, got)
+		}
+	}
+	if got := tool.PresetPlan.Instructions(); !strings.Contains(got, "answer with a plan") || !strings.Contains(got, "not change anything") {
+		t.Errorf("plan: %q", got)
 	}
 }

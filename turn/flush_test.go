@@ -3,6 +3,7 @@ package turn_test
 import (
 	"context"
 	"iter"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,5 +51,47 @@ func TestSlowStreamIsShownAsItComes(t *testing.T) {
 	}
 	if total := time.Since(start); first == 0 || first > total-100*time.Millisecond {
 		t.Errorf("the first text came after %v of a %v reply: held back until the end", first, total)
+	}
+}
+
+// Pause is called once per piece of a stream, after what the piece made
+// has been reported: a caller that buffers the events sends each piece's
+// together, before the turn waits for the next.
+func TestPauseAfterEachPiece(t *testing.T) {
+	p, err := protocol.NewParser(tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pieces := []string{"Hel", "lo, ", "this ", "is ", "slow", "."}
+	m := slowModel{Model: llmtest.New(), pieces: pieces, pause: 60 * time.Millisecond}
+	var log []string
+	pending := ""
+	tn := turn.Turn{Model: m, Parser: p, Mode: turn.PTK, Stream: true, Pause: func() {
+		log = append(log, "pause:"+pending)
+		pending = ""
+	}}
+	rep, err := tn.Ask(context.Background(), llm.Request{}, func(e turn.Event) {
+		if e.Kind == turn.EventText {
+			pending += e.Text
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(log) != len(pieces) {
+		t.Fatalf("%d pauses for %d pieces: %q", len(log), len(pieces), log)
+	}
+	// A slow model's text is reported as it comes (flushEvery), each
+	// piece's before its pause; what the parser still holds comes at the
+	// end.
+	shown, all := 0, ""
+	for _, l := range log {
+		if l != "pause:" {
+			shown++
+		}
+		all += strings.TrimPrefix(l, "pause:")
+	}
+	if shown < len(pieces)/2 || all+pending != "Hello, this is slow." || rep.Text != all+pending {
+		t.Errorf("pauses %q, then %q; text %q", log, pending, rep.Text)
 	}
 }

@@ -32,6 +32,12 @@ type Turn struct {
 	// the id of an earlier call). Nil leaves calls read from the text with
 	// the parser's ids, and native calls without one empty.
 	CallID func(i int) string
+	// Pause, when set, is called each time the turn has reported all it
+	// has read of a streamed answer, before it waits for more: a program
+	// that buffers what it reports (the gateway, the events it writes to
+	// its client) sends it then, once per piece of the answer instead of
+	// once per event.
+	Pause func()
 }
 
 // EventKind says what an Event reports.
@@ -169,6 +175,9 @@ func (t Turn) Ask(ctx context.Context, req llm.Request, emit func(Event)) (*Repl
 				} else if d.ArgsDelta != "" || d.ID != "" || d.Tool != "" {
 					emit(Event{Kind: EventCallDelta, Index: d.Index, Text: d.ArgsDelta, Call: idOnly(d), Native: true})
 				}
+			}
+			if t.Pause != nil {
+				t.Pause()
 			}
 		}
 		resp = col.Response()

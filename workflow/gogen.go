@@ -24,7 +24,7 @@ func Call(ctx context.Context, reg *ptool.Registry, name string, input any) (jso
 		return nil, err
 	}
 	s := Step{PTool: name, Input: b}
-	call(ctx, reg, &s)
+	RunStep(ctx, reg, &s)
 	if s.Status != StatusCompleted {
 		return nil, fmt.Errorf("%s: %s", name, s.Error)
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"strconv"
 	"time"
 
 	"github.com/ptkit/ptk/ptool"
@@ -30,6 +31,47 @@ type Options struct {
 	// Observer, when set, is given the finished trace (for a trace store);
 	// the caller owns it.
 	Observer func(*Trace)
+	// Runtime is where the steps' calls run and the time is told; nil is
+	// the run's own process (a goroutine per running step, the system
+	// clock). A Runtime serves one run at a time.
+	Runtime Runtime
+}
+
+// Runtime is where a run's steps run and where its time is told. By default
+// that is the run's own process. A durable-execution engine gives a Runtime
+// of its own, so that the scheduler is deterministic and replays the same:
+// package github.com/ptkit/ptk/temporal runs each step's call as a
+// Temporal activity (with RunStep) and tells the time from the workflow's
+// history.
+type Runtime interface {
+	// Now tells the time.
+	Now() time.Time
+	// Start begins the call of step i, whose Input is resolved; RunStep
+	// is what runs it.
+	Start(ctx context.Context, i int, s Step)
+	// Next waits for a started call to end, and returns its step with
+	// what the call did. It is called only while a call runs.
+	Next(ctx context.Context) (int, Step)
+}
+
+// local is the Runtime of a run in its own process.
+type local struct {
+	reg     *ptool.Registry
+	results chan done
+}
+
+func (local) Now() time.Time { return time.Now() }
+
+func (l *local) Start(ctx context.Context, i int, s Step) {
+	go func() {
+		RunStep(ctx, l.reg, &s)
+		l.results <- done{i, s}
+	}()
+}
+
+func (l *local) Next(context.Context) (int, Step) {
+	d := <-l.results
+	return d.i, d.step
 }
 
 // EventKind says what an Event reports.
@@ -151,10 +193,13 @@ func run(ctx context.Context, tr *Trace, opts Options, emit func(Event)) error {
 		}
 		*st = Step{ID: st.ID, PTool: st.PTool, Args: st.Args, Expects: st.Expects, Goal: st.Goal, Status: StatusPending}
 	}
-	tr.Start = time.Now()
-	defer func() { tr.Duration = time.Since(tr.Start) }()
+	rt := opts.Runtime
+	if rt == nil {
+		rt = &local{reg: opts.Registry, results: make(chan done)}
+	}
+	tr.Start = rt.Now()
+	defer func() { tr.Duration = rt.Now().Sub(tr.Start) }()
 
-	results := make(chan done)
 	running := 0
 	var failed error
 	end := func(i int) {
@@ -204,16 +249,16 @@ func run(ctx context.Context, tr *Trace, opts Options, emit func(Event)) error {
 			st.Input = input
 			c := *st
 			emit(Event{Kind: EventStepStart, Index: i, Step: &c})
-			running++
 			progress = true
-			go func(i int, s Step) {
-				if err != nil {
-					s.Status, s.Error = StatusFailed, err.Error()
-				} else {
-					call(ctx, opts.Registry, &s)
-				}
-				results <- done{i, s}
-			}(i, c)
+			if err != nil {
+				// not a call: it ends at once
+				st.Status, st.Error = StatusFailed, err.Error()
+				failed = stepFailed(failed, tr, i)
+				end(i)
+				continue
+			}
+			running++
+			rt.Start(ctx, i, c)
 		}
 		if running == 0 {
 			if progress {
@@ -221,20 +266,29 @@ func run(ctx context.Context, tr *Trace, opts Options, emit func(Event)) error {
 			}
 			break
 		}
-		d := <-results
+		i, step := rt.Next(ctx)
 		running--
-		tr.Steps[d.i] = d.step
-		if d.step.Status == StatusCompleted {
-			outputs[d.i], _ = decodeValue(d.step.Result)
-		} else if failed == nil {
-			failed = fmt.Errorf("%w: %s (%s): %s", ErrStepFailed, tr.StepID(d.i), d.step.PTool, d.step.Error)
+		tr.Steps[i] = step
+		if step.Status == StatusCompleted {
+			outputs[i], _ = decodeValue(step.Result)
+		} else {
+			failed = stepFailed(failed, tr, i)
 		}
-		end(d.i)
+		end(i)
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	return failed
+}
+
+// stepFailed is the run's error once step i failed: the first failure's.
+func stepFailed(failed error, tr *Trace, i int) error {
+	if failed != nil {
+		return failed
+	}
+	s := tr.Steps[i]
+	return fmt.Errorf("%w: %s (%s): %s", ErrStepFailed, tr.StepID(i), s.PTool, s.Error)
 }
 
 // resolve returns a step's input: its arguments with each reference
@@ -264,8 +318,11 @@ func decodeValue(raw json.RawMessage) (any, error) {
 	return v, err
 }
 
-// call runs one step's ptool and fills in what it did.
-func call(ctx context.Context, reg *ptool.Registry, s *Step) {
+// RunStep calls the ptool of step s with its Input, and fills in what the
+// call did: Status, Result or Error, and the ptool's Record, attempts, usage
+// and cost. It is what a Runtime runs for each step; a ptool that panics is
+// a failed step.
+func RunStep(ctx context.Context, reg *ptool.Registry, s *Step) {
 	start := time.Now()
 	defer func() {
 		s.Duration = time.Since(start)
@@ -273,7 +330,11 @@ func call(ctx context.Context, reg *ptool.Registry, s *Step) {
 			s.Status, s.Error = StatusFailed, fmt.Sprintf("the ptool panicked: %v", r)
 		}
 	}()
-	f, _ := reg.Lookup(s.PTool)
+	f, ok := reg.Lookup(s.PTool)
+	if !ok {
+		s.Status, s.Error = StatusFailed, "no ptool "+strconv.Quote(s.PTool)+" is registered"
+		return
+	}
 	if jc, ok := f.(JSONCaller); ok {
 		out, rec, err := jc.CallJSON(ctx, s.Input)
 		if rec != nil {

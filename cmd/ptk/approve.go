@@ -7,23 +7,31 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/internal/term"
 	"github.com/ptkit/ptk/tool"
 )
 
-// cliApprover decides, for ptk run, whether a call to a tool that changes
-// something may run: the policy file first (last matching rule wins), then
-// --yes, then the user's earlier "always", then a question on the terminal;
-// with no terminal to ask on, the call is denied and the model is told how
-// the user can allow it.
+// cliApprover decides, for ptk run and ptk chat, whether a call to a tool
+// that changes something may run: the policy file first (last matching
+// rule wins; a rule that asks asks whatever the preset), then the approval
+// preset (--approval, --yes), then the user's earlier "always", then a
+// question on the terminal; with no terminal to ask on, the call is denied
+// and the model is told how the user can allow it.
 type cliApprover struct {
 	policy     *tool.Policy
 	policyFile string
 	// tools are the run's tools by name, which say what a call acts on.
 	tools map[string]ptk.Tool
-	yes   bool
+	// preset is the approval preset; ptk chat changes it (setPreset)
+	// while a run may read it.
+	mu     sync.Mutex
+	preset tool.Preset
 	// ask is set when there is a terminal to ask on.
 	ask    bool
 	in     *bufio.Reader
@@ -42,25 +50,83 @@ type cliApprover struct {
 var _ tool.Approver = (*cliApprover)(nil)
 
 func (a *cliApprover) Approve(ctx context.Context, call ptk.Call, info ptk.ToolInfo) (tool.Verdict, error) {
-	d := a.policy.Check(a.tools[call.Tool], call)
-	switch {
-	case d.Action == tool.Allow:
+	t := a.tools[call.Tool]
+	d := a.policy.Check(t, call)
+	switch d.Action {
+	case tool.Allow:
 		return tool.Verdict{Allow: true}, nil
-	case d.Action == tool.Deny:
+	case tool.Deny:
 		return tool.Verdict{Reason: fmt.Sprintf("the user's policy (%s, rule %d) does not allow this call; do not try to get around it", a.policyFile, d.Rule)}, nil
-	case a.yes || a.always[call.Tool]:
-		return tool.Verdict{Allow: true}, nil
-	case !a.ask:
+	case tool.Ask: // a rule that asks asks whatever the preset
+	default:
+		preset := a.getPreset()
+		switch preset.Decide(tool.SubjectOf(t, call.Args)) {
+		case tool.Allow:
+			return tool.Verdict{Allow: true}, nil
+		case tool.Deny:
+			return tool.Verdict{Reason: preset.DenyReason()}, nil
+		}
+		if a.always[call.Tool] {
+			return tool.Verdict{Allow: true}, nil
+		}
+	}
+	if !a.ask {
 		reason := "ptk is running without a terminal to ask the user, and was not started with --yes."
 		if d.Why != "" {
 			reason += " The user's policy (" + a.policyFile + ") did not allow it: " + d.Why + "."
 		}
-		return tool.Verdict{Reason: reason + " Tell the user what you wanted to do; they can allow it by running ptk with --yes, or with an allow rule in a policy file (--policy FILE)."}, nil
+		return tool.Verdict{Reason: reason + " Tell the user what you wanted to do; they can allow it by running ptk with --yes (or --approval auto-edit for edits), or with an allow rule in a policy file (--policy FILE)."}, nil
 	}
 	if a.asked != nil {
 		a.asked(call)
 	}
 	return a.question(ctx, call, d.Why)
+}
+
+// getPreset is the approval preset now; ask when none was set.
+func (a *cliApprover) getPreset() tool.Preset {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.preset == "" {
+		return tool.PresetAsk
+	}
+	return a.preset
+}
+
+// setPreset changes the approval preset, for the calls asked from now on.
+func (a *cliApprover) setPreset(p tool.Preset) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.preset = p
+}
+
+// approvalPreset reads --approval and --yes: --yes is --approval yolo, and
+// the two must agree when both are given.
+func approvalPreset(cmd *cobra.Command, approval string, yes bool) (tool.Preset, error) {
+	p, err := tool.ParsePreset(approval)
+	if err != nil {
+		return "", usagef("--approval: %v", err)
+	}
+	if yes {
+		if cmd.Flags().Changed("approval") && p != tool.PresetYolo {
+			return "", usagef("--yes is --approval yolo; it disagrees with --approval %s", approval)
+		}
+		p = tool.PresetYolo
+	}
+	return p, nil
+}
+
+// yesPreset is the preset of a command with --yes and no --approval.
+func yesPreset(yes bool) tool.Preset {
+	if yes {
+		return tool.PresetYolo
+	}
+	return tool.PresetAsk
+}
+
+// addApprovalPresetFlag registers --approval, for ptk run and ptk chat.
+func addApprovalPresetFlag(fl *pflag.FlagSet, approval *string) {
+	fl.StringVar(approval, "approval", string(tool.PresetAsk), "what runs without asking (a policy file decides first): plan (read-only tools; the model writes a plan), ask, auto-edit (file edits run, commands ask) or yolo (everything runs, as --yes)")
 }
 
 // approvalTools returns tools by name, for a policy to find what a call

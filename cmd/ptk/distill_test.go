@@ -323,6 +323,50 @@ func Route(ctx context.Context, t Ticket) (string, error) { return "", ptool.Err
 	}
 }
 
+// TestRefactorReplacesWhole: the file is replaced as a whole, through a
+// file beside it renamed over it: its mode is kept, a link to it stays a
+// link (the file it names is rewritten), no temporary file is left, and
+// a refused rewrite leaves the file as it was.
+func TestRefactorReplacesWhole(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "route.go")
+	src := "package tickets\n\nimport \"context\"\n\n// Route routes a ticket.\nfunc Route(ctx context.Context, subject string) (string, error) { return \"\", nil }\n"
+	if err := os.WriteFile(file, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.go")
+	if err := os.Symlink(file, link); err != nil {
+		t.Fatal(err)
+	}
+	// refused: with its code kept, Route would never let the model answer
+	if code, _, _ := runPTK(t, "", "refactor", "expand", link, "Route", "--keep-code"); code == 0 {
+		t.Error("a function that never falls back was expanded with --keep-code")
+	}
+	if b, _ := os.ReadFile(file); string(b) != src {
+		t.Errorf("a refused rewrite changed the file:\n%s", b)
+	}
+	if code, _, errOut := runPTK(t, "", "refactor", "expand", link, "Route"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link is no longer a link: %v %v", fi.Mode(), err)
+	}
+	fi, err := os.Stat(file)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, want 0600 (%v)", fi.Mode(), err)
+	}
+	if b, _ := os.ReadFile(file); !strings.Contains(string(b), "func NewRoutePtool(") {
+		t.Errorf("the file was not rewritten:\n%s", b)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Errorf("files left: %v", names)
+	}
+}
+
 // TestTracesStatsDistilled: a distilled function's stored calls show in
 // ptk traces stats with its coverage and fallback rate, by day.
 func TestTracesStatsDistilled(t *testing.T) {

@@ -34,6 +34,7 @@ var environment = []struct {
 		{"PTK_BROWSER", "for browser:NAME models: the browser's debugging address (http://127.0.0.1:9222) or a profile folder ptk starts a browser with; replaces the browser provider's api_base"},
 		{"PTK_BROWSER_EXEC", "the browser ptk starts for browser:NAME models (default: the first of chromium, google-chrome, chrome, microsoft-edge or brave-browser on the PATH)"},
 		{"PTK_BROWSER_FLAGS", "more command-line flags for the browser ptk starts, space-separated"},
+		{"PTK_TEMPORAL", "the ptk-temporal binary that 'ptk worker', 'ptk runs' and --temporal hand over to (default: ptk-temporal on the PATH, then beside ptk)"},
 	}},
 	{"Model providers' keys, read for a catalog model of that provider", []envVar{
 		{"OPENAI_API_KEY", "OpenAI; also the key for any OpenAI-compatible server when neither --api-key nor PTK_API_KEY is given"},
@@ -48,6 +49,9 @@ var environment = []struct {
 		{"NO_COLOR", "set to anything: no colours in ptk run's progress and ptk chat's screen"},
 		{"XDG_CONFIG_HOME", "ptk's config folder is $XDG_CONFIG_HOME/ptk (default ~/.config/ptk; ~/Library/Application Support/ptk on macOS): models.json, policy.json, mcp.json"},
 		{"XDG_DATA_HOME", "the default trace store is $XDG_DATA_HOME/ptk/traces.db (default ~/.local/share/ptk/traces.db)"},
+		{"XDG_STATE_HOME", "checkpoints of workspaces (ptk undo, /undo in ptk chat) are kept in $XDG_STATE_HOME/ptk/checkpoints (default ~/.local/state/ptk/checkpoints)"},
+		{"VISUAL", "the editor ctrl+g in ptk chat opens the message in (then EDITOR)"},
+		{"EDITOR", "the editor ctrl+g in ptk chat opens the message in, when VISUAL is not set"},
 		{"HOME", "the home folder the defaults above start from"},
 		{"PATH", "where ptk finds the programs it runs: bash, bwrap (--sandbox), go (ptk distill), MCP servers' commands"},
 		{"LocalAppData", "on Windows, the default trace store's folder"},

@@ -76,7 +76,7 @@ goes; running again with the same --out asks only what is not answered yet.
 	fl.StringVar(&f.out, "out", "", "write the results and the summary to FILE as JSON; an existing FILE is resumed")
 	fl.StringVar(&f.record, "record", "", "append every model request and response to FILE as JSON lines")
 	fl.StringVar(&f.replay, "replay", "", "answer model requests from a file made by --record, without the network")
-	cmd.AddCommand(newEvalCompareCmd())
+	cmd.AddCommand(newEvalCompareCmd(), newEvalReplayCmd())
 	return cmd
 }
 

@@ -79,6 +79,10 @@ func runWith(args []string, stdin io.Reader, stdout, stderr io.Writer, exit func
 	if err == nil {
 		return exitOK
 	}
+	var es exitStatus
+	if errors.As(err, &es) {
+		return int(es) // the command ptk handed over to said what went wrong
+	}
 	fmt.Fprintln(stderr, "ptk:", err)
 	var ue usageError
 	if errors.As(err, &ue) {
@@ -154,7 +158,8 @@ var commandGroups = []struct {
 }{
 	{"core", "Work with a model and tools:", []string{"run", "chat", "serve", "mcp", "acp", "eval"}},
 	{"code", "Code calls the model:", []string{"ptool", "workflow", "react", "distill", "refactor"}},
-	{"data", "Recorded runs:", []string{"traces", "conversations", "dashboard"}},
+	{"data", "Recorded runs:", []string{"traces", "conversations", "undo", "dashboard"}},
+	{"durable", "Durable runs on Temporal (ptk-temporal):", []string{"worker", "runs"}},
 	{"tools", "Tools:", []string{"models", "parse", "prompt", "version"}},
 }
 
@@ -195,7 +200,8 @@ and loops until the model answers.
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newRunCmd(), newChatCmd(), newServeCmd(), newMCPCmd(), newACPCmd(), newEvalCmd())
 	root.AddCommand(newPtoolCmd(), newWorkflowCmd(), newReactCmd(), newDistillCmd(), newRefactorCmd())
-	root.AddCommand(newTracesCmd(), newConversationsCmd(), newDashboardCmd())
+	root.AddCommand(newTracesCmd(), newConversationsCmd(), newUndoCmd(), newDashboardCmd())
+	root.AddCommand(newWorkerCmd(), newRunsCmd())
 	root.AddCommand(newModelsCmd(), newParseCmd(), newPromptCmd(), newVersionCmd())
 	root.AddCommand(newEnvironmentTopic())
 	groupCommands(root)

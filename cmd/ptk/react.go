@@ -64,7 +64,7 @@ asked for one.`,
 					return usageError{err}
 				}
 				stdin, stderr := cmd.InOrStdin(), cmd.ErrOrStderr()
-				opts.Approver = &cliApprover{policy: policy, policyFile: file, tools: approvalTools(ts), yes: yes,
+				opts.Approver = &cliApprover{policy: policy, policyFile: file, tools: approvalTools(ts), preset: yesPreset(yes),
 					ask: isTerminal(stdin) && isTerminal(stderr), in: bufio.NewReader(stdin), out: stderr}
 			}
 			if examples != "" {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -39,7 +40,7 @@ its comments and formatting.`,
 			_, err := cmd.OutOrStdout().Write(out)
 			return err
 		}
-		return os.WriteFile(file, out, 0o644)
+		return replaceFile(file, out)
 	}
 	dist := &cobra.Command{
 		Use:   "distill FILE NAME",
@@ -68,7 +69,7 @@ its comments and formatting.`,
 	dist.Flags().StringVar(&code, "code", "", "the Go file ptk distill wrote (default NAME_distilled.go)")
 	expand := &cobra.Command{
 		Use:   "expand FILE FUNC",
-		Short: "Make a ptool of the Go function FUNC, keeping it as the code path",
+		Short: "Make a ptool of the Go function FUNC, answered by the model (--keep-code: FUNC answers first)",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			src, err := os.ReadFile(args[0])
@@ -85,4 +86,35 @@ its comments and formatting.`,
 	expand.Flags().BoolVar(&keepCode, "keep-code", false, "keep FUNC in front of the model as the code path (it must return ptool.ErrFallback where it is not sure)")
 	cmd.AddCommand(dist, expand)
 	return cmd
+}
+
+// replaceFile writes data over file as a whole or not at all: into a new
+// file beside it, with its mode, renamed over it, so that an error (a full
+// disk, a signal) never leaves the user's source cut short.
+func replaceFile(file string, data []byte) error {
+	file, err := filepath.EvalSymlinks(file) // a link stays a link to the file it names
+	if err != nil {
+		return err
+	}
+	fi, err := os.Stat(file)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // after the rename, there is nothing left to remove
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(fi.Mode().Perm()); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), file)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/agent"
+	"github.com/ptkit/ptk/checkpoint"
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/llm/browser"
 	"github.com/ptkit/ptk/ptool"
@@ -36,6 +37,9 @@ type runFlags struct {
 	stream, yes, asJSON, sandbox                           bool
 	outputFormat, outputSchema                             string
 	trace                                                  traceFlags
+	approval                                               string
+	noCheckpoint                                           bool
+	temporal                                               temporalFlags
 }
 
 func newRunCmd() *cobra.Command {
@@ -114,6 +118,10 @@ model), 3 a limit stopped the run (iterations, tool calls, budget,
 timeout, context window), 130 interrupted.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.temporal.address != "" || f.temporal.detach {
+				return f.temporal.handOffRun(cmd, []string{"run"}, []string{"detach", "model", "mode", "tools",
+					"max-iterations", "max-tool-calls", "max-cost", "max-tokens", "timeout", "json", "yes"}, args)
+			}
 			prompt, err := promptFrom(cmd.InOrStdin(), args, "run needs a prompt",
 				`ptk run --model qwen3:8b "What does this repository do?", or git diff | ptk run "Review this change"`)
 			if err != nil {
@@ -128,7 +136,9 @@ timeout, context window), 130 interrupted.`,
 	fl.BoolVar(&f.asJSON, "json", false, "print the result as one JSON object (--output-format json)")
 	fl.StringVar(&f.outputFormat, "output-format", formatText, "what stdout holds: text, json (one object) or stream-json (one event per line)")
 	fl.StringVar(&f.outputSchema, "output-schema", "", "a JSON Schema FILE the final answer must be a JSON value of")
+	addTurnFlags(fl, &f)
 	addTraceFlags(fl, &f.trace, true)
+	f.temporal.add(fl)
 	return cmd
 }
 
@@ -184,9 +194,16 @@ type runSetup struct {
 	tools          []ptk.Tool
 	policy         *tool.Policy
 	policyFile     string
+	preset         tool.Preset
 	baseURL, model string
 	// workspace is the workspace's absolute path.
 	workspace string
+	// checkpoints and guard take a checkpoint before a turn changes the
+	// workspace (nil with --no-checkpoint, or when checkpointErr says why
+	// not).
+	checkpoints   *checkpoint.Store
+	guard         *checkpoint.Guard
+	checkpointErr error
 	// resolve finds models by name as --model does.
 	resolve func(names []string) (llm.Model, error)
 	// close closes the workspace and the record file.
@@ -219,6 +236,10 @@ func prepareRun(cmd *cobra.Command, f runFlags) (*runSetup, error) {
 	if err != nil {
 		return nil, err
 	}
+	preset, err := approvalPreset(cmd, f.approval, f.yes)
+	if err != nil {
+		return nil, err
+	}
 	root, tools, closeBuiltins, err := builtinTools(f.workspace, f.tools, f.sandbox)
 	if err != nil {
 		return nil, err
@@ -230,6 +251,12 @@ func prepareRun(cmd *cobra.Command, f runFlags) (*runSetup, error) {
 	}
 	closeTools := func() { stopMCP(); closeBuiltins() }
 	tools = append(tools, mcpTools...)
+	var cps *checkpoint.Store
+	var guard *checkpoint.Guard
+	var cpErr error
+	if !f.noCheckpoint {
+		tools, cps, guard, cpErr = openCheckpoints(cmd.Context(), root, tools)
+	}
 	policy, policyFile, err := loadPolicy(cmd, f.policy)
 	if err != nil {
 		closeTools()
@@ -266,7 +293,8 @@ func prepareRun(cmd *cobra.Command, f runFlags) (*runSetup, error) {
 		Timeout:       f.timeout,
 		Instructions:  instructions(root),
 	}
-	return &runSetup{opts: opts, tools: tools, policy: policy, policyFile: policyFile, workspace: root,
+	return &runSetup{opts: opts, tools: tools, policy: policy, policyFile: policyFile, preset: preset, workspace: root,
+		checkpoints: cps, guard: guard, checkpointErr: cpErr,
 		baseURL: baseURL, model: model, resolve: resolve, close: func() { done(); closeTools() }}, nil
 }
 
@@ -359,7 +387,8 @@ func runRun(cmd *cobra.Command, f runFlags, prompt string) error {
 		sw.write(streamInit{Type: "init", Version: streamVersion, Model: opts.ModelName, Mode: string(opts.Mode), Workspace: s.workspace, Tools: tools, ContextWindow: window})
 	}
 	stdin := cmd.InOrStdin()
-	approver := &cliApprover{policy: s.policy, policyFile: s.policyFile, tools: approvalTools(s.tools), yes: f.yes,
+	opts.Instructions = joinText(opts.Instructions, s.preset.Instructions())
+	approver := &cliApprover{policy: s.policy, policyFile: s.policyFile, tools: approvalTools(s.tools), preset: s.preset,
 		ask: isTerminal(stdin) && isTerminal(stderr), in: bufio.NewReader(stdin), out: stderr, pr: pr}
 	opts.Approver = approver
 	observe, stopRecording, err := agentRecorder(cmd, f.trace, &opts, prompt)
@@ -369,6 +398,7 @@ func runRun(cmd *cobra.Command, f runFlags, prompt string) error {
 	defer stopRecording()
 	var res *agent.Result
 	var runErr error
+	s.beginTurn(ctx, opts, prompt)
 	iteration := 0
 	if sw != nil {
 		approver.asked = func(c ptk.Call) { sw.approval("asked", iteration, -1, &c, "") }
@@ -386,6 +416,7 @@ func runRun(cmd *cobra.Command, f runFlags, prompt string) error {
 			res, runErr = e.Run, err
 		}
 	}
+	s.endTurn(stderr, res)
 	hint := ""
 	if runErr != nil {
 		hint = s.hint(runErr)
@@ -452,6 +483,17 @@ func instructions(root string) string {
 		"Use the tools to look at the files before you answer or change them; paths are relative to that folder. " +
 		"Make the smallest change that does the job, and check it (build, tests) when you can. " +
 		"When you have done what was asked, answer the user directly and concisely."
+}
+
+// joinText joins the texts that are not blank, with a blank line.
+func joinText(texts ...string) string {
+	var out []string
+	for _, t := range texts {
+		if strings.TrimSpace(t) != "" {
+			out = append(out, t)
+		}
+	}
+	return strings.Join(out, "\n\n")
 }
 
 // configHint turns a failure that comes from the configuration into one

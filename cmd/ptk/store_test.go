@@ -311,7 +311,8 @@ func TestTracesUpgradesAnOlderStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A store of schema version 1: before conversations (migration 2),
-	// each ptool call's usage (migration 3), spans (4) and labels (5).
+	// each ptool call's usage (3), a conversation's workspace (4, gone with
+	// its table), spans (5) and labels (6).
 	if _, err := sdb.Exec(`DROP TABLE conversations;
 		DROP TABLE labels;
 		DROP INDEX runs_owner;

@@ -28,6 +28,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	os.Setenv("XDG_DATA_HOME", dir)
+	os.Setenv("XDG_STATE_HOME", dir) // where checkpoints are kept
 	os.Unsetenv("PTK_TRACE_DB")
 	code := m.Run()
 	os.RemoveAll(dir)

@@ -139,19 +139,29 @@ func startRecording(cmd *cobra.Command, f traceFlags, opts *agent.Options) (*rec
 		opts.Store, opts.ConversationID = s, f.conversation
 	}
 	if !f.off {
-		rec.writer = trace.NewWriter(s, errOut)
-		rec.sink = rec.writer
-		endpoint := f.otlp
-		if endpoint != "" || os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != "" {
-			exp, err := otlp.New(cmd.Context(), otlp.Options{Endpoint: endpoint, Content: f.otlpContent})
-			if err != nil {
-				rec.close(errOut)
-				return nil, usageError{err}
-			}
-			rec.otlp, rec.sink = exp, exp.Sink(rec.writer)
+		if err := rec.startWriting(cmd, f, errOut); err != nil {
+			rec.close(errOut)
+			return nil, err
 		}
 	}
 	return rec, nil
+}
+
+// startWriting starts the writer of runs into the store (its losses said
+// on errOut) and, with --otlp-endpoint or $OTEL_EXPORTER_OTLP_*, the
+// export of their spans.
+func (r *recording) startWriting(cmd *cobra.Command, f traceFlags, errOut io.Writer) error {
+	r.writer = trace.NewWriter(r.store, errOut)
+	r.sink = r.writer
+	endpoint := f.otlp
+	if endpoint != "" || os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != "" {
+		exp, err := otlp.New(cmd.Context(), otlp.Options{Endpoint: endpoint, Content: f.otlpContent})
+		if err != nil {
+			return usageError{err}
+		}
+		r.otlp, r.sink = exp, exp.Sink(r.writer)
+	}
+	return nil
 }
 
 // run returns the observer of one agent run: nil when nothing is recorded.

@@ -181,11 +181,15 @@ result is its output: its JSON, or its text as a string).`,
 	var rtf toolFlags
 	var runJSON, keepGoing bool
 	var concurrency int
+	var tmp temporalFlags
 	runCmd := &cobra.Command{
 		Use:   "run TRACE.json",
 		Short: "Run a trace's steps, independent ones at once; progress on stderr, the last output on stdout",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if tmp.address != "" || tmp.detach {
+				return tmp.handOffRun(cmd, []string{"workflow", "run"}, []string{"detach", "json", "continue", "concurrency"}, args)
+			}
 			t, err := readTrace(args[0], cmd.InOrStdin())
 			if err != nil {
 				return err
@@ -271,6 +275,7 @@ result is its output: its JSON, or its text as a string).`,
 	runCmd.Flags().IntVar(&concurrency, "concurrency", 0, "most steps at once (default 4)")
 	addTraceFlags(runCmd.Flags(), &tf, false)
 	rtf.add(runCmd.Flags(), true)
+	tmp.add(runCmd.Flags())
 
 	goCmd := &cobra.Command{
 		Use:   "go TRACE.json",

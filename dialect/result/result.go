@@ -69,6 +69,15 @@ const (
 	// Call syntax ptk does not run (for example Gemini's <call:...{}/>) was
 	// read as text.
 	DiagUnsupported DiagKind = "unsupported_call_syntax"
+	// A call's argument is itself a call, f(x=g(y=1)): the outer call is
+	// read and not run (its argument would be the inner call's text, not
+	// its result), and the inner call is named in the message.
+	DiagNestedCall DiagKind = "nested_call"
+	// The reply goes on past the end of its turn: after what it wrote, a
+	// new message's header (<|im_start|>user, <|start_header_id|>assistant
+	// <|end_header_id|>) starts a conversation the model made up. What
+	// follows the header is not read: no text, no calls.
+	DiagPastTurn DiagKind = "past_end_of_turn"
 )
 
 // Diagnostic says what was wrong with, or done to, what the model wrote.

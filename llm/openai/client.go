@@ -3,6 +3,7 @@ package openai
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"maps"
 	"net/http"
@@ -92,11 +93,36 @@ func (c *Client) Generate(ctx context.Context, req llm.Request) (*llm.Response, 
 }
 
 func marshal(req llm.Request, stream bool) ([]byte, error) {
-	body, err := json.Marshal(newChatRequest(req, stream))
-	if err != nil {
+	r := newChatRequest(req, stream)
+	body, ok := r.AppendJSON(make([]byte, 0, sizeHint(&r)), true)
+	if !ok {
+		// encoding/json refuses the request too: it says why.
+		_, err := json.Marshal(&r)
+		if err == nil {
+			err = errors.New("the request cannot be written as JSON")
+		}
 		return nil, httpx.BadRequest(err)
 	}
 	return appendExtra(body, req.Extra), nil
+}
+
+// sizeHint is about the length of r's JSON, to make room for it at once.
+func sizeHint(r *wire.Request) int {
+	n := 256
+	for i := range r.Messages {
+		m := &r.Messages[i]
+		if m.Content != nil {
+			n += len(m.Content.Text) + len(m.Content.Text)/8
+		}
+		for _, c := range m.ToolCalls {
+			n += len(c.Function.Arguments)*2 + 64
+		}
+		n += 48
+	}
+	for _, t := range r.Tools {
+		n += len(t.Function.Name) + len(t.Function.Description) + len(t.Function.Parameters) + 64
+	}
+	return n
 }
 
 // ownFields are the fields of the body the client writes itself, which
@@ -139,7 +165,7 @@ func readResponse(body io.Reader) (*llm.Response, error) {
 		return nil, httpx.ConnectionError(err)
 	}
 	var r wire.Completion
-	if err := json.Unmarshal(data, &r); err != nil {
+	if err := wire.UnmarshalCompletion(data, &r); err != nil {
 		return nil, httpx.BadResponse(err, data)
 	}
 	if r.Failed() {

@@ -3,7 +3,6 @@ package openai
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"iter"
 
@@ -37,6 +36,7 @@ func (c *Client) stream(ctx context.Context, body []byte, yield func(llm.Chunk) 
 func readStream(body io.Reader, yield func(llm.Chunk) bool) error {
 	events := sse.NewReader(body)
 	var s streamState
+	var chunks wire.ChunkReader
 	for {
 		ev, err := events.Next()
 		switch {
@@ -56,16 +56,14 @@ func readStream(body io.Reader, yield func(llm.Chunk) bool) error {
 		case ev.Type == "error":
 			return inBandError(data)
 		}
-		var r wire.Completion
-		if !wire.DecodeChunk(data, &r) { // the common chunks, in one pass
-			if err := json.Unmarshal(data, &r); err != nil {
-				return httpx.BadResponse(err, data)
-			}
+		r, err := chunks.Read(data)
+		if err != nil {
+			return httpx.BadResponse(err, data)
 		}
 		if r.Failed() {
 			return inBandError(data)
 		}
-		for _, ch := range s.chunks(&r) {
+		for _, ch := range s.chunks(r) {
 			if !yield(ch) {
 				return retry.ErrStopped
 			}
@@ -79,13 +77,15 @@ type streamState struct {
 	finished bool        // a finish_reason has arrived
 	ids      []string    // the ID of each call, by the index the caller sees
 	slots    map[int]int // the server's index for a call → the index the caller sees
+	out      []llm.Chunk // what chunks returned last, reused
 }
 
 // chunks maps one event to chunks: one for its text, reasoning and model,
 // one for each tool-call fragment, the finish reason and the usage on the
-// last. The model is given when it changes.
+// last. The model is given when it changes. The slice is valid until the
+// next call.
 func (s *streamState) chunks(r *wire.Completion) []llm.Chunk {
-	var out []llm.Chunk
+	out := s.out[:0]
 	var ch llm.Chunk
 	if r.Model != s.model {
 		ch.Model, s.model = r.Model, r.Model
@@ -118,6 +118,7 @@ func (s *streamState) chunks(r *wire.Completion) []llm.Chunk {
 	if ch != (llm.Chunk{}) {
 		out = append(out, ch)
 	}
+	s.out = out
 	return out
 }
 

@@ -32,33 +32,74 @@ type editArgs struct {
 }
 
 func (w *Workspace) editFile(ctx context.Context, a editArgs) (string, error) {
+	e, err := w.planEdit(ctx, a)
+	if err != nil {
+		return "", err
+	}
+	defer e.d.Close()
+	if err := w.store(ctx, e.d, []byte(e.result), e.d.fi.Mode().Perm(), true); err != nil {
+		return "", err
+	}
+	return e.head + "\n" + e.diff, nil
+}
+
+// previewEdit is the diff an edit_file call would make to the file as it
+// is now, worked out as the call would, without writing.
+func (w *Workspace) previewEdit(ctx context.Context, a editArgs) (string, error) {
+	e, err := w.planEdit(ctx, a)
+	if err != nil {
+		return "", err
+	}
+	e.d.Close()
+	return e.diff, nil
+}
+
+// An edit is an edit_file call worked out against the file: the file's
+// new text, and what the call answers.
+type edit struct {
+	d          *dest // the file; the caller closes it
+	result     string
+	head, diff string
+}
+
+// planEdit reads the file a names and works out the edit, or the failure
+// the call answers.
+func (w *Workspace) planEdit(ctx context.Context, a editArgs) (*edit, error) {
 	if a.OldString == "" {
-		return "", failure("old_string is empty; to create a file, or to replace all of its content, use write_file")
+		return nil, failure("old_string is empty; to create a file, or to replace all of its content, use write_file")
 	}
 	if a.OldString == a.NewString {
-		return "", failure("old_string and new_string are the same; there is nothing to change")
+		return nil, failure("old_string and new_string are the same; there is nothing to change")
 	}
 	d, err := w.target(a.Path, "edit_file", false)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	defer d.Close()
+	e, err := w.planEditOf(ctx, d, a)
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+func (w *Workspace) planEditOf(ctx context.Context, d *dest, a editArgs) (*edit, error) {
 	p, fi := d.p, d.fi
 	if fi == nil {
-		return "", failf("no such file: %s; to create a file, use write_file", short(p))
+		return nil, failf("no such file: %s; to create a file, use write_file", short(p))
 	}
 	if fi.Size() > maxWrite {
-		return "", failf("%s is %d bytes; edit_file edits files of at most 10 MB", short(p), fi.Size())
+		return nil, failf("%s is %d bytes; edit_file edits files of at most 10 MB", short(p), fi.Size())
 	}
 	data, err := w.readDest(ctx, d)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if len(data) > maxWrite {
-		return "", failf("%s is %d bytes; edit_file edits files of at most 10 MB", short(p), len(data))
+		return nil, failf("%s is %d bytes; edit_file edits files of at most 10 MB", short(p), len(data))
 	}
 	if bytes.IndexByte(data, 0) >= 0 {
-		return "", failf("%s is a binary file; edit_file edits text files only", short(p))
+		return nil, failf("%s is a binary file; edit_file edits text files only", short(p))
 	}
 
 	text := string(data)
@@ -71,21 +112,18 @@ func (w *Workspace) editFile(ctx context.Context, a editArgs) (string, error) {
 	}
 	switch {
 	case n == 0:
-		return "", notFound(p, text, a.OldString)
+		return nil, notFound(p, text, a.OldString)
 	case n > 1 && !a.ReplaceAll:
-		return "", failf("old_string was found %d times in %s, at %s; add the lines around the one to change to old_string to make it unique, or set replace_all to true to replace every one",
+		return nil, failf("old_string was found %d times in %s, at %s; add the lines around the one to change to old_string to make it unique, or set replace_all to true to replace every one",
 			n, short(p), lineList(text, at))
 	case len(text)+n*(len(repl)-len(old)) > maxWrite:
-		return "", failf("the edit would make %s larger than 10 MB", short(p))
-	}
-	if err := w.store(ctx, d, []byte(strings.ReplaceAll(text, old, repl)), fi.Mode().Perm(), true); err != nil {
-		return "", err
+		return nil, failf("the edit would make %s larger than 10 MB", short(p))
 	}
 	head := fmt.Sprintf("Edited %s: %s", printable(p), count(n, "replacement", "replacements"))
 	if crlf && (old != a.OldString || repl != a.NewString) {
 		head += " (CRLF line endings kept)"
 	}
-	return head + "\n" + diff(p, text, old, repl, n, at, crlf), nil
+	return &edit{d: d, result: strings.ReplaceAll(text, old, repl), head: head, diff: diff(p, text, old, repl, n, at, crlf)}, nil
 }
 
 // isCRLF reports whether most of text's lines end in "\r\n".

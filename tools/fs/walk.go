@@ -69,3 +69,28 @@ func pathKey(d iofs.DirEntry) string {
 	}
 	return d.Name()
 }
+
+// Files returns the workspace's files as its tools see them, ignored files
+// and .git left out, in path order: at most limit of them (0: no limit),
+// and whether there were more. A front end completes paths from it.
+func (w *Workspace) Files(ctx context.Context, limit int) (files []string, more bool, err error) {
+	if w.closed.Load() {
+		return nil, false, ErrClosed
+	}
+	wk := walker{ctx: ctx, root: w.root, ig: newIgnorer(w.root, ".", true)}
+	err = wk.walk(".", 0, func(p string, d iofs.DirEntry) error {
+		if d.IsDir() || slices.ContainsFunc(strings.Split(p, "/"), isGit) {
+			return nil
+		}
+		if limit > 0 && len(files) == limit {
+			more = true
+			return errStop
+		}
+		files = append(files, p)
+		return nil
+	})
+	if errors.Is(err, errStop) {
+		err = nil
+	}
+	return files, more, err
+}

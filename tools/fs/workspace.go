@@ -84,10 +84,10 @@ func New(workspace string, opts ...Option) (*Workspace, error) {
 		w.guard(tool.New(grepName, grepDescription, results(w.grep), ro...)),
 	}
 	w.edits = []ptk.Tool{
-		w.guard(tool.New(writeFileName, writeFileDescription, results(locked(w, w.writeFile)),
-			tool.WithSubject(func(a writeArgs) tool.Subject { return tool.Subject{Path: a.Path} }))),
-		w.guard(tool.New(editFileName, editFileDescription, results(locked(w, w.editFile)),
-			tool.WithSubject(func(a editArgs) tool.Subject { return tool.Subject{Path: a.Path} }))),
+		previewing(w.guard(tool.New(writeFileName, writeFileDescription, results(locked(w, w.writeFile)),
+			tool.WithSubject(func(a writeArgs) tool.Subject { return tool.Subject{Path: a.Path} }))), w, w.previewWrite),
+		previewing(w.guard(tool.New(editFileName, editFileDescription, results(locked(w, w.editFile)),
+			tool.WithSubject(func(a editArgs) tool.Subject { return tool.Subject{Path: a.Path} }))), w, w.previewEdit),
 	}
 	return w, nil
 }
@@ -151,6 +151,35 @@ func (g guarded) Run(ctx context.Context, args json.RawMessage) (ptk.Result, err
 		return ptk.Result{}, err
 	}
 	return g.t.Run(ctx, args)
+}
+
+// previewed is an edit tool of a Workspace: it says, before a call runs,
+// what the call would change (tool.Previewer), worked out from the file as
+// it is, as the call would.
+type previewed struct {
+	guarded
+	preview func(context.Context, json.RawMessage) (string, error)
+}
+
+var _ tool.Previewer = previewed{}
+
+func (p previewed) Preview(ctx context.Context, args json.RawMessage) (string, error) {
+	return p.preview(ctx, args)
+}
+
+// previewing makes t, a guarded tool of w, a previewed one: preview reads
+// the call's arguments as A.
+func previewing[A any](t ptk.Tool, w *Workspace, preview func(context.Context, A) (string, error)) ptk.Tool {
+	return previewed{t.(guarded), func(ctx context.Context, raw json.RawMessage) (string, error) {
+		if w.closed.Load() {
+			return "", ErrClosed
+		}
+		var a A
+		if err := json.Unmarshal(raw, &a); err != nil {
+			return "", fmt.Errorf("the arguments are not an object of the tool's parameters: %w", err)
+		}
+		return preview(ctx, a)
+	}}
 }
 
 // results turns a tool's function into one for [tool.New]: its text is the

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/aymanbagabas/go-udiff"
 )
 
 // The write_file tool's name and description; its parameters are writeArgs's
@@ -65,6 +67,45 @@ func (w *Workspace) writeFile(ctx context.Context, a writeArgs) (string, error) 
 		return fmt.Sprintf("Created %s (%s)", printable(p), size), nil
 	}
 	return fmt.Sprintf("Replaced %s (%s%s)", printable(p), size, was), nil
+}
+
+// previewWrite is the diff a write_file call would make, without writing
+// and without making a directory: the file's text as it is now against
+// content, or all of content for a new file.
+func (w *Workspace) previewWrite(ctx context.Context, a writeArgs) (string, error) {
+	if len(a.Content) > maxWrite {
+		return "", failf("content is %d bytes; write_file writes at most 10 MB", len(a.Content))
+	}
+	d, err := w.target(a.Path, "write_file", false)
+	if err != nil {
+		return "", err
+	}
+	defer d.Close()
+	from, old := "/dev/null", ""
+	if d.fi != nil {
+		data, err := w.readDest(ctx, d)
+		if err != nil {
+			return "", err
+		}
+		if len(data) > maxWrite || bytes.IndexByte(data, 0) >= 0 {
+			return fmt.Sprintf("replaces %s, a binary or large file of %s, with %s", printable(d.p),
+				count(int(d.fi.Size()), "byte", "bytes"), count(lines(a.Content), "line", "lines")), nil
+		}
+		from, old = "a/"+d.p, string(data)
+	}
+	if d.fi != nil && old == a.Content {
+		return fmt.Sprintf("no change: %s already holds this content", printable(d.p)), nil
+	}
+	return cutDiff(udiff.Unified(from, "b/"+d.p, old, a.Content)), nil
+}
+
+// cutDiff cuts a diff at maxDiffLines lines, and says so.
+func cutDiff(d string) string {
+	ls := strings.Split(strings.TrimSuffix(d, "\n"), "\n")
+	if len(ls) > maxDiffLines {
+		ls = append(ls[:maxDiffLines], fmt.Sprintf("(diff cut at %d lines)", maxDiffLines))
+	}
+	return strings.Join(ls, "\n")
 }
 
 // A dest is a file a tool is about to write: its path, and a handle on the

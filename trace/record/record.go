@@ -50,6 +50,7 @@ var _ Sink = (*trace.Writer)(nil)
 // goroutine that ranges over the run's stream.
 type Agent struct {
 	sink      Sink
+	now       func() time.Time
 	rec       *trace.Record
 	start     time.Time
 	callStart time.Time
@@ -64,14 +65,21 @@ type Agent struct {
 // one: auto, ptk or native), Input (the prompt), ParentID; Kind defaults to
 // agent.
 func NewAgent(sink Sink, run trace.Run) *Agent {
+	return NewAgentClock(sink, run, time.Now)
+}
+
+// NewAgentClock is NewAgent with a clock of its own: a durable-execution
+// engine's, whose time a replayed run reads again (package
+// github.com/ptkit/ptk/temporal).
+func NewAgentClock(sink Sink, run trace.Run, now func() time.Time) *Agent {
 	if run.Kind == "" {
 		run.Kind = trace.KindAgent
 	}
 	if run.ID == "" {
 		run.ID = trace.NewID()
 	}
-	run.StartedAt = time.Now()
-	a := &Agent{sink: sink, rec: &trace.Record{Run: run, ModelCalls: []trace.ModelCall{}, ToolCalls: []trace.ToolCall{}}, start: run.StartedAt}
+	run.StartedAt = now()
+	a := &Agent{sink: sink, now: now, rec: &trace.Record{Run: run, ModelCalls: []trace.ModelCall{}, ToolCalls: []trace.ToolCall{}}, start: run.StartedAt}
 	a.mode = run.Mode
 	if a.mode == string(agent.ModeAuto) || a.mode == "" {
 		a.mode = string(agent.ModeNative)
@@ -91,9 +99,9 @@ func (a *Agent) Event(e agent.Event, err error) {
 	}
 	switch e.Kind {
 	case agent.EventIteration:
-		a.callStart, a.open = time.Now(), true
+		a.callStart, a.open = a.now(), true
 	case agent.EventModelDone:
-		mc := trace.ModelCall{Mode: a.mode, Usage: e.Usage, Cost: e.Cost, Latency: trace.Millis(time.Since(a.callStart)), Span: trace.Span{Start: a.callStart}}
+		mc := trace.ModelCall{Mode: a.mode, Usage: e.Usage, Cost: e.Cost, Latency: trace.Millis(a.now().Sub(a.callStart)), Span: trace.Span{Start: a.callStart}}
 		a.rec.ModelCalls = append(a.rec.ModelCalls, mc)
 		a.open = false
 		a.span.add([]trace.ModelCall{mc}, nil, nil)
@@ -151,10 +159,10 @@ func (a *Agent) tool(e agent.Event, outcome, result string, isErr bool, d time.D
 func (a *Agent) finish(res *agent.Result, err error) {
 	a.done = true
 	r := a.rec
-	r.Duration = trace.Millis(time.Since(a.start))
+	r.Duration = trace.Millis(a.now().Sub(a.start))
 	r.Status = trace.StatusOK
 	if a.open {
-		mc := trace.ModelCall{Mode: a.mode, Latency: trace.Millis(time.Since(a.callStart))}
+		mc := trace.ModelCall{Mode: a.mode, Latency: trace.Millis(a.now().Sub(a.callStart))}
 		if err != nil {
 			mc.Error = err.Error()
 		}

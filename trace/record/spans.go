@@ -260,7 +260,6 @@ func (run *reactRun) add(s react.Step) {
 }
 
 func (r *ReActRecorder) done(t *react.Trajectory, name string) {
-	var runErr error
 	r.mu.Lock()
 	run := r.runs[t.ID]
 	delete(r.runs, t.ID)
@@ -268,6 +267,19 @@ func (r *ReActRecorder) done(t *react.Trajectory, name string) {
 	if run == nil {
 		run = &reactRun{id: trace.NewID()}
 	}
+	rec := run.record(t, name, nil)
+	finish(r.sink, run.span, func() *trace.Record { return rec })
+}
+
+// ReActRecord is the record of a finished ReAct run, its steps as spans,
+// for a recorder that saw none of it as it went (ptk-temporal's, which
+// records a run once its workflow ends); runErr is the run's error.
+func ReActRecord(t *react.Trajectory, runErr error) *trace.Record {
+	return (&reactRun{id: trace.NewID()}).record(t, "", runErr)
+}
+
+// record is the run's record once t is done.
+func (run *reactRun) record(t *react.Trajectory, name string, runErr error) *trace.Record {
 	rec := &trace.Record{Run: trace.Run{ID: run.id, Kind: trace.KindReAct, Name: reactName(name, t), Model: t.Model,
 		Input: t.Goal, Output: t.FinalAnswer, StartedAt: t.Start, Duration: trace.Millis(t.Duration),
 		Usage: t.Usage, Cost: t.Cost, Status: trace.StatusOK},
@@ -296,7 +308,7 @@ func (r *ReActRecorder) done(t *react.Trajectory, name string) {
 		*react.Trajectory
 		PTP string `json:"ptp"`
 	}{t, t.PTP()})
-	finish(r.sink, run.span, func() *trace.Record { return rec })
+	return rec
 }
 
 // WorkflowRecorder records one workflow run from its stream's events: a run
@@ -395,6 +407,12 @@ func (r *WorkflowRecorder) record(t *workflow.Trace, runErr error) *trace.Record
 	Failed(&rec.Run, runErr)
 	rec.Detail, _ = json.Marshal(t)
 	return rec
+}
+
+// WorkflowRecord is the record of a finished workflow run, for a recorder
+// that saw none of its events (ptk-temporal's); runErr is the run's error.
+func WorkflowRecord(t *workflow.Trace, runErr error) *trace.Record {
+	return (&WorkflowRecorder{id: trace.NewID(), done: true}).record(t, runErr)
 }
 
 // Workflow records runs of workflow.Run, each when it is done: set it as

@@ -69,3 +69,24 @@ func BenchmarkResize(b *testing.B) {
 		m.View()
 	}
 }
+
+// BenchmarkTokenScrolledUp is a streamed token while the user reads higher
+// up: the view stays anchored, drawn from its top line down.
+func BenchmarkTokenScrolledUp(b *testing.B) {
+	m := longChat(b, 1000)
+	m.running, m.run = true, 1
+	for range 10 {
+		m.Update(tea.KeyPressMsg{Code: tea.KeyPgUp})
+	}
+	if m.top == nil {
+		b.Fatal("not scrolled up")
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if m.open != nil && m.open.text.Len() > 8<<10 {
+			m.closeOpen()
+		}
+		m.Update(eventMsg{run: 1, e: agent.Event{Kind: agent.EventText, Text: "word "}})
+		m.View()
+	}
+}

@@ -79,6 +79,11 @@ type block struct {
 	text strings.Builder
 	// done marks an answer complete: it is then rendered as Markdown.
 	done bool
+	// interrupted marks an answer the user stopped; attached lists the
+	// files a message attached (@path); dim makes a notice quiet.
+	interrupted bool
+	attached    []string
+	dim         bool
 
 	// A tool call.
 	index    int
@@ -147,12 +152,22 @@ func (b *block) draw(k renderKey, st *styles) []string {
 	text := term.Text(b.text.String())
 	switch b.kind {
 	case blockUser:
-		return hang(st.user.Render("› "), st.user.Render(text), w)
-	case blockText:
-		if b.done {
-			return markdown(text, w, st)
+		lines := hang(st.user.Render("› "), st.user.Render(text), w)
+		if len(b.attached) > 0 {
+			lines = append(lines, hang("  ", st.dim.Render("attached: "+term.Text(strings.Join(b.attached, ", "))), w)...)
 		}
-		return wrap(text, w)
+		return lines
+	case blockText:
+		var lines []string
+		if b.done {
+			lines = markdown(text, w, st)
+		} else {
+			lines = wrap(text, w)
+		}
+		if b.interrupted {
+			lines = append(lines, st.dim.Render("⏹ interrupted"))
+		}
+		return lines
 	case blockReasoning:
 		lines := strings.Split(strings.TrimSpace(text), "\n")
 		if !k.reason {
@@ -168,6 +183,9 @@ func (b *block) draw(k renderKey, st *styles) []string {
 		}
 		return out
 	case blockNotice:
+		if b.dim {
+			return wrap(st.dim.Render(text), w)
+		}
 		return wrap(st.notice.Render(text), w)
 	case blockError:
 		return hang(st.err.Render("✗ "), st.err.Render(text), w)

@@ -8,6 +8,12 @@
 // back to the Model through a channel, one Bubble Tea message each. A call
 // that needs approval is asked on the screen (Model.Ask is the approver's
 // question), Esc cancels the run, Ctrl-C twice quits.
+//
+// Conversations are kept (Conversations) after every run, and /new,
+// /clear, /conversations and /undo move between them; messages typed while
+// the model works wait in a queue; @path mentions complete from the
+// workspace and attach the files; a checkpoint (package checkpoint) before
+// each turn that changes files lets /undo put them back.
 package chat
 
 import (
@@ -26,6 +32,7 @@ import (
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/agent"
+	"github.com/ptkit/ptk/checkpoint"
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/tool"
 )
@@ -33,24 +40,46 @@ import (
 // Config is what a chat needs.
 type Config struct {
 	// Options configure every run: the model, the tools, the limits, the
-	// approver (whose question should be Model.Ask).
+	// approver (whose question should be Model.Ask). Instructions are the
+	// system prompt's own part; the approval preset's are added to them.
 	Options agent.Options
-	// Conversation names the conversation; Store keeps it (nil: not kept).
-	Conversation string
-	Store        agent.Store
-	// StoreName says where Store keeps it, for /conversations ("the trace
-	// store ~/.local/share/ptk/traces.db"); "": in memory, for this
-	// session only.
+	// Conversation names the conversation; Conversations keeps it and the
+	// workspace's others (nil: kept in memory for the session).
+	Conversation  string
+	Conversations Conversations
+	// StoreName says where Conversations keeps them ("the trace store
+	// ~/.local/share/ptk/traces.db"); "": in memory, for this session
+	// only.
 	StoreName string
 	// History is the conversation so far, to continue: what Store holds
 	// for Conversation (Store.Load).
 	History []ptk.Message
+	// NewName names a new conversation (/new); default chat-DATE-TIME.
+	NewName func() string
+	// Files are the workspace's files, for @path mentions; nil: none.
+	Files Files
+	// Checkpoints and Guard undo turns (/undo): Options.Tools are wrapped
+	// by Guard (checkpoint.Guard.Wrap), which takes a checkpoint before a
+	// turn's first change. nil: /undo only goes back in the conversation.
+	Checkpoints *checkpoint.Store
+	Guard       *checkpoint.Guard
+	// Approval is the approval preset the chat starts in; SetApproval
+	// changes the approver's (shift+tab, /approval). nil SetApproval: it
+	// cannot be changed.
+	Approval    tool.Preset
+	SetApproval func(tool.Preset)
+	// Editor is the command Ctrl+G edits the message with ($VISUAL or
+	// $EDITOR, split on spaces); empty: Ctrl+G says how to set one.
+	Editor []string
 	// Resolve finds a model by name, for /model; nil: /model is not
 	// available.
 	Resolve func(name string) (llm.Model, error)
 	// Hint turns a run's error into a one-line fix (no server at the base
 	// URL, a wrong key), or "" when it has none.
 	Hint func(error) string
+	// Observe, when set, returns the observer of one run (the trace
+	// store's recorder), told each event on the run's goroutine.
+	Observe func(conversation, prompt string, opts agent.Options) func(agent.Event, error)
 	// Run starts a run; default agent.Stream. Tests replace it.
 	Run func(ctx context.Context, history []ptk.Message, opts agent.Options) iter.Seq2[agent.Event, error]
 }
@@ -61,23 +90,28 @@ type Model struct {
 	opts   agent.Options
 	st     *styles
 	events chan tea.Msg
-	quit   chan struct{}
+	quit   chan struct{} // closed by exit: nothing waits for the screen
+	gone   chan struct{} // closed by Close: nothing reads events
 
 	width, height int
 	blocks        []*block
 	input         textarea.Model
+	conv          string // the conversation's name
 	history       []ptk.Message
-	// stored is the conversation as the Store held it after this chat's
-	// last write, and kept how many of history it holds: the next write
-	// appends the rest after it, keeping what other runs added meanwhile.
+	// saved is how many of history the store held after this chat's last
+	// write (or load), and stored what it held then: the next write
+	// appends the rest after it, keeping what other runs (another ptk run
+	// --conversation) added meanwhile.
+	saved  int
 	stored []ptk.Message
-	kept   int
-	sent   []string // what the user sent, for ↑ and ↓
+	sent   []string
 	histAt int
+	preset tool.Preset
 
 	// The current run.
 	running   bool
-	run       int // counts runs; events of an older run are dropped
+	run       int        // counts runs; events of an older run are dropped
+	runTools  []ptk.Tool // the run's tools, which Ask reads on its goroutine
 	cancel    context.CancelFunc
 	stopping  bool
 	iteration int
@@ -86,16 +120,28 @@ type Model struct {
 	asking    *approval
 	frame     int
 	ticking   bool
+	queue     []string // messages sent while the model works
 
 	// Totals of the session.
-	usage ptk.Usage
-	cost  float64
-	mode  string
+	usage        ptk.Usage
+	cost         float64
+	mode         string
+	checkpointed bool // a turn took a checkpoint (said once)
+	// fill is the context window's fill as the last run or compaction
+	// left it (Window 0: not known); compacting marks a /compact going.
+	fill       agent.Fill
+	compacting bool
 
-	scroll         int // lines scrolled up from the bottom
+	top            *anchor // the conversation's top line when scrolled up; nil: the end
+	below          bool    // output came below the view while scrolled up
 	expand, reason bool
 	quitArmed      bool
 	flash          string
+
+	confirm  *confirm
+	picker   *picker
+	complete *completion
+	files    []string // the workspace's files, read at the first @ after a run
 }
 
 // approval is a question from the run's approver, waiting for the user.
@@ -105,19 +151,33 @@ type approval struct {
 	reply chan string
 }
 
+// confirm is a yes-or-no question of the chat's own (/clear).
+type confirm struct {
+	block *block
+	yes   func() tea.Cmd
+}
+
 // Messages that come from the run's goroutine.
 type (
 	eventMsg struct {
 		run int
 		e   agent.Event
 		err error
+		// preview is, for EventCallEnd, what the call would change,
+		// worked out before it can run.
+		preview string
 	}
 	askMsg struct {
-		call  ptk.Call
-		why   string // why the user is asked, or ""
-		reply chan string
+		call    ptk.Call
+		why     string // why the user is asked, or ""
+		preview string
+		reply   chan string
 	}
-	tickMsg struct{}
+	tickMsg   struct{}
+	editedMsg struct {
+		text string
+		err  error
+	}
 )
 
 var _ tea.Model = (*Model)(nil)
@@ -127,8 +187,20 @@ func New(cfg Config) *Model {
 	if cfg.Run == nil {
 		cfg.Run = agent.Stream
 	}
+	if cfg.Conversations == nil {
+		cfg.Conversations = &MemoryConversations{}
+	}
+	if cfg.NewName == nil {
+		cfg.NewName = func() string { return "chat-" + time.Now().Format("2006-01-02-150405") }
+	}
+	if cfg.Conversation == "" {
+		cfg.Conversation = cfg.NewName()
+	}
+	if cfg.Approval == "" {
+		cfg.Approval = tool.PresetAsk
+	}
 	in := textarea.New()
-	in.Placeholder = "Ask, or /help. Enter sends, alt+enter or ctrl+j starts a new line."
+	in.Placeholder = "Ask, or /help. Enter sends, alt+enter a new line, @ mentions a file."
 	in.ShowLineNumbers = false
 	in.Prompt = "┃ "
 	in.KeyMap.InsertNewline = key.NewBinding(key.WithKeys("alt+enter", "shift+enter", "ctrl+j"))
@@ -137,23 +209,33 @@ func New(cfg Config) *Model {
 	in.SetHeight(3)
 	in.Focus()
 	m := &Model{
-		cfg:     cfg,
-		opts:    cfg.Options,
-		st:      newStyles(),
-		events:  make(chan tea.Msg, 64),
-		quit:    make(chan struct{}),
-		input:   in,
-		history: slices.Clone(cfg.History),
-		stored:  slices.Clone(cfg.History),
-		kept:    len(cfg.History),
-		calls:   map[int]*block{},
-		mode:    string(cfg.Options.Mode),
+		cfg:    cfg,
+		opts:   cfg.Options,
+		st:     newStyles(),
+		events: make(chan tea.Msg, 64),
+		quit:   make(chan struct{}),
+		gone:   make(chan struct{}),
+		input:  in,
+		calls:  map[int]*block{},
+		mode:   string(cfg.Options.Mode),
+		preset: cfg.Approval,
 	}
 	if m.mode == "" {
 		m.mode = string(agent.ModeAuto)
 	}
 	m.resize(80, 24)
-	for _, msg := range cfg.History {
+	m.load(cfg.Conversation, cfg.History)
+	if n := len(cfg.History); n > 0 {
+		m.notice(fmt.Sprintf("continuing conversation %q (%d messages)", cfg.Conversation, n))
+	}
+	return m
+}
+
+// load makes conv, with its messages, the conversation on screen.
+func (m *Model) load(conv string, history []ptk.Message) {
+	m.conv, m.history, m.saved, m.stored = conv, slices.Clone(history), len(history), slices.Clone(history)
+	m.blocks, m.top, m.below = nil, nil, false
+	for _, msg := range m.history {
 		m.showMessage(msg)
 	}
 	for _, b := range m.blocks {
@@ -161,11 +243,14 @@ func New(cfg Config) *Model {
 			b.state = toolInterrupted
 		}
 	}
-	if n := len(cfg.History); n > 0 {
-		m.notice(fmt.Sprintf("continuing conversation %q (%d messages)", cfg.Conversation, n))
-	}
-	return m
 }
+
+// Note shows a notice, before the chat starts.
+func (m *Model) Note(s string) { m.notice(s) }
+
+// Conversation is the name of the conversation on screen, and how many
+// messages it has.
+func (m *Model) Conversation() (string, int) { return m.conv, len(m.history) }
 
 // Ask asks the user whether call may run, on the screen, saying why (when
 // why is not ""): it is the approver's question (called on the run's
@@ -173,8 +258,9 @@ func New(cfg Config) *Model {
 // canceled first.
 func (m *Model) Ask(ctx context.Context, call ptk.Call, why string) (string, error) {
 	reply := make(chan string, 1)
+	msg := askMsg{call: call, why: why, reply: reply, preview: previewOf(ctx, m.runTools, call)}
 	select {
-	case m.events <- askMsg{call: call, why: why, reply: reply}:
+	case m.events <- msg:
 	case <-ctx.Done():
 		return "", ctx.Err()
 	case <-m.quit:
@@ -185,7 +271,30 @@ func (m *Model) Ask(ctx context.Context, call ptk.Call, why string) (string, err
 		return s, nil
 	case <-ctx.Done():
 		return "", ctx.Err()
+	case <-m.quit:
+		return "n", nil
 	}
+}
+
+// previewOf is what call would change, from its tool (tool.Previewer: the
+// diff against the file as it is), else from its arguments; a call that
+// would fail says why. It reads files: it runs on the run's goroutine.
+func previewOf(ctx context.Context, tools []ptk.Tool, c ptk.Call) string {
+	for _, t := range tools {
+		if t.Info().Name != c.Tool {
+			continue
+		}
+		if p, ok := tool.As[tool.Previewer](t); ok {
+			ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			defer cancel()
+			d, err := p.Preview(ctx, c.Args)
+			if err != nil {
+				return "✗ this call will fail: " + err.Error()
+			}
+			return d
+		}
+	}
+	return preview(c)
 }
 
 // Init waits for the first event.
@@ -208,19 +317,38 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.resize(msg.Width, msg.Height)
 		return m, nil
 	case eventMsg:
-		m.event(msg)
-		return m, tea.Batch(m.wait, m.tick())
+		cmd := m.event(msg)
+		return m, tea.Batch(m.wait, m.tick(), cmd)
 	case askMsg:
 		m.ask(msg)
 		return m, m.wait
+	case compactedMsg:
+		cmd := m.compacted(msg)
+		return m, tea.Batch(m.wait, cmd)
 	case tickMsg:
 		m.ticking = false
 		m.frame++
 		return m, m.tick()
+	case editedMsg:
+		if msg.err != nil {
+			m.errorBlock("the editor: " + msg.err.Error())
+		} else {
+			m.input.SetValue(strings.TrimRight(msg.text, "\n"))
+		}
+		return m, nil
 	case tea.PasteMsg:
 		var cmd tea.Cmd
 		m.input, cmd = m.input.Update(msg)
+		m.updateCompletion()
 		return m, cmd
+	case tea.MouseWheelMsg:
+		switch msg.Button {
+		case tea.MouseWheelUp:
+			m.scrollUp(3)
+		case tea.MouseWheelDown:
+			m.scrollDown(3)
+		}
+		return m, nil
 	case tea.KeyPressMsg:
 		return m.key(msg)
 	}
@@ -249,6 +377,45 @@ func (m *Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			return m, nil
 		}
 	}
+	if m.confirm != nil {
+		switch s {
+		case "y", "n", "esc":
+			c := m.confirm
+			m.confirm = nil
+			if s == "y" {
+				c.block.text.WriteString(" yes")
+				c.block.touch()
+				return m, c.yes()
+			}
+			c.block.text.WriteString(" no: nothing was deleted")
+			c.block.touch()
+			return m, nil
+		case "ctrl+c":
+		default:
+			m.flash = "y or n"
+			return m, nil
+		}
+	}
+	if m.picker != nil {
+		return m, m.pickerKey(s)
+	}
+	if m.complete != nil && len(m.complete.items) > 0 {
+		switch s {
+		case "tab":
+			m.acceptCompletion()
+			return m, nil
+		case "up", "ctrl+p":
+			m.complete.sel = (m.complete.sel + len(m.complete.items) - 1) % len(m.complete.items)
+			return m, nil
+		case "down", "ctrl+n":
+			m.complete.sel = (m.complete.sel + 1) % len(m.complete.items)
+			return m, nil
+		case "esc":
+			m.complete.dismissed = true
+			m.complete.items = nil
+			return m, nil
+		}
+	}
 	switch s {
 	case "ctrl+c":
 		if m.quitArmed {
@@ -258,6 +425,10 @@ func (m *Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.interrupt()
 		m.flash = "ctrl+c again quits"
 		return m, nil
+	case "ctrl+d":
+		if m.input.Value() == "" {
+			return m, m.exit()
+		}
 	case "esc":
 		if m.running {
 			m.interrupt()
@@ -265,11 +436,18 @@ func (m *Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case "enter":
 		return m, m.submit()
+	case "shift+tab":
+		m.cyclePreset()
+		return m, nil
+	case "ctrl+g":
+		return m, m.edit()
+	case "ctrl+y":
+		return m, m.copyAnswer()
 	case "pgup":
-		m.scroll += max(m.convHeight()-2, 1)
+		m.scrollUp(max(m.convHeight()-2, 1))
 		return m, nil
 	case "pgdown":
-		m.scroll = max(m.scroll-max(m.convHeight()-2, 1), 0)
+		m.scrollDown(max(m.convHeight()-2, 1))
 		return m, nil
 	case "ctrl+o":
 		m.expand = !m.expand
@@ -296,13 +474,15 @@ func (m *Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	}
 	var cmd tea.Cmd
 	m.input, cmd = m.input.Update(k)
+	m.updateCompletion()
 	return m, cmd
 }
 
-// exit ends the chat, stopping the run.
+// exit ends the chat, stopping the run; Close then waits for it.
 func (m *Model) exit() tea.Cmd {
 	if m.cancel != nil {
 		m.cancel()
+		m.stopping = true
 	}
 	select {
 	case <-m.quit:
@@ -310,6 +490,38 @@ func (m *Model) exit() tea.Cmd {
 		close(m.quit)
 	}
 	return tea.Quit
+}
+
+// Close ends the chat after its screen is gone: a run that was going is
+// waited for (it was canceled), at most a few seconds, so that what it did
+// is kept in the conversation with the interruption marked.
+func (m *Model) Close() {
+	select {
+	case <-m.quit:
+	default:
+		m.exit()
+	}
+	deadline := time.After(5 * time.Second)
+	for m.running {
+		select {
+		case msg := <-m.events:
+			switch msg := msg.(type) {
+			case eventMsg:
+				m.event(msg)
+			case compactedMsg:
+				m.compacted(msg)
+			case askMsg:
+				msg.reply <- "n"
+			}
+		case <-deadline:
+			m.running = false
+		}
+	}
+	select {
+	case <-m.gone:
+	default:
+		close(m.gone)
+	}
 }
 
 // interrupt cancels the current run: the model call or the tool stops,
@@ -328,40 +540,84 @@ func (m *Model) interrupt() {
 	}
 }
 
-// submit sends the input: a slash command, or a message that starts a run.
+// submit sends the input: a slash command, or a message that starts a run
+// (or waits in the queue while one goes).
 func (m *Model) submit() tea.Cmd {
 	text := strings.TrimSpace(m.input.Value())
 	if text == "" {
 		return nil
 	}
-	if m.running {
-		m.flash = "the assistant is working: wait, or esc to interrupt"
-		return nil
+	if strings.HasPrefix(text, "/") && !strings.HasPrefix(text, "//") {
+		if m.running && !runsWhileWorking(text) {
+			m.flash = "the assistant is working: that command waits for the end of the run (esc interrupts)"
+			return nil
+		}
+		m.input.Reset()
+		m.remember(text)
+		return m.command(text)
 	}
 	m.input.Reset()
+	m.complete = nil
+	m.remember(text)
+	text = strings.TrimPrefix(text, "/") // "//x" sends "/x"
+	if m.running {
+		m.queue = append(m.queue, text)
+		return nil
+	}
+	return m.start(text)
+}
+
+// remember keeps what was sent, for ↑ and ↓.
+func (m *Model) remember(text string) {
 	if len(m.sent) == 0 || m.sent[len(m.sent)-1] != text {
 		m.sent = append(m.sent, text)
 	}
 	m.histAt = len(m.sent)
-	m.scroll = 0
-	if strings.HasPrefix(text, "/") {
-		return m.command(text)
+}
+
+// start starts a run that answers text.
+func (m *Model) start(text string) tea.Cmd {
+	m.top, m.below = nil, false
+	content, attached, problems := m.attach(text)
+	b := m.add(&block{kind: blockUser})
+	b.text.WriteString(text)
+	b.attached = attached
+	for _, p := range problems {
+		m.errorBlock(p)
 	}
-	m.add(&block{kind: blockUser}).text.WriteString(text)
-	history := append(slices.Clone(m.history), ptk.Message{Role: ptk.RoleUser, Content: text})
+	turnStart := len(m.history)
+	history := append(slices.Clone(m.history), ptk.Message{Role: ptk.RoleUser, Content: content})
 	ctx, cancel := context.WithCancel(context.Background())
 	m.run++
 	m.running, m.cancel, m.stopping = true, cancel, false
 	m.iteration, m.open = 0, nil
 	clear(m.calls)
-	run, opts, events, quit := m.run, m.opts, m.events, m.quit
+	opts := m.opts
+	opts.Instructions = joinText(opts.Instructions, m.preset.Instructions())
+	m.runTools = opts.Tools
+	if m.cfg.Guard != nil {
+		m.cfg.Guard.Begin(checkpoint.Meta{Conversation: m.conv, Messages: turnStart, Prompt: text})
+	}
+	var observe func(agent.Event, error)
+	if m.cfg.Observe != nil {
+		observe = m.cfg.Observe(m.conv, content, opts)
+	}
+	run, events, gone := m.run, m.events, m.gone
 	seq := m.cfg.Run(ctx, history, opts)
 	go func() {
 		defer cancel()
 		for e, err := range seq {
+			if observe != nil {
+				observe(e, err)
+			}
+			msg := eventMsg{run: run, e: e, err: err}
+			if e.Kind == agent.EventCallEnd && e.Call != nil && e.Err == nil {
+				// The run waits here: the call has not run yet.
+				msg.preview = previewOf(ctx, opts.Tools, *e.Call)
+			}
 			select {
-			case events <- eventMsg{run: run, e: e, err: err}:
-			case <-quit:
+			case events <- msg:
+			case <-gone:
 				return
 			}
 		}
@@ -369,13 +625,38 @@ func (m *Model) submit() tea.Cmd {
 	return m.tick()
 }
 
-// event shows one event of the run.
-func (m *Model) event(msg eventMsg) {
+// joinText joins the texts that are not blank, with a blank line.
+func joinText(texts ...string) string {
+	var out []string
+	for _, t := range texts {
+		if strings.TrimSpace(t) != "" {
+			out = append(out, t)
+		}
+	}
+	return strings.Join(out, "\n\n")
+}
+
+// event shows one event of the run; the end of a run may start the next,
+// from the queue.
+func (m *Model) event(msg eventMsg) tea.Cmd {
 	if msg.run != m.run {
-		return
+		return nil
+	}
+	if m.top != nil {
+		m.below = true
 	}
 	e := msg.e
 	switch e.Kind {
+	case agent.EventContext:
+		if e.Fill != nil && e.Fill.Window > 0 {
+			m.fill = *e.Fill
+		}
+	case agent.EventCompact:
+		if c := e.Compaction; c != nil {
+			m.closeOpen()
+			m.dimNotice(describeCompaction(c))
+			m.fill = agent.Fill{Tokens: c.After, Window: c.Window}
+		}
 	case agent.EventIteration:
 		m.iteration = e.Iteration
 		m.closeOpen()
@@ -402,8 +683,8 @@ func (m *Model) event(msg eventMsg) {
 	case agent.EventCallEnd:
 		b := m.callBlock(e)
 		b.state = toolWaiting
-		if b.call.Tool == "write_file" {
-			b.preview = preview(b.call)
+		if msg.preview != "" {
+			b.preview = msg.preview
 		}
 		if e.Err != nil {
 			b.state, b.note = toolFailed, e.Err.Message
@@ -446,8 +727,9 @@ func (m *Model) event(msg eventMsg) {
 			b.text.WriteString(e.Text)
 		}
 	case agent.EventDone:
-		m.done(e.Run, msg.err)
+		return m.done(e.Run, msg.err)
 	}
+	return nil
 }
 
 // lastText is the last answer of this run, if it is the last block.
@@ -458,19 +740,28 @@ func (m *Model) lastText() *block {
 	return nil
 }
 
-// done ends the run: its messages become the conversation.
-func (m *Model) done(res *agent.Result, err error) {
+// Interrupted marks, in the conversation, an answer the user interrupted:
+// what was written of it is kept, followed by this line.
+const Interrupted = "[interrupted by the user]"
+
+// done ends the run: its messages become the conversation, which is
+// saved; the queue's messages are sent next.
+func (m *Model) done(res *agent.Result, err error) tea.Cmd {
+	partial := ""
+	if m.open != nil && m.open.kind == blockText {
+		partial = m.open.text.String()
+	}
 	m.closeOpen()
 	m.running, m.cancel = false, nil
-	if m.asking != nil {
-		m.asking = nil
-	}
+	m.asking = nil
 	for _, b := range m.calls {
 		if b.state <= toolRunning {
 			b.state = toolInterrupted
 			b.touch()
 		}
 	}
+	interrupted := err != nil && (m.stopping || errors.Is(err, context.Canceled))
+	m.files = nil // the run may have made or removed files: @ lists them again
 	if res != nil {
 		if len(res.Messages) > 0 {
 			m.history = res.Messages
@@ -480,10 +771,33 @@ func (m *Model) done(res *agent.Result, err error) {
 			m.mode = "auto:" + string(res.Mode)
 		}
 	}
-	m.keep()
+	if interrupted {
+		// What was written of the answer stays, marked, so that the
+		// model knows it was stopped and the conversation reads right.
+		text := Interrupted
+		if n := len(m.history); strings.TrimSpace(partial) != "" && (n == 0 || m.history[n-1].Role != ptk.RoleAssistant || m.history[n-1].Content != partial) {
+			text = strings.TrimRight(partial, "\n") + "\n\n" + Interrupted
+		}
+		m.history = append(m.history, ptk.Message{Role: ptk.RoleAssistant, Content: text})
+		if t := m.lastText(); t != nil && partial != "" {
+			t.interrupted = true
+			t.touch()
+		}
+	}
+	m.save()
+	if m.cfg.Guard != nil {
+		c, cerr := m.cfg.Guard.End()
+		switch {
+		case cerr != nil:
+			m.errorBlock("no checkpoint of this turn, so /undo cannot put its files back: " + cerr.Error())
+		case c != nil && !m.checkpointed:
+			m.checkpointed = true
+			m.dimNotice(fmt.Sprintf("checkpoint %s: the files as they were before this turn; /undo puts them back", c.Short()))
+		}
+	}
 	switch {
 	case err == nil:
-	case m.stopping || errors.Is(err, context.Canceled):
+	case interrupted:
 		m.notice("interrupted: the conversation keeps what was done; send a message to go on")
 	default:
 		msg := ""
@@ -496,6 +810,70 @@ func (m *Model) done(res *agent.Result, err error) {
 		m.errorBlock(msg)
 	}
 	m.stopping = false
+	return m.next(err)
+}
+
+// next sends the queue's messages, as one, when the run or compaction
+// that ended did not fail; else it puts them back in the input.
+func (m *Model) next(err error) tea.Cmd {
+	if len(m.queue) == 0 {
+		return nil
+	}
+	queued := strings.Join(m.queue, "\n\n")
+	m.queue = nil
+	if err != nil {
+		// Stopped or failed: the queue is the user's to send again.
+		m.input.SetValue(joinText(queued, m.input.Value()))
+		m.notice("the messages you queued are back in the input: enter sends them")
+		return nil
+	}
+	return m.start(queued)
+}
+
+// save keeps what the conversation gained since the last write, appended
+// after what the store held then (agent.Store.Append: what other runs
+// added meanwhile stays); one that never had a message is not made.
+func (m *Model) save() {
+	if m.saved >= len(m.history) {
+		return
+	}
+	ctx := context.Background()
+	if err := m.cfg.Conversations.Append(ctx, m.conv, m.stored, m.history[m.saved:]); err != nil {
+		m.errorBlock("the conversation was not saved: " + err.Error())
+		return
+	}
+	m.saved = len(m.history)
+	if stored, err := m.cfg.Conversations.Load(ctx, m.conv); err == nil {
+		m.stored = stored
+	}
+}
+
+// cutTurn takes the conversation back to before its message at last
+// (/undo), on the screen and in the store. The store loses the turn's
+// messages only: what other runs appended before them stays (and is
+// shown); when others were appended after them, the store is left as it
+// is, and the error says so.
+func (m *Model) cutTurn(last int) error {
+	ctx := context.Background()
+	turn := m.history[last:]
+	held, err := m.cfg.Conversations.Load(ctx, m.conv)
+	if err != nil {
+		m.history = m.history[:last]
+		return err
+	}
+	if len(held) < len(turn) || !agent.HasPrefix(held[len(held)-len(turn):], turn) {
+		m.history = m.history[:last]
+		m.stored = held
+		m.saved = len(m.history)
+		return errors.New("other runs added to it after this turn, so it is left as it is in the store")
+	}
+	kept := slices.Clone(held[:len(held)-len(turn)])
+	if err := m.cfg.Conversations.Save(ctx, m.conv, kept); err != nil {
+		m.history = m.history[:last]
+		return err
+	}
+	m.history, m.stored, m.saved = kept, slices.Clone(kept), len(kept)
+	return nil
 }
 
 // ask shows an approval question on the call's panel.
@@ -515,11 +893,13 @@ func (m *Model) ask(msg askMsg) {
 		b.subject = m.subjectOf(msg.call)
 	}
 	b.state = toolAsking
-	b.preview = preview(msg.call)
+	if msg.preview != "" {
+		b.preview = msg.preview
+	}
 	b.why = msg.why
 	b.touch()
 	m.asking = &approval{call: msg.call, block: b, reply: msg.reply}
-	m.scroll = 0
+	m.top, m.below = nil, false
 }
 
 // answer answers the approval question: "y", "n" or "a".
@@ -576,8 +956,14 @@ func (m *Model) add(b *block) *block {
 	return b
 }
 
-func (m *Model) notice(s string) {
-	m.add(&block{kind: blockNotice}).text.WriteString(s)
+func (m *Model) notice(s string) *block {
+	b := m.add(&block{kind: blockNotice})
+	b.text.WriteString(s)
+	return b
+}
+
+func (m *Model) dimNotice(s string) {
+	m.add(&block{kind: blockNotice, dim: true}).text.WriteString(s)
 }
 
 func (m *Model) errorBlock(s string) {
@@ -589,10 +975,20 @@ func (m *Model) errorBlock(s string) {
 func (m *Model) showMessage(msg ptk.Message) {
 	switch msg.Role {
 	case ptk.RoleUser:
-		m.add(&block{kind: blockUser}).text.WriteString(msg.Content)
+		if msg.Compacted > 0 {
+			m.dimNotice(fmt.Sprintf("— the first %d messages of this conversation are compacted: the model is sent its notes of them instead —", msg.Compacted))
+			return
+		}
+		text, attached := splitAttached(msg.Content)
+		b := m.add(&block{kind: blockUser, attached: attached})
+		b.text.WriteString(text)
 	case ptk.RoleAssistant:
-		if strings.TrimSpace(msg.Content) != "" {
-			m.add(&block{kind: blockText, done: true}).text.WriteString(msg.Content)
+		content, interrupted := strings.CutSuffix(strings.TrimRight(msg.Content, "\n"), Interrupted)
+		if strings.TrimSpace(content) != "" {
+			b := m.add(&block{kind: blockText, done: true, interrupted: interrupted})
+			b.text.WriteString(strings.TrimRight(content, "\n"))
+		} else if interrupted {
+			m.dimNotice("(interrupted before it answered)")
 		}
 		for i, c := range msg.Calls {
 			b := m.add(&block{kind: blockTool, index: i, call: c, state: toolWaiting})
@@ -620,14 +1016,21 @@ func (m *Model) resize(w, h int) {
 func (m *Model) inputHeight() int { return m.input.Height() + 1 }
 
 // convHeight is the height of the conversation's part of the screen.
-func (m *Model) convHeight() int { return max(m.height-m.inputHeight()-1, 1) }
+func (m *Model) convHeight() int {
+	return max(m.height-m.inputHeight()-1-len(m.overlay()), 1)
+}
 
-// View draws the screen: the end of the conversation (scrolled), the
-// input box and the status line. Only the blocks on screen are rendered,
-// each from its cache unless it changed.
+// View draws the screen: the conversation (its end, or where it is
+// scrolled to), what sits over the input (the queue, completions, the
+// conversations picker), the input box and the status line. Only the
+// blocks on screen are rendered, each from its cache unless it changed.
 func (m *Model) View() tea.View {
 	var b strings.Builder
 	for _, l := range m.conversation() {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	for _, l := range m.overlay() {
 		b.WriteString(l)
 		b.WriteByte('\n')
 	}
@@ -638,61 +1041,76 @@ func (m *Model) View() tea.View {
 	b.WriteString(m.statusLine())
 	v := tea.NewView(b.String())
 	v.AltScreen = true
+	v.MouseMode = tea.MouseModeCellMotion
 	v.WindowTitle = "ptk chat"
 	return v
 }
 
-// conversation returns the convHeight lines on screen.
-func (m *Model) conversation() []string {
-	h := m.convHeight()
-	k := renderKey{width: m.width, expand: m.expand, reason: m.reason, frame: m.frame}
-	need := h + m.scroll
-	var rev [][]string // blocks' lines, from the last
-	n := 0
-	for i := len(m.blocks) - 1; i >= 0 && n < need; i-- {
-		ls := m.blocks[i].render(k, m.st)
-		rev = append(rev, ls)
-		n += len(ls) + 1 // a blank line between blocks
+// overlay is what sits between the conversation and the input: the
+// conversations picker, the completions of an @ mention, the queue.
+func (m *Model) overlay() []string {
+	var out []string
+	if m.picker != nil {
+		out = append(out, m.pickerLines()...)
 	}
-	lines := make([]string, 0, n)
-	for i := len(rev) - 1; i >= 0; i-- {
-		lines = append(lines, rev[i]...)
-		if i > 0 {
-			lines = append(lines, "")
+	if m.complete != nil && len(m.complete.items) > 0 {
+		out = append(out, m.completionLines()...)
+	}
+	for i, q := range m.queue {
+		if i == 3 {
+			out = append(out, m.st.dim.Render(fmt.Sprintf("  … %d more queued", len(m.queue)-3)))
+			break
 		}
+		line := "⧗ queued: " + oneLine(q)
+		out = append(out, m.st.dim.Render(ansi.Truncate(line, m.width, "…")))
 	}
-	if m.scroll > max(len(lines)-h, 0) {
-		m.scroll = max(len(lines)-h, 0)
-	}
-	end := len(lines) - m.scroll
-	start := max(end-h, 0)
-	out := lines[start:end]
-	for len(out) < h {
-		out = append([]string{""}, out...)
+	// never more than half the screen
+	if limit := max(m.height/2, 1); len(out) > limit {
+		out = out[len(out)-limit:]
 	}
 	return out
 }
 
-// statusLine says the model, the mode, the tokens, the cost, the
-// iteration and what runs.
+// statusLine says the model, the mode, the approval preset, the tokens,
+// the cost (when there is one), the iteration and what runs.
 func (m *Model) statusLine() string {
-	parts := []string{m.opts.ModelName, m.mode,
-		count(m.usage.PromptTokens+m.usage.CompletionTokens) + " tok",
-		fmt.Sprintf("$%.4f", m.cost)}
+	parts := []string{m.opts.ModelName, m.mode, string(m.preset),
+		count(m.usage.PromptTokens+m.usage.CompletionTokens) + " tok"}
+	if m.cost > 0 {
+		parts = append(parts, fmt.Sprintf("$%.4f", m.cost))
+	}
+	if m.fill.Window > 0 {
+		pct := fmt.Sprintf("%d%%", m.fill.Percent())
+		if m.fill.Percent() == 0 && m.fill.Tokens > 0 {
+			pct = "<1%"
+		}
+		parts = append(parts, "ctx "+pct+" of "+count(m.fill.Window))
+	}
 	if m.iteration > 0 {
 		parts = append(parts, fmt.Sprintf("iter %d", m.iteration))
+	}
+	if n := len(m.queue); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d queued", n))
 	}
 	switch {
 	case m.flash != "":
 		parts = append(parts, m.flash)
 	case m.asking != nil:
 		parts = append(parts, "y/n/a answers, esc interrupts")
+	case m.confirm != nil:
+		parts = append(parts, "y or n")
+	case m.picker != nil:
+		parts = append(parts, "↑ ↓ enter opens, esc closes")
 	case m.stopping:
 		parts = append(parts, "interrupting…")
+	case m.top != nil && m.below:
+		parts = append(parts, "scrolled up, new output below: pgdown")
+	case m.top != nil:
+		parts = append(parts, "scrolled up: pgdown")
+	case m.compacting:
+		parts = append(parts, spinner[m.frame%len(spinner)]+" compacting · esc interrupts")
 	case m.running:
 		parts = append(parts, spinner[m.frame%len(spinner)]+" working · esc interrupts")
-	case m.scroll > 0:
-		parts = append(parts, fmt.Sprintf("scrolled up %d lines, pgdown", m.scroll))
 	default:
 		parts = append(parts, "/help")
 	}
@@ -713,21 +1131,4 @@ func count(n int) string {
 		return fmt.Sprintf("%.1fk", float64(n)/1000)
 	}
 	return fmt.Sprintf("%.1fM", float64(n)/1_000_000)
-}
-
-// keep appends what the conversation gained since the last write to the
-// Store, after what it held then (and what other runs added since).
-func (m *Model) keep() {
-	if m.cfg.Store == nil || m.cfg.Conversation == "" || m.kept > len(m.history) || m.kept == len(m.history) {
-		return
-	}
-	ctx := context.Background()
-	if err := m.cfg.Store.Append(ctx, m.cfg.Conversation, m.stored, m.history[m.kept:]); err != nil {
-		m.errorBlock("the conversation was not saved: " + err.Error())
-		return
-	}
-	m.kept = len(m.history)
-	if stored, err := m.cfg.Store.Load(ctx, m.cfg.Conversation); err == nil {
-		m.stored = stored
-	}
 }

@@ -54,6 +54,7 @@ func newHarness(t *testing.T, replies ...llmtest.Reply) *harness {
 	script := llmtest.New(replies...)
 	m := New(Config{
 		Options: agent.Options{Model: script, ModelName: "scripted", StreamModel: true, Mode: agent.ModeNative, Tools: tools},
+		Files:   ws,
 		// Durations vary from run to run: the golden frames leave them out.
 		Run: func(ctx context.Context, h []ptk.Message, o agent.Options) iter.Seq2[agent.Event, error] {
 			return func(yield func(agent.Event, error) bool) {
@@ -69,7 +70,7 @@ func newHarness(t *testing.T, replies ...llmtest.Reply) *harness {
 	m.opts.Approver = screenApprover{m}
 	h := &harness{t: t, m: m, dir: dir}
 	h.send(tea.WindowSizeMsg{Width: 80, Height: 24})
-	t.Cleanup(func() { m.exit() })
+	t.Cleanup(func() { m.Close() })
 	return h
 }
 
@@ -253,11 +254,12 @@ func TestInterruptToolCall(t *testing.T) {
 		t.Errorf("the run took %v to stop", d)
 	}
 	h.golden("interrupted")
-	// The conversation stays consistent: the call is answered, so the
-	// next message continues it.
+	// The conversation stays consistent: the call is answered, and the
+	// interruption is marked, so the next message continues it.
 	hist := h.m.history
-	if n := len(hist); n < 3 || hist[n-1].Role != ptk.RoleTool || hist[n-1].CallID != "b1" {
-		t.Errorf("the conversation ends with %+v", hist[len(hist)-1])
+	if n := len(hist); n < 4 || hist[n-2].Role != ptk.RoleTool || hist[n-2].CallID != "b1" ||
+		hist[n-1].Role != ptk.RoleAssistant || hist[n-1].Content != Interrupted {
+		t.Errorf("the conversation ends with %+v", hist[len(hist)-2:])
 	}
 	if h.m.running {
 		t.Error("still running")
@@ -364,11 +366,11 @@ func TestResume(t *testing.T) {
 		{Role: ptk.RoleAssistant, Content: "It says hello world."},
 	}
 	script := llmtest.New(llmtest.Text("Twice."))
-	store := &agent.MemoryStore{}
+	store := &MemoryConversations{}
 	store.Save(context.Background(), "yesterday", hist) // as ptk chat --conversation loads it
 	m := New(Config{Options: agent.Options{Model: script, ModelName: "scripted", StreamModel: true},
-		Conversation: "yesterday", Store: store, History: hist})
-	t.Cleanup(func() { m.exit() })
+		Conversation: "yesterday", Conversations: store, History: hist})
+	t.Cleanup(func() { m.Close() })
 	h := &harness{t: t, m: m}
 	h.golden("resumed")
 	h.typeText("how many words?")
@@ -382,18 +384,13 @@ func TestResume(t *testing.T) {
 	if len(saved) != len(hist)+2 || saved[len(saved)-1].Content != "Twice." {
 		t.Errorf("the store keeps %+v", saved)
 	}
-	// /conversations says where the conversation is kept.
+	// /conversations says where the conversations are kept.
 	h.typeText("/conversations")
 	h.press(tea.KeyEnter)
-	if f := h.frame(); !strings.Contains(f, `conversation "yesterday": 6 messages, kept in memory for this session only`) {
+	if f := h.frame(); !strings.Contains(f, "Conversations in this workspace (1), kept in memory for this session only") || !strings.Contains(f, "yesterday") {
 		t.Errorf("/conversations:\n%s", f)
 	}
-	h.m.cfg.StoreName = "the trace store /tmp/t.db"
-	h.typeText("/conversations")
-	h.press(tea.KeyEnter)
-	if f := strings.Join(strings.Fields(h.frame()), " "); !strings.Contains(f, "kept in the trace store /tmp/t.db: ptk chat --conversation yesterday resumes it") {
-		t.Errorf("/conversations with a store:\n%s", f)
-	}
+	h.press(tea.KeyEscape)
 }
 
 // Reasoning is folded to one dimmed line until ctrl+r; pgup scrolls back.
@@ -413,8 +410,8 @@ func TestReasoningAndScroll(t *testing.T) {
 	for range 5 {
 		h.send(tea.KeyPressMsg{Code: tea.KeyPgDown})
 	}
-	if f := h.frame(); !strings.Contains(f, "twenty.") || h.m.scroll != 0 {
-		t.Errorf("pgdown does not come back to the end (scroll %d):\n%s", h.m.scroll, f)
+	if f := h.frame(); !strings.Contains(f, "twenty.") || h.m.top != nil {
+		t.Errorf("pgdown does not come back to the end (anchor %v):\n%s", h.m.top, f)
 	}
 }
 

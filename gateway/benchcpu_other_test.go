@@ -1,0 +1,8 @@
+//go:build !unix
+
+package gateway_test
+
+import "time"
+
+// benchProcessCPU reports nothing where there is no getrusage.
+func benchProcessCPU() (time.Duration, bool) { return 0, false }

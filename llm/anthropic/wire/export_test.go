@@ -1,0 +1,5 @@
+package wire
+
+// DecodeRequest is the one-pass decoder, for the tests that hold it to
+// encoding/json.
+var DecodeRequest = decodeRequest

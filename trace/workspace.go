@@ -1,0 +1,52 @@
+package trace
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// SetWorkspace records the folder a conversation is held in (ptk chat's
+// workspace), for ConversationsIn; ErrNotFound when the conversation is
+// not stored.
+func (s *Store) SetWorkspace(ctx context.Context, id, workspace string) error {
+	res, err := s.db.ExecContext(ctx, s.q("UPDATE conversations SET workspace = ? WHERE id = ?"), workspace, id)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// ConversationsIn lists the conversations held in workspace (see
+// SetWorkspace), the last updated first, at most limit of them (0: all).
+func (s *Store) ConversationsIn(ctx context.Context, workspace string, limit int) ([]Conversation, error) {
+	query := "SELECT id, updated_us, messages FROM conversations WHERE workspace = ? ORDER BY updated_us DESC, id"
+	args := []any{workspace}
+	if limit > 0 {
+		query += " LIMIT ?"
+		args = append(args, limit)
+	}
+	rows, err := s.db.QueryContext(ctx, s.q(query), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []Conversation{}
+	for rows.Next() {
+		var c Conversation
+		var us int64
+		var text string
+		if err := rows.Scan(&c.ID, &us, &text); err != nil {
+			return nil, err
+		}
+		c.UpdatedAt = time.UnixMicro(us)
+		var msgs []json.RawMessage
+		json.Unmarshal([]byte(text), &msgs)
+		c.Messages = len(msgs)
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
