@@ -4,8 +4,11 @@
 // processes appear within a second or two over a WebSocket.
 //
 // The page is embedded in the binary (static/: plain HTML, CSS and
-// JavaScript, no build step, nothing fetched from elsewhere). The handler
-// is read-only: it answers GET requests and never writes to the store.
+// JavaScript, no build step, nothing fetched from elsewhere). Its one
+// write is a label (a run or a call marked good or bad), and only with
+// Options.Labels: a POST of JSON, which passes httpguard (no other site's
+// page can send it: JSON needs CORS, and its Origin is refused) and the
+// token.
 package dashboard
 
 import (
@@ -43,6 +46,10 @@ type Options struct {
 	// resolve to this machine (DNS rebinding) reads nothing; see package
 	// httpguard, whose checks every request passes first.
 	AllowedHosts []string
+	// Labels, when set, is the store labels are written to (the same
+	// store as the one read, opened for writing): the page can mark a run
+	// or a call good or bad. Without it the dashboard never writes.
+	Labels *trace.Store
 }
 
 // Handler serves the dashboard of one store.
@@ -73,6 +80,8 @@ func New(s *trace.Store, opts Options) *Handler {
 	h.mux.HandleFunc("GET /api/stats", h.stats)
 	h.mux.HandleFunc("GET /api/series", h.series)
 	h.mux.HandleFunc("GET /api/live", h.live)
+	h.mux.HandleFunc("POST /api/runs/{id}/labels", h.label)
+	h.mux.HandleFunc("GET /api/config", h.config)
 	h.guard = httpguard.Guard(httpguard.Options{Hosts: opts.AllowedHosts})(http.HandlerFunc(h.serve))
 	return h
 }
@@ -159,6 +168,40 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request) {
 	// The steps of a workflow, or any run started by this one.
 	children, err := h.s.List(r.Context(), trace.Filter{Parent: rec.ID, Limit: 500})
 	writeJSON(w, map[string]any{"run": rec, "children": children}, err)
+}
+
+// config tells the page what it may do.
+func (h *Handler) config(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, map[string]any{"labels": h.opts.Labels != nil}, nil)
+}
+
+// label writes a label the page sends: {"span": "ptool/0", "label":
+// "bad", "note": "…"}.
+func (h *Handler) label(w http.ResponseWriter, r *http.Request) {
+	if h.opts.Labels == nil {
+		http.Error(w, "this dashboard does not write labels (its store is read-only)", http.StatusForbidden)
+		return
+	}
+	var body struct {
+		Span  string `json:"span"`
+		Label string `json:"label"`
+		Note  string `json:"note"`
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 2*trace.MaxNoteBytes))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&body); err != nil {
+		http.Error(w, "a label is a JSON object {span, label, note}: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	l, err := h.opts.Labels.SetLabel(r.Context(), trace.Label{RunID: r.PathValue("id"), Span: body.Span, Label: body.Label, Note: body.Note})
+	switch {
+	case errors.Is(err, trace.ErrNotFound):
+		http.Error(w, err.Error(), http.StatusNotFound)
+	case errors.Is(err, trace.ErrBadLabel):
+		http.Error(w, err.Error(), http.StatusBadRequest)
+	default:
+		writeJSON(w, l, err)
+	}
 }
 
 func (h *Handler) stats(w http.ResponseWriter, r *http.Request) {

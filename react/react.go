@@ -61,6 +61,13 @@ type Options struct {
 	// Observer, when set, is given the finished trajectory (for a trace
 	// store); the caller owns it.
 	Observer func(*Trajectory)
+	// OnStart and OnStep, when set, are told of a run as it goes, on the
+	// run's goroutine (for a trace store that shows it live, as
+	// trace/record does): OnStart when it begins, OnStep with each step
+	// once it is done (its observation read). The trajectory is the run's
+	// own: read it there, do not keep it.
+	OnStart func(*Trajectory)
+	OnStep  func(*Trajectory, Step)
 	// Approver decides whether an action on a tool that is not read-only
 	// (a shell command, a file edit) may run, as in agent.Options: a denied
 	// action is a failed observation that says why, and the same action
@@ -124,6 +131,15 @@ func Run(ctx context.Context, goal string, opts Options) (*Result, error) {
 	start := now()
 	traj := &Trajectory{ID: id, Goal: goal, Steps: []Step{}, Start: start}
 	res := &Result{Trajectory: traj}
+	if opts.OnStart != nil {
+		opts.OnStart(traj)
+	}
+	addStep := func(st Step) {
+		traj.Steps = append(traj.Steps, st)
+		if opts.OnStep != nil {
+			opts.OnStep(traj, st)
+		}
+	}
 	finish := func(err error) (*Result, error) {
 		traj.Duration = now().Sub(start)
 		res.Duration, res.Usage, res.Cost = traj.Duration, traj.Usage, traj.Cost
@@ -197,6 +213,7 @@ func Run(ctx context.Context, goal string, opts Options) (*Result, error) {
 		}
 		t := turn.Turn{Model: opts.Model, Parser: parser, Mode: mode, NoCalls: len(infos) == 0, Stream: opts.Stream,
 			CallID: func(i int) string { return "call_" + strconv.Itoa(n) + "_" + strconv.Itoa(i+1) }}
+		asked := time.Now()
 		rep, err := t.Ask(ctx, req, nil)
 		if rep != nil {
 			traj.Usage = traj.Usage.Add(rep.Usage)
@@ -220,12 +237,13 @@ func Run(ctx context.Context, goal string, opts Options) (*Result, error) {
 			}
 		}
 		thought := Thought{Content: strings.TrimSpace(text), Step: n}
+		call := &ModelCall{Usage: rep.Usage, Cost: rep.Cost, Start: asked, Latency: time.Since(asked)}
 		if thought.Content == "" {
 			thought.Content = strings.TrimSpace(rep.Reasoning)
 		}
 		echo.thought(thought)
 		if len(rep.Attempts) == 0 {
-			traj.Steps = append(traj.Steps, Step{Thought: thought})
+			addStep(Step{Thought: thought, Call: call})
 			if !hasAnswer {
 				// Neither an action nor an answer: not an answer. The
 				// model is asked for one; a run that never gives one ends
@@ -241,7 +259,7 @@ func Run(ctx context.Context, goal string, opts Options) (*Result, error) {
 		for i, a := range rep.Attempts {
 			st := Step{Thought: Thought{Step: n}}
 			if i == 0 {
-				st.Thought = thought
+				st.Thought, st.Call = thought, call
 			}
 			st.Action = &Action{Name: a.Call.Tool, Args: a.Call.Args, PTool: ptools[a.Call.Tool]}
 			echo.action(n, st.Action)
@@ -252,7 +270,7 @@ func Run(ctx context.Context, goal string, opts Options) (*Result, error) {
 			default:
 				var why string
 				if why, err = approve(ctx, opts.Approver, tools[a.Call.Tool], ptools[a.Call.Tool], a.Call, denied); err != nil {
-					traj.Steps = append(traj.Steps, st)
+					addStep(st)
 					return finish(err)
 				}
 				if why != "" {
@@ -265,13 +283,13 @@ func Run(ctx context.Context, goal string, opts Options) (*Result, error) {
 					traj.Cost += st.Record.Cost
 				}
 				if err != nil {
-					traj.Steps = append(traj.Steps, st)
+					addStep(st)
 					return finish(err)
 				}
 			}
 			st.Observation = &Observation{Result: r.Content, Success: !r.IsError}
 			echo.observation(n, st.Observation)
-			traj.Steps = append(traj.Steps, st)
+			addStep(st)
 			h.Append(ptk.Message{Role: ptk.RoleTool, CallID: a.Call.ID, Tool: a.Call.Tool, Content: r.Content, IsError: r.IsError})
 		}
 	}

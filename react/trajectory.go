@@ -46,6 +46,18 @@ type Step struct {
 	// Record is the ptool's record of a ptool action: its model calls,
 	// with their usage and cost, which the trajectory's sums include.
 	Record *ptool.Record `json:"record,omitempty"`
+	// Call is the model call that wrote the thought, on the first step of
+	// each call.
+	Call *ModelCall `json:"call,omitempty"`
+}
+
+// ModelCall is one model call of a run: its usage, cost (US dollars),
+// when it began and how long it took.
+type ModelCall struct {
+	Usage   ptk.Usage     `json:"usage,omitzero"`
+	Cost    float64       `json:"cost,omitempty"`
+	Start   time.Time     `json:"start,omitzero"`
+	Latency time.Duration `json:"latency_ns,omitempty"`
 }
 
 // Thought is what the model wrote before acting; Step counts from 1.

@@ -100,7 +100,7 @@ func (w *Worker) reactWorkflow(ctx workflow.Context, in ReActInput) (*ReActOutpu
 	st.finish(res.Answer, err)
 	traj := res.Trajectory
 	w.record(ctx, func() *trace.Record {
-		rec := record.ReAct(traj, err)
+		rec := record.ReActRecord(traj, err)
 		rec.ID = info.WorkflowExecution.ID
 		return rec
 	})
@@ -241,7 +241,7 @@ func (w *Worker) planWorkflow(ctx workflow.Context, in PlanInput) (*PlanOutput, 
 	}
 	st.finish(answer, runErr)
 	w.record(ctx, func() *trace.Record {
-		rec := record.Workflow(done, runErr)
+		rec := record.WorkflowRecord(done, runErr)
 		rec.ID = info.WorkflowExecution.ID
 		return rec
 	})

@@ -19,10 +19,10 @@ type GoodFilter struct {
 // GoodCalls returns the good recorded calls of a ptool, newest first: the
 // calls a model answered without an error (a distilled function's code
 // answers are its own, not examples of the function), one per distinct
-// input (the newest). There are no labels in the store yet: success is
-// what makes a call good.
+// input (the newest). A call labelled bad, or whose run is, is never one
+// (SetLabel).
 func (s *Store) GoodCalls(ctx context.Context, f GoodFilter) ([]PtoolCall, error) {
-	where := `JOIN runs ON runs.id = p.run_id WHERE p.ptool = ? AND p.is_error = 0 AND p.source <> 'code' AND p.output <> ''`
+	where := `JOIN runs ON runs.id = p.run_id WHERE p.ptool = ? AND p.is_error = 0 AND p.source <> 'code' AND p.output <> ''` + notBad
 	args := []any{f.Ptool}
 	if !f.Since.IsZero() {
 		where += " AND runs.started_us >= ?"

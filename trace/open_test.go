@@ -232,6 +232,19 @@ func TestHelperProcess(t *testing.T) {
 		}
 		written, failed, dropped := w.Counts()
 		fmt.Println(written, failed, dropped)
+	case "begin": // begin a run, add a model call, say so once both are stored, and wait to be killed
+		w := NewWriter(s, os.Stderr)
+		id := os.Getenv("PREFIX")
+		w.Begin(Run{ID: id, Kind: KindAgent, Name: "live", Model: "m", Input: "go on"})
+		w.Append(&Record{Run: Run{ID: id}, ModelCalls: []ModelCall{{Text: "thinking", Usage: ptk.Usage{PromptTokens: 7}}}}, [3]int{})
+		for {
+			if r, err := s.Get(ctx, id); err == nil && len(r.ModelCalls) == 1 {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		fmt.Println("begun")
+		time.Sleep(time.Hour)
 	case "kill": // write batches of 10 until killed, printing each batch's ids once it is committed
 		for b := 0; ; b++ {
 			var batch []*Record

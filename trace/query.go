@@ -69,17 +69,29 @@ func (s *Store) where(f Filter) (string, []any) {
 }
 
 const runColumns = `id, parent_id, kind, name, model, mode, started_us, duration_us, status, error_code, error_message,
-	prompt_tokens, completion_tokens, cost, iterations, tool_calls, input, output`
+	prompt_tokens, completion_tokens, cost, iterations, tool_calls, input, output, heartbeat_us`
 
 func (s *Store) scanRun(sc scanner, r *Run, extra ...any) error {
-	var started, dur int64
+	var started, dur, heartbeat int64
 	var kind, status string
 	err := s.scan(sc, append([]any{&r.ID, &r.ParentID, &kind, &r.Name, &r.Model, &r.Mode, &started, &dur, &status, &r.ErrorCode,
 		&r.ErrorMessage, &r.Usage.PromptTokens, &r.Usage.CompletionTokens, &r.Cost, &r.Iterations, &r.NumToolCalls,
-		&r.Input, &r.Output}, extra...)...)
+		&r.Input, &r.Output, &heartbeat}, extra...)...)
 	r.Kind, r.Status = Kind(kind), Status(status)
 	r.StartedAt = time.UnixMicro(started)
 	r.Duration = Millis(time.Duration(dur) * time.Microsecond)
+	if r.Status == StatusRunning {
+		// A running run lasts until now, unless its writer stopped
+		// answering: then it is shown interrupted, as Open will mark it.
+		now := time.Now()
+		if hb := time.UnixMicro(heartbeat); now.Sub(hb) > StaleAfter {
+			r.Status, r.ErrorCode = StatusInterrupted, "interrupted"
+			r.ErrorMessage = "the process that ran it stopped answering"
+			r.Duration = Millis(max(0, hb.Sub(r.StartedAt)))
+		} else {
+			r.Duration = Millis(now.Sub(r.StartedAt))
+		}
+	}
 	return err
 }
 
@@ -146,26 +158,28 @@ func (s *Store) Get(ctx context.Context, id string) (*Record, error) {
 		rec.Detail = json.RawMessage(detail)
 	}
 	rec.ModelCalls, rec.ToolCalls = []ModelCall{}, []ToolCall{}
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT mode, prompt_tokens, completion_tokens, latency_us, cost, request_hash, text, calls, error
-		FROM model_calls WHERE run_id = ? ORDER BY seq`), s.args([]any{rec.ID})...)
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT mode, prompt_tokens, completion_tokens, latency_us, cost, request_hash, text, calls, error,
+		started_us, parent FROM model_calls WHERE run_id = ? ORDER BY seq`), s.args([]any{rec.ID})...)
 	if err != nil {
 		return nil, err
 	}
 	for rows.Next() {
 		var mc ModelCall
-		var lat int64
+		var lat, start int64
 		var calls string
-		if err := s.scan(rows, &mc.Mode, &mc.Usage.PromptTokens, &mc.Usage.CompletionTokens, &lat, &mc.Cost, &mc.RequestHash, &mc.Text, &calls, &mc.Error); err != nil {
+		if err := s.scan(rows, &mc.Mode, &mc.Usage.PromptTokens, &mc.Usage.CompletionTokens, &lat, &mc.Cost, &mc.RequestHash, &mc.Text, &calls, &mc.Error,
+			&start, &mc.Parent); err != nil {
 			rows.Close()
 			return nil, err
 		}
 		mc.Latency = Millis(time.Duration(lat) * time.Microsecond)
+		mc.Start = fromMicros(start)
 		unjson(calls, &mc.Calls)
 		rec.ModelCalls = append(rec.ModelCalls, mc)
 	}
 	rows.Close()
-	rows, err = s.db.QueryContext(ctx, s.q(`SELECT iteration, call_id, tool, args, result, truncated, is_error, outcome, repairs, duration_us
-		FROM tool_calls WHERE run_id = ? ORDER BY seq`), s.args([]any{rec.ID})...)
+	rows, err = s.db.QueryContext(ctx, s.q(`SELECT iteration, call_id, tool, args, result, truncated, is_error, outcome, repairs, duration_us,
+		started_us, parent FROM tool_calls WHERE run_id = ? ORDER BY seq`), s.args([]any{rec.ID})...)
 	if err != nil {
 		return nil, err
 	}
@@ -173,8 +187,9 @@ func (s *Store) Get(ctx context.Context, id string) (*Record, error) {
 		var tc ToolCall
 		var args, repairs string
 		var trunc, iserr int
-		var dur int64
-		if err := s.scan(rows, &tc.Iteration, &tc.CallID, &tc.Tool, &args, &tc.Result, &trunc, &iserr, &tc.Outcome, &repairs, &dur); err != nil {
+		var dur, start int64
+		if err := s.scan(rows, &tc.Iteration, &tc.CallID, &tc.Tool, &args, &tc.Result, &trunc, &iserr, &tc.Outcome, &repairs, &dur,
+			&start, &tc.Parent); err != nil {
 			rows.Close()
 			return nil, err
 		}
@@ -182,16 +197,26 @@ func (s *Store) Get(ctx context.Context, id string) (*Record, error) {
 		tc.Truncated, tc.IsError = trunc != 0, iserr != 0
 		unjson(repairs, &tc.Repairs)
 		tc.Duration = Millis(time.Duration(dur) * time.Microsecond)
+		tc.Start = fromMicros(start)
 		rec.ToolCalls = append(rec.ToolCalls, tc)
 	}
 	rows.Close()
-	rec.PtoolCalls, err = s.ptoolCalls(ctx, "WHERE p.run_id = ? ORDER BY p.seq", -1, rec.ID)
-	return rec, err
+	if rec.PtoolCalls, err = s.ptoolCalls(ctx, "WHERE p.run_id = ? ORDER BY p.seq", -1, rec.ID); err != nil {
+		return nil, err
+	}
+	labels, err := s.Labels(ctx, rec.ID)
+	if err != nil {
+		return nil, err
+	}
+	if len(labels) > 0 {
+		rec.Labels = labels
+	}
+	return rec, nil
 }
 
 func (s *Store) ptoolCalls(ctx context.Context, where string, limit int, args ...any) ([]PtoolCall, error) {
 	q := `SELECT p.ptool, p.input, p.output, p.attempts, p.repairs, p.source, p.fallback, p.is_error, p.duration_us,
-		p.prompt_tokens, p.completion_tokens, p.cost FROM ptool_calls p ` + where
+		p.prompt_tokens, p.completion_tokens, p.cost, p.started_us, p.parent FROM ptool_calls p ` + where
 	if limit >= 0 {
 		q += " LIMIT ?"
 		args = append(args, limit)
@@ -206,8 +231,9 @@ func (s *Store) ptoolCalls(ctx context.Context, where string, limit int, args ..
 		var pc PtoolCall
 		var in, outp, attempts, repairs string
 		var fb, iserr int
-		var dur, pt, ct int64
-		if err := s.scan(rows, &pc.Ptool, &in, &outp, &attempts, &repairs, &pc.Source, &fb, &iserr, &dur, &pt, &ct, &pc.Cost); err != nil {
+		var dur, pt, ct, start int64
+		if err := s.scan(rows, &pc.Ptool, &in, &outp, &attempts, &repairs, &pc.Source, &fb, &iserr, &dur, &pt, &ct, &pc.Cost,
+			&start, &pc.Parent); err != nil {
 			return nil, err
 		}
 		pc.Input, pc.Output = rawJSON(in), rawJSON(outp)
@@ -216,16 +242,26 @@ func (s *Store) ptoolCalls(ctx context.Context, where string, limit int, args ..
 		pc.Fallback, pc.IsError = fb != 0, iserr != 0
 		pc.Duration = Millis(time.Duration(dur) * time.Microsecond)
 		pc.Usage = ptk.Usage{PromptTokens: int(pt), CompletionTokens: int(ct)}
+		pc.Start = fromMicros(start)
 		out = append(out, pc)
 	}
 	return out, rows.Err()
 }
 
 // Examples returns up to n successful calls of a ptool, newest first: the
-// few-shot examples of its prompt and what the distiller learns from.
+// few-shot examples of its prompt and what the distiller learns from. A
+// call labelled bad, or whose run is, is left out.
 func (s *Store) Examples(ctx context.Context, ptool string, n int) ([]PtoolCall, error) {
-	return s.ptoolCalls(ctx, `JOIN runs ON runs.id = p.run_id WHERE p.ptool = ? AND p.is_error = 0
+	return s.ptoolCalls(ctx, `JOIN runs ON runs.id = p.run_id WHERE p.ptool = ? AND p.is_error = 0`+notBad+`
 		ORDER BY runs.started_us DESC`, n, ptool)
+}
+
+// fromMicros is microseconds since the epoch as a time, the zero time for 0.
+func fromMicros(us int64) time.Time {
+	if us == 0 {
+		return time.Time{}
+	}
+	return time.UnixMicro(us)
 }
 
 func rawJSON(s string) json.RawMessage {
@@ -267,7 +303,7 @@ func (s *Store) Prune(ctx context.Context, before time.Time, keep int) (int, err
 		return 0, nil
 	}
 	sel := "SELECT id FROM runs WHERE " + strings.Join(conds, " OR ")
-	for _, t := range []string{"model_calls", "tool_calls", "ptool_calls"} {
+	for _, t := range []string{"model_calls", "tool_calls", "ptool_calls", "labels"} {
 		if _, err := tx.ExecContext(ctx, s.q("DELETE FROM "+t+" WHERE run_id IN ("+sel+")"), s.args(args)...); err != nil {
 			return 0, err
 		}

@@ -22,14 +22,34 @@ const (
 	KindReAct    Kind = "react"
 )
 
-// Status says how a run ended.
+// Status says how a run ended, or that it has not.
 type Status string
 
 // The statuses of runs.
 const (
 	StatusOK    Status = "ok"
 	StatusError Status = "error"
+	// StatusRunning is a run that has begun and not ended: its row is
+	// written when it starts (Writer.Begin) and its calls as they finish.
+	StatusRunning Status = "running"
+	// StatusInterrupted is a run whose process ended (killed, crashed)
+	// before the run did: Open marks it so, and List shows a running run
+	// whose writer stopped answering so.
+	StatusInterrupted Status = "interrupted"
 )
+
+// The kinds of spans under a run: each of its calls is a span, named by
+// its kind and its seq in the run ("tool/3"), and has a parent span (""
+// for the run itself).
+const (
+	SpanModel = "model"
+	SpanTool  = "tool"
+	SpanPtool = "ptool"
+)
+
+// SpanID names a run's call of that kind (SpanModel, SpanTool, SpanPtool)
+// and seq (its index in the record's list), as a call's Parent names it.
+func SpanID(kind string, seq int) string { return kind + "/" + strconv.Itoa(seq) }
 
 // Outcomes of a tool call (ToolCall.Outcome).
 const (
@@ -99,6 +119,8 @@ type Record struct {
 	ModelCalls []ModelCall     `json:"model_calls"`
 	ToolCalls  []ToolCall      `json:"tool_calls"`
 	PtoolCalls []PtoolCall     `json:"ptool_calls,omitempty"`
+	// Labels are the feedback on the run and its calls (SetLabel).
+	Labels []Label `json:"labels,omitempty"`
 }
 
 // UnmarshalJSON reads a record as MarshalJSON writes it (an exported
@@ -126,6 +148,14 @@ type ModelCall struct {
 	Text  string     `json:"text"`
 	Calls []ptk.Call `json:"calls,omitempty"`
 	Error string     `json:"error,omitempty"`
+	Span
+}
+
+// Span says where a call sits in its run: when it started and the span it
+// is part of (SpanID; "" for the run itself).
+type Span struct {
+	Start  time.Time `json:"start,omitzero"`
+	Parent string    `json:"parent,omitempty"`
 }
 
 // ToolCall is one call the model made to a tool.
@@ -141,6 +171,7 @@ type ToolCall struct {
 	Outcome   string   `json:"outcome"`
 	Repairs   []string `json:"repairs,omitempty"`
 	Duration  Millis   `json:"duration_ms"`
+	Span
 }
 
 // PtoolCall is one call of a ptool: a typed function a model (or, for a
@@ -161,6 +192,7 @@ type PtoolCall struct {
 	// Usage and Cost are the call's own model calls'.
 	Usage ptk.Usage `json:"usage,omitzero"`
 	Cost  float64   `json:"cost,omitempty"`
+	Span
 }
 
 // Attempt is one try of a ptool call.

@@ -59,7 +59,7 @@ func (s *Store) Stats(ctx context.Context, f Filter) (*Stats, error) {
 		return w + " AND "
 	}
 	var err error
-	st.Runs, err = s.group(ctx, `SELECT kind, name, COUNT(*), SUM(CASE WHEN status = 'ok' THEN 0 ELSE 1 END),
+	st.Runs, err = s.group(ctx, `SELECT kind, name, COUNT(*), SUM(CASE WHEN status IN ('ok', 'running') THEN 0 ELSE 1 END),
 		SUM(prompt_tokens), SUM(completion_tokens), SUM(cost), 0, 0, 0 FROM runs`+where+` GROUP BY kind, name`, args,
 		"duration_us", "FROM runs"+and(where)+"kind = ? AND name = ?", args, true)
 	if err != nil {
@@ -70,9 +70,9 @@ func (s *Store) Stats(ctx context.Context, f Filter) (*Stats, error) {
 	if err != nil {
 		return nil, err
 	}
-	st.Models, err = s.group(ctx, `SELECT '', model, COUNT(*), SUM(CASE WHEN status = 'ok' THEN 0 ELSE 1 END),
+	st.Models, err = s.group(ctx, `SELECT '', model, COUNT(*), SUM(CASE WHEN status IN ('ok', 'running') THEN 0 ELSE 1 END),
 		SUM(prompt_tokens), SUM(completion_tokens), SUM(cost), 0, 0, 0 FROM runs`+and(where)+`model <> '' GROUP BY model`, args,
-		"latency_us", "FROM model_calls JOIN runs ON runs.id = model_calls.run_id"+and(where)+"runs.model = ?", args, false)
+		"latency_us", "FROM model_calls JOIN (SELECT id, model FROM runs"+where+") r ON r.id = model_calls.run_id WHERE r.model = ?", args, false)
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +180,7 @@ func (s *Store) Series(ctx context.Context, f Filter, step time.Duration) ([]Buc
 	}
 	where, args := s.where(f)
 	w := step.Microseconds()
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT started_us / ? AS b, COUNT(*), SUM(CASE WHEN status = 'ok' THEN 0 ELSE 1 END),
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT started_us / ? AS b, COUNT(*), SUM(CASE WHEN status IN ('ok', 'running') THEN 0 ELSE 1 END),
 		SUM(duration_us), SUM(prompt_tokens), SUM(completion_tokens), SUM(cost) FROM runs`+where+` GROUP BY b ORDER BY b`),
 		s.args(append([]any{w}, args...))...)
 	if err != nil {
@@ -204,17 +204,27 @@ func (s *Store) Series(ctx context.Context, f Filter, step time.Duration) ([]Buc
 	return out, rows.Err()
 }
 
-// Mark says where the store is: how many runs it holds and when the
-// newest started. It changes when a run is written or pruned, which is
-// how a dashboard notices runs that other processes record.
+// Mark says where the store is: how many runs it holds, when the newest
+// started, how many are running and how many calls those have, and how
+// many labels there are. It changes when a run is written, goes on,
+// ends or is pruned, or is labelled, which is how a dashboard notices
+// what other processes record.
 type Mark struct {
-	Runs   int   `json:"runs"`
-	Newest int64 `json:"newest_us"`
+	Runs    int   `json:"runs"`
+	Newest  int64 `json:"newest_us"`
+	Running int   `json:"running"`
+	Spans   int   `json:"spans"`
+	Labels  int   `json:"labels"`
 }
 
 // Mark returns the store's Mark.
 func (s *Store) Mark(ctx context.Context) (Mark, error) {
 	var m Mark
-	err := s.db.QueryRowContext(ctx, "SELECT COUNT(*), COALESCE(MAX(started_us), 0) FROM runs").Scan(&m.Runs, &m.Newest)
+	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(MAX(started_us), 0),
+		(SELECT COUNT(*) FROM runs WHERE status = 'running'),
+		(SELECT COUNT(*) FROM model_calls WHERE run_id IN (SELECT id FROM runs WHERE status = 'running'))
+		+ (SELECT COUNT(*) FROM tool_calls WHERE run_id IN (SELECT id FROM runs WHERE status = 'running'))
+		+ (SELECT COUNT(*) FROM ptool_calls WHERE run_id IN (SELECT id FROM runs WHERE status = 'running')),
+		(SELECT COUNT(*) FROM labels) FROM runs`).Scan(&m.Runs, &m.Newest, &m.Running, &m.Spans, &m.Labels)
 	return m, err
 }

@@ -125,6 +125,9 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		s.db.Close()
 		return nil, s.openError(ctx, err)
 	}
+	// Runs left running by a process that died are marked so; a store
+	// that cannot say so now still opens (the next Open tries again).
+	s.Reap(ctx)
 	return s, nil
 }
 
@@ -389,6 +392,16 @@ func splitSQL(src string) []string {
 // Write stores records in one transaction. A record whose id is already
 // stored is left as it is.
 func (s *Store) Write(ctx context.Context, recs ...*Record) error {
+	items := make([]item, len(recs))
+	for i, r := range recs {
+		items[i] = item{rec: r}
+	}
+	return s.write(ctx, items)
+}
+
+// write stores what a Writer queued in one transaction: whole records, and
+// the parts of live runs.
+func (s *Store) write(ctx context.Context, items []item) error {
 	if s.readOnly {
 		return ErrReadOnly
 	}
@@ -400,7 +413,16 @@ func (s *Store) Write(ctx context.Context, recs ...*Record) error {
 	// The runs go in one statement per chunk, and so do their calls: a
 	// statement per row costs more than the row.
 	ins := &inserter{s: s, tx: tx}
-	fresh, err := s.fresh(ctx, tx, recs)
+	var wholes []*Record
+	var parts []item
+	for _, it := range items {
+		if it.part == whole {
+			wholes = append(wholes, it.rec)
+		} else {
+			parts = append(parts, it)
+		}
+	}
+	fresh, err := s.fresh(ctx, tx, wholes)
 	if err != nil {
 		return err
 	}
@@ -424,21 +446,22 @@ func (s *Store) Write(ctx context.Context, recs ...*Record) error {
 	}
 	for _, r := range fresh {
 		for i, mc := range r.ModelCalls {
-			ins.add("model_calls", modelCallCols, r.ID, i, mc.Mode, mc.Usage.PromptTokens, mc.Usage.CompletionTokens,
-				time.Duration(mc.Latency).Microseconds(), mc.Cost, mc.RequestHash, mc.Text, jsonText(mc.Calls), mc.Error)
+			ins.add("model_calls", modelCallCols, modelCallRow(r.ID, i, mc)...)
 		}
 		for i, tc := range r.ToolCalls {
-			ins.add("tool_calls", toolCallCols, r.ID, i, tc.Iteration, tc.CallID, tc.Tool, string(tc.Args), tc.Result,
-				b2i(tc.Truncated), b2i(tc.IsError), tc.Outcome, jsonText(tc.Repairs), time.Duration(tc.Duration).Microseconds())
+			ins.add("tool_calls", toolCallCols, toolCallRow(r.ID, i, tc)...)
 		}
 		for i, pc := range r.PtoolCalls {
-			ins.add("ptool_calls", ptoolCallCols, r.ID, i, pc.Ptool, string(pc.Input), string(pc.Output), jsonText(pc.Attempts),
-				jsonText(pc.Repairs), pc.Source, b2i(pc.Fallback), b2i(pc.IsError), time.Duration(pc.Duration).Microseconds(),
-				pc.Usage.PromptTokens, pc.Usage.CompletionTokens, pc.Cost)
+			ins.add("ptool_calls", ptoolCallCols, ptoolCallRow(r.ID, i, pc)...)
 		}
 	}
 	for _, t := range []string{"model_calls", "tool_calls", "ptool_calls"} {
 		if err := ins.flush(ctx, t, ""); err != nil {
+			return err
+		}
+	}
+	if len(parts) > 0 {
+		if err := s.upsert(ctx, tx, parts); err != nil {
 			return err
 		}
 	}
@@ -484,11 +507,37 @@ func (s *Store) fresh(ctx context.Context, tx *sql.Tx, recs []*Record) ([]*Recor
 var (
 	runCols = []string{"id", "parent_id", "kind", "name", "model", "mode", "started_us", "duration_us", "status",
 		"error_code", "error_message", "prompt_tokens", "completion_tokens", "cost", "iterations", "tool_calls", "input", "output", "detail"}
-	modelCallCols = []string{"run_id", "seq", "mode", "prompt_tokens", "completion_tokens", "latency_us", "cost", "request_hash", "text", "calls", "error"}
-	toolCallCols  = []string{"run_id", "seq", "iteration", "call_id", "tool", "args", "result", "truncated", "is_error", "outcome", "repairs", "duration_us"}
+	modelCallCols = []string{"run_id", "seq", "mode", "prompt_tokens", "completion_tokens", "latency_us", "cost", "request_hash", "text", "calls", "error",
+		"started_us", "parent"}
+	toolCallCols = []string{"run_id", "seq", "iteration", "call_id", "tool", "args", "result", "truncated", "is_error", "outcome", "repairs", "duration_us",
+		"started_us", "parent"}
 	ptoolCallCols = []string{"run_id", "seq", "ptool", "input", "output", "attempts", "repairs", "source", "fallback", "is_error", "duration_us",
-		"prompt_tokens", "completion_tokens", "cost"}
+		"prompt_tokens", "completion_tokens", "cost", "started_us", "parent"}
 )
+
+// micros is t in microseconds since the epoch, 0 for the zero time.
+func micros(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMicro()
+}
+
+func modelCallRow(run string, seq int, mc ModelCall) []any {
+	return []any{run, seq, mc.Mode, mc.Usage.PromptTokens, mc.Usage.CompletionTokens, time.Duration(mc.Latency).Microseconds(), mc.Cost,
+		mc.RequestHash, mc.Text, jsonText(mc.Calls), mc.Error, micros(mc.Start), mc.Parent}
+}
+
+func toolCallRow(run string, seq int, tc ToolCall) []any {
+	return []any{run, seq, tc.Iteration, tc.CallID, tc.Tool, string(tc.Args), tc.Result, b2i(tc.Truncated), b2i(tc.IsError), tc.Outcome,
+		jsonText(tc.Repairs), time.Duration(tc.Duration).Microseconds(), micros(tc.Start), tc.Parent}
+}
+
+func ptoolCallRow(run string, seq int, pc PtoolCall) []any {
+	return []any{run, seq, pc.Ptool, string(pc.Input), string(pc.Output), jsonText(pc.Attempts), jsonText(pc.Repairs), pc.Source,
+		b2i(pc.Fallback), b2i(pc.IsError), time.Duration(pc.Duration).Microseconds(), pc.Usage.PromptTokens, pc.Usage.CompletionTokens,
+		pc.Cost, micros(pc.Start), pc.Parent}
+}
 
 // inserter gathers rows by table and inserts them with one statement per
 // chunk of rows.

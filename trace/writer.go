@@ -27,8 +27,11 @@ import (
 // when the Writer closes.
 type Writer struct {
 	s       *Store
-	ch      chan func() *Record
+	ch      chan func() item
 	done    chan struct{}
+	owner   string        // names this writer on the rows of its running runs
+	running atomic.Int64  // runs begun and not finished
+	stop    chan struct{} // ends the heartbeat
 	errOut  io.Writer
 	closed  atomic.Bool
 	mu      sync.Mutex // guards ch's closing against Record
@@ -62,9 +65,57 @@ const Linger = 50 * time.Millisecond
 // NewWriter starts a Writer on s that reports its first failure on errOut
 // (nil: nowhere).
 func NewWriter(s *Store, errOut io.Writer) *Writer {
-	w := &Writer{s: s, ch: make(chan func() *Record, QueueSize), done: make(chan struct{}), errOut: errOut}
+	w := &Writer{s: s, ch: make(chan func() item, QueueSize), done: make(chan struct{}), errOut: errOut,
+		owner: newOwner(), stop: make(chan struct{})}
 	go w.loop()
+	go w.beat()
 	return w
+}
+
+// Begin queues a run's row with status running, so that it is seen while
+// it goes on; Append adds its calls as they finish, Finish writes it whole
+// when it ends. Until Finish the Writer keeps the row's heartbeat fresh. It
+// never blocks; run.ID must be set (NewID).
+func (w *Writer) Begin(run Run) {
+	w.running.Add(1)
+	it := item{rec: &Record{Run: run}, part: begun, owner: w.owner}
+	w.queue(func() item { return it })
+}
+
+// Append queues calls of a begun run: rec holds the run's id and the new
+// calls, which are the run's model, tool and ptool calls from the seqs in
+// from (their indexes in the finished record). A call written again under
+// the same seq replaces the one written before. It never blocks.
+func (w *Writer) Append(rec *Record, from [3]int) {
+	it := item{rec: rec, part: calls, from: from}
+	w.queue(func() item { return it })
+}
+
+// Finish queues the finished record of a begun run, built off the
+// caller's path: it replaces the run's row and the calls Append wrote. It
+// never blocks.
+func (w *Writer) Finish(build func() *Record) {
+	w.queue(func() item { return item{rec: build(), part: ended} })
+	w.running.Add(-1)
+}
+
+// beat refreshes the heartbeat of the Writer's running runs every
+// HeartbeatEvery until Close.
+func (w *Writer) beat() {
+	t := time.NewTicker(HeartbeatEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-w.stop:
+			return
+		case <-t.C:
+			if w.running.Load() > 0 {
+				ctx, cancel := context.WithTimeout(context.Background(), HeartbeatEvery)
+				w.s.heartbeat(ctx, w.owner)
+				cancel()
+			}
+		}
+	}
 }
 
 // Record queues rec to be written. It never blocks.
@@ -76,6 +127,11 @@ func (w *Writer) Record(rec *Record) {
 // just before it is written: work that a record needs (hashing, encoding)
 // is done there, off the caller's path. It never blocks.
 func (w *Writer) RecordFunc(build func() *Record) {
+	w.queue(func() item { return item{rec: build()} })
+}
+
+// queue queues an item that build makes on the Writer's goroutine.
+func (w *Writer) queue(build func() item) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed.Load() {
@@ -134,7 +190,7 @@ func runs(n int64) string {
 
 func (w *Writer) loop() {
 	defer close(w.done)
-	batch := make([]*Record, 0, MaxBatch)
+	batch := make([]item, 0, MaxBatch)
 	linger := time.NewTimer(Linger)
 	for build := range w.ch {
 		batch = append(batch[:0], build())
@@ -158,7 +214,7 @@ func (w *Writer) loop() {
 // write writes a batch in one transaction. When the database refused one
 // of its records, the records are written one by one, so that only those
 // it refuses are lost.
-func (w *Writer) write(batch []*Record) {
+func (w *Writer) write(batch []item) {
 	err := w.writeNow(batch...)
 	if err == nil {
 		w.written.Add(int64(len(batch)))
@@ -168,7 +224,7 @@ func (w *Writer) write(batch []*Record) {
 		w.failed.Add(int64(len(batch)))
 		what := runs(int64(len(batch)))
 		if len(batch) == 1 {
-			what = "run " + batch[0].ID
+			what = "run " + batch[0].rec.ID
 		}
 		w.lost(int64(len(batch)), what, err)
 		return
@@ -187,14 +243,14 @@ func (w *Writer) write(batch []*Record) {
 			return
 		}
 		w.failed.Add(1)
-		w.lost(1, "run "+r.ID, err)
+		w.lost(1, "run "+r.rec.ID, err)
 	}
 }
 
-func (w *Writer) writeNow(recs ...*Record) error {
+func (w *Writer) writeNow(items ...item) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*BusyTimeout)
 	defer cancel()
-	return w.s.Write(ctx, recs...)
+	return w.s.write(ctx, items)
 }
 
 // refused reports whether err is the database refusing a statement for
@@ -232,6 +288,7 @@ func (w *Writer) Close(timeout time.Duration) error {
 	w.mu.Lock()
 	if !w.closed.Swap(true) {
 		close(w.ch)
+		close(w.stop)
 	}
 	w.mu.Unlock()
 	defer func() {

@@ -108,10 +108,14 @@ func runChat(cmd *cobra.Command, f runFlags, cont bool) error {
 		var ts *trace.Store
 		if ts, err = trace.Open(ctx, db); err == nil {
 			rec = &recording{store: ts}
-			if !f.trace.off {
-				rec.writer = trace.NewWriter(ts, io.Discard)
-			}
 			defer rec.close(cmd.ErrOrStderr())
+			if !f.trace.off {
+				// The screen is the chat's: the writer's losses are not
+				// written over it.
+				if err := rec.startWriting(cmd, f.trace, io.Discard); err != nil {
+					return err
+				}
+			}
 			convs, storeName = &storeConversations{s: ts, workspace: wsKey}, "the trace store "+ts.Name()
 		}
 	}
@@ -166,7 +170,7 @@ func runChat(cmd *cobra.Command, f runFlags, cont bool) error {
 		Resolve:       func(name string) (llm.Model, error) { return s.resolve(splitList(name)) },
 		Hint:          s.hint,
 	}
-	if rec != nil && rec.writer != nil {
+	if rec != nil && rec.sink != nil {
 		cfg.Observe = func(conv, prompt string, o agent.Options) func(agent.Event, error) {
 			return rec.run(trace.Run{Name: conv, Model: o.ModelName, Mode: string(o.Mode), Input: prompt})
 		}

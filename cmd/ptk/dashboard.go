@@ -16,10 +16,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ptkit/ptk/dashboard"
+	"github.com/ptkit/ptk/trace"
 )
 
 func newDashboardCmd() *cobra.Command {
 	var addr, db, token string
+	var noLabels bool
 	var exposure exposureFlags
 	cmd := &cobra.Command{
 		Use:   "dashboard",
@@ -57,7 +59,19 @@ reads nothing.
 				rand.Read(b[:])
 				token = hex.EncodeToString(b[:])
 			}
-			h := dashboard.New(s, dashboard.Options{Token: token, AllowedHosts: exposure.hosts(cmd)})
+			var labels *trace.Store
+			if !noLabels {
+				// The page's one write: labels, into the store opened for
+				// writing; a store that cannot be written is shown without.
+				db, _ := traceDB(cmd, db)
+				if ls, err := trace.Open(cmd.Context(), db); err == nil {
+					labels = ls
+					defer ls.Close()
+				} else {
+					fmt.Fprintf(cmd.ErrOrStderr(), "ptk dashboard: no labels (the store cannot be written): %v\n", err)
+				}
+			}
+			h := dashboard.New(s, dashboard.Options{Token: token, AllowedHosts: exposure.hosts(cmd), Labels: labels})
 			defer h.Close()
 			srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 			url := "http://" + ln.Addr().String() + "/"
@@ -84,6 +98,7 @@ reads nothing.
 	fl.StringVar(&addr, "addr", "127.0.0.1:7070", "address to listen on, HOST:PORT")
 	fl.StringVar(&db, "trace-db", "", "the trace store: a SQLite file or a postgres:// URL (env PTK_TRACE_DB; default "+defaultTraceDB()+")")
 	fl.StringVar(&token, "token", "", "the token the page must carry (env PTK_DASHBOARD_TOKEN; made up on a non-loopback address)")
+	fl.BoolVar(&noLabels, "no-labels", false, "never write to the store: the page cannot label runs")
 	addExposureFlags(fl, &exposure, false)
 	return cmd
 }

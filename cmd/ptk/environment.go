@@ -28,6 +28,8 @@ var environment = []struct {
 		{"PTK_MODEL_MAP", "'ptk serve --model-map': client model names mapped to served ones, as PATTERN=MODEL pairs, comma-separated ('claude-*=qwen3:8b')"},
 		{"PTK_ALLOWED_HOSTS", "'ptk serve', 'ptk dashboard' and 'ptk mcp --addr --allowed-hosts': names clients may reach the server by besides its address and localhost, comma-separated (* gives up the check against DNS rebinding)"},
 		{"PTK_DASHBOARD_TOKEN", "the token 'ptk dashboard' asks for on an address other than loopback"},
+		{"OTEL_EXPORTER_OTLP_ENDPOINT", "send runs as OpenTelemetry spans over OTLP/HTTP to this base URL (traces to its /v1/traces), as --otlp-endpoint; with OTEL_EXPORTER_OTLP_HEADERS, OTEL_SERVICE_NAME"},
+		{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "the same, the traces URL itself (Langfuse's .../api/public/otel/v1/traces)"},
 		{"PTK_BFCL_DATA", "BFCL's data folder, for 'ptk eval'"},
 		{"PTK_BROWSER", "for browser:NAME models: the browser's debugging address (http://127.0.0.1:9222) or a profile folder ptk starts a browser with; replaces the browser provider's api_base"},
 		{"PTK_BROWSER_EXEC", "the browser ptk starts for browser:NAME models (default: the first of chromium, google-chrome, chrome, microsoft-edge or brave-browser on the PATH)"},

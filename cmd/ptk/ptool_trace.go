@@ -4,7 +4,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ptkit/ptk/ptool"
-	"github.com/ptkit/ptk/trace"
 	"github.com/ptkit/ptk/trace/record"
 )
 
@@ -14,10 +13,8 @@ import (
 // recorded; done waits for the record to be written.
 func ptoolRecorder(cmd *cobra.Command, f traceFlags) (opt ptool.Option, done func(), err error) {
 	rec, err := startRecording(cmd, f, nil)
-	if err != nil || rec == nil || rec.writer == nil {
+	if err != nil || rec == nil || rec.sink == nil {
 		return ptool.WithObserver(nil), func() {}, err
 	}
-	w := rec.writer
-	return ptool.WithObserver(func(r *ptool.Record) { w.RecordFunc(func() *trace.Record { return record.PTool(r) }) }),
-		func() { rec.close(cmd.ErrOrStderr()) }, nil
+	return record.Ptool(rec.sink), func() { rec.close(cmd.ErrOrStderr()) }, nil
 }

@@ -83,12 +83,12 @@ asked for one.`,
 				return err
 			}
 			defer rec.close(cmd.ErrOrStderr())
+			if rec != nil && rec.sink != nil {
+				opts = record.ReAct(rec.sink).Options(opts)
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
 			res, runErr := react.Run(ctx, args[0], opts)
-			if res != nil && res.Trajectory != nil && rec != nil && rec.writer != nil {
-				rec.writer.Record(record.ReAct(res.Trajectory, runErr))
-			}
 			if asJSON {
 				if err := writeIndented(cmd.OutOrStdout(), res.Trajectory); err != nil {
 					return err

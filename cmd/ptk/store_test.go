@@ -310,9 +310,20 @@ func TestTracesUpgradesAnOlderStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A store of schema version 1: before conversations (migration 2) and
-	// each ptool call's usage (migration 3).
+	// A store of schema version 1: before conversations (migration 2),
+	// each ptool call's usage (3), a conversation's workspace (4, gone with
+	// its table), spans (5) and labels (6).
 	if _, err := sdb.Exec(`DROP TABLE conversations;
+		DROP TABLE labels;
+		DROP INDEX runs_owner;
+		ALTER TABLE runs DROP COLUMN owner;
+		ALTER TABLE runs DROP COLUMN heartbeat_us;
+		ALTER TABLE model_calls DROP COLUMN started_us;
+		ALTER TABLE model_calls DROP COLUMN parent;
+		ALTER TABLE tool_calls DROP COLUMN started_us;
+		ALTER TABLE tool_calls DROP COLUMN parent;
+		ALTER TABLE ptool_calls DROP COLUMN started_us;
+		ALTER TABLE ptool_calls DROP COLUMN parent;
 		ALTER TABLE ptool_calls DROP COLUMN prompt_tokens;
 		ALTER TABLE ptool_calls DROP COLUMN completion_tokens;
 		ALTER TABLE ptool_calls DROP COLUMN cost;

@@ -35,7 +35,7 @@ PTK_TRACE_DB names another; --no-trace on run and serve records nothing.
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cmd.PersistentFlags().StringVar(&db, "trace-db", "", "the trace store: a SQLite file or a postgres:// URL (env PTK_TRACE_DB; default "+defaultTraceDB()+")")
-	cmd.AddCommand(newTracesListCmd(&db), newTracesShowCmd(&db), newTracesStatsCmd(&db), newTracesExportCmd(&db), newTracesPruneCmd(&db))
+	cmd.AddCommand(newTracesListCmd(&db), newTracesShowCmd(&db), newTracesStatsCmd(&db), newTracesExportCmd(&db), newTracesPruneCmd(&db), newTracesLabelCmd(&db))
 	return cmd
 }
 
@@ -355,6 +355,47 @@ or a time), and all but the newest --keep runs, with everything they did.`,
 	}
 	cmd.Flags().StringVar(&olderThan, "older-than", "", "delete runs started before this: a duration back (30d, 12h) or a time")
 	cmd.Flags().IntVar(&keep, "keep", 0, "keep only the newest N runs")
+	return cmd
+}
+
+func newTracesLabelCmd(db *string) *cobra.Command {
+	var span, note string
+	cmd := &cobra.Command{
+		Use:   "label ID good|bad",
+		Short: "Mark a run, or one of its calls, good or bad, with a note",
+		Long: `label marks the run ID (or the one run whose id starts with it) good or bad,
+or with --span one of its calls: ptool/0 is its first ptool call, tool/2 its
+third tool call, model/1 its second model call (as 'ptk traces show' and the
+dashboard name them). A new label of the same span replaces the old one.
+A ptool call labelled bad, or in a run labelled bad, is never shown to a
+model as an example, learnt from by 'ptk distill', or a case of
+'ptk ptool eval --from-traces'.`,
+		Example: `  ptk traces label 019a3f good
+  ptk traces label 019a3f bad --span ptool/0 --note "urgent, not normal"`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := openTraceStore(cmd, *db)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			l, err := s.SetLabel(cmd.Context(), trace.Label{RunID: args[0], Span: span, Label: args[1], Note: note})
+			switch {
+			case errors.Is(err, trace.ErrBadLabel), errors.Is(err, trace.ErrNotFound):
+				return usageError{err}
+			case err != nil:
+				return err
+			}
+			what := "run " + l.RunID
+			if l.Span != "" {
+				what += " " + l.Span
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", what, l.Label)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&span, "span", "", "the call to label: ptool/N, tool/N or model/N (default: the run)")
+	cmd.Flags().StringVar(&note, "note", "", "why")
 	return cmd
 }
 

@@ -2,15 +2,21 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ptkit/ptk/trace"
 )
 
 // TestMain keeps the runs the tests make out of the user's trace store:
@@ -247,3 +253,72 @@ func setSchemaVersion(t *testing.T, db string, v int) {
 func openForTest(db string) (*sql.DB, error) { return sql.Open("sqlite", db) }
 
 func runPTKSleep() { time.Sleep(50 * time.Millisecond) }
+
+// TestTracesLabel: ptk traces label marks a run and a ptool call, and says
+// what is wrong with a label it refuses (exit 2).
+func TestTracesLabel(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "traces.db")
+	s, err := trace.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Write(context.Background(), &trace.Record{Run: trace.Run{ID: "0123456789abcdef", Kind: trace.KindPtool, Name: "classify"},
+		PtoolCalls: []trace.PtoolCall{{Ptool: "classify", Input: json.RawMessage(`{"t":1}`), Output: json.RawMessage(`"a"`)}}})
+	s.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := runPTK(t, "", "traces", "label", "01234567", "bad", "--span", "ptool/0", "--note", "not a", "--trace-db", db); code != 0 || out != "run 0123456789abcdef ptool/0: bad\n" {
+		t.Fatalf("label: %d %q %s", code, out, errOut)
+	}
+	if code, _, errOut := runPTK(t, "", "traces", "label", "0123456789abcdef", "good", "--trace-db", db); code != 0 {
+		t.Fatalf("label the run: %d %s", code, errOut)
+	}
+	for _, args := range [][]string{
+		{"0123456789abcdef", "meh"},
+		{"0123456789abcdef", "bad", "--span", "ptool/3"},
+		{"nosuchrun", "bad"},
+	} {
+		if code, _, errOut := runPTK(t, "", append(append([]string{"traces", "label"}, args...), "--trace-db", db)...); code != 2 || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("label %v: exit %d, %q", args, code, errOut)
+		}
+	}
+	s, _ = trace.Open(context.Background(), db)
+	defer s.Close()
+	ls, _ := s.Labels(context.Background(), "0123456789abcdef")
+	if len(ls) != 2 || ls[0].Span != "" || ls[0].Label != "good" || ls[1].Span != "ptool/0" || ls[1].Note != "not a" {
+		t.Errorf("labels = %+v", ls)
+	}
+	if good, _ := s.GoodCalls(context.Background(), trace.GoodFilter{Ptool: "classify"}); len(good) != 0 {
+		t.Errorf("a call labelled bad is a good call: %+v", good)
+	}
+}
+
+// TestRunOTLP: ptk run --otlp-endpoint sends the run's spans over OTLP/HTTP
+// as protobuf to the endpoint's /v1/traces, besides the store; a bad
+// endpoint is a usage error. (otlpcheck checks the spans a real receiver
+// gets.)
+func TestRunOTLP(t *testing.T) {
+	got := make(chan string, 10)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got <- r.Method + " " + r.URL.Path + " " + r.Header.Get("Content-Type") + " " + strconv.FormatBool(bytes.Contains(b, []byte("gen_ai.operation.name")))
+	}))
+	defer srv.Close()
+	_, url := newFakeOpenAI(t, fakeReply{content: "Hello."})
+	db := filepath.Join(t.TempDir(), "traces.db")
+	if code, _, errOut := runPTK(t, "", "run", "--base-url", url, "--model", "m", "--mode", "ptk", "--workspace", t.TempDir(), "--trace-db", db, "--otlp-endpoint", srv.URL, "hi"); code != 0 {
+		t.Fatalf("run: %d %s", code, errOut)
+	}
+	select {
+	case g := <-got:
+		if g != "POST /v1/traces application/x-protobuf true" {
+			t.Errorf("the endpoint got %q", g)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no spans sent")
+	}
+	if code, _, errOut := runPTK(t, "", "run", "--base-url", url, "--model", "m", "--trace-db", db, "--otlp-endpoint", "localhost:4318", "hi"); code != 2 || !strings.Contains(errOut, "http://") {
+		t.Errorf("a bad endpoint: exit %d, %s", code, errOut)
+	}
+}

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -13,6 +15,7 @@ import (
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/agent"
 	"github.com/ptkit/ptk/trace"
+	"github.com/ptkit/ptk/trace/otlp"
 	"github.com/ptkit/ptk/trace/record"
 )
 
@@ -22,11 +25,15 @@ type traceFlags struct {
 	db           string
 	off          bool
 	conversation string
+	otlp         string // --otlp-endpoint
+	otlpContent  bool   // --otlp-content
 }
 
 func addTraceFlags(fl *pflag.FlagSet, f *traceFlags, conversation bool) {
 	fl.StringVar(&f.db, "trace-db", "", "the trace store: a SQLite file or a postgres:// URL (env PTK_TRACE_DB; default "+defaultTraceDB()+")")
 	fl.BoolVar(&f.off, "no-trace", false, "do not record runs in the trace store")
+	fl.StringVar(&f.otlp, "otlp-endpoint", "", "also send each run as OpenTelemetry spans over OTLP/HTTP to this URL (http://localhost:4318; env OTEL_EXPORTER_OTLP_ENDPOINT, with OTEL_EXPORTER_OTLP_HEADERS)")
+	fl.BoolVar(&f.otlpContent, "otlp-content", false, "send prompts, answers, tool arguments and results in the spans too")
 	if conversation {
 		fl.StringVar(&f.conversation, "conversation", "", "continue the stored conversation NAME (made when new; 'ptk conversations' lists them)")
 	}
@@ -99,6 +106,10 @@ func readTraceStore(cmd *cobra.Command, flag string) (*trace.Store, error) {
 type recording struct {
 	store  *trace.Store
 	writer *trace.Writer
+	// sink is what runs are recorded into: the writer, and an OTLP
+	// exporter's spans with --otlp-endpoint.
+	sink record.Sink
+	otlp *otlp.Exporter
 }
 
 // startRecording opens the trace store for a command that runs a model.
@@ -128,17 +139,37 @@ func startRecording(cmd *cobra.Command, f traceFlags, opts *agent.Options) (*rec
 		opts.Store, opts.ConversationID = s, f.conversation
 	}
 	if !f.off {
-		rec.writer = trace.NewWriter(s, errOut)
+		if err := rec.startWriting(cmd, f, errOut); err != nil {
+			rec.close(errOut)
+			return nil, err
+		}
 	}
 	return rec, nil
 }
 
+// startWriting starts the writer of runs into the store (its losses said
+// on errOut) and, with --otlp-endpoint or $OTEL_EXPORTER_OTLP_*, the
+// export of their spans.
+func (r *recording) startWriting(cmd *cobra.Command, f traceFlags, errOut io.Writer) error {
+	r.writer = trace.NewWriter(r.store, errOut)
+	r.sink = r.writer
+	endpoint := f.otlp
+	if endpoint != "" || os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != "" {
+		exp, err := otlp.New(cmd.Context(), otlp.Options{Endpoint: endpoint, Content: f.otlpContent})
+		if err != nil {
+			return usageError{err}
+		}
+		r.otlp, r.sink = exp, exp.Sink(r.writer)
+	}
+	return nil
+}
+
 // run returns the observer of one agent run: nil when nothing is recorded.
 func (r *recording) run(info trace.Run) func(agent.Event, error) {
-	if r == nil || r.writer == nil {
+	if r == nil || r.sink == nil {
 		return nil
 	}
-	return record.NewAgent(r.writer, info).Event
+	return record.NewAgent(r.sink, info).Event
 }
 
 // close writes what is queued (waiting at most a few seconds) and closes
@@ -146,6 +177,16 @@ func (r *recording) run(info trace.Run) func(agent.Event, error) {
 func (r *recording) close(errOut io.Writer) {
 	if r == nil {
 		return
+	}
+	if r.otlp != nil {
+		// after the writer, whose goroutine hands the last runs to it
+		defer func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := r.otlp.Shutdown(ctx); err != nil {
+				fmt.Fprintf(errOut, "ptk: sending spans over OTLP: %v\n", err)
+			}
+		}()
 	}
 	if r.writer != nil {
 		if err := r.writer.Close(5 * time.Second); err != nil {
@@ -187,7 +228,7 @@ func serveRecorder(cmd *cobra.Command, f traceFlags) (observe func(string, []ptk
 // gatewayObserver gives the gateway's server-side tool runs to the trace
 // store: the gateway calls it at the start of each such request.
 func (r *recording) gatewayObserver() func(model string, msgs []ptk.Message) func(agent.Event, error) {
-	if r == nil || r.writer == nil {
+	if r == nil || r.sink == nil {
 		return nil
 	}
 	return func(model string, msgs []ptk.Message) func(agent.Event, error) {

@@ -221,7 +221,14 @@ result is its output: its JSON, or its text as a string).`,
 			errOut := cmd.ErrOrStderr()
 			var done *workflow.Trace
 			var runErr error
+			var flowRec *record.WorkflowRecorder
+			if rec != nil && rec.sink != nil {
+				flowRec = record.NewWorkflow(rec.sink, t)
+			}
 			for e, err := range workflow.Stream(ctx, t, workflow.Options{Registry: reg, Concurrency: concurrency, ContinueOnError: keepGoing}) {
+				if flowRec != nil {
+					flowRec.Event(e, err)
+				}
 				switch e.Kind {
 				case workflow.EventStepEnd:
 					s := e.Step
@@ -236,9 +243,6 @@ result is its output: its JSON, or its text as a string).`,
 				case workflow.EventDone:
 					done, runErr = e.Trace, err
 				}
-			}
-			if done != nil && rec != nil && rec.writer != nil {
-				rec.writer.Record(record.Workflow(done, runErr))
 			}
 			var cerr *workflow.CheckError
 			if errors.As(runErr, &cerr) {

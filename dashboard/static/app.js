@@ -33,7 +33,14 @@ function when(t) {
 const num = n => Number(n || 0).toLocaleString("en-US");
 const money = c => "$" + Number(c || 0).toFixed(c >= 1 ? 2 : 4);
 const tokens = u => (u ? u.prompt_tokens + u.completion_tokens : 0);
-const badge = s => `<span class="badge ${s === "ok" ? "ok" : "error"}">${esc(s)}</span>`;
+const badge = s => `<span class="badge ${s === "ok" ? "ok" : s === "running" ? "running" : "error"}">${esc(s)}</span>`;
+let config = { labels: false };
+function post(path, body) {
+  const headers = { "Content-Type": "application/json" };
+  if (token) headers.Authorization = "Bearer " + token;
+  return fetch("api/" + path, { method: "POST", headers, body: JSON.stringify(body) })
+    .then(r => r.ok ? r.json() : r.text().then(t => { throw new Error(r.status + ": " + t); }));
+}
 function pretty(raw) {
   if (raw == null || raw === "") return "";
   if (typeof raw === "string") return raw;
@@ -63,7 +70,7 @@ function runsView(params) {
   main.innerHTML = `
     <form class="filters" id="filters">
       <label>kind<select name="kind"><option value="">any</option><option>agent</option><option>ptool</option><option>workflow</option><option>react</option><option>distill</option></select></label>
-      <label>status<select name="status"><option value="">any</option><option>ok</option><option>error</option></select></label>
+      <label>status<select name="status"><option value="">any</option><option>running</option><option>ok</option><option>error</option><option>interrupted</option></select></label>
       <label>model<input name="model" placeholder="any"></label>
       <label>name<input name="name" placeholder="ptool, workflow…"></label>
       <label>text<input name="text" placeholder="prompt, answer, error"></label>
@@ -134,13 +141,71 @@ function runsView(params) {
   return self;
 }
 
-// ---- one run
+// ---- one run: its span tree as a waterfall (each call under its parent,
+// placed at its start, with its duration, tokens and cost summed up the
+// tree), labels, and the details of each call.
+
+function spanTree(r) {
+  const t0 = new Date(r.started_at).getTime();
+  const root = { id: "", kind: r.kind, name: r.name || r.model || r.kind, start: 0, dur: r.duration_ms, usage: r.usage, cost: r.cost, children: [], own: true, status: r.status };
+  const nodes = { "": root };
+  const all = [];
+  const add = (kind, list, name) => list.forEach((c, i) => {
+    const n = { id: kind + "/" + i, kind, call: c, parent: c.parent || "", name: name(c, i), dur: kind === "model" ? c.latency_ms : c.duration_ms,
+      usage: kind === "tool" ? null : c.usage, cost: kind === "tool" ? 0 : c.cost || 0, children: [],
+      start: c.start ? new Date(c.start).getTime() - t0 : null, err: c.is_error || !!c.error };
+    nodes[n.id] = n;
+    all.push(n);
+  });
+  add("model", r.model_calls, (c, i) => "model call " + (i + 1) + (c.mode ? " · " + c.mode : ""));
+  add("tool", r.tool_calls, c => c.tool);
+  add("ptool", r.ptool_calls || [], c => "ptool " + c.ptool);
+  // calls without a start (recorded by an older ptk) follow each other
+  let at = 0;
+  for (const n of all) { if (n.start == null) n.start = at; at = Math.max(at, n.start + (n.dur || 0)); }
+  for (const n of all) (nodes[n.parent] || root).children.push(n);
+  const sortKids = n => { n.children.sort((a, b) => a.start - b.start); n.children.forEach(sortKids); };
+  sortKids(root);
+  // tokens and cost summed up the tree: a ptool call's own usage is its
+  // attempts' already, so a node with children of its kind's calls counts them
+  const sum = n => {
+    n.children.forEach(sum);
+    n.tok = n.usage ? tokens(n.usage) : 0;
+    n.sumCost = n.cost || 0;
+    if (n.kind === "tool") for (const c of n.children) { n.tok += c.tok; n.sumCost += c.sumCost; }
+  };
+  sum(root);
+  root.tok = tokens(r.usage);
+  root.sumCost = r.cost;
+  return root;
+}
+
+function waterfall(r, labels) {
+  const root = spanTree(r);
+  const total = Math.max(r.duration_ms, 0.001);
+  const rows = [];
+  const label = id => labels[id] ? `<span class="badge ${labels[id].label === "good" ? "ok" : "error"}" title="${esc(labels[id].note)}">${esc(labels[id].label)}</span>` : "";
+  const buttons = id => config.labels && (id === "" || id.startsWith("ptool/")) ? `<span class="lbl"><button data-span="${esc(id)}" data-label="good" title="mark good">good</button><button data-span="${esc(id)}" data-label="bad" title="mark bad">bad</button></span>` : "";
+  const walk = (n, depth) => {
+    const left = Math.min(100, 100 * Math.max(0, n.start) / total), width = Math.max(0.4, Math.min(100 - left, 100 * (n.dur || 0) / total));
+    rows.push(`<tr class="span ${n.kind}${n.err ? " err" : ""}" data-span="${esc(n.id)}">
+      <td class="sname" style="padding-left:${8 + depth * 18}px" title="${esc(n.name)}">${depth ? "└ " : ""}${esc(n.name)} ${label(n.id)}</td>
+      <td class="wbar"><div class="bar"><i style="left:${left.toFixed(2)}%;width:${width.toFixed(2)}%"></i></div></td>
+      <td class="num">${ms(n.dur)}</td><td class="num">${n.tok ? num(n.tok) : "-"}</td><td class="num">${n.sumCost ? money(n.sumCost) : "-"}</td><td class="nowrap">${buttons(n.id)}</td></tr>`);
+    n.children.forEach(c => walk(c, depth + 1));
+  };
+  walk(root, 0);
+  return `<table class="waterfall" id="waterfall"><thead><tr><th>span</th><th>time</th><th class="num">duration</th><th class="num">tokens</th><th class="num">cost</th><th></th></tr></thead><tbody>${rows.join("")}</tbody></table>`;
+}
 
 function runView(id) {
   main.innerHTML = `<p class="muted">Loading run ${esc(id)}…</p>`;
-  const self = { refresh() {} };
+  const self = { refresh: () => load() };
+  function load() {
   api("runs/" + encodeURIComponent(id)).then(({ run: r, children }) => {
     if (view !== self) return;
+    const labels = {};
+    for (const l of r.labels || []) labels[l.span || ""] = l;
     const total = Math.max(r.duration_ms, 0.001);
     let offset = 0;
     const steps = [];
@@ -150,7 +215,7 @@ function runView(id) {
       const left = Math.min(100, 100 * offset / total), width = Math.max(0.5, Math.min(100 - left, 100 * mc.latency_ms / total));
       offset += mc.latency_ms;
       steps.push(`<div class="step model">
-        <h3>model call ${i + 1} <span class="meta">${esc(mc.mode || "")} · ${num(mc.usage.prompt_tokens)} + ${num(mc.usage.completion_tokens)} tokens · ${ms(mc.latency_ms)}${mc.cost ? " · " + money(mc.cost) : ""}</span></h3>
+        <h3>model call ${i + 1} <span class="meta">${esc(mc.mode || "")} · ${num(mc.usage.prompt_tokens)} + ${num(mc.usage.completion_tokens)} tokens · ${ms(mc.latency_ms)}${mc.cost ? " · " + money(mc.cost) : ""}${mc.parent ? " · under " + esc(mc.parent) : ""}</span></h3>
         <div class="bar"><i style="left:${left}%;width:${width}%"></i></div>
         ${mc.error ? `<div>${badge("error")} ${esc(mc.error)}</div>` : ""}
         ${mc.text ? `<pre>${esc(mc.text)}</pre>` : ""}
@@ -164,21 +229,22 @@ function runView(id) {
     for (const k of Object.keys(byIter)) for (const tc of byIter[k]) steps.push(toolStep(tc, total));
     for (const pc of r.ptool_calls || []) {
       steps.push(`<div class="step tool${pc.is_error ? " err" : ""}">
-        <h3>ptool ${esc(pc.ptool)} <span class="meta">${esc(pc.source || "model")}${pc.fallback ? " · fell back to the model" : ""} · ${ms(pc.duration_ms)}</span></h3>
+        <h3>ptool ${esc(pc.ptool)} <span class="meta">${esc(pc.source || "model")}${pc.fallback ? " · fell back to the model" : ""} · ${ms(pc.duration_ms)}${pc.parent ? " · under " + esc(pc.parent) : ""}</span></h3>
         <div class="muted">input</div><pre>${esc(pretty(pc.input))}</pre>
         <div class="muted">output</div><pre>${esc(pretty(pc.output))}</pre>
         ${(pc.attempts || []).map((a, i) => `<div class="repairs">attempt ${i + 1}: ${esc((a.problems || []).join("; ") || "ok")}</div>`).join("")}
         ${pc.repairs && pc.repairs.length ? `<div class="repairs">repairs: ${esc(pc.repairs.join("; "))}</div>` : ""}
       </div>`);
     }
+    const calls = r.model_calls.filter(m => !m.parent).length;
     main.innerHTML = `
       <p><a href="#/runs">← runs</a>${r.parent_id ? ` · step of <a href="#/run/${encodeURIComponent(r.parent_id)}">${esc(r.parent_id)}</a>` : ""}</p>
-      <div class="card" id="run" data-id="${esc(r.id)}">
+      <div class="card" id="run" data-id="${esc(r.id)}" data-status="${esc(r.status)}">
         <h2><span class="badge kind">${esc(r.kind)}</span> ${esc(r.name || r.model || "")} ${badge(r.status)} <span class="muted mono">${esc(r.id)}</span></h2>
         <div class="summary">
-          <div><b>${ms(r.duration_ms)}</b><span>duration</span></div>
+          <div><b>${ms(r.duration_ms)}</b><span>duration${r.status === "running" ? " so far" : ""}</span></div>
           <div><b>${esc(r.model || "-")}</b><span>model · ${esc(r.mode || "-")}</span></div>
-          <div><b>${r.model_calls.length}</b><span>model calls</span></div>
+          <div><b>${r.model_calls.length}</b><span>model calls${calls !== r.model_calls.length ? ` (${calls} its own)` : ""}</span></div>
           <div><b>${r.tool_calls.length}</b><span>tool calls</span></div>
           <div><b>${num(tokens(r.usage))}</b><span>tokens (${num(r.usage.prompt_tokens)} in, ${num(r.usage.completion_tokens)} out)</span></div>
           <div><b>${money(r.cost)}</b><span>cost</span></div>
@@ -189,11 +255,21 @@ function runView(id) {
       </div>
       ${children.length ? `<div class="card"><h2>steps</h2><table><tbody>${children.map(c => `
         <tr class="run" data-id="${esc(c.id)}"><td><span class="badge kind">${esc(c.kind)}</span> <a href="#/run/${encodeURIComponent(c.id)}">${esc(c.name || c.id)}</a></td><td>${badge(c.status)}</td><td class="num">${ms(c.duration_ms)}</td><td class="input">${esc(c.input)}</td></tr>`).join("")}</tbody></table></div>` : ""}
-      <div class="card"><h2>timeline</h2>${steps.length ? `<div class="timeline" id="timeline">${steps.join("")}</div>` : `<p class="muted">No model or tool calls recorded.</p>`}</div>
+      <div class="card"><h2>spans</h2>${waterfall(r, labels)}</div>
+      <div class="card"><h2>calls</h2>${steps.length ? `<div class="timeline" id="timeline">${steps.join("")}</div>` : `<p class="muted">No model or tool calls recorded${r.status === "running" ? " yet" : ""}.</p>`}</div>
       ${r.detail && r.detail.ptp ? `<div class="card"><h2>trajectory as PTP</h2><pre class="ptp">${esc(r.detail.ptp)}</pre></div>` : ""}
       ${r.detail ? `<div class="card"><h2>${r.kind === "react" ? "trajectory" : "trace"}</h2><pre>${esc(pretty(r.detail))}</pre></div>` : ""}
       ${r.output ? `<div class="card"><h2>answer</h2><pre>${esc(r.output)}</pre></div>` : ""}`;
+    document.getElementById("waterfall").addEventListener("click", e => {
+      const b = e.target.closest("button[data-label]");
+      if (!b) return;
+      const note = prompt(`Why is it ${b.dataset.label}? (optional)`) ;
+      if (note === null) return;
+      post("runs/" + encodeURIComponent(r.id) + "/labels", { span: b.dataset.span, label: b.dataset.label, note }).then(load).catch(showError);
+    });
   }).catch(showError);
+  }
+  load();
   return self;
 }
 
@@ -285,8 +361,13 @@ function barChart(series, key, errKey) {
     return `<rect x="${x.toFixed(1)}" y="${(H - 20 - h).toFixed(1)}" width="${Math.max(1, bw - 2).toFixed(1)}" height="${h.toFixed(1)}" fill="#2f6fed"><title>${esc(axisLabel(b.start))}: ${b[key]} runs, ${b[errKey]} errors</title></rect>
       <rect x="${x.toFixed(1)}" y="${(H - 20 - he).toFixed(1)}" width="${Math.max(1, bw - 2).toFixed(1)}" height="${he.toFixed(1)}" fill="#d64545"></rect>`;
   }).join("");
-  const labels = [[0, "start"], [Math.floor(series.length / 2), "middle"], [series.length - 1, "end"]].map(([i, anchor]) =>
-    `<text x="${anchor === "end" ? W : pad + i * bw}" y="${H - 4}" text-anchor="${anchor}">${esc(axisLabel(series[i].start))}</text>`).join("");
+  // at most three labels, each over its own bucket and never over another
+  const marks = series.length === 1 ? [[0, "middle"]] : series.length === 2 ? [[0, "start"], [1, "end"]]
+    : [[0, "start"], [Math.floor(series.length / 2), "middle"], [series.length - 1, "end"]];
+  const labels = marks.map(([i, anchor]) => {
+    const x = anchor === "end" ? W : anchor === "middle" ? pad + (i + 0.5) * bw : pad + i * bw;
+    return `<text x="${x.toFixed(1)}" y="${H - 4}" text-anchor="${anchor}">${esc(axisLabel(series[i].start))}</text>`;
+  }).join("");
   return `<svg class="chart" viewBox="0 0 ${W} ${H}" width="100%"><text x="0" y="12">${num(max)}</text><line x1="${pad}" x2="${W}" y1="${H - 20}" y2="${H - 20}" stroke="#e3e6ec"></line>${bars}${labels}</svg>
     <p class="muted"><span style="color:#2f6fed">■</span> runs <span style="color:#d64545">■</span> errors</p>`;
 }
@@ -296,13 +377,17 @@ function lineChart(series) {
   const W = 600, H = 180, pad = 28;
   const line = (key, color) => {
     const vals = series.map(b => b[key]), max = Math.max(...vals) || 1;
-    const pts = vals.map((v, i) => `${(pad + (W - pad) * i / Math.max(1, vals.length - 1)).toFixed(1)},${(H - 20 - (H - 40) * v / max).toFixed(1)}`).join(" ");
-    return `<polyline points="${pts}" fill="none" stroke="${color}" stroke-width="2"></polyline>`;
+    // one bucket is a point in the middle, not a line of no length
+    const xy = vals.map((v, i) => [vals.length === 1 ? pad + (W - pad) / 2 : pad + (W - pad) * i / (vals.length - 1), H - 20 - (H - 40) * v / max]);
+    const pts = xy.map(([x, y]) => `${x.toFixed(1)},${y.toFixed(1)}`).join(" ");
+    const dots = xy.map(([x, y]) => `<circle cx="${x.toFixed(1)}" cy="${y.toFixed(1)}" r="3.5" fill="${color}"></circle>`).join("");
+    return `<polyline points="${pts}" fill="none" stroke="${color}" stroke-width="2"></polyline>${dots}`;
   };
   const maxD = Math.max(...series.map(b => b.avg_duration_ms));
   return `<svg class="chart" viewBox="0 0 ${W} ${H}" width="100%"><text x="0" y="12">${esc(ms(maxD))}</text><line x1="${pad}" x2="${W}" y1="${H - 20}" y2="${H - 20}" stroke="#e3e6ec"></line>
     ${line("avg_duration_ms", "#7a5af8")}${line("cost", "#0e9384")}
-    <text x="${pad}" y="${H - 4}">${esc(axisLabel(series[0].start))}</text><text x="${W}" y="${H - 4}" text-anchor="end">${esc(axisLabel(series[series.length - 1].start))}</text></svg>
+    ${series.length === 1 ? `<text x="${(pad + (W - pad) / 2).toFixed(1)}" y="${H - 4}" text-anchor="middle">${esc(axisLabel(series[0].start))}</text>`
+      : `<text x="${pad}" y="${H - 4}">${esc(axisLabel(series[0].start))}</text><text x="${W}" y="${H - 4}" text-anchor="end">${esc(axisLabel(series[series.length - 1].start))}</text>`}</svg>
     <p class="muted"><span style="color:#7a5af8">■</span> mean duration <span style="color:#0e9384">■</span> cost (each scaled to its maximum)</p>`;
 }
 
@@ -327,7 +412,7 @@ function connect() {
   ws.onopen = () => { delay = 500; liveEl.className = "live on"; liveEl.textContent = "live"; };
   ws.onmessage = ev => {
     const m = JSON.parse(ev.data);
-    const changed = lastMark && (m.runs !== lastMark.runs || m.newest_us !== lastMark.newest_us);
+    const changed = lastMark && JSON.stringify(m) !== JSON.stringify(lastMark);
     lastMark = m;
     liveEl.dataset.runs = String(m.runs);
     if (changed && view) view.refresh();
@@ -341,5 +426,4 @@ function connect() {
   ws.onerror = () => {}; // onclose follows and reconnects
 }
 
-route();
-connect();
+api("config").then(c => { config = c; }).catch(() => {}).finally(() => { route(); connect(); });

@@ -1,14 +1,24 @@
-// Package record records runs into a trace store by observing their
-// events: a subscriber on the stream a caller already ranges over, never a
-// part of the loop. Per event it keeps a few fields; the record is put
-// together when the run is done and handed to a trace.Writer, which writes
-// it off the caller's path.
+// Package record records runs into a trace store by observing them: a
+// subscriber on the stream a caller already ranges over, or hooks on a
+// run's options, never a part of the loop. Given a trace.Writer (a Live
+// sink) a run is seen as it happens: its row is written when it begins,
+// with status running, and each call as it finishes; the whole record,
+// put together when the run is done, replaces them. Every call has a parent
+// span, so that a ReAct action's ptool call and that call's model calls
+// (its attempts) hang under the action, and a workflow step's attempts
+// under the step.
+//
+// The recorders, one for each kind of run:
 //
 //	rec := record.NewAgent(w, trace.Run{Model: name, Mode: string(opts.Mode), Input: prompt})
 //	for e, err := range agent.Stream(ctx, history, opts) {
 //		rec.Event(e, err)
 //		...
 //	}
+//
+//	opts = record.ReAct(w).Options(opts)            // react.Run(ctx, goal, opts)
+//	rec := record.NewWorkflow(w, t)                  // rec.Event on each workflow.Stream event
+//	p := ptool.New[In, Out](name, doc, record.Ptool(w)) // each call, a run of kind ptool
 package record
 
 import (
@@ -47,6 +57,7 @@ type Agent struct {
 	mode      string
 	open      bool // a model call began and has not ended
 	done      bool
+	span      *span // when the sink is Live
 }
 
 // NewAgent records a run into sink. run says what the caller knows
@@ -73,6 +84,7 @@ func NewAgentClock(sink Sink, run trace.Run, now func() time.Time) *Agent {
 	if a.mode == string(agent.ModeAuto) || a.mode == "" {
 		a.mode = string(agent.ModeNative)
 	}
+	a.span = newSpan(sink, run)
 	return a
 }
 
@@ -89,28 +101,31 @@ func (a *Agent) Event(e agent.Event, err error) {
 	case agent.EventIteration:
 		a.callStart, a.open = a.now(), true
 	case agent.EventModelDone:
-		a.rec.ModelCalls = append(a.rec.ModelCalls, trace.ModelCall{Mode: a.mode, Usage: e.Usage, Cost: e.Cost, Latency: trace.Millis(a.now().Sub(a.callStart))})
+		mc := trace.ModelCall{Mode: a.mode, Usage: e.Usage, Cost: e.Cost, Latency: trace.Millis(a.now().Sub(a.callStart)), Span: trace.Span{Start: a.callStart}}
+		a.rec.ModelCalls = append(a.rec.ModelCalls, mc)
 		a.open = false
+		a.span.add([]trace.ModelCall{mc}, nil, nil)
 	case agent.EventModeSwitch:
 		a.mode = string(agent.ModePTK)
 	case agent.EventCompact:
 		// The calls that wrote a compaction's notes: one model call of
 		// mode "compact" whose text is the notes message.
 		c := e.Compaction
-		mc := trace.ModelCall{Mode: ModeCompact, Usage: e.Usage, Cost: e.Cost, Latency: trace.Millis(time.Since(a.callStart))}
+		mc := trace.ModelCall{Mode: ModeCompact, Usage: e.Usage, Cost: e.Cost, Latency: trace.Millis(time.Since(a.callStart)), Span: trace.Span{Start: a.callStart}}
 		if c != nil {
 			mc.Text, _ = trace.Cap(c.Message, trace.MaxResultBytes)
 		}
 		a.rec.ModelCalls = append(a.rec.ModelCalls, mc)
+		a.span.add([]trace.ModelCall{mc}, nil, nil)
 		a.callStart = time.Now()
 	case agent.EventCallEnd:
 		if e.Err != nil {
-			a.tool(e, trace.OutcomeInvalid, e.Err.Message, true)
+			a.tool(e, trace.OutcomeInvalid, e.Err.Message, true, 0)
 		}
 	case agent.EventDuplicate:
-		a.tool(e, trace.OutcomeDuplicate, e.Text, false)
+		a.tool(e, trace.OutcomeDuplicate, e.Text, false, 0)
 	case agent.EventDenied:
-		a.tool(e, trace.OutcomeDenied, e.Text, true)
+		a.tool(e, trace.OutcomeDenied, e.Text, true, 0)
 	case agent.EventToolResult:
 		outcome := trace.OutcomeRan
 		if e.Cached {
@@ -121,15 +136,14 @@ func (a *Agent) Event(e agent.Event, err error) {
 		if e.ToolResult != nil {
 			content, isErr = e.ToolResult.Content, e.ToolResult.IsError
 		}
-		a.tool(e, outcome, content, isErr)
-		a.rec.ToolCalls[len(a.rec.ToolCalls)-1].Duration = trace.Millis(e.Duration)
+		a.tool(e, outcome, content, isErr, e.Duration)
 	case agent.EventDone:
 		a.finish(e.Run, err)
 	}
 }
 
-func (a *Agent) tool(e agent.Event, outcome, result string, isErr bool) {
-	tc := trace.ToolCall{Iteration: e.Iteration, Outcome: outcome, IsError: isErr}
+func (a *Agent) tool(e agent.Event, outcome, result string, isErr bool, d time.Duration) {
+	tc := trace.ToolCall{Iteration: e.Iteration, Outcome: outcome, IsError: isErr, Duration: trace.Millis(d), Span: trace.Span{Start: time.Now().Add(-d)}}
 	tc.Result, tc.Truncated = trace.Cap(result, trace.MaxResultBytes)
 	if c := e.Call; c != nil {
 		tc.CallID, tc.Tool, tc.Args, tc.Repairs = c.ID, c.Tool, c.Args, c.Repairs
@@ -138,6 +152,7 @@ func (a *Agent) tool(e agent.Event, outcome, result string, isErr bool) {
 		tc.Tool = e.Err.Tool
 	}
 	a.rec.ToolCalls = append(a.rec.ToolCalls, tc)
+	a.span.add(nil, []trace.ToolCall{tc}, nil)
 }
 
 // finish fills the record in from the run's result and hands it over.
@@ -158,7 +173,7 @@ func (a *Agent) finish(res *agent.Result, err error) {
 		if err != nil {
 			r.ErrorMessage = err.Error()
 		}
-		a.sink.RecordFunc(func() *trace.Record { return r })
+		finish(a.sink, a.span, func() *trace.Record { return r })
 		return
 	}
 	if !res.Success || res.Error != nil || err != nil {
@@ -178,7 +193,7 @@ func (a *Agent) finish(res *agent.Result, err error) {
 		r.Mode = string(res.Mode)
 	}
 	msgs := res.Messages
-	a.sink.RecordFunc(func() *trace.Record {
+	finish(a.sink, a.span, func() *trace.Record {
 		replies(r.ModelCalls, msgs) // hashing and encoding, on the sink's goroutine
 		return r
 	})

@@ -1,0 +1,278 @@
+// Package otlp sends the runs ptk records to an OpenTelemetry backend
+// (Jaeger, Grafana Tempo, Langfuse, Phoenix, Datadog, an OpenTelemetry
+// Collector) as spans over OTLP/HTTP with protobuf, through the official
+// OpenTelemetry Go SDK: a run is a span, each of its model, tool and ptool
+// calls a span under its parent span (a ReAct action's ptool call under the
+// action, the call's attempts under it), with the GenAI conventions'
+// gen_ai.* attributes (genai.go). Prompts and answers are sent only when
+// Options.Content says so.
+//
+// The endpoint and headers come from Options or else the standard
+// variables the SDK reads: OTEL_EXPORTER_OTLP_ENDPOINT,
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_HEADERS,
+// OTEL_EXPORTER_OTLP_TIMEOUT, OTEL_SERVICE_NAME.
+//
+//	exp, err := otlp.New(ctx, otlp.Options{Endpoint: "http://localhost:4318"})
+//	sink := exp.Sink(writer) // record into the store and out over OTLP
+//	...
+//	exp.Shutdown(ctx)
+package otlp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	oteltrace "go.opentelemetry.io/otel/trace"
+
+	"github.com/ptkit/ptk/trace"
+	"github.com/ptkit/ptk/trace/record"
+)
+
+// Options configure an Exporter.
+type Options struct {
+	// Endpoint is the OTLP/HTTP base URL (http://localhost:4318; traces go
+	// to its /v1/traces) or, with a path, the traces URL itself. Empty:
+	// the OTEL_EXPORTER_OTLP_* variables.
+	Endpoint string
+	// Headers are sent with every export (Langfuse's Authorization: Basic
+	// …), besides OTEL_EXPORTER_OTLP_HEADERS.
+	Headers map[string]string
+	// Content sends prompts, answers, tool arguments and results as
+	// attributes (gen_ai.input.messages, …); off by default.
+	Content bool
+	// ServiceName is the service.name resource (default "ptk", or
+	// OTEL_SERVICE_NAME).
+	ServiceName string
+}
+
+// Exporter sends finished runs as spans. It is safe for concurrent use.
+type Exporter struct {
+	tp      *sdktrace.TracerProvider
+	tracer  oteltrace.Tracer
+	content bool
+}
+
+// New starts an Exporter. A bad endpoint is an error; a backend that is
+// down is not (spans are retried and dropped by the SDK, never blocking a
+// run).
+func New(ctx context.Context, opts Options) (*Exporter, error) {
+	var hopts []otlptracehttp.Option
+	if opts.Endpoint != "" {
+		u, err := url.Parse(opts.Endpoint)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("otlp endpoint %q: want an http:// or https:// URL (http://localhost:4318)", opts.Endpoint)
+		}
+		if u.Path == "" || u.Path == "/" {
+			u.Path = "/v1/traces"
+		}
+		hopts = append(hopts, otlptracehttp.WithEndpointURL(u.String()))
+	}
+	if len(opts.Headers) > 0 {
+		hopts = append(hopts, otlptracehttp.WithHeaders(opts.Headers))
+	}
+	exp, err := otlptracehttp.New(ctx, hopts...)
+	if err != nil {
+		return nil, fmt.Errorf("otlp: %w", err)
+	}
+	name := opts.ServiceName
+	if name == "" {
+		name = "ptk"
+	}
+	res, err := resource.Merge(resource.NewSchemaless(attribute.String("service.name", name)), resource.Environment())
+	if err != nil {
+		res = resource.NewSchemaless(attribute.String("service.name", name))
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+	return &Exporter{tp: tp, tracer: tp.Tracer("github.com/ptkit/ptk"), content: opts.Content}, nil
+}
+
+// Shutdown sends what is queued, within ctx, and stops the Exporter.
+func (e *Exporter) Shutdown(ctx context.Context) error { return e.tp.Shutdown(ctx) }
+
+// ForceFlush sends what is queued, within ctx.
+func (e *Exporter) ForceFlush(ctx context.Context) error { return e.tp.ForceFlush(ctx) }
+
+// Export sends a finished run as a tree of spans, with their own times.
+func (e *Exporter) Export(rec *trace.Record) {
+	start := rec.StartedAt
+	if start.IsZero() {
+		start = time.Now()
+	}
+	end := start.Add(time.Duration(rec.Duration))
+	name := OpInvokeAgent + " " + string(rec.Kind)
+	if rec.Name != "" {
+		name += " " + rec.Name
+	}
+	ctx, root := e.tracer.Start(context.Background(), name, oteltrace.WithTimestamp(start), oteltrace.WithSpanKind(oteltrace.SpanKindInternal),
+		oteltrace.WithAttributes(
+			attribute.String(AttrOperation, OpInvokeAgent),
+			attribute.String(AttrAgentName, agentName(rec)),
+			attribute.String(AttrAgentID, rec.ID),
+			attribute.String(AttrRunKind, string(rec.Kind)),
+			attribute.String(AttrRunID, rec.ID),
+			attribute.Int(AttrInputTokens, rec.Usage.PromptTokens),
+			attribute.Int(AttrOutputTokens, rec.Usage.CompletionTokens),
+			attribute.Float64(AttrCost, rec.Cost),
+		))
+	if rec.Model != "" {
+		root.SetAttributes(attribute.String(AttrRequestModel, rec.Model), attribute.String(AttrResponseModel, rec.Model))
+	}
+	if e.content {
+		root.SetAttributes(attribute.String(AttrInputMessages, messages("user", rec.Input)), attribute.String(AttrOutputMessages, messages("assistant", rec.Output)))
+	}
+	if rec.Status != trace.StatusOK {
+		root.SetStatus(codes.Error, rec.ErrorMessage)
+		root.SetAttributes(attribute.String(AttrErrorType, orElse(rec.ErrorCode, string(rec.Status))))
+	}
+	// The calls, each under its parent span: parents first (a parent
+	// names a call of a kind whose spans are made before it).
+	spans := map[string]context.Context{"": ctx}
+	at := start
+	when := func(s trace.Span, d trace.Millis) (time.Time, time.Time) {
+		t := s.Start
+		if t.IsZero() {
+			t = at // recorded by an older ptk: one after the other
+		}
+		at = t.Add(time.Duration(d))
+		return t, t.Add(time.Duration(d))
+	}
+	parentOf := func(p string) context.Context {
+		if c, ok := spans[p]; ok {
+			return c
+		}
+		return ctx
+	}
+	for i, tc := range rec.ToolCalls {
+		s, f := when(tc.Span, tc.Duration)
+		c, sp := e.tracer.Start(parentOf(tc.Parent), OpExecuteTool+" "+tc.Tool, oteltrace.WithTimestamp(s), oteltrace.WithAttributes(
+			attribute.String(AttrOperation, OpExecuteTool), attribute.String(AttrToolName, tc.Tool),
+			attribute.String(AttrToolCallID, tc.CallID), attribute.String(AttrOutcome, tc.Outcome),
+			attribute.String(AttrSpanID, trace.SpanID(trace.SpanTool, i))))
+		if e.content {
+			sp.SetAttributes(attribute.String(AttrToolCallArguments, string(tc.Args)), attribute.String(AttrToolCallResult, tc.Result))
+		}
+		if tc.IsError {
+			sp.SetStatus(codes.Error, "the tool's result is an error")
+			sp.SetAttributes(attribute.String(AttrErrorType, orElse(tc.Outcome, "tool_error")))
+		}
+		spans[trace.SpanID(trace.SpanTool, i)] = c
+		defer sp.End(oteltrace.WithTimestamp(f))
+	}
+	for i, pc := range rec.PtoolCalls {
+		s, f := when(pc.Span, pc.Duration)
+		c, sp := e.tracer.Start(parentOf(pc.Parent), OpExecuteTool+" "+pc.Ptool, oteltrace.WithTimestamp(s), oteltrace.WithAttributes(
+			attribute.String(AttrOperation, OpExecuteTool), attribute.String(AttrToolName, pc.Ptool),
+			attribute.String(AttrPtool, pc.Ptool), attribute.String(AttrPtoolFrom, pc.Source),
+			attribute.Int(AttrInputTokens, pc.Usage.PromptTokens), attribute.Int(AttrOutputTokens, pc.Usage.CompletionTokens),
+			attribute.Float64(AttrCost, pc.Cost), attribute.String(AttrSpanID, trace.SpanID(trace.SpanPtool, i))))
+		if e.content {
+			sp.SetAttributes(attribute.String(AttrToolCallArguments, string(pc.Input)), attribute.String(AttrToolCallResult, string(pc.Output)))
+		}
+		if pc.IsError {
+			sp.SetStatus(codes.Error, "the ptool call failed")
+			sp.SetAttributes(attribute.String(AttrErrorType, "ptool_error"))
+		}
+		spans[trace.SpanID(trace.SpanPtool, i)] = c
+		defer sp.End(oteltrace.WithTimestamp(f))
+	}
+	for i, mc := range rec.ModelCalls {
+		s, f := when(mc.Span, mc.Latency)
+		_, sp := e.tracer.Start(parentOf(mc.Parent), strings.TrimSpace(OpChat+" "+rec.Model), oteltrace.WithTimestamp(s),
+			oteltrace.WithSpanKind(oteltrace.SpanKindClient), oteltrace.WithAttributes(
+				attribute.String(AttrOperation, OpChat),
+				attribute.Int(AttrInputTokens, mc.Usage.PromptTokens), attribute.Int(AttrOutputTokens, mc.Usage.CompletionTokens),
+				attribute.Float64(AttrCost, mc.Cost), attribute.String(AttrMode, mc.Mode),
+				attribute.String(AttrSpanID, trace.SpanID(trace.SpanModel, i))))
+		if rec.Model != "" {
+			sp.SetAttributes(attribute.String(AttrRequestModel, rec.Model), attribute.String(AttrResponseModel, rec.Model))
+		}
+		if e.content && mc.Text != "" {
+			sp.SetAttributes(attribute.String(AttrOutputMessages, messages("assistant", mc.Text)))
+		}
+		if mc.Error != "" {
+			sp.SetStatus(codes.Error, mc.Error)
+			sp.SetAttributes(attribute.String(AttrErrorType, "model_error"))
+		}
+		sp.End(oteltrace.WithTimestamp(f))
+	}
+	// deferred: the tool and ptool spans end after their children were made
+	defer root.End(oteltrace.WithTimestamp(end))
+}
+
+func agentName(rec *trace.Record) string {
+	if rec.Name != "" {
+		return rec.Name
+	}
+	return string(rec.Kind)
+}
+
+func orElse(s, def string) string {
+	if s != "" {
+		return s
+	}
+	return def
+}
+
+// messages is text as the conventions' messages JSON: one message of role
+// with one text part.
+func messages(role, text string) string {
+	b, _ := json.Marshal([]map[string]any{{"role": role, "parts": []map[string]string{{"type": "text", "content": text}}}})
+	return string(b)
+}
+
+// Sink returns a record.Sink that hands every record to next (a
+// trace.Writer, or nil for none) and sends each finished run as spans. It
+// is Live when next is.
+func (e *Exporter) Sink(next record.Sink) record.Sink {
+	if l, ok := next.(record.Live); ok {
+		return liveSink{e, l}
+	}
+	return sink{e, next}
+}
+
+type sink struct {
+	e    *Exporter
+	next record.Sink
+}
+
+func (s sink) RecordFunc(build func() *trace.Record) {
+	if s.next == nil {
+		s.e.Export(build())
+		return
+	}
+	s.next.RecordFunc(func() *trace.Record {
+		r := build()
+		s.e.Export(r)
+		return r
+	})
+}
+
+type liveSink struct {
+	e    *Exporter
+	next record.Live
+}
+
+func (s liveSink) RecordFunc(build func() *trace.Record) { sink{s.e, s.next}.RecordFunc(build) }
+func (s liveSink) Begin(run trace.Run)                   { s.next.Begin(run) }
+func (s liveSink) Append(rec *trace.Record, from [3]int) { s.next.Append(rec, from) }
+func (s liveSink) Finish(build func() *trace.Record) {
+	s.next.Finish(func() *trace.Record {
+		r := build()
+		s.e.Export(r)
+		return r
+	})
+}
+
+var (
+	_ record.Sink = sink{}
+	_ record.Live = liveSink{}
+)
