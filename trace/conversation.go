@@ -110,7 +110,13 @@ func (s *Store) Append(ctx context.Context, id string, base, msgs []ptk.Message)
 
 // Conversations lists the stored conversations, the last updated first.
 func (s *Store) Conversations(ctx context.Context) ([]Conversation, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT id, updated_us, messages FROM conversations ORDER BY updated_us DESC, id")
+	return s.listConversations(ctx, "SELECT id, updated_us, messages FROM conversations ORDER BY updated_us DESC, id")
+}
+
+// listConversations runs query, which selects id, updated_us and messages
+// of conversations, with args.
+func (s *Store) listConversations(ctx context.Context, query string, args ...any) ([]Conversation, error) {
+	rows, err := s.db.QueryContext(ctx, s.q(query), s.args(args)...)
 	if err != nil {
 		return nil, err
 	}

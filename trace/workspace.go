@@ -1,16 +1,15 @@
 package trace
 
-import (
-	"context"
-	"encoding/json"
-	"time"
-)
+import "context"
 
 // SetWorkspace records the folder a conversation is held in (ptk chat's
 // workspace), for ConversationsIn; ErrNotFound when the conversation is
 // not stored.
 func (s *Store) SetWorkspace(ctx context.Context, id, workspace string) error {
-	res, err := s.db.ExecContext(ctx, s.q("UPDATE conversations SET workspace = ? WHERE id = ?"), workspace, id)
+	if s.readOnly {
+		return ErrReadOnly
+	}
+	res, err := s.db.ExecContext(ctx, s.q("UPDATE conversations SET workspace = ? WHERE id = ?"), s.args([]any{workspace, id})...)
 	if err != nil {
 		return err
 	}
@@ -29,24 +28,5 @@ func (s *Store) ConversationsIn(ctx context.Context, workspace string, limit int
 		query += " LIMIT ?"
 		args = append(args, limit)
 	}
-	rows, err := s.db.QueryContext(ctx, s.q(query), args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []Conversation{}
-	for rows.Next() {
-		var c Conversation
-		var us int64
-		var text string
-		if err := rows.Scan(&c.ID, &us, &text); err != nil {
-			return nil, err
-		}
-		c.UpdatedAt = time.UnixMicro(us)
-		var msgs []json.RawMessage
-		json.Unmarshal([]byte(text), &msgs)
-		c.Messages = len(msgs)
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return s.listConversations(ctx, query, args...)
 }

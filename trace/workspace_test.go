@@ -51,3 +51,29 @@ func TestConversationsIn(t *testing.T) {
 		}
 	})
 }
+
+// A workspace whose name is not UTF-8 (a Linux path may be anything but
+// NUL) and a conversation id holding a NUL are kept and found on every
+// backend: PostgreSQL's text takes neither, so both go through the
+// store's escape, and come back as they were.
+func TestConversationsInOddText(t *testing.T) {
+	backends(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		s := open(t, dsn)
+		id, ws := "chat\x00one", "/src/caf\xe9"
+		if err := s.Save(ctx, id, []ptk.Message{{Role: ptk.RoleUser, Content: "hi"}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SetWorkspace(ctx, id, ws); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.ConversationsIn(ctx, ws, 0)
+		if err != nil || len(got) != 1 || got[0].ID != id {
+			t.Fatalf("ConversationsIn(%q) = %+v, %v", ws, got, err)
+		}
+		all, err := s.Conversations(ctx)
+		if err != nil || len(all) != 1 || all[0].ID != id {
+			t.Fatalf("Conversations = %+v, %v", all, err)
+		}
+	})
+}
