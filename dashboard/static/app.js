@@ -207,35 +207,40 @@ function runView(id) {
     const labels = {};
     for (const l of r.labels || []) labels[l.span || ""] = l;
     const total = Math.max(r.duration_ms, 0.001);
-    let offset = 0;
+    // each call's bar where the waterfall puts it: at its start, as long
+    // as it took (calls recorded without a start follow each other)
+    const spans = {};
+    const index = n => { spans[n.id] = n; n.children.forEach(index); };
+    index(spanTree(r));
+    const bar = id => {
+      const n = spans[id] || { start: 0, dur: 0 };
+      const left = Math.min(100, 100 * Math.max(0, n.start) / total), width = Math.max(0.5, Math.min(100 - left, 100 * (n.dur || 0) / total));
+      return `<div class="bar"><i style="left:${left.toFixed(2)}%;width:${width.toFixed(2)}%"></i></div>`;
+    };
     const steps = [];
     const byIter = {};
     for (const tc of r.tool_calls) (byIter[tc.iteration] = byIter[tc.iteration] || []).push(tc);
     r.model_calls.forEach((mc, i) => {
-      const left = Math.min(100, 100 * offset / total), width = Math.max(0.5, Math.min(100 - left, 100 * mc.latency_ms / total));
-      offset += mc.latency_ms;
       steps.push(`<div class="step model">
         <h3>model call ${i + 1} <span class="meta">${esc(mc.mode || "")} · ${num(mc.usage.prompt_tokens)} + ${num(mc.usage.completion_tokens)} tokens · ${ms(mc.latency_ms)}${mc.cost ? " · " + money(mc.cost) : ""}${mc.parent ? " · under " + esc(mc.parent) : ""}</span></h3>
-        <div class="bar"><i style="left:${left}%;width:${width}%"></i></div>
+        ${bar("model/" + i)}
         ${mc.error ? `<div>${badge("error")} ${esc(mc.error)}</div>` : ""}
         ${mc.text ? `<pre>${esc(mc.text)}</pre>` : ""}
       </div>`);
-      for (const tc of byIter[i + 1] || []) {
-        steps.push(toolStep(tc, total));
-        offset += tc.duration_ms;
-      }
+      for (const tc of byIter[i + 1] || []) steps.push(toolStep(tc, bar("tool/" + r.tool_calls.indexOf(tc))));
       delete byIter[i + 1];
     });
-    for (const k of Object.keys(byIter)) for (const tc of byIter[k]) steps.push(toolStep(tc, total));
-    for (const pc of r.ptool_calls || []) {
+    for (const k of Object.keys(byIter)) for (const tc of byIter[k]) steps.push(toolStep(tc, bar("tool/" + r.tool_calls.indexOf(tc))));
+    (r.ptool_calls || []).forEach((pc, i) => {
       steps.push(`<div class="step tool${pc.is_error ? " err" : ""}">
         <h3>ptool ${esc(pc.ptool)} <span class="meta">${esc(pc.source || "model")}${pc.fallback ? " · fell back to the model" : ""} · ${ms(pc.duration_ms)}${pc.parent ? " · under " + esc(pc.parent) : ""}</span></h3>
+        ${bar("ptool/" + i)}
         <div class="muted">input</div><pre>${esc(pretty(pc.input))}</pre>
         <div class="muted">output</div><pre>${esc(pretty(pc.output))}</pre>
         ${(pc.attempts || []).map((a, i) => `<div class="repairs">attempt ${i + 1}: ${esc((a.problems || []).join("; ") || "ok")}</div>`).join("")}
         ${pc.repairs && pc.repairs.length ? `<div class="repairs">repairs: ${esc(pc.repairs.join("; "))}</div>` : ""}
       </div>`);
-    }
+    });
     const calls = r.model_calls.filter(m => !m.parent).length;
     main.innerHTML = `
       <p><a href="#/runs">← runs</a>${r.parent_id ? ` · step of <a href="#/run/${encodeURIComponent(r.parent_id)}">${esc(r.parent_id)}</a>` : ""}</p>
@@ -273,11 +278,10 @@ function runView(id) {
   return self;
 }
 
-function toolStep(tc, total) {
-  const width = Math.max(0.5, Math.min(100, 100 * tc.duration_ms / total));
+function toolStep(tc, bar) {
   return `<div class="step tool${tc.is_error ? " err" : ""}">
     <h3>${esc(tc.tool)} <span class="meta">${esc(tc.outcome)} · ${ms(tc.duration_ms)}${tc.is_error ? " · error" : ""}${tc.truncated ? " · result cut" : ""}</span></h3>
-    <div class="bar"><i style="left:0;width:${width}%"></i></div>
+    ${bar}
     <pre class="args">${esc(pretty(tc.args))}</pre>
     ${tc.repairs && tc.repairs.length ? `<div class="repairs">repairs: ${esc(tc.repairs.join("; "))}</div>` : ""}
     <pre class="result">${esc(tc.result)}</pre>
