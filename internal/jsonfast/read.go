@@ -23,6 +23,20 @@ import (
 	"unicode/utf8"
 )
 
+// Unmarshal reads data into v as json.Unmarshal(data, v) does: with fast,
+// a one-pass decoder built on Reader, when it reads all of data, else with
+// encoding/json, which gives its answer or its error. v is zeroed before
+// each, so that nothing the fast decoder read is left when it gives up.
+func Unmarshal[T any](data []byte, v *T, fast func([]byte, *T) bool) error {
+	var zero T
+	*v = zero
+	if fast(data, v) {
+		return nil
+	}
+	*v = zero
+	return json.Unmarshal(data, v)
+}
+
 // Reader reads JSON text from a byte slice, one value after another, each
 // checked as encoding/json checks it. Its methods report false, with the
 // Reader in any state, at anything they do not read as encoding/json

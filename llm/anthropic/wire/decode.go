@@ -1,10 +1,6 @@
 package wire
 
-import (
-	"encoding/json"
-
-	"github.com/ptkit/ptk/internal/jsonfast"
-)
+import "github.com/ptkit/ptk/internal/jsonfast"
 
 // UnmarshalRequest reads data into r as json.Unmarshal(data, r) does, in
 // one pass: a request through the gateway is read once, and encoding/json
@@ -15,12 +11,7 @@ import (
 // json.RawMessage fields of r (schemas, inputs, cache_control, metadata)
 // are slices of data, which must not change after.
 func UnmarshalRequest(data []byte, r *Request) error {
-	*r = Request{}
-	if decodeRequest(data, r) {
-		return nil
-	}
-	*r = Request{}
-	return json.Unmarshal(data, r)
+	return jsonfast.Unmarshal(data, r, decodeRequest)
 }
 
 var (

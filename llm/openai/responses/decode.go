@@ -15,12 +15,7 @@ import (
 // json.RawMessage fields of r (tool_choice, parameters, reasoning,
 // metadata, text.format) are slices of data, which must not change after.
 func UnmarshalRequest(data []byte, r *Request) error {
-	*r = Request{}
-	if decodeRequest(data, r) {
-		return nil
-	}
-	*r = Request{}
-	return json.Unmarshal(data, r)
+	return jsonfast.Unmarshal(data, r, decodeRequest)
 }
 
 var (

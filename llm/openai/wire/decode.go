@@ -19,24 +19,14 @@ import (
 // one pass. The json.RawMessage fields of r (stop, tool_choice, the tools'
 // parameters) are slices of data, which must not change after.
 func UnmarshalRequest(data []byte, r *Request) error {
-	*r = Request{}
-	if decodeRequest(data, r) {
-		return nil
-	}
-	*r = Request{}
-	return json.Unmarshal(data, r)
+	return jsonfast.Unmarshal(data, r, decodeRequest)
 }
 
 // UnmarshalCompletion reads data, a whole answer or a stream chunk, into c
 // as json.Unmarshal(data, c) does, in one pass. The json.RawMessage fields
 // of c are slices of data, which must not change after.
 func UnmarshalCompletion(data []byte, c *Completion) error {
-	*c = Completion{}
-	if decodeCompletion(data, c, nil) {
-		return nil
-	}
-	*c = Completion{}
-	return json.Unmarshal(data, c)
+	return jsonfast.Unmarshal(data, c, func(data []byte, c *Completion) bool { return decodeCompletion(data, c, nil) })
 }
 
 // ChunkReader reads the chunks of one stream, one after another, as
