@@ -325,6 +325,14 @@ func (w *writer) head(typ string, seq int) {
 	w.Int(int64(seq))
 }
 
+// at writes the item an event is about: its id and output index.
+func (w *writer) at(itemID string, outputIndex int) {
+	w.Raw(`,"item_id":`)
+	w.String(itemID)
+	w.Raw(`,"output_index":`)
+	w.Int(int64(outputIndex))
+}
+
 // AppendJSON appends the event as encoding/json writes it.
 func (e ResponseEvent) AppendJSON(dst []byte, escapeHTML bool) ([]byte, bool) {
 	w := newWriter(dst, escapeHTML)
@@ -359,10 +367,7 @@ func (e ItemEvent) AppendJSON(dst []byte, escapeHTML bool) ([]byte, bool) {
 func (e PartEvent) AppendJSON(dst []byte, escapeHTML bool) ([]byte, bool) {
 	w := newWriter(dst, escapeHTML)
 	w.head(e.Type, e.SequenceNumber)
-	w.Raw(`,"item_id":`)
-	w.String(e.ItemID)
-	w.Raw(`,"output_index":`)
-	w.Int(int64(e.OutputIndex))
+	w.at(e.ItemID, e.OutputIndex)
 	w.Raw(`,"content_index":`)
 	w.Int(int64(e.ContentIndex))
 	w.Raw(`,"part":`)
@@ -375,10 +380,7 @@ func (e PartEvent) AppendJSON(dst []byte, escapeHTML bool) ([]byte, bool) {
 func (e TextDelta) AppendJSON(dst []byte, escapeHTML bool) ([]byte, bool) {
 	w := newWriter(dst, escapeHTML)
 	w.head(e.Type, e.SequenceNumber)
-	w.Raw(`,"item_id":`)
-	w.String(e.ItemID)
-	w.Raw(`,"output_index":`)
-	w.Int(int64(e.OutputIndex))
+	w.at(e.ItemID, e.OutputIndex)
 	w.Raw(`,"content_index":`)
 	w.Int(int64(e.ContentIndex))
 	w.Raw(`,"delta":`)
@@ -391,10 +393,7 @@ func (e TextDelta) AppendJSON(dst []byte, escapeHTML bool) ([]byte, bool) {
 func (e TextDone) AppendJSON(dst []byte, escapeHTML bool) ([]byte, bool) {
 	w := newWriter(dst, escapeHTML)
 	w.head(e.Type, e.SequenceNumber)
-	w.Raw(`,"item_id":`)
-	w.String(e.ItemID)
-	w.Raw(`,"output_index":`)
-	w.Int(int64(e.OutputIndex))
+	w.at(e.ItemID, e.OutputIndex)
 	w.Raw(`,"content_index":`)
 	w.Int(int64(e.ContentIndex))
 	w.Raw(`,"text":`)
@@ -407,10 +406,7 @@ func (e TextDone) AppendJSON(dst []byte, escapeHTML bool) ([]byte, bool) {
 func (e ArgsDelta) AppendJSON(dst []byte, escapeHTML bool) ([]byte, bool) {
 	w := newWriter(dst, escapeHTML)
 	w.head(e.Type, e.SequenceNumber)
-	w.Raw(`,"item_id":`)
-	w.String(e.ItemID)
-	w.Raw(`,"output_index":`)
-	w.Int(int64(e.OutputIndex))
+	w.at(e.ItemID, e.OutputIndex)
 	w.Raw(`,"delta":`)
 	w.String(e.Delta)
 	w.Raw("}")
@@ -421,10 +417,7 @@ func (e ArgsDelta) AppendJSON(dst []byte, escapeHTML bool) ([]byte, bool) {
 func (e ArgsDone) AppendJSON(dst []byte, escapeHTML bool) ([]byte, bool) {
 	w := newWriter(dst, escapeHTML)
 	w.head(e.Type, e.SequenceNumber)
-	w.Raw(`,"item_id":`)
-	w.String(e.ItemID)
-	w.Raw(`,"output_index":`)
-	w.Int(int64(e.OutputIndex))
+	w.at(e.ItemID, e.OutputIndex)
 	w.Raw(`,"name":`)
 	w.String(e.Name)
 	w.Raw(`,"arguments":`)
