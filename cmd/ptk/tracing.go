@@ -14,6 +14,7 @@ import (
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/agent"
+	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/trace"
 	"github.com/ptkit/ptk/trace/otlp"
 	"github.com/ptkit/ptk/trace/record"
@@ -205,7 +206,7 @@ func agentRecorder(cmd *cobra.Command, f traceFlags, opts *agent.Options, prompt
 	if err != nil {
 		return nil, nil, err
 	}
-	obs := r.run(trace.Run{Name: f.conversation, Model: opts.ModelName, Mode: string(opts.Mode), Input: prompt})
+	obs := r.run(trace.Run{Name: f.conversation, Model: opts.ModelName, Provider: llm.ProviderOf(opts.Model), Mode: string(opts.Mode), Input: prompt})
 	if obs == nil {
 		obs = func(agent.Event, error) {}
 	}

@@ -151,6 +151,15 @@ func (a *Agent) tool(e agent.Event, outcome, result string, isErr bool, d time.D
 	if tc.Tool == "" && e.Err != nil {
 		tc.Tool = e.Err.Tool
 	}
+	// the class of a failed call's error, as a ReAct run's records keep it
+	switch {
+	case e.Err != nil:
+		tc.ErrorCode = string(e.Err.Code)
+	case outcome == trace.OutcomeDenied:
+		tc.ErrorCode = string(ptk.ToolCallDenied)
+	case isErr:
+		tc.ErrorCode = string(ptk.ToolExecutionFailed)
+	}
 	a.rec.ToolCalls = append(a.rec.ToolCalls, tc)
 	a.span.add(nil, []trace.ToolCall{tc}, nil)
 }
