@@ -205,12 +205,43 @@ func TestDistillEndToEnd(t *testing.T) {
 	if !strings.Contains(out, "accepted after 1 round") || !strings.Contains(out, "wrote ") {
 		t.Errorf("summary:\n%s", out)
 	}
-	// the report is in the trace store
+	// the report is in the trace store, as a span tree: the round, its
+	// checks under it, the model calls that wrote it under it; the
+	// held-out inputs nowhere in it
 	s, _ := trace.Open(ctx, db)
 	runs, err := s.List(ctx, trace.Filter{Kind: "distill"})
-	s.Close()
 	if err != nil || len(runs) != 1 || runs[0].Name != "route_ticket" {
-		t.Errorf("distill runs in the store: %v %+v", err, runs)
+		t.Fatalf("distill runs in the store: %v %+v", err, runs)
+	}
+	rec, err := s.Get(ctx, runs[0].ID)
+	calls, _ := s.Examples(ctx, "route_ticket", -1)
+	s.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, st := range rec.Steps {
+		names = append(names, st.Name+":"+st.Status+":"+st.Parent)
+		if st.Duration <= 0 || st.Start.IsZero() {
+			t.Errorf("step %s has no time: %+v", st.Name, st)
+		}
+	}
+	if got := strings.Join(names, " "); got != "round 1:ok: screen:ok:step/0 compile:ok:step/0 tests:ok:step/0 validation:ok:step/0 sealed:ok:step/0" {
+		t.Errorf("steps: %s", got)
+	}
+	if n := len(rec.Steps); n > 0 && !strings.HasSuffix(rec.Steps[n-1].Note, "held-out calls equal, 0 wrong, "+fmt.Sprint(rep.Rounds[0].Sealed.Abstained)+" left to the model") {
+		t.Errorf("the sealed check's note: %q", rec.Steps[n-1].Note)
+	}
+	if len(rec.ModelCalls) != 2 || rec.ModelCalls[0].Mode != "patterns" || rec.ModelCalls[1].Parent != "step/0" || rec.ModelCalls[1].Usage.PromptTokens != 120 ||
+		rec.Usage.PromptTokens != 240 {
+		t.Errorf("model calls: %+v, usage %+v", rec.ModelCalls, rec.Usage)
+	}
+	sealed := distill.Split(calls, 0.2, 0.3, 1).Sealed
+	b, _ := json.Marshal(rec)
+	for _, e := range sealed {
+		if strings.Contains(string(b), string(e.Input)) {
+			t.Errorf("the record holds a sealed input: %s", e.Input)
+		}
 	}
 
 	// wired into a program: most inputs answered without a model call
@@ -544,5 +575,54 @@ func Distilled(ctx context.Context, in In) (Out, error) { return "", ptool.ErrFa
 	}
 	if b, _ := os.ReadFile(file); string(b) != user {
 		t.Errorf("the file was changed:\n%s", b)
+	}
+}
+
+// TestDistillRecordLeaksNoSealedInput: the record of a distillation whose
+// sealed gate rejected a candidate, with the wrong sealed cases in its
+// report, holds none of them (not in its detail, its output, a step's note
+// or figures), while the report the user gets keeps them; its rounds,
+// checks and the model calls that wrote each candidate form the span tree.
+func TestDistillRecordLeaksNoSealedInput(t *testing.T) {
+	at := time.Now().Add(-time.Minute)
+	secret := json.RawMessage(`{"subject":"SEALED-INPUT-7f3a"}`)
+	sealed := &distill.Score{Total: 14, Correct: 10, Wrong: 2, Abstained: 2, Coverage: 12.0 / 14, WrongRate: 2.0 / 14,
+		WrongCases: []distill.Case{{Input: secret, Want: json.RawMessage(`"SEALED-WANT-7f3a"`), Got: json.RawMessage(`"x"`), Verdict: distill.Wrong, Error: "SEALED-ERR-7f3a"}}}
+	rep := &distill.Report{Ptool: "route_ticket", Train: 30, Validation: 12, Sealed: 14,
+		PatternCalls: []distill.ModelCall{{Start: at, Latency: time.Second, Usage: ptk.Usage{PromptTokens: 100, CompletionTokens: 10}}},
+		Rounds: []distill.Round{
+			{N: 1, Start: at.Add(time.Second), Duration: 5 * time.Second, Rejected: "wrong on 14.3% of the sealed inputs",
+				Calls: []distill.ModelCall{{Start: at.Add(time.Second), Latency: 2 * time.Second, Usage: ptk.Usage{PromptTokens: 300, CompletionTokens: 50}, Cost: 0.01}},
+				Checks: []distill.Check{
+					{Name: "compile", Start: at.Add(3 * time.Second), Duration: time.Second, Passed: true},
+					{Name: "sealed", Start: at.Add(5 * time.Second), Duration: time.Second, Passed: false, Note: "10/14 held-out calls equal", Figures: map[string]any{"total": 14}},
+				},
+				Sealed: sealed},
+		}}
+	rec := distillRecord(rep, "m", "ollama", at, distill.ErrRejected)
+	b, _ := json.Marshal(rec)
+	for _, leak := range []string{"SEALED-INPUT-7f3a", "SEALED-WANT-7f3a", "SEALED-ERR-7f3a"} {
+		if strings.Contains(string(b), leak) {
+			t.Errorf("the record holds the sealed %s: %s", leak, b)
+		}
+	}
+	if len(rep.Rounds[0].Sealed.WrongCases) != 1 {
+		t.Error("the user's report lost its sealed cases")
+	}
+	if rec.Kind != trace.KindDistill || rec.Status != trace.StatusError || rec.ErrorCode != "REJECTED" || rec.Provider != "ollama" ||
+		rec.Usage.PromptTokens != 400 || rec.Cost != 0.01 {
+		t.Errorf("the run: %+v", rec.Run)
+	}
+	want := []struct{ name, status, parent string }{{"round 1", trace.StepFailed, ""}, {"compile", trace.StepOK, "step/0"}, {"sealed", trace.StepFailed, "step/0"}}
+	if len(rec.Steps) != len(want) {
+		t.Fatalf("steps: %+v", rec.Steps)
+	}
+	for i, w := range want {
+		if st := rec.Steps[i]; st.Name != w.name || st.Status != w.status || st.Parent != w.parent {
+			t.Errorf("step %d: %+v, want %+v", i, st, w)
+		}
+	}
+	if len(rec.ModelCalls) != 2 || rec.ModelCalls[0].Parent != "" || rec.ModelCalls[1].Parent != "step/0" || rec.ModelCalls[1].Usage.PromptTokens != 300 {
+		t.Errorf("model calls: %+v", rec.ModelCalls)
 	}
 }
