@@ -248,7 +248,7 @@ func (o requestObserver) Run(up gateway.Upstream, msgs []ptk.Message) func(agent
 	if n := len(msgs); n > 0 {
 		input, _ = trace.Cap(msgs[n-1].Content, trace.MaxResultBytes)
 	}
-	return o.rec.Agent(trace.Run{Name: "serve", Model: up.Name, Provider: llm.ProviderOf(up.Model), Input: input}).Event
+	return o.rec.Agent(trace.Run{Name: "serve", Model: up.Name, Provider: llm.ProviderOf(up.Model), Mode: string(up.Mode), Input: input}).Event
 }
 
 func (o requestObserver) Done(x gateway.Exchange) {
