@@ -2,9 +2,12 @@
 // (Jaeger, Grafana Tempo, Langfuse, Phoenix, Datadog, an OpenTelemetry
 // Collector) as spans over OTLP/HTTP with protobuf, through the official
 // OpenTelemetry Go SDK: a run is a span, each of its model, tool and ptool
-// calls a span under its parent span (a ReAct action's ptool call under the
-// action, the call's attempts under it), with the GenAI conventions'
-// gen_ai.* attributes (genai.go). Prompts and answers are sent only when
+// calls and steps a span under its parent span (a ReAct action's ptool call
+// under the action, the call's attempts under it; a distill round's checks
+// under the round), with the GenAI conventions' gen_ai.* attributes
+// (genai.go). A gateway request is a SERVER span with the HTTP
+// conventions' attributes, and a run whose ParentID names another run
+// hangs under that run's span. Prompts and answers are sent only when
 // Options.Content says so.
 //
 // The endpoint and headers come from Options or else the standard

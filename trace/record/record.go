@@ -19,6 +19,8 @@
 //	opts = record.ReAct(w).Options(opts)            // react.Run(ctx, goal, opts)
 //	rec := record.NewWorkflow(w, t)                  // rec.Event on each workflow.Stream event
 //	p := ptool.New[In, Out](name, doc, record.Ptool(w)) // each call, a run of kind ptool
+//	req := record.NewRequest(w)                      // a gateway request; req.Agent, req.End
+//	w.Record(record.Distill(report, model, provider, start, err)) // a distill run's span tree
 package record
 
 import (
