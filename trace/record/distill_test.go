@@ -1,6 +1,7 @@
 package record_test
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -8,6 +9,9 @@ import (
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/distill"
+	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/llm/llmtest"
+	"github.com/ptkit/ptk/ptool"
 	"github.com/ptkit/ptk/trace"
 	"github.com/ptkit/ptk/trace/record"
 )
@@ -58,5 +62,28 @@ func TestDistillRecordLeaksNoSealedInput(t *testing.T) {
 	}
 	if len(rec.ModelCalls) != 2 || rec.ModelCalls[0].Parent != "" || rec.ModelCalls[1].Parent != "step/0" || rec.ModelCalls[1].Usage.PromptTokens != 300 {
 		t.Errorf("model calls: %+v", rec.ModelCalls)
+	}
+}
+
+// provided is a scripted model that names its provider.
+type provided struct{ llm.Model }
+
+func (provided) ProviderName() string { return "anthropic" }
+
+// TestPtoolRunProvider: a ptool call's run keeps the provider of the
+// model that answered it, found through the ptool's model.
+func TestPtoolRunProvider(t *testing.T) {
+	var got *trace.Record
+	p := ptool.New[struct {
+		Text string `json:"text"`
+	}, string]("echo", "Say the text.", ptool.WithModel(provided{llmtest.New(llmtest.Text(`<answer>"hi"</answer>`))}),
+		ptool.WithObserver(func(r *ptool.Record) { got = record.PtoolRun(r, "") }))
+	if _, err := p.Call(context.Background(), struct {
+		Text string `json:"text"`
+	}{"hi"}); err != nil {
+		t.Fatal(err)
+	}
+	if got == nil || got.Provider != "anthropic" {
+		t.Errorf("the ptool run: %+v", got)
 	}
 }

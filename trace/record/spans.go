@@ -105,7 +105,7 @@ func PtoolRun(r *ptool.Record, parentID string) *trace.Record {
 	if r.Err != "" {
 		status = trace.StatusError
 	}
-	return &trace.Record{Run: trace.Run{ID: trace.NewID(), ParentID: parentID, Kind: trace.KindPtool, Name: r.PTool, Model: r.Model,
+	return &trace.Record{Run: trace.Run{ID: trace.NewID(), ParentID: parentID, Kind: trace.KindPtool, Name: r.PTool, Model: r.Model, Provider: r.Provider,
 		Mode: string(r.Mode), StartedAt: r.Start, Duration: trace.Millis(r.Latency), Status: status,
 		ErrorMessage: r.Err, Usage: r.Usage, Cost: r.Cost, Iterations: len(r.Attempts),
 		Input: string(r.Input), Output: string(r.Output)}, PtoolCalls: []trace.PtoolCall{pc}, ModelCalls: orEmpty(mcs), ToolCalls: []trace.ToolCall{}}
