@@ -26,6 +26,7 @@ func TestServeRecordsRequests(t *testing.T) {
 		fakeReply{content: "Hello."},
 		fakeReply{calls: [][2]string{{"read_file", `{"path":"hello.txt"}`}}},
 		fakeReply{content: "It says hi."},
+		fakeReply{content: "Hi."},
 	)
 	db := filepath.Join(t.TempDir(), "traces.db")
 	url := startServe(t, "--base-url", upstream, "--model", "m", "--mode", "native", "--tools", "read_file", "--workspace", ws, "--trace-db", db,
@@ -39,7 +40,14 @@ func TestServeRecordsRequests(t *testing.T) {
 	if status, out := postChat(t, url, "", `{"messages":[{"role":"user","content":"What does hello.txt say?"}]}`); status != http.StatusOK {
 		t.Fatalf("a request for the gateway's tools: %d %v", status, out)
 	}
-	resp, err := http.Post(url+"/v1/chat/completions", "application/json", strings.NewReader(`{"messages": [`))
+	// a hostile client's model name of 200 KB: recorded cut
+	huge := strings.Repeat("m", 200<<10)
+	resp, err := http.Post(url+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"`+huge+`","messages":[{"role":"user","content":"hi"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	resp, err = http.Post(url+"/v1/chat/completions", "application/json", strings.NewReader(`{"messages": [`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,13 +64,13 @@ func TestServeRecordsRequests(t *testing.T) {
 			reqs, _ = s.List(ctx, trace.Filter{Kind: trace.KindRequest})
 			s.Close()
 		}
-		if len(reqs) == 3 && reqs[1].Status != trace.StatusRunning || time.Now().After(deadline) {
+		if len(reqs) == 4 && reqs[2].Status != trace.StatusRunning || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if len(reqs) != 3 {
-		t.Fatalf("%d requests recorded, want 3: %+v", len(reqs), reqs)
+	if len(reqs) != 4 {
+		t.Fatalf("%d requests recorded, want 4: %+v", len(reqs), reqs)
 	}
 	s, err := trace.OpenReadOnly(ctx, db)
 	if err != nil {
@@ -76,8 +84,12 @@ func TestServeRecordsRequests(t *testing.T) {
 		}
 		return q
 	}
-	// newest first: the broken body, the tools, the pass-through
-	broken, tools, plain := get(t, s, reqs[0].ID), get(t, s, reqs[1].ID), get(t, s, reqs[2].ID)
+	// newest first: the broken body, the huge name, the tools, the pass-through
+	broken, hostile, tools, plain := get(t, s, reqs[0].ID), get(t, s, reqs[1].ID), get(t, s, reqs[2].ID), get(t, s, reqs[3].ID)
+	hostileKids, _ := s.List(ctx, trace.Filter{Parent: hostile.ID})
+	if b, _ := json.Marshal(hostile); len(b) > 8<<10 || len(hostileKids) != 1 || len(hostileKids[0].Model) > 256 {
+		t.Errorf("the request with a 200 KB model name: recorded in %d bytes, its runs %d", len(b), len(hostileKids))
+	}
 
 	q := detail(plain)
 	if q.API != "chat" || q.Method != "POST" || q.Route != "/v1/chat/completions" || q.Status != 200 || q.Asked != "gpt-4o" || q.Model != "m" ||

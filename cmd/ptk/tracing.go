@@ -248,7 +248,8 @@ func (o requestObserver) Run(up gateway.Upstream, msgs []ptk.Message) func(agent
 	if n := len(msgs); n > 0 {
 		input, _ = trace.Cap(msgs[n-1].Content, trace.MaxResultBytes)
 	}
-	return o.rec.Agent(trace.Run{Name: "serve", Model: up.Name, Provider: llm.ProviderOf(up.Model), Mode: string(up.Mode), Input: input}).Event
+	model, _ := trace.Cap(up.Name, maxModelName)
+	return o.rec.Agent(trace.Run{Name: "serve", Model: model, Provider: llm.ProviderOf(up.Model), Mode: string(up.Mode), Input: input}).Event
 }
 
 func (o requestObserver) Done(x gateway.Exchange) {
@@ -259,9 +260,18 @@ func (o requestObserver) Done(x gateway.Exchange) {
 	if p, ok := llm.PriceOf(x.Upstream.Model); ok && x.Upstream.Model != nil {
 		run.Cost = p.Cost(x.Usage)
 	}
-	o.rec.End(run, trace.Request{API: x.API, Method: x.Method, Route: x.Route, Status: x.Status, Asked: x.Asked, Model: x.Model,
-		Stream: x.Stream, Mode: x.Mode, Calls: x.Calls, Error: x.Error})
+	// what the client wrote is capped: a model name of megabytes would
+	// otherwise be stored, and sent over OTLP, whole
+	asked, _ := trace.Cap(x.Asked, maxModelName)
+	model, _ := trace.Cap(x.Model, maxModelName)
+	msg, _ := trace.Cap(x.Error, trace.MaxResultBytes)
+	run.Model, _ = trace.Cap(run.Model, maxModelName)
+	o.rec.End(run, trace.Request{API: x.API, Method: x.Method, Route: x.Route, Status: x.Status, Asked: asked, Model: model,
+		Stream: x.Stream, Mode: x.Mode, Calls: x.Calls, Error: msg})
 }
+
+// maxModelName caps the model names a gateway request's record keeps.
+const maxModelName = 256
 
 // parseSince reads --since: a duration back from now (90m, 1h, 7d) or a
 // time (RFC 3339, or a date).
