@@ -45,7 +45,7 @@ type filterFlags struct {
 
 func addFilterFlags(cmd *cobra.Command, f *filterFlags) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.kind, "kind", "", "runs of this kind: agent, ptool, workflow, react")
+	fl.StringVar(&f.kind, "kind", "", "runs of this kind: agent, ptool, workflow, react, distill, request")
 	fl.StringVar(&f.name, "name", "", "runs of this name (a ptool's, a workflow's, a conversation's)")
 	fl.StringVar(&f.tool, "tool", "", "runs that called this tool")
 	fl.StringVar(&f.model, "model", "", "runs of this model")
