@@ -54,6 +54,25 @@ const (
 	AttrHTTPStatus = "http.response.status_code"
 )
 
+// The values of gen_ai.provider.name (and gen_ai.system) that ptk's
+// models name (llm.ProviderOf): the conventions' well-known names where
+// they have one, and the plain name of a local server where they have
+// none. genai_test.go checks that the clients and the catalog say these.
+const (
+	ProviderOpenAI    = "openai"
+	ProviderAnthropic = "anthropic"
+	ProviderGemini    = "gcp.gemini"
+	ProviderVertexAI  = "gcp.vertex_ai"
+	ProviderBedrock   = "aws.bedrock"
+	ProviderAzure     = "azure.ai.openai"
+	ProviderMistral   = "mistral_ai"
+	ProviderXAI       = "x_ai"
+	ProviderDeepSeek  = "deepseek"
+	ProviderGroq      = "groq"
+	ProviderWatsonx   = "ibm.watsonx.ai"
+	ProviderOllama    = "ollama" // not in the conventions' list: a local server
+)
+
 // ptk's own attributes, beside the conventions'.
 const (
 	AttrRunKind   = "ptk.run.kind"
