@@ -123,7 +123,7 @@ func TestServeRecordsRequests(t *testing.T) {
 	}
 
 	code, out, errOut := runPTK(t, "", "traces", "show", tools.ID, "--trace-db", db)
-	if code != 0 || !strings.Contains(out, "request   POST /v1/chat/completions → 200 (chat)") {
+	if code != 0 || !strings.Contains(out, "request   POST /v1/chat/completions → 200 (chat)") || !strings.Contains(out, "runs under it\n  "+run.ID+"  agent serve  ok") {
 		t.Errorf("traces show of a request: exit %d\n%s%s", code, out, errOut)
 	}
 }

@@ -164,6 +164,19 @@ is_error, outcome, repairs, duration_ms).`,
 				return printJSON(cmd.OutOrStdout(), rec)
 			}
 			showRecord(cmd.OutOrStdout(), rec)
+			// the runs under it: a gateway request's agent run, a
+			// workflow's ptool calls
+			kids, err := s.List(cmd.Context(), trace.Filter{Parent: rec.ID, Limit: 20})
+			if err != nil {
+				return err
+			}
+			if len(kids) > 0 {
+				fmt.Fprintln(cmd.OutOrStdout(), "\nruns under it")
+				for i := len(kids) - 1; i >= 0; i-- {
+					k := kids[i]
+					fmt.Fprintf(cmd.OutOrStdout(), "  %s  %s %s  %s  %s\n", k.ID, k.Kind, oneLine(dash(k.Name), 60), k.Status, time.Duration(k.Duration).Round(time.Millisecond))
+				}
+			}
 			return nil
 		},
 	}
