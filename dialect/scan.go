@@ -97,6 +97,8 @@ type machine struct {
 	open       int // index of the call whose CallStart is out, or -1
 
 	made int // calls read so far
+	// loop: what the reply's calls say about a repetition loop (loop.go).
+	loop loopState
 	// inert is set for a pass that finds where data must change (inert.go).
 	inert *inertPass
 }
@@ -533,7 +535,10 @@ func (m *machine) addCalls(raws []RawCall) {
 			}
 			m.open = -1
 			ac := a
-			m.event(result.Event{Kind: result.EventCallEnd, Index: idx, Tool: a.Call.Tool, Attempt: &ac})
+			m.reportEnd(result.Event{Kind: result.EventCallEnd, Index: idx, Tool: a.Call.Tool, Attempt: &ac}, rc.Err == result.DiagTruncated)
+		}
+		if rc.Err == result.DiagTruncated {
+			m.loop.cutID = a.Call.ID
 		}
 		if m.fence != nil {
 			m.fence.attempts = append(m.fence.attempts, a)

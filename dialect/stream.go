@@ -39,6 +39,7 @@ func Parse(cfg *Config, text string) result.Parsed {
 	m.buf = unsafe.Slice(unsafe.StringData(text), len(text))
 	m.eof = true
 	m.run()
+	m.judgeLoop()
 	return m.result()
 }
 
@@ -151,6 +152,7 @@ func (s *Stream) Finish() result.Parsed {
 		s.unread, s.room = maxDeferred+1, nil
 		s.m.eof = true
 		s.m.run()
+		s.m.judgeLoop()
 		s.m.flushEvents()
 		s.recycle()
 	}

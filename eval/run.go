@@ -95,7 +95,8 @@ type Result struct {
 	Text string `json:"text"`
 	// NotParsed counts the calls the model tried to write that could not
 	// be read; Invalid names the schema rules the calls it read broke
-	// (unknown_tool, missing_argument, wrong_type, invalid_argument);
+	// (unknown_tool, missing_argument, wrong_type, invalid_argument), and
+	// repetition_loop for a reply none of whose calls runs;
 	// Refusal reports a prose answer without a call to a question that
 	// needed one.
 	NotParsed int      `json:"not_parsed"`
@@ -312,7 +313,12 @@ func askIn(ctx context.Context, j job, used Mode, o *Options) (Result, error) {
 }
 
 // blocking are the diagnostics that keep a call from running.
-var blocking = []protocol.DiagKind{protocol.DiagUnknownTool, protocol.DiagMissingArgument, protocol.DiagWrongType, protocol.DiagInvalidArgument}
+var blocking = []protocol.DiagKind{protocol.DiagUnknownTool, protocol.DiagMissingArgument, protocol.DiagWrongType, protocol.DiagInvalidArgument, protocol.DiagRepetitionLoop}
+
+// looped reports a call of a reply the parser judged a repetition loop
+// (protocol.DiagRepetitionLoop): none of its calls runs, so none is scored,
+// and the reply counts as one without a call.
+func looped(a protocol.Attempt) bool { return a.Err != nil && a.Err.Code == ptk.DuplicateToolCall }
 
 // score fills in r's calls and verdicts from the reply.
 func score(r *Result, q *Question, rep *turn.Reply, parser *protocol.Parser, tools []ptk.ToolInfo, names map[string]string, native bool) {
@@ -329,6 +335,9 @@ func score(r *Result, q *Question, rep *turn.Reply, parser *protocol.Parser, too
 		if a.Err != nil && a.Err.Code == ptk.ParseError {
 			r.NotParsed++
 			continue
+		}
+		if looped(a) {
+			continue // ptk runs none of a repetition loop's calls
 		}
 		rec := CallRecord{Tool: original(a.Call.Tool), Args: a.Call.Args, Repairs: a.Call.Repairs}
 		if len(rec.Args) == 0 {
@@ -412,7 +421,7 @@ func strictVerdict(q *Question, rep *turn.Reply, tools []ptk.ToolInfo, original 
 		return decoderFailed(q)
 	}
 	for _, a := range p.Parse(rep.Raw).Attempts {
-		if a.Err != nil && a.Err.Code == ptk.ParseError {
+		if a.Err != nil && a.Err.Code == ptk.ParseError || looped(a) {
 			continue
 		}
 		name := a.Call.Tool

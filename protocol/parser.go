@@ -165,6 +165,7 @@ const (
 	DiagUnsupported        = result.DiagUnsupported
 	DiagNestedCall         = result.DiagNestedCall
 	DiagPastTurn           = result.DiagPastTurn
+	DiagRepetitionLoop     = result.DiagRepetitionLoop
 )
 
 // The kinds of streaming events: see [result.EventText] and the rest.
