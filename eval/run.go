@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -351,7 +352,9 @@ func score(r *Result, q *Question, rep *turn.Reply, parser *protocol.Parser, too
 		if !ok {
 			decodeFailed = true
 		}
-		calls = append(calls, Call{Name: rec.Tool, Args: args})
+		c := Call{Name: rec.Tool, Args: args}
+		declaredNumbers(q, c)
+		calls = append(calls, c)
 		if rep.Native && a.Err != nil {
 			_, d := parser.Check(rep.Made[i])
 			diags = append(diags, d...)
@@ -373,6 +376,62 @@ func score(r *Result, q *Question, rep *turn.Reply, parser *protocol.Parser, too
 	r.Correct = r.Verdict.Correct
 	r.Refusal = len(calls) == 0 && r.NotParsed == 0 && !strings.Contains(q.Category, "irrelevance") && strings.TrimSpace(rep.Text) != ""
 	r.Strict = strictVerdict(q, rep, tools, original, native)
+}
+
+// declaredNumbers gives the numbers in c's arguments the kind the question
+// declares: a whole number is a float where a float is declared (or a list
+// of floats), and a float with nothing after its point is an integer where
+// an integer is. A call ptk reads is JSON, which has one kind of number: 12
+// and 12.0 are one value (an encoder writes float64(12) as 12, as Go's
+// does, and JSON Schema's integer accepts 12.0), so the tool gets the kind
+// it declared; BFCL's checker, reading Python, tells them apart (a list of
+// floats holding 12 is a type error). The call as the model wrote it (the
+// strict verdict) keeps the numbers as written.
+func declaredNumbers(q *Question, c Call) {
+	if c.Args == nil || Language(q.Category) != "python" {
+		return
+	}
+	funcs := q.docs
+	if len(funcs) != len(q.Functions) {
+		funcs = funcDocs(q.Functions)
+	}
+	fd := findFunc(funcs, c.Name)
+	if fd == nil {
+		return
+	}
+	for i, name := range c.Args.Keys {
+		prop, ok := fd.props.Get(name)
+		if !ok {
+			continue
+		}
+		typ, items := propType(prop)
+		switch {
+		case typ == "float" || typ == "integer":
+			c.Args.Vals[i] = numberAs(c.Args.Vals[i], typ)
+		case typ == "array" || typ == "tuple":
+			if l, ok := c.Args.Vals[i].([]any); ok && (items == "float" || items == "integer") {
+				for j, v := range l {
+					l[j] = numberAs(v, items)
+				}
+			}
+		}
+	}
+}
+
+// numberAs is v as the kind of number typ declares, when it is that
+// number.
+func numberAs(v any, typ string) any {
+	switch n := v.(type) {
+	case int64:
+		if typ == "float" {
+			return float64(n)
+		}
+	case float64:
+		if typ == "integer" && n == math.Trunc(n) && math.Abs(n) < 1<<53 {
+			return int64(n)
+		}
+	}
+	return v
 }
 
 // decoderFailed is the verdict on output BFCL cannot decode: right only on
