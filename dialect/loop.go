@@ -38,6 +38,19 @@ type loopState struct {
 	// it is a loop. A different call reports them.
 	held   []result.Event
 	judged bool
+	// last is one more than the index in attempts of the last call read
+	// that was not cut off or malformed; 0 for none.
+	last int
+}
+
+// noteAttempts records the last complete call among the attempts from
+// index from on, just added.
+func (m *machine) noteAttempts(from int) {
+	for i := from; i < len(m.attempts); i++ {
+		if !unreadable(&m.attempts[i]) {
+			m.loop.last = i + 1
+		}
+	}
 }
 
 // reportEnd reports a call's end, or holds it when it repeats the complete
@@ -64,12 +77,10 @@ func (m *machine) releaseHeld() {
 
 // lastComplete is the last call read that was not cut off or malformed.
 func (m *machine) lastComplete() *result.Attempt {
-	for i := len(m.attempts) - 1; i >= 0; i-- {
-		if a := &m.attempts[i]; !unreadable(a) {
-			return a
-		}
+	if m.loop.last == 0 || m.loop.last > len(m.attempts) {
+		return nil
 	}
-	return nil
+	return &m.attempts[m.loop.last-1]
 }
 
 // unreadable reports a call that could not be read (cut off, malformed).

@@ -546,6 +546,7 @@ func (m *machine) addCalls(raws []RawCall) {
 			continue
 		}
 		m.attempts = append(m.attempts, a)
+		m.noteAttempts(len(m.attempts) - 1)
 		m.diags = append(m.diags, diags...)
 	}
 	m.open = -1
@@ -746,6 +747,7 @@ func (m *machine) acceptFence() {
 	f := m.fence
 	m.fence = nil
 	m.attempts = append(m.attempts, f.attempts...)
+	m.noteAttempts(len(m.attempts) - len(f.attempts))
 	m.diags = append(m.diags, f.diags...)
 	m.appendText(f.held)
 	if m.emit != nil {

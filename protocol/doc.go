@@ -118,9 +118,8 @@
 //
 // With tools declared, each call is checked against its tool: the name
 // (with a "did you mean" when it is unknown), then the arguments, coerced to
-// the types the schema asks for ("5" → 5, "true" → true, 4.0 → 4 where
-// only an integer is asked, a list in a string → an array, an array or
-// object where a string is asked → its JSON text)
+// the types the schema asks for ("5" → 5, "true" → true, a list in a string
+// → an array, an array or object where a string is asked → its JSON text)
 // and validated. Every repair and coercion is recorded on the
 // call and as a [Diagnostic]; an invalid call becomes an [Attempt] with a
 // [ptk.Error] written for the model to correct it.
