@@ -254,3 +254,22 @@ func TestRepetitionLoopTwiceEndsTheRun(t *testing.T) {
 		t.Errorf("the last call has no answer: %+v", last)
 	}
 }
+
+// TestRepetitionLoopFinishLength: the provider's finish reason "length"
+// counts the reply cut off even when the cut fell between two calls: 12
+// identical mutating calls run zero times; the same calls with "stop" are
+// duplicates, the first run once.
+func TestRepetitionLoopFinishLength(t *testing.T) {
+	call := ptkCall("bash", `{"x": "rm -rf build && make"}`)
+	for _, c := range []struct {
+		finish string
+		runs   int32
+	}{{"length", 0}, {"max_tokens", 0}, {"stop", 1}} {
+		var runs atomic.Int32
+		m := llmtest.New(llmtest.Reply{Content: strings.Repeat(call+"\n", 4), FinishReason: c.finish}, llmtest.Text("built"))
+		res, err := Run(context.Background(), Prompt("build it"), Options{Model: m, Mode: ModePTK, Tools: []ptk.Tool{countingTool("bash", &runs)}})
+		if err != nil || !res.Success || runs.Load() != c.runs {
+			t.Errorf("finish %q: err %v, runs %d, want %d", c.finish, err, runs.Load(), c.runs)
+		}
+	}
+}

@@ -38,6 +38,8 @@ type loopState struct {
 	// it is a loop. A different call reports them.
 	held   []result.Event
 	judged bool
+	// limit: the provider said the token limit cut the reply off.
+	limit bool
 	// last is one more than the index in attempts of the last call read
 	// that was not cut off or malformed; 0 for none.
 	last int
@@ -128,12 +130,12 @@ func (m *machine) judgeLoop() {
 		prev = a
 	}
 	n := len(m.attempts)
-	cut := n > 0 && m.loop.cutID != "" && m.attempts[n-1].Call.ID == m.loop.cutID
+	cut := m.loop.limit || n > 0 && m.loop.cutID != "" && m.attempts[n-1].Call.ID == m.loop.cutID
 	var why string
 	switch {
 	case cut && run >= loopCutRun:
 		why = "it repeats the same call (" + prev.Call.Tool + ", " + strconv.Itoa(run) + " times in a row) until the output was cut off at the token limit"
-	case cut && complete >= loopCutCalls:
+	case cut && complete >= loopCutCalls && prev != nil:
 		why = "it writes call after call (" + strconv.Itoa(complete) + ") until the output was cut off at the token limit"
 	case run >= loopRun:
 		why = "it repeats the same call (" + prev.Call.Tool + ", " + strconv.Itoa(run) + " times in a row)"

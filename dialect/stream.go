@@ -33,8 +33,16 @@ func (c *Config) known(name string, exact bool) bool {
 }
 
 // Parse reads a whole reply.
-func Parse(cfg *Config, text string) result.Parsed {
+func Parse(cfg *Config, text string) result.Parsed { return parse(cfg, text, false) }
+
+// ParseCut reads a whole reply that the model's token limit cut off (the
+// provider said so): the repetition loop rule counts it cut off wherever it
+// ended (loop.go).
+func ParseCut(cfg *Config, text string) result.Parsed { return parse(cfg, text, true) }
+
+func parse(cfg *Config, text string, cut bool) result.Parsed {
 	m := newMachine(cfg, nil)
+	m.loop.limit = cut
 	// The machine never writes to its input: read the string in place.
 	m.buf = unsafe.Slice(unsafe.StringData(text), len(text))
 	m.eof = true
@@ -141,6 +149,15 @@ const maxDeferred = 1024
 func (s *Stream) Flush() {
 	if s != nil && s.unread > 0 && s.unread <= maxDeferred {
 		s.write(nil, "")
+	}
+}
+
+// Cut tells the stream, before Finish, that the model's token limit cut the
+// reply off (the provider said so): Finish then returns what ParseCut
+// returns for the whole text.
+func (s *Stream) Cut() {
+	if s != nil && s.m != nil {
+		s.m.loop.limit = true
 	}
 }
 

@@ -361,7 +361,11 @@ func score(r *Result, q *Question, rep *turn.Reply, parser *protocol.Parser, too
 		}
 	}
 	if !rep.Native {
-		diags = parser.Parse(rep.Raw).Diagnostics
+		if turn.CutOff(rep.FinishReason) {
+			diags = parser.ParseCut(rep.Raw).Diagnostics
+		} else {
+			diags = parser.Parse(rep.Raw).Diagnostics
+		}
 	}
 	for _, d := range diags {
 		if slices.Contains(blocking, d.Kind) && !slices.Contains(r.Invalid, string(d.Kind)) {
@@ -479,7 +483,11 @@ func strictVerdict(q *Question, rep *turn.Reply, tools []ptk.ToolInfo, original 
 	if err != nil {
 		return decoderFailed(q)
 	}
-	for _, a := range p.Parse(rep.Raw).Attempts {
+	parse := p.Parse
+	if turn.CutOff(rep.FinishReason) {
+		parse = p.ParseCut
+	}
+	for _, a := range parse(rep.Raw).Attempts {
 		if a.Err != nil && a.Err.Code == ptk.ParseError || looped(a) {
 			continue
 		}

@@ -96,7 +96,10 @@
 // is a repetition loop ([DiagRepetitionLoop]) when it ends in a call cut off
 // at the end of the output after at least 8 complete calls or after 3
 // identical calls in a row (same tool, same arguments), or when it ends in
-// 10 identical calls in a row. None of its calls runs: each attempt carries
+// 10 identical calls in a row. When the provider says its token limit cut
+// the reply off (finish reason "length"), the cut may fall between two
+// calls: [Parser.ParseCut], or [Stream.Cut] before Finish, counts the reply
+// cut off wherever it ended (a model turn does so). None of its calls runs: each attempt carries
 // a ptk.DuplicateToolCall error that tells the model what it did. Agent
 // runtimes treat such a reply as the model's failure, not as calls to run
 // (Gemini CLI's loop detection stops on repeated identical calls), and

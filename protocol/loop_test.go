@@ -173,3 +173,44 @@ func TestRepetitionLoopStream(t *testing.T) {
 		}
 	}
 }
+
+// TestRepetitionLoopProviderCut: when the provider says the token limit
+// cut the reply off (finish reason "length"), the cut may fall between two
+// calls; the rule counts the reply cut off all the same (ParseCut, or Cut
+// before a stream's Finish), and the stream reaches the whole parse's
+// verdict. Without the provider's word, the same text is complete calls.
+func TestRepetitionLoopProviderCut(t *testing.T) {
+	p, err := NewParser(testTools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		paths []string
+		loop  bool
+	}{
+		{"7 different calls", distinct(7), false},
+		{"8 different calls", distinct(8), true},
+		{"2 identical calls", repeat("a.go", 2), false},
+		{"3 identical calls", repeat("a.go", 3), true},
+	} {
+		in := loopReply(c.paths, false)
+		if got := p.Parse(in); len(got.Calls) != len(c.paths) {
+			t.Errorf("%s, not cut: %d calls run, want all %d", c.name, len(got.Calls), len(c.paths))
+		}
+		whole := p.ParseCut(in)
+		if loop := len(whole.Calls) == 0; loop != c.loop {
+			t.Errorf("%s, cut by the provider: loop %v, want %v (%d calls run)", c.name, loop, c.loop, len(whole.Calls))
+		}
+		for _, size := range []int{1, 16, len(in)} {
+			s := p.NewStream(func(Event) {})
+			for i := 0; i < len(in); i += size {
+				s.WriteString(in[i:min(i+size, len(in))])
+			}
+			s.Cut()
+			if got := s.Finish(); !reflect.DeepEqual(whole, got) {
+				t.Errorf("%s in %d-byte writes: streamed differs (-whole +streamed):\n%s", c.name, size, cmp.Diff(whole, got))
+			}
+		}
+	}
+}
