@@ -20,6 +20,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/internal/secretenv"
 	"github.com/ptkit/ptk/internal/version"
 	"github.com/ptkit/ptk/protocol"
 )
@@ -205,7 +206,10 @@ func (s *server) start(ctx context.Context) error {
 	var transport sdk.Transport
 	if s.cfg.Command != "" {
 		cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
-		cmd.Env = os.Environ()
+		// ptk's environment without its secrets (provider keys, client
+		// keys, the trace store's password): a server gets the keys its
+		// entry in mcp.json gives it, no others.
+		cmd.Env, _ = secretenv.Filter{}.Apply(os.Environ())
 		for _, k := range slices.Sorted(maps.Keys(s.cfg.Env)) {
 			cmd.Env = append(cmd.Env, k+"="+s.cfg.Env[k])
 		}

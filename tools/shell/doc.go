@@ -21,8 +21,17 @@
 // npm_config_cache). Each process has limits on its memory, the size of
 // the files it writes and (unless ptk runs as root) the processes it may
 // start ([WithSandboxLimits]). The workspace may not be, or hold, the home
-// directory. Sandboxed or not, a command sees the whole environment of the
-// process, API keys included.
+// directory.
+//
+// Sandboxed or not, a command's environment is ptk's without its secrets
+// (internal/secretenv): no variable whose name says it holds a key, a token,
+// a password or a credential (OPENAI_API_KEY, ANTHROPIC_API_KEY,
+// PTK_API_KEY, PTK_API_KEYS, GITHUB_TOKEN, PGPASSWORD), none that ptk reads
+// as one (PTK_TRACE_DB, DATABASE_URL, OTEL_EXPORTER_OTLP_HEADERS), and none
+// whose value is a URL with a password. [WithPassEnv] passes a variable on
+// that a command needs; [WithHiddenEnv] holds back one whose name does not
+// say it is a secret. Only the environment is filtered: without the sandbox
+// a command can still read the files that hold secrets (~/.config, ~/.ssh).
 //
 // Each command runs with stdin empty (/dev/null) and PTK=1 added to the
 // environment. Nothing a command starts outlives its call: on Linux the

@@ -16,6 +16,7 @@ import (
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/internal/headtail"
 	"github.com/ptkit/ptk/internal/sandbox"
+	"github.com/ptkit/ptk/internal/secretenv"
 	"github.com/ptkit/ptk/tool"
 )
 
@@ -57,6 +58,7 @@ type config struct {
 	limits              sandbox.Limits
 	timeout, maxTimeout time.Duration
 	maxOutput           int
+	env                 secretenv.Filter
 }
 
 // WithSandbox runs every command under bubblewrap (see the package doc):
@@ -70,6 +72,21 @@ func WithSandbox() Option { return func(c *config) { c.sandbox = true } }
 // commands (a toolchain or a module cache under the home directory, say).
 func WithReadOnly(paths ...string) Option {
 	return func(c *config) { c.readOnly = append(c.readOnly, paths...) }
+}
+
+// WithPassEnv passes the environment variables named on to commands even
+// though their names or values look like secrets (a GITHUB_TOKEN for gh,
+// say); by default a command's environment holds none (see the package
+// doc).
+func WithPassEnv(names ...string) Option {
+	return func(c *config) { c.env = c.env.Pass(names...) }
+}
+
+// WithHiddenEnv keeps the environment variables named out of commands'
+// environment as well, whatever their names look like: a catalog's
+// api_key_env, a secret under a name that does not say so.
+func WithHiddenEnv(names ...string) Option {
+	return func(c *config) { c.env = c.env.Hide(names...) }
 }
 
 // WithSandboxLimits sets the limits on each process of a sandboxed command:
@@ -287,6 +304,7 @@ func (s *Shell) run(ctx context.Context, a Args) (ptk.Result, error) {
 func (s *Shell) exec(ctx context.Context, command string, timeout time.Duration, note string) (ptk.Result, error) {
 	argv := []string{"bash", "-c", command}
 	env := (&exec.Cmd{Dir: s.dir}).Environ() // with PWD set to the workspace
+	env, _ = s.cfg.env.Apply(env)            // no provider key, store password or client key
 	env = append(env, "PTK=1")
 	if s.sb != nil {
 		var senv []string
