@@ -13,7 +13,10 @@
 // as root the command cannot mount, remount or make a namespace in which it
 // would be root again; and it sees only the system (/usr and /etc, less the
 // files in /etc that only their owner may read), the workspace (writable),
-// a private /tmp and an empty private home directory: the real home
+// a private /tmp and an empty private home directory, and the workspace's
+// .git (a folder or a file, when there is one as a command starts)
+// read-only, so that a command cannot plant a hook, core.fsmonitor or a
+// repointed .git file for the user's own git to run later: the real home
 // directory, /run, /var and the rest of the host, its sockets included, are
 // not there. Toolchains and caches under the home directory are therefore
 // absent too: [WithReadOnly] shows them read-only, and caches that need
