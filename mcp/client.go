@@ -29,7 +29,13 @@ import (
 const (
 	DefaultCallTimeout  = 60 * time.Second
 	DefaultStartTimeout = 60 * time.Second
+	// DefaultMaxTools is the most tools ptk takes from one server.
+	DefaultMaxTools = 1000
 )
+
+// maxPages bounds the pages of one listing of a server's tools, for a
+// server that sends empty pages each naming another.
+const maxPages = 100
 
 // Options configure a [Client].
 type Options struct {
@@ -58,6 +64,10 @@ type Options struct {
 	// (default DefaultMaxMessageBytes): a larger tool result is cut, says
 	// so to the model, and the server stays usable.
 	MaxMessageBytes int
+	// MaxTools bounds the tools ptk takes from one server (default
+	// DefaultMaxTools): a server that lists more, or whose list never
+	// ends, gives its first MaxTools, and the cut is logged.
+	MaxTools int
 }
 
 // Client holds the MCP servers of a configuration, started, and gives
@@ -92,6 +102,9 @@ func Start(ctx context.Context, cfg *Config, opts Options) (*Client, error) {
 	}
 	if opts.StartTimeout <= 0 {
 		opts.StartTimeout = DefaultStartTimeout
+	}
+	if opts.MaxTools <= 0 {
+		opts.MaxTools = DefaultMaxTools
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -302,11 +315,24 @@ func (s *server) explain(ctx context.Context, err error) error {
 // there are now. One list runs at a time: the caller holds the listing flag.
 func (s *server) list(ctx context.Context) (int, error) {
 	var defs []*sdk.Tool
-	for t, err := range s.session.Tools(ctx, nil) {
+	// Page by page, to bound both the tools and the pages: a server's
+	// list may never end.
+	params := &sdk.ListToolsParams{}
+	for page := 0; ; page++ {
+		if page == maxPages || len(defs) >= s.opts.MaxTools {
+			s.opts.Logger.Warn("MCP server lists more tools than ptk takes: the first ones kept", "server", s.name,
+				"tools", len(defs), "max_tools", s.opts.MaxTools, "pages", page)
+			break
+		}
+		res, err := s.session.ListTools(ctx, params)
 		if err != nil {
 			return 0, fmt.Errorf("listing its tools: %w", err)
 		}
-		defs = append(defs, t)
+		defs = append(defs, res.Tools[:min(len(res.Tools), s.opts.MaxTools-len(defs))]...)
+		if res.NextCursor == "" {
+			break
+		}
+		params = &sdk.ListToolsParams{Cursor: res.NextCursor}
 	}
 	tools := make([]*Tool, 0, len(defs))
 	remote := make(map[string]bool, len(defs))

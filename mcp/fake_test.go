@@ -66,6 +66,8 @@ func fakeServer(mode string) {
 		srv := sdk.NewServer(&sdk.Implementation{Name: "fake", Version: "1"}, nil)
 		addFakeTools(srv)
 		srv.Run(context.Background(), &sdk.StdioTransport{})
+	case "pages": // a tools/list that never ends: every page names another
+		endlessPages()
 	case "environ": // one tool that answers with the server's environment
 		srv := sdk.NewServer(&sdk.Implementation{Name: "fake", Version: "1"}, nil)
 		sdk.AddTool(srv, &sdk.Tool{Name: "environ", Description: "Lists the environment."},
