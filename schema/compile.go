@@ -146,6 +146,7 @@ func compileUncached(raw json.RawMessage) (*Schema, error) {
 	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(noLoader{})
 	const url = "ptk:///parameters.json"
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, errors.New("parameters: " + err.Error())
@@ -156,6 +157,17 @@ func compileUncached(raw json.RawMessage) (*Schema, error) {
 	}
 	s.compiled = v
 	return s, nil
+}
+
+// noLoader refuses every schema outside the one compiled. The validator's
+// own loader reads file:// URLs, so a $ref in a schema from outside (an MCP
+// server's, a gateway client's) would read the files of the machine ptk
+// runs on, report which exist, hang on a FIFO, and put a JSON file's values
+// in the check of every call.
+type noLoader struct{}
+
+func (noLoader) Load(url string) (any, error) {
+	return nil, errors.New("a $ref outside the tool's own schema is not loaded (only #... references within it are)")
 }
 
 // Params lists the declared parameters, in schema order.
