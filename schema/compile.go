@@ -102,11 +102,20 @@ func (p *passedArgs) add(args []byte) {
 // declare the same tools again and again.
 var compiled struct {
 	sync.Mutex
-	m map[string]*Schema
+	m     map[string]*Schema
+	bytes int // the text of the schemas in m
 }
 
-// compiledMax bounds the cache; when it is full it starts again.
-const compiledMax = 1024
+// compiledMax and compiledMaxBytes bound the cache; when it is full it
+// starts again. A schema longer than compiledMaxSchema is compiled each
+// time and never kept: the schemas come from outside (a gateway's clients,
+// MCP servers), and a few thousand different large ones would otherwise be
+// held for good, several times their size each.
+const (
+	compiledMax       = 1024
+	compiledMaxBytes  = 16 << 20
+	compiledMaxSchema = 64 << 10
+)
 
 // Compile reads a tool's parameters. Empty parameters or null give a nil
 // Schema and no error; an error says why the parameters cannot be used.
@@ -117,16 +126,17 @@ func Compile(raw json.RawMessage) (*Schema, error) {
 	if ok {
 		return s, nil
 	}
-	key := string(raw)
 	s, err := compileUncached(raw)
-	if err != nil {
-		return nil, err
+	if err != nil || len(raw) > compiledMaxSchema {
+		return s, err
 	}
+	key := string(raw)
 	compiled.Lock()
-	if compiled.m == nil || len(compiled.m) >= compiledMax {
-		compiled.m = make(map[string]*Schema)
+	if compiled.m == nil || len(compiled.m) >= compiledMax || compiled.bytes+len(key) > compiledMaxBytes {
+		compiled.m, compiled.bytes = make(map[string]*Schema), 0
 	}
 	compiled.m[key] = s
+	compiled.bytes += len(key)
 	compiled.Unlock()
 	return s, nil
 }
