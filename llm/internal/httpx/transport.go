@@ -113,12 +113,42 @@ func (t *Transport) Post(ctx context.Context, url string, body []byte, header ht
 		return nil, ConnectionError(err)
 	}
 	if resp.StatusCode/100 == 2 {
+		resp.Body = &bounded{r: resp.Body, left: MaxAnswerBytes}
 		return resp, nil
 	}
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	return nil, fail(resp.StatusCode, resp.Header, msg)
 }
+
+// MaxAnswerBytes bounds what is read of one answer, whole or streamed: a
+// model's reply is a few megabytes at most, even streamed chunk by chunk
+// with log-probabilities, and a server whose answer never ends (hostile,
+// or a broken one looping) must not take ptk's memory with it.
+const MaxAnswerBytes = 256 << 20
+
+// ErrAnswerTooLong is the error of reading an answer past MaxAnswerBytes.
+var ErrAnswerTooLong = fmt.Errorf("the model server's answer passed %d MiB: it was not read further", MaxAnswerBytes>>20)
+
+// bounded is an answer's body that fails after MaxAnswerBytes.
+type bounded struct {
+	r    io.ReadCloser
+	left int64
+}
+
+func (b *bounded) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, ErrAnswerTooLong
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+func (b *bounded) Close() error { return b.r.Close() }
 
 // Do makes a call with the retry policy (see [retry.Policy.Do]); a
 // canceled or expired ctx comes back as Name, ": " and ctx's error.
