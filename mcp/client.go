@@ -8,7 +8,9 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"slices"
@@ -244,10 +246,31 @@ func (s *server) start(ctx context.Context) error {
 		if base == nil {
 			base = http.DefaultTransport
 		}
+		origin, err := originOf(s.cfg.URL)
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.cfg.URL, err)
+		}
 		if len(s.cfg.Headers) > 0 {
-			base = headerTransport{base: base, headers: s.cfg.Headers}
+			base = headerTransport{base: base, headers: s.cfg.Headers, origin: origin}
 		}
 		c.Transport = boundedBodies{base: base, max: s.opts.MaxMessageBytes}
+		// A redirect to another origin is not followed: the server's
+		// headers (the user's token for it) are its alone, and ptk speaks
+		// MCP to no address but the one configured (not to a service on
+		// the user's loopback a redirect names).
+		check := c.CheckRedirect
+		c.CheckRedirect = func(r *http.Request, via []*http.Request) error {
+			if o, _ := originOf(r.URL.String()); o != origin {
+				return fmt.Errorf("the server redirected to %s, another origin than %s: not followed", o, origin)
+			}
+			if check != nil {
+				return check(r, via)
+			}
+			if len(via) >= 10 {
+				return errors.New("stopped after 10 redirects")
+			}
+			return nil
+		}
 		transport = &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: &c, MaxRetries: 1}
 	}
 	client := sdk.NewClient(s.opts.Implementation, &sdk.ClientOptions{
@@ -574,14 +597,38 @@ func (s *server) stoppedWhy(err error) string {
 type headerTransport struct {
 	base    http.RoundTripper
 	headers map[string]string
+	origin  string // the headers go to this origin only
 }
 
 func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if o, _ := originOf(r.URL.String()); o != h.origin {
+		return h.base.RoundTrip(r)
+	}
 	r = r.Clone(r.Context())
 	for k, v := range h.headers {
 		r.Header.Set(k, v)
 	}
 	return h.base.RoundTrip(r)
+}
+
+// originOf is the scheme, host and port of the URL u, lower-cased, the
+// port given even when it is the scheme's default.
+func originOf(u string) (string, error) {
+	p, err := url.Parse(u)
+	if err != nil {
+		return "", err
+	}
+	scheme := strings.ToLower(p.Scheme)
+	port := p.Port()
+	if port == "" {
+		switch scheme {
+		case "https":
+			port = "443"
+		case "http":
+			port = "80"
+		}
+	}
+	return scheme + "://" + net.JoinHostPort(strings.ToLower(p.Hostname()), port), nil
 }
 
 // tail keeps the last bytes a server wrote on stderr, and copies every
