@@ -535,7 +535,7 @@ func builtinTools(workspace, list string, sandbox bool) (root string, tools []pt
 	if root, err = filepath.Abs(workspace); err != nil {
 		return "", nil, nil, usagef("--workspace %s: %v", workspace, err)
 	}
-	ws, err := fs.New(root)
+	ws, err := fs.New(root, fs.WithProtected(ptkFolders()...))
 	if err != nil {
 		return "", nil, nil, usagef("--workspace %s: %v", workspace, err)
 	}
