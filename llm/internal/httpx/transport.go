@@ -108,7 +108,10 @@ func (t *Transport) Post(ctx context.Context, url string, body []byte, header ht
 			req.Header[k] = v
 		}
 	}
-	resp, err := t.HTTP.Do(req)
+	// A redirect to another origin is not followed, whatever client is
+	// used: Go drops Authorization there but not x-api-key,
+	// x-goog-api-key or api-key, and the key is the user's.
+	resp, err := t.Client().Do(req)
 	if err != nil {
 		return nil, ConnectionError(err)
 	}
@@ -119,6 +122,32 @@ func (t *Transport) Post(ctx context.Context, url string, body []byte, header ht
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	return nil, fail(resp.StatusCode, resp.Header, msg)
+}
+
+// Client is the transport's http.Client, refusing redirects to another
+// origin (see sameOrigin): make every request of a provider client with it.
+func (t *Transport) Client() *http.Client {
+	hc := *t.HTTP
+	hc.CheckRedirect = sameOrigin(t.HTTP.CheckRedirect)
+	return &hc
+}
+
+// sameOrigin wraps a client's CheckRedirect (nil: Go's, ten redirects) so
+// that a redirect to another scheme, host or port than the request's is
+// refused.
+func sameOrigin(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
+	return func(r *http.Request, via []*http.Request) error {
+		if from := via[0].URL; !strings.EqualFold(r.URL.Scheme, from.Scheme) || !strings.EqualFold(r.URL.Host, from.Host) {
+			return fmt.Errorf("the server redirected to %s://%s, another origin than %s://%s: not followed (set the base URL to where it leads, if that is right)", r.URL.Scheme, r.URL.Host, from.Scheme, from.Host)
+		}
+		if next != nil {
+			return next(r, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
 }
 
 // MaxAnswerBytes bounds what is read of one answer, whole or streamed: a
