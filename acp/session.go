@@ -83,7 +83,7 @@ func (a *server) open(ctx context.Context, id, cwd string, servers []sdk.McpServ
 		return nil, invalid("cwd %s: %v", cwd, err)
 	}
 	s.ws = ws
-	var shOpts []shell.Option
+	shOpts := []shell.Option{shell.WithProtected(a.cfg.Protected...)}
 	switch {
 	case a.cfg.Sandbox:
 		shOpts = append(shOpts, shell.WithSandbox())

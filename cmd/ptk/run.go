@@ -541,7 +541,7 @@ func builtinTools(workspace, list string, sandbox bool) (root string, tools []pt
 	}
 	// bash's commands get no variable that looks like a secret, but those
 	// the user names in PTK_PASS_ENV.
-	shellOpts := []shell.Option{shell.WithPassEnv(splitList(os.Getenv("PTK_PASS_ENV"))...)}
+	shellOpts := []shell.Option{shell.WithPassEnv(splitList(os.Getenv("PTK_PASS_ENV"))...), shell.WithProtected(ptkFolders()...)}
 	if sandbox {
 		shellOpts = append(shellOpts, shell.WithSandbox())
 	}

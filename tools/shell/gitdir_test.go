@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -65,4 +66,24 @@ func TestSandboxGitDirReadOnly(t *testing.T) {
 			t.Errorf("a sandboxed command repointed the .git file: %q", b)
 		}
 	})
+}
+
+// The attack: XDG_CONFIG_HOME inside the project, and a sandboxed
+// command that writes the mcp.json the next ptk starts its servers from,
+// outside any sandbox. A sandboxed shell refuses such a workspace.
+func TestSandboxRefusesProtectedInWorkspace(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	cfg := filepath.Join(ws, ".cfg", "ptk") // not made yet
+	_, err := New(ws, WithSandbox(), WithProtected(cfg))
+	if errors.Is(err, ErrNoBwrap) {
+		t.Skip(err)
+	}
+	if err == nil || !strings.Contains(err.Error(), "of ptk's own") {
+		t.Fatalf("a sandboxed shell on a workspace that holds %s: %v", cfg, err)
+	}
+	// A protected folder elsewhere is no reason to refuse.
+	if _, err := New(ws, WithSandbox(), WithProtected(filepath.Join(t.TempDir(), "ptk"))); err != nil {
+		t.Skipf("the sandbox does not work here: %v", err)
+	}
 }

@@ -61,6 +61,7 @@ type config struct {
 	timeout, maxTimeout time.Duration
 	maxOutput           int
 	env                 secretenv.Filter
+	protected           []string
 }
 
 // WithSandbox runs every command under bubblewrap (see the package doc):
@@ -89,6 +90,15 @@ func WithPassEnv(names ...string) Option {
 // api_key_env, a secret under a name that does not say so.
 func WithHiddenEnv(names ...string) Option {
 	return func(c *config) { c.env = c.env.Hide(names...) }
+}
+
+// WithProtected names folders a sandboxed command must not write: a
+// sandboxed Shell refuses a workspace that holds one, whether it exists
+// yet or not (ptk's configuration, checkpoints and traces: a command would
+// write the mcp.json the next ptk starts servers from, outside any
+// sandbox).
+func WithProtected(dirs ...string) Option {
+	return func(c *config) { c.protected = append(c.protected, dirs...) }
 }
 
 // WithSandboxLimits sets the limits on each process of a sandboxed command:
@@ -213,6 +223,18 @@ func newSandboxUnchecked(dir string, cfg config) (*sandbox.Sandbox, sandbox.Conf
 	}
 	if real == "/" {
 		return nil, c, errors.New("shell: --sandbox: the workspace is /, which the sandbox would show whole: choose a project directory")
+	}
+	for _, p := range cfg.protected {
+		if !filepath.IsAbs(p) {
+			continue
+		}
+		p = filepath.Clean(p)
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			p = r
+		}
+		if p == real || within(p, real) {
+			return nil, c, fmt.Errorf("shell: --sandbox: the workspace %s holds %s, a folder of ptk's own that a sandboxed command could write: choose a project directory", dir, p)
+		}
 	}
 	for _, p := range cfg.readOnly {
 		abs, err := filepath.Abs(p)
