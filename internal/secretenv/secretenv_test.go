@@ -1,6 +1,7 @@
 package secretenv
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 )
@@ -74,5 +75,20 @@ func TestFilter(t *testing.T) {
 	c := a.Pass("C")
 	if slices.Contains(b.pass, "C") || slices.Contains(c.pass, "B") {
 		t.Errorf("copies share a list: %q %q", b.pass, c.pass)
+	}
+}
+
+// BenchmarkApply filters an environment of 60 variables, about what a
+// developer's shell holds, as each bash command does.
+func BenchmarkApply(b *testing.B) {
+	env := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/home/dev", "OPENAI_API_KEY=sk-x", "PGPASSWORD=x",
+		"HTTPS_PROXY=http://proxy:3128", "DATABASE_URL=postgres://u:p@db/x"}
+	for i := len(env); i < 60; i++ {
+		env = append(env, fmt.Sprintf("SOME_SETTING_%d=value-%d", i, i))
+	}
+	f := Filter{}.Pass("GITHUB_TOKEN")
+	b.ReportAllocs()
+	for b.Loop() {
+		f.Apply(env)
 	}
 }
