@@ -8,6 +8,7 @@ import (
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/agent"
+	"github.com/ptkit/ptk/internal/durable"
 )
 
 // The states of a run, in Progress.State.
@@ -40,17 +41,9 @@ type Pending struct {
 	Args   json.RawMessage `json:"args"`
 }
 
-// Event is one step of a run, as a follower shows it.
-type Event struct {
-	// Kind is model (a model call begins), tool (a call's tool runs),
-	// result, denied, duplicate, waiting (for approval), switch (to the
-	// text protocol), answer, or step (a ReAct or workflow step).
-	Kind      string    `json:"kind"`
-	Iteration int       `json:"iteration,omitempty"`
-	Call      *ptk.Call `json:"call,omitempty"`
-	Text      string    `json:"text,omitempty"`
-	IsError   bool      `json:"is_error,omitempty"`
-}
+// Event is one step of a run, as a follower shows it (the shape ptk and
+// ptk-temporal share: internal/durable).
+type Event = durable.Event
 
 // maxEventText caps the text of an event in the run's state.
 const maxEventText = 2000

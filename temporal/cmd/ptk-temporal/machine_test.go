@@ -1,0 +1,109 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// testEnv is the environment of a test with a worker of its own: its task
+// queue, data folder and workspace.
+func testEnv(t *testing.T, name string, tools string) (environ []string, ws string) {
+	t.Helper()
+	ws, data := t.TempDir(), t.TempDir()
+	environ = append(os.Environ(), "PTK_TEMPORAL="+env.temporal, "PTK_TEMPORAL_TASK_QUEUE="+name+"-"+fmt.Sprint(os.Getpid()),
+		"XDG_DATA_HOME="+data, "XDG_CONFIG_HOME="+data, "PTK_TRACE_DB=")
+	startWorker(t, environ, "--model", "test-model", "--base-url", model(t), "--workspace", ws, "--tools", tools,
+		"--trace-store", filepath.Join(data, "traces.db"))
+	return environ, ws
+}
+
+// comparable is a run's JSON object with what differs between two runs of
+// the same script (how long they took) left out.
+func comparable(t *testing.T, line string) map[string]any {
+	t.Helper()
+	var v map[string]any
+	if err := json.Unmarshal([]byte(line), &v); err != nil {
+		t.Fatalf("%v: %q", err, line)
+	}
+	delete(v, "duration_ms")
+	return v
+}
+
+// TestJSONOutput: ptk run --temporal --output-format json prints the
+// object ptk run --output-format json prints for the same scripted run
+// (here and on the workers: one shape), a call denied because no one was
+// asked is in its denied list as it is in a local run's, and stream-json
+// ends with the same result event; a model's escape sequences stay escaped
+// in the JSON.
+func TestJSONOutput(t *testing.T) {
+	need(t)
+	environ, ws := testEnv(t, "json", "read_file,write_file")
+	local := t.TempDir()
+	base := model(t)
+	localRun := func(args ...string) (int, string, string) {
+		return runPTK(t, environ, append([]string{"run", "--model", "test-model", "--base-url", base, "--workspace", local,
+			"--tools", "read_file,write_file", "--mode", "native", "--no-trace"}, args...)...)
+	}
+	durableRun := func(args ...string) (int, string, string) {
+		return runPTK(t, environ, append([]string{"run", "--temporal", env.addr, "--mode", "native"}, args...)...)
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"allowed", []string{"--output-format", "json", "--yes", "write json"}},
+		{"denied", []string{"--output-format", "json", "write nobody asked"}},
+		{"escapes", []string{"--json", "hi \x1b]0;owned\x07"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			lc, lout, lerr := localRun(c.args...)
+			dc, dout, derr := durableRun(c.args...)
+			if lc != dc {
+				t.Errorf("exit status: local %d, durable %d\nlocal: %s\ndurable: %s", lc, dc, lerr, derr)
+			}
+			if strings.Count(dout, "\n") != 1 {
+				t.Fatalf("durable: not one line: %q (stderr %s)", dout, derr)
+			}
+			t.Logf("durable: %s", dout)
+			lv, dv := comparable(t, lout), comparable(t, dout)
+			lb, _ := json.Marshal(lv)
+			db, _ := json.Marshal(dv)
+			if string(lb) != string(db) {
+				t.Errorf("the objects differ:\nlocal:   %s\ndurable: %s", lb, db)
+			}
+			if strings.ContainsAny(dout, "\x1b\x07") {
+				t.Errorf("raw escapes in the JSON: %q", dout)
+			}
+		})
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "note.txt")); err != nil || string(b) != "json" {
+		t.Errorf("the workers' note.txt: %q, %v", b, err)
+	}
+
+	// stream-json: the events as the run goes, and the same result event
+	lc, lout, _ := localRun("--output-format", "stream-json", "--yes", "write stream")
+	dc, dout, derr := durableRun("--output-format", "stream-json", "--yes", "write stream")
+	if lc != 0 || dc != 0 {
+		t.Fatalf("stream-json: exit %d and %d: %s", lc, dc, derr)
+	}
+	ll, dl := strings.Split(strings.TrimSpace(lout), "\n"), strings.Split(strings.TrimSpace(dout), "\n")
+	lr, dr := comparable(t, ll[len(ll)-1]), comparable(t, dl[len(dl)-1])
+	lb, _ := json.Marshal(lr)
+	db, _ := json.Marshal(dr)
+	if string(lb) != string(db) {
+		t.Errorf("the result events differ:\nlocal:   %s\ndurable: %s", lb, db)
+	}
+	var types []string
+	for _, l := range dl {
+		var e struct{ Type string }
+		json.Unmarshal([]byte(l), &e)
+		types = append(types, e.Type)
+	}
+	if got := strings.Join(types, " "); got != "init model_call tool_call tool_result model_call text result" {
+		t.Errorf("durable stream-json events: %s\n%s", got, dout)
+	}
+}
