@@ -82,6 +82,9 @@ func (s *state) event(e agent.Event) {
 	case agent.EventIteration:
 		s.p.Iteration = e.Iteration
 		s.add(Event{Kind: "model", Iteration: e.Iteration})
+	case agent.EventModelDone:
+		u := e.Usage
+		s.add(Event{Kind: durable.KindModelDone, Iteration: e.Iteration, Usage: &u, Cost: e.Cost})
 	case agent.EventToolStart:
 		s.add(Event{Kind: "tool", Iteration: e.Iteration, Call: e.Call})
 	case agent.EventToolResult:
@@ -91,9 +94,13 @@ func (s *state) event(e agent.Event) {
 			ev.Text, ev.IsError = e.ToolResult.Content, e.ToolResult.IsError
 		}
 		s.add(ev)
+	case agent.EventText:
+		s.add(Event{Kind: durable.KindText, Iteration: e.Iteration, Text: e.Text})
 	case agent.EventCallEnd:
 		if e.Err != nil {
 			s.add(Event{Kind: "result", Iteration: e.Iteration, Call: e.Call, Text: e.Err.Message, IsError: true})
+		} else if e.Call != nil {
+			s.add(Event{Kind: durable.KindCall, Iteration: e.Iteration, Call: e.Call})
 		}
 	case agent.EventDenied:
 		s.add(Event{Kind: "denied", Iteration: e.Iteration, Call: e.Call, Text: e.Text, IsError: true})

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -21,6 +22,8 @@ import (
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/agent"
 	"github.com/ptkit/ptk/internal/durable"
+	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/tool"
 )
 
 // A durable turn is an agent run on ptk's Temporal workers, which ptk
@@ -38,6 +41,10 @@ type durableRunner struct {
 	args []string
 	// cancelWait bounds the wait for a canceled run's result.
 	cancelWait time.Duration
+	// approval, when set, is the approval preset each turn runs in (ptk
+	// chat's, which shift+tab changes): what the workers let run and what
+	// waits for approval.
+	approval func() tool.Preset
 	// follow makes a canceled turn stop following the run, which goes on
 	// (ptk run: Ctrl-C stops following), instead of canceling it.
 	follow bool
@@ -77,7 +84,11 @@ func (d *durableRunner) Stream(ctx context.Context, history []ptk.Message, opts 
 		}
 		// not CommandContext: a canceled turn cancels the run, and its
 		// result still comes
-		c := exec.Command(bin, append(append([]string{}, d.args...), "--machine")...)
+		args := append(append([]string{}, d.args...), "--machine")
+		if d.approval != nil {
+			args = append(args, "--approval="+string(d.approval()))
+		}
+		c := exec.Command(bin, args...)
 		stdin, err := c.StdinPipe()
 		if err != nil {
 			fail(err)
@@ -213,8 +224,7 @@ func (d *durableRunner) decide(ctx context.Context, opts agent.Options, call ptk
 
 // eventConverter turns a durable run's events into the agent.Events a
 // local run reports: each call is announced (EventCallEnd, with its place
-// in the model's reply) before it waits, runs or is denied, and the answer
-// is its text and then the final answer.
+// in the model's reply) once, before it waits, runs or is denied.
 type eventConverter struct {
 	id        string
 	iteration int
@@ -245,6 +255,11 @@ func (c *eventConverter) events(e durable.Event) []agent.Event {
 	case durable.KindModel:
 		c.iteration, c.index = e.Iteration, map[string]int{}
 		ev.Kind = agent.EventIteration
+	case durable.KindModelDone:
+		ev.Kind, ev.Cost = agent.EventModelDone, e.Cost
+		if e.Usage != nil {
+			ev.Usage = *e.Usage
+		}
 	case durable.KindTool:
 		ev.Kind = agent.EventToolStart
 	case durable.KindResult:
@@ -259,10 +274,11 @@ func (c *eventConverter) events(e durable.Event) []agent.Event {
 		ev.Kind, ev.Text = agent.EventDuplicate, e.Text
 	case durable.KindSwitch:
 		ev.Kind, ev.Text = agent.EventModeSwitch, e.Text
+	case durable.KindText:
+		ev.Kind, ev.Text = agent.EventText, e.Text
 	case durable.KindAnswer:
-		out = append(out, agent.Event{Kind: agent.EventText, Iteration: ev.Iteration, Text: e.Text})
 		ev.Kind, ev.Text = agent.EventFinal, e.Text
-	default: // waiting (the call was announced), and kinds to come
+	default: // call and waiting (the call was announced), and kinds to come
 		return out
 	}
 	return append(out, ev)
@@ -355,7 +371,9 @@ func runDurable(cmd *cobra.Command, f runFlags, args []string) error {
 	iteration := 0
 	if format == formatStreamJSON {
 		sw = newStreamWriter(out)
-		sw.write(streamInit{Type: "init", Version: streamVersion, Model: f.model, Mode: f.mode, Tools: splitList(f.tools)})
+		// the workspace and the tools are the workers' (their names when
+		// --tools names them)
+		sw.write(streamInit{Type: "init", Version: streamVersion, Model: f.model, Mode: f.mode, Tools: append([]string{}, splitList(f.tools)...)})
 		approver.asked = func(c ptk.Call) { sw.approval("asked", iteration, -1, &c, "") }
 	}
 	r := newDurableRunner(flags)
@@ -382,4 +400,47 @@ func runDurable(cmd *cobra.Command, f runFlags, args []string) error {
 		return exitError{exit, runErr}
 	}
 	return runErr
+}
+
+// prepareDurableChat is ptk chat --temporal's setup: the turns run on the
+// workers, with their model, tools and workspace; here are the approval
+// (preset, policy), the limits of each turn, and the workspace the
+// conversations are kept with and @mentions read from.
+func prepareDurableChat(cmd *cobra.Command, f runFlags) (*runSetup, error) {
+	flags, err := f.temporal.runArgs(cmd, []string{"model", "mode", "tools", "max-iterations", "max-tool-calls", "max-cost", "max-tokens", "timeout"},
+		[]string{"yes", "approval", "policy", "workspace", "continue", "conversation", "trace-db", "no-trace", "no-checkpoint"})
+	if err != nil {
+		return nil, err
+	}
+	mode, err := checkRunFlags(f)
+	if err != nil {
+		return nil, err
+	}
+	preset, err := approvalPreset(cmd, f.approval, f.yes)
+	if err != nil {
+		return nil, err
+	}
+	policy, policyFile, err := loadPolicy(cmd, f.policy)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	root, err := filepath.Abs(f.workspace)
+	if err != nil {
+		return nil, usagef("--workspace %s: %v", f.workspace, err)
+	}
+	opts := agent.Options{Model: workersModel{}, ModelName: f.model, Mode: mode,
+		MaxIterations: f.maxIterations, MaxToolCalls: f.maxToolCalls, MaxCost: f.maxCost, MaxTokens: f.maxTokens, Timeout: f.timeout}
+	return &runSetup{opts: opts, policy: policy, policyFile: policyFile, preset: preset, workspace: root, model: f.model,
+		checkpointErr: errors.New("the turns change the workers' workspace, where ptk chat takes no checkpoints: /undo goes back in the conversation only"),
+		close:         func() {}, runner: newDurableRunner(flags)}, nil
+}
+
+// workersModel stands for the model of a durable chat, which is the
+// workers': what would call it here (/compact) is told so.
+type workersModel struct{}
+
+var _ llm.Model = workersModel{}
+
+func (workersModel) Generate(context.Context, llm.Request) (*llm.Response, error) {
+	return nil, ptk.NewError(ptk.InvalidConfig, "the model of a durable chat (--temporal) is the workers': it is not called from here", nil)
 }

@@ -212,6 +212,9 @@ type runSetup struct {
 	resolve func(names []string) (llm.Model, error)
 	// close closes the workspace and the record file.
 	close func()
+	// runner, when set, runs the turns durably on Temporal (ptk chat
+	// --temporal): the model and the tools are the workers'.
+	runner *durableRunner
 }
 
 // hint turns a failed run's error into the one-line fix configHint gives,

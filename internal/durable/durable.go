@@ -29,7 +29,8 @@ import (
 
 // Event is one step of a durable run, as a follower shows it.
 type Event struct {
-	// Kind is model (a model call begins), tool (a call's tool runs),
+	// Kind is model (a model call begins), text (the model's text),
+	// call (the model made a call), model_done (the model call ended), tool (a call's tool runs),
 	// result, denied, duplicate, waiting (for approval), switch (to the
 	// text protocol), answer, or step (a ReAct or workflow step).
 	Kind      string    `json:"kind"`
@@ -37,11 +38,17 @@ type Event struct {
 	Call      *ptk.Call `json:"call,omitempty"`
 	Text      string    `json:"text,omitempty"`
 	IsError   bool      `json:"is_error,omitempty"`
+	// Usage and Cost are a model call's, on model_done.
+	Usage *ptk.Usage `json:"usage,omitempty"`
+	Cost  float64    `json:"cost,omitempty"`
 }
 
 // The kinds of Event.
 const (
 	KindModel     = "model"
+	KindModelDone = "model_done"
+	KindText      = "text"
+	KindCall      = "call"
 	KindTool      = "tool"
 	KindResult    = "result"
 	KindDenied    = "denied"
