@@ -335,7 +335,11 @@ func (s *session) prompt(ctx context.Context, blocks []sdk.ContentBlock) (sdk.Pr
 	s.run = st
 	var res *agent.Result
 	var runErr error
-	for e, err := range agent.Stream(ctx, history, opts) {
+	run := s.a.cfg.Run
+	if run == nil {
+		run = agent.Stream
+	}
+	for e, err := range run(ctx, history, opts) {
 		if e.Kind == agent.EventDone {
 			res, runErr = e.Run, err
 			continue

@@ -116,6 +116,7 @@ func TestChatDurable(t *testing.T) {
 	if b, _ := os.ReadFile(note); string(b) != "approved" {
 		t.Errorf("note.txt after esc: %q", b)
 	}
+	checkCanceled(t, environ, "write canceled", "write approved")
 
 	term.keys("evil", "Enter")
 	screen = term.waitFor("the answer with escapes", `evil \x1b]0;owned\x07\x1b[2J\x1b[31mred`)

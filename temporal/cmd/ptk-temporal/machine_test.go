@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // testEnv is the environment of a test with a worker of its own: its task
@@ -15,10 +16,47 @@ func testEnv(t *testing.T, name string, tools string) (environ []string, ws stri
 	t.Helper()
 	ws, data := t.TempDir(), t.TempDir()
 	environ = append(os.Environ(), "PTK_TEMPORAL="+env.temporal, "PTK_TEMPORAL_TASK_QUEUE="+name+"-"+fmt.Sprint(os.Getpid()),
-		"XDG_DATA_HOME="+data, "XDG_CONFIG_HOME="+data, "PTK_TRACE_DB=")
+		"XDG_DATA_HOME="+data, "XDG_CONFIG_HOME="+data, "PTK_TRACE_DB=", "PTK_TEST_WORKER_STORE="+filepath.Join(data, "traces.db"))
 	startWorker(t, environ, "--model", "test-model", "--base-url", model(t), "--workspace", ws, "--tools", tools,
 		"--trace-store", filepath.Join(data, "traces.db"))
 	return environ, ws
+}
+
+// recordedRun is a run as 'ptk traces list --json' shows it.
+type recordedRun struct {
+	ID        string `json:"id"`
+	Status    string `json:"status"`
+	ErrorCode string `json:"error_code"`
+	Input     string `json:"input"`
+}
+
+// workerRuns are the runs in the trace store of testEnv's worker; it
+// waits until one has input, as the worker records a run when it ends.
+func workerRuns(t *testing.T, environ []string, input string) map[string]recordedRun {
+	t.Helper()
+	store := ""
+	for _, v := range environ {
+		if s, ok := strings.CutPrefix(v, "PTK_TEST_WORKER_STORE="); ok {
+			store = s
+		}
+	}
+	for end := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		code, out, errOut := runPTK(t, environ, "traces", "list", "--json", "--trace-db", store)
+		if code != 0 {
+			t.Fatalf("traces list: exit %d: %s", code, errOut)
+		}
+		var runs []recordedRun
+		if err := json.Unmarshal([]byte(out), &runs); err != nil {
+			t.Fatalf("traces list --json: %v\n%s", err, out)
+		}
+		byInput := map[string]recordedRun{}
+		for _, r := range runs {
+			byInput[r.Input] = r
+		}
+		if _, ok := byInput[input]; ok || time.Now().After(end) {
+			return byInput
+		}
+	}
 }
 
 // comparable is a run's JSON object with what differs between two runs of
