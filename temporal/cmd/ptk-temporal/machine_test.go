@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -150,5 +151,32 @@ func TestJSONOutput(t *testing.T) {
 	}
 	if lt, dt := types(ll), types(dl); lt != dt {
 		t.Errorf("stream-json events:\nlocal:   %s\ndurable: %s\n%s", lt, dt, dout)
+	}
+}
+
+// TestMachineBadInput: what ptk-temporal run --machine is given on stdin
+// is checked: a first line that is not a conversation, no line, or an
+// empty conversation is one error line on stdout (the protocol's) and
+// exit status 1, before anything starts; a prompt or --yes beside
+// --machine is a usage error.
+func TestMachineBadInput(t *testing.T) {
+	need(t)
+	for _, c := range []struct{ stdin, want string }{
+		{"not json\n", "the first line is not a conversation"},
+		{"", "no conversation on stdin"},
+		{`{"messages":[]}` + "\n", "the conversation has no messages"},
+		{strings.Repeat("x", 80<<20), "token too long"},
+	} {
+		cmd := exec.Command(env.temporal, "run", "--machine", "--temporal", env.addr)
+		cmd.Stdin = strings.NewReader(c.stdin)
+		out, _ := cmd.Output()
+		var l struct{ Type, Error string }
+		if err := json.Unmarshal(out, &l); err != nil || l.Type != "error" || !strings.Contains(l.Error, c.want) || cmd.ProcessState.ExitCode() != 1 {
+			t.Errorf("stdin %.20q: exit %d, %q", c.stdin, cmd.ProcessState.ExitCode(), out)
+		}
+	}
+	cmd := exec.Command(env.temporal, "run", "--machine", "--temporal", env.addr, "a prompt")
+	if out, _ := cmd.CombinedOutput(); cmd.ProcessState.ExitCode() != 2 || !strings.Contains(string(out), "--machine reads the conversation from stdin") {
+		t.Errorf("--machine with a prompt: exit %d: %s", cmd.ProcessState.ExitCode(), out)
 	}
 }
