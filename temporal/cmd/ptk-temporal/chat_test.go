@@ -88,12 +88,15 @@ func TestChatDurable(t *testing.T) {
 	term.waitFor("the chat", "/help", "runs durably")
 
 	term.keys("write approved", "Enter")
-	term.waitFor("the approval question", "write_file", "note.txt", "allow? [y]es")
+	screen := term.waitFor("the approval question", "write_file", "note.txt", "allow? [y]es")
+	if out := os.Getenv("PTK_CHAT_SCREEN"); out != "" {
+		os.WriteFile(out+".ask", []byte(screen), 0o644)
+	}
 	if _, err := os.Stat(note); err == nil {
 		t.Fatal("the write ran before it was approved")
 	}
 	term.keys("y")
-	screen := term.waitFor("the approved write's answer", "done: Created note.txt")
+	screen = term.waitFor("the approved write's answer", "done: Created note.txt")
 	if b, err := os.ReadFile(note); err != nil || string(b) != "approved" {
 		t.Errorf("note.txt after yes: %q, %v", b, err)
 	}

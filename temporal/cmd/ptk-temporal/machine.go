@@ -93,6 +93,9 @@ func machine(cmd *cobra.Command, f runFlags, out *lineWriter) error {
 				return
 			}
 		}
+		if err := sc.Err(); err != nil {
+			cmdErr <- usagef("--machine: a command: %v", err)
+		}
 	}()
 	fctx, stop := contextUntil(ctx, gone)
 	defer stop()
