@@ -216,6 +216,10 @@ func (s *session) mode() tool.Preset {
 	return s.preset
 }
 
+// ApprovalPreset is the session's mode now, which a durable turn
+// (Config.Run) sends with the run.
+func (s *session) ApprovalPreset() tool.Preset { return s.mode() }
+
 func (s *session) setMode(id string) error {
 	p, err := tool.ParsePreset(id)
 	if err != nil || !slices.Contains(modes, p) {

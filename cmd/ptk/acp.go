@@ -45,7 +45,12 @@ a restart. /help in a session lists ptk's commands.
 The model flags are ptk run's: the editor can switch to any model of the
 catalog ('ptk models'). In Zed's settings.json:
   "agent_servers": {"ptk": {"command": "ptk", "args": ["acp", "--model", "qwen3:8b"]}}
-docs/editors.md has JetBrains, Neovim and VS Code.`,
+docs/editors.md has JetBrains, Neovim and VS Code.
+
+--temporal HOST:PORT runs each prompt turn durably on ptk's workers (ptk
+worker, with its model, tools and workspace; ptk-temporal must be installed):
+a call the run waits for is the editor's permission request, and the
+editor's cancel cancels the run. See docs/temporal.md.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return usagef("acp takes no arguments: the editor sends the prompts")
@@ -187,12 +192,14 @@ func runACPDurable(cmd *cobra.Command, f runFlags, mode agent.Mode, preset tool.
 	if model == "" {
 		model = "the workers' model"
 	}
+	runner := newDurableRunner(flags)
+	runner.sendPreset = true // the session's mode
 	cfg := acp.Config{
 		Options: agent.Options{Model: workersModel{}, ModelName: model, Mode: mode,
 			MaxCost: f.maxCost, MaxTokens: f.maxTokens, MaxIterations: f.maxIterations, MaxToolCalls: f.maxToolCalls, Timeout: f.timeout},
 		Policy: policy, PolicyFile: policyFile, Mode: preset, Store: store,
 		MCP: acpMCPOptions(logger), Logger: logger, Version: ptkVersion(),
-		Run: newDurableRunner(flags).Stream,
+		Run: runner.Stream,
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

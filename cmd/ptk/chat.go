@@ -59,7 +59,12 @@ replaces the older messages, for the model, by the model's notes of them;
 /compact does it at once.
 
 The model and tool flags are ptk run's (see ptk run --help). chat needs a
-terminal; from a script, use ptk run.`,
+terminal; from a script, use ptk run.
+
+--temporal HOST:PORT runs each turn durably on ptk's workers (ptk worker,
+with its model, tools and workspace; ptk-temporal must be installed): a call
+the run waits for is asked here as usual, y, n or a, and the answer goes to
+the run; esc cancels the run. See docs/temporal.md.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return usagef("chat takes no prompt: type it in the chat (or use ptk run %q)", args[0])
@@ -178,7 +183,7 @@ func runChat(cmd *cobra.Command, f runFlags, cont bool) error {
 	if s.runner != nil {
 		// the workers record their runs, and have the model
 		cfg.Run, cfg.Resolve, cfg.Hint = s.runner.Stream, nil, nil
-		s.runner.approval = approver.getPreset
+		s.runner.sendPreset = true // the chat's approval mode
 	} else if rec != nil && rec.sink != nil {
 		cfg.Observe = func(conv, prompt string, o agent.Options) func(agent.Event, error) {
 			return rec.run(trace.Run{Name: conv, Model: o.ModelName, Mode: string(o.Mode), Input: prompt})

@@ -41,10 +41,11 @@ type durableRunner struct {
 	args []string
 	// cancelWait bounds the wait for a canceled run's result.
 	cancelWait time.Duration
-	// approval, when set, is the approval preset each turn runs in (ptk
-	// chat's, which shift+tab changes): what the workers let run and what
-	// waits for approval.
-	approval func() tool.Preset
+	// sendPreset sends the approval mode of the turn's Approver (a
+	// presetApprover: ptk chat's, which shift+tab changes, an ACP
+	// session's) with each turn, in place of the workers' --approval: what
+	// runs, what is denied, and what waits for approval.
+	sendPreset bool
 	// follow makes a canceled turn stop following the run, which goes on
 	// (ptk run: Ctrl-C stops following), instead of canceling it.
 	follow bool
@@ -85,8 +86,8 @@ func (d *durableRunner) Stream(ctx context.Context, history []ptk.Message, opts 
 		// not CommandContext: a canceled turn cancels the run, and its
 		// result still comes
 		args := append(append([]string{}, d.args...), "--machine")
-		if d.approval != nil {
-			args = append(args, "--approval="+string(d.approval()))
+		if p, ok := opts.Approver.(presetApprover); ok && d.sendPreset {
+			args = append(args, "--approval="+string(p.ApprovalPreset()))
 		}
 		c := exec.Command(bin, args...)
 		stdin, err := c.StdinPipe()
@@ -199,6 +200,17 @@ func (d *durableRunner) Stream(ctx context.Context, history []ptk.Message, opts 
 		fail(fmt.Errorf("%w: ptk-temporal: %s%s", errDurable, msg, id))
 	}
 }
+
+// presetApprover is an Approver that says its approval mode.
+type presetApprover interface {
+	ApprovalPreset() tool.Preset
+}
+
+var _ presetApprover = (*cliApprover)(nil)
+
+// ApprovalPreset is the approval preset now (ptk chat's shift+tab changes
+// it).
+func (a *cliApprover) ApprovalPreset() tool.Preset { return a.getPreset() }
 
 // decide asks the turn's approver about a call the run waits for.
 func (d *durableRunner) decide(ctx context.Context, opts agent.Options, call ptk.Call) durable.Command {

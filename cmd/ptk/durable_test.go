@@ -93,7 +93,9 @@ func TestDurableDecide(t *testing.T) {
 	if got := d.decide(context.Background(), agent.Options{Approver: no}, call); got != (durable.Command{CallID: "call_1", Reason: "not that"}) {
 		t.Errorf("denied: %+v", got)
 	}
-	yes := tool.ApproverFunc(func(context.Context, ptk.Call, ptk.ToolInfo) (tool.Verdict, error) { return tool.Verdict{Allow: true}, nil })
+	yes := tool.ApproverFunc(func(context.Context, ptk.Call, ptk.ToolInfo) (tool.Verdict, error) {
+		return tool.Verdict{Allow: true}, nil
+	})
 	if got := d.decide(context.Background(), agent.Options{Approver: yes}, call); got != (durable.Command{CallID: "call_1", Allow: true}) {
 		t.Errorf("allowed: %+v", got)
 	}

@@ -106,7 +106,8 @@ object: {"success":…,"content":"…","iterations":N,"tool_calls":[…],
 --json is the same), or stream-json (one JSON event per line as the run
 goes, ending with the result; the schema is docs/headless.schema.json).
 --output-schema FILE makes the final answer a JSON value of that JSON
-Schema (in "output", and alone on stdout as text).
+Schema (in "output", and alone on stdout as text). With --temporal, json
+and stream-json print the durable run's in these same shapes.
 
 In the final object, denied lists the calls that were not allowed (a policy, no --yes, the user's
 no), with the reason the model was given; invalid the calls that could not

@@ -123,7 +123,7 @@ func (t *temporalFlags) handOffRun(cmd *cobra.Command, sub []string, passed []st
 		}
 		return nil
 	}
-	out, err := t.runArgs(cmd, passed, nil)
+	out, err := t.runArgs(cmd, passed, []string{"output-format"}) // text, here
 	if err != nil {
 		return err
 	}

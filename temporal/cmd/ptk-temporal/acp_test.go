@@ -16,7 +16,8 @@ import (
 // run on the worker; the call the run waits for becomes the editor's
 // session/request_permission, and its answer the run's signal (rejected:
 // denied, the file untouched; granted: the worker writes); session/cancel
-// cancels the durable run, which ends canceled in Temporal.
+// cancels the durable run, which ends canceled in Temporal; the session's
+// mode goes with each run (auto-edit: the write runs without a question).
 func TestACPDurable(t *testing.T) {
 	need(t)
 	node := acptest.SDK.Node(t)
@@ -43,7 +44,7 @@ func TestACPDurable(t *testing.T) {
 		t.Fatalf("node --test acp_durable.test.mjs: %v\n%s", err, out)
 	}
 	t.Logf("node --test acp_durable.test.mjs:\n%s", out)
-	if !strings.Contains(string(out), "pass 6") {
+	if !strings.Contains(string(out), "pass 7") {
 		t.Errorf("the client's tests did not all run:\n%s", out)
 	}
 	checkCanceled(t, environ, "write canceled", "write granted")

@@ -123,6 +123,11 @@ func TestJSONOutput(t *testing.T) {
 		t.Errorf("the workers' note.txt: %q, %v", b, err)
 	}
 
+	// --output-format text is the followed run of ptk-temporal, as without it
+	if code, out, errOut := durableRun("--output-format", "text", "hello"); code != 0 || out != "you said: hello\n" {
+		t.Errorf("--output-format text: exit %d, %q, %s", code, out, errOut)
+	}
+
 	// stream-json: the events as the run goes, and the same result event
 	lc, lout, _ := localRun("--output-format", "stream-json", "--yes", "write stream")
 	dc, dout, derr := durableRun("--output-format", "stream-json", "--yes", "write stream")

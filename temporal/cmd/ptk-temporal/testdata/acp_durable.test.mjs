@@ -178,5 +178,15 @@ test("durable turns with the official ACP client", async (t) => {
     assert.equal(fold(ed.take()).answer, "you said: again");
   });
 
+  await t.test("the session's mode goes with the run: auto-edit writes without asking", async () => {
+    await ed.agent.request(methods.agent.session.setMode, { sessionId: id, modeId: "auto-edit" });
+    const r = await ed.prompt(id, "write auto");
+    assert.equal(r.stopReason, "end_turn", ed.stderr);
+    assert.equal(ed.asked.length, 3, "asked in auto-edit mode");
+    const { calls } = fold(ed.take());
+    assert.equal(calls[0].status, "completed");
+    assert.equal(readFileSync(note, "utf8"), "auto");
+  });
+
   assert.equal(await ed.stop(), 0, ed.stderr);
 });
