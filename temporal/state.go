@@ -98,7 +98,7 @@ func (s *state) event(e agent.Event) {
 		s.add(Event{Kind: durable.KindText, Iteration: e.Iteration, Text: e.Text})
 	case agent.EventCallEnd:
 		if e.Err != nil {
-			s.add(Event{Kind: "result", Iteration: e.Iteration, Call: e.Call, Text: e.Err.Message, IsError: true})
+			s.add(Event{Kind: "result", Iteration: e.Iteration, Call: e.Call, Text: e.Err.Message, IsError: true, Code: e.Err.Code})
 		} else if e.Call != nil {
 			s.add(Event{Kind: durable.KindCall, Iteration: e.Iteration, Call: e.Call})
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/agent"
 	"github.com/ptkit/ptk/internal/durable"
+	"github.com/ptkit/ptk/internal/term"
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/tool"
 )
@@ -46,6 +47,8 @@ type durableRunner struct {
 	// session's) with each turn, in place of the workers' --approval: what
 	// runs, what is denied, and what waits for approval.
 	sendPreset bool
+	// started, when set, is told each run's id when it starts.
+	started func(id string)
 	// follow makes a canceled turn stop following the run, which goes on
 	// (ptk run: Ctrl-C stops following), instead of canceling it.
 	follow bool
@@ -153,6 +156,9 @@ func (d *durableRunner) Stream(ctx context.Context, history []ptk.Message, opts 
 			switch l.Type {
 			case durable.LineRun:
 				conv.id = l.ID
+				if d.started != nil {
+					d.started(l.ID)
+				}
 			case durable.LineEvent:
 				if l.Event == nil {
 					continue
@@ -185,6 +191,12 @@ func (d *durableRunner) Stream(ctx context.Context, history []ptk.Message, opts 
 				fail(err)
 				return
 			}
+		}
+		if ctx.Err() != nil && d.follow {
+			// Ctrl-C stopped following; the run goes on
+			err := ptk.NewError(ptk.Canceled, "stopped following the durable run "+conv.id+", which goes on: ptk runs status "+conv.id, ctx.Err())
+			yield(agent.Event{Kind: agent.EventDone, Run: &agent.Result{Messages: history, Error: err}}, err)
+			return
 		}
 		msg := strings.TrimSpace(stderr.String())
 		if err := sc.Err(); err != nil {
@@ -259,7 +271,13 @@ func (c *eventConverter) events(e durable.Event) []agent.Event {
 		if !ok {
 			i = len(c.index)
 			c.index[call.ID] = i
-			out = append(out, agent.Event{Kind: agent.EventCallEnd, Iteration: ev.Iteration, Index: i, Call: ev.Call})
+			end := agent.Event{Kind: agent.EventCallEnd, Iteration: ev.Iteration, Index: i, Call: ev.Call}
+			if e.Kind == durable.KindResult && e.IsError && e.Code != "" {
+				// a call that could not run as written: it ends here
+				end.Err = ptk.NewError(e.Code, e.Text, nil)
+				return append(out, end)
+			}
+			out = append(out, end)
 		}
 		ev.Index = i
 	}
@@ -390,6 +408,7 @@ func runDurable(cmd *cobra.Command, f runFlags, args []string) error {
 	}
 	r := newDurableRunner(flags)
 	r.follow = true
+	r.started = func(id string) { fmt.Fprintf(stderr, "ptk: run %s\n", term.Text(id)) }
 	var res *agent.Result
 	var runErr error
 	for e, err := range r.Stream(ctx, agent.Prompt(prompt), opts) {

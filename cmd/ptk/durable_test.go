@@ -34,6 +34,7 @@ func TestDurableEvents(t *testing.T) {
 		{Kind: "tool", Iteration: 1, Call: r},
 		{Kind: "result", Iteration: 1, Call: r, Text: "no such file", IsError: true},
 		{Kind: "result", Iteration: 1, Text: "a result of no call"},
+		{Kind: "result", Iteration: 1, Call: &ptk.Call{ID: "call_9", Tool: "nope"}, Text: "no tool nope", IsError: true, Code: ptk.ToolNotFound},
 		{Kind: "from-the-future", Iteration: 1},
 		{Kind: "model", Iteration: 2},
 		{Kind: "denied", Iteration: 2, Call: &ptk.Call{ID: "call_3", Tool: "bash"}, Text: "no"},
@@ -53,6 +54,9 @@ func TestDurableEvents(t *testing.T) {
 			if ev.Text != "" {
 				s += " " + ev.Text
 			}
+			if ev.Err != nil {
+				s += " err=" + string(ev.Err.Code)
+			}
 			if ev.Kind == agent.EventModelDone {
 				s += fmt.Sprintf(" %d $%g", ev.Usage.PromptTokens, ev.Cost)
 			}
@@ -70,6 +74,7 @@ func TestDurableEvents(t *testing.T) {
 		fmt.Sprintf("%d/1 call_1#0 \"done\" err=false", k(agent.EventToolResult)),
 		fmt.Sprintf("%d/1 call_2#1", k(agent.EventToolStart)),
 		fmt.Sprintf("%d/1 call_2#1 \"no such file\" err=true", k(agent.EventToolResult)),
+		fmt.Sprintf("%d/1 call_9#2 err=TOOL_NOT_FOUND", k(agent.EventCallEnd)),
 		fmt.Sprintf("%d/2", k(agent.EventIteration)),
 		fmt.Sprintf("%d/2 call_3#0", k(agent.EventCallEnd)),
 		fmt.Sprintf("%d/2 call_3#0 no", k(agent.EventDenied)),

@@ -38,6 +38,9 @@ type Event struct {
 	Call      *ptk.Call `json:"call,omitempty"`
 	Text      string    `json:"text,omitempty"`
 	IsError   bool      `json:"is_error,omitempty"`
+	// Code is the error's code of a call that could not run as written (a
+	// result that is an error, with no tool event before it).
+	Code ptk.Code `json:"code,omitempty"`
 	// Usage and Cost are a model call's, on model_done.
 	Usage *ptk.Usage `json:"usage,omitempty"`
 	Cost  float64    `json:"cost,omitempty"`
