@@ -185,3 +185,23 @@ func TestMachineBadInput(t *testing.T) {
 		t.Errorf("--machine with a prompt: exit %d: %s", cmd.ProcessState.ExitCode(), out)
 	}
 }
+
+// TestPTKLinksNoSDK: the ptk binary, which runs durable turns for run,
+// chat and acp through ptk-temporal, links no module of the Temporal SDK
+// (go version -m lists the modules a binary was built with), and
+// ptk-temporal does.
+func TestPTKLinksNoSDK(t *testing.T) {
+	need(t)
+	for _, c := range []struct {
+		bin  string
+		want bool
+	}{{env.ptk, false}, {env.temporal, true}} {
+		out, err := exec.Command("go", "version", "-m", c.bin).Output()
+		if err != nil {
+			t.Fatalf("go version -m %s: %v", c.bin, err)
+		}
+		if got := strings.Contains(string(out), "go.temporal.io/sdk"); got != c.want {
+			t.Errorf("%s links go.temporal.io/sdk: %v, want %v", filepath.Base(c.bin), got, c.want)
+		}
+	}
+}
