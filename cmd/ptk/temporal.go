@@ -147,7 +147,7 @@ func (t *temporalFlags) runArgs(cmd *cobra.Command, passed, local []string) ([]s
 		}
 	})
 	if len(bad) > 0 {
-		return nil, usagef("%v: not taken with --temporal (the workspace, the tools' settings and the policy are the workers': ptk worker's flags)", bad)
+		return nil, usagef("%v: not taken with --temporal: the run's model server, tools and their settings are the workers' (ptk worker's flags)", bad)
 	}
 	return out, nil
 }
