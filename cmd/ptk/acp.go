@@ -13,6 +13,7 @@ import (
 
 	"github.com/ptkit/ptk/acp"
 	"github.com/ptkit/ptk/agent"
+	"github.com/ptkit/ptk/internal/ptkdirs"
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/llm/catalog"
 	"github.com/ptkit/ptk/mcp"
@@ -133,7 +134,7 @@ func runACP(cmd *cobra.Command, f runFlags, approval, traceDBFlag string) error 
 		Resolve:    resolve,
 		Tools:      splitList(f.tools),
 		Sandbox:    f.sandbox,
-		Protected:  ptkFolders(),
+		Protected:  ptkdirs.Folders(),
 		ExtraTools: mcpTools,
 		Policy:     policy,
 		PolicyFile: policyFile,

@@ -18,6 +18,7 @@ import (
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/agent"
 	"github.com/ptkit/ptk/checkpoint"
+	"github.com/ptkit/ptk/internal/ptkdirs"
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/llm/browser"
 	"github.com/ptkit/ptk/ptool"
@@ -560,13 +561,13 @@ func builtinTools(workspace, list string, sandbox bool) (root string, tools []pt
 	if root, err = filepath.Abs(workspace); err != nil {
 		return "", nil, nil, usagef("--workspace %s: %v", workspace, err)
 	}
-	ws, err := fs.New(root, fs.WithProtected(ptkFolders()...))
+	ws, err := fs.New(root, fs.WithProtected(ptkdirs.Folders()...))
 	if err != nil {
 		return "", nil, nil, usagef("--workspace %s: %v", workspace, err)
 	}
 	// bash's commands get no variable that looks like a secret, but those
 	// the user names in PTK_PASS_ENV.
-	shellOpts := []shell.Option{shell.WithPassEnv(splitList(os.Getenv("PTK_PASS_ENV"))...), shell.WithProtected(ptkFolders()...)}
+	shellOpts := []shell.Option{shell.WithPassEnv(splitList(os.Getenv("PTK_PASS_ENV"))...), shell.WithProtected(ptkdirs.Folders()...)}
 	if sandbox {
 		shellOpts = append(shellOpts, shell.WithSandbox())
 	}
