@@ -15,7 +15,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/internal/jsonfast"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
 	_ "modernc.org/sqlite"             // the "sqlite" database/sql driver
@@ -69,6 +73,16 @@ type Store struct {
 	name string // what the user named, for messages (a URL without its password)
 	// readOnly is a store opened by OpenReadOnly.
 	readOnly bool
+	// stmts holds the SQLite inserts prepared so far (by stmtKey), each
+	// compiled once per connection rather than once per transaction.
+	stmts sync.Map
+}
+
+// stmtKey names a prepared insert: its statement for one row, and how many
+// rows it inserts.
+type stmtKey struct {
+	query string
+	rows  int
 }
 
 // BusyTimeout is how long a SQLite write waits for another process's.
@@ -243,6 +257,10 @@ func connect(dsn string, mode int) (*Store, error) {
 			}
 			q.Add("_pragma", "journal_mode(WAL)")
 			q.Add("_pragma", "synchronous(NORMAL)")
+			// A statement of many rows keeps a journal to undo itself if it
+			// fails half-way: in memory, not in a temporary file written
+			// for each statement.
+			q.Add("_pragma", "temp_store(MEMORY)")
 			q.Set("_txlock", "immediate")
 		}
 		s.db, err = sql.Open("sqlite", "file:"+dsn+"?"+q.Encode())
@@ -278,7 +296,40 @@ func (s *Store) errorf(err error) error {
 func (s *Store) Name() string { return s.name }
 
 // Close closes the store.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	s.stmts.Range(func(_, st any) bool {
+		st.(*sql.Stmt).Close()
+		return true
+	})
+	return s.db.Close()
+}
+
+// prepared is the cached statement that inserts rows rows of query's one
+// (INSERT ... VALUES (tuple) suffix), prepared on the store's database.
+func (s *Store) prepared(ctx context.Context, head, tuple, suffix string, rows int) (*sql.Stmt, error) {
+	k := stmtKey{head + tuple + suffix, rows}
+	if st, ok := s.stmts.Load(k); ok {
+		return st.(*sql.Stmt), nil
+	}
+	var b strings.Builder
+	b.WriteString(head)
+	for i := range rows {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(tuple)
+	}
+	b.WriteString(suffix)
+	st, err := s.db.PrepareContext(ctx, b.String())
+	if err != nil {
+		return nil, err
+	}
+	if old, loaded := s.stmts.LoadOrStore(k, st); loaded {
+		st.Close()
+		return old.(*sql.Stmt), nil
+	}
+	return st, nil
+}
 
 // q rewrites a query's ? placeholders for the store's database.
 func (s *Store) q(query string) string {
@@ -525,16 +576,16 @@ func micros(t time.Time) int64 {
 
 func modelCallRow(run string, seq int, mc ModelCall) []any {
 	return []any{run, seq, mc.Mode, mc.Usage.PromptTokens, mc.Usage.CompletionTokens, time.Duration(mc.Latency).Microseconds(), mc.Cost,
-		mc.RequestHash, mc.Text, jsonText(mc.Calls), mc.Error, micros(mc.Start), mc.Parent}
+		mc.RequestHash, mc.Text, callsText(mc.Calls), mc.Error, micros(mc.Start), mc.Parent}
 }
 
 func toolCallRow(run string, seq int, tc ToolCall) []any {
 	return []any{run, seq, tc.Iteration, tc.CallID, tc.Tool, string(tc.Args), tc.Result, b2i(tc.Truncated), b2i(tc.IsError), tc.Outcome,
-		jsonText(tc.Repairs), time.Duration(tc.Duration).Microseconds(), micros(tc.Start), tc.Parent}
+		stringsText(tc.Repairs), time.Duration(tc.Duration).Microseconds(), micros(tc.Start), tc.Parent}
 }
 
 func ptoolCallRow(run string, seq int, pc PtoolCall) []any {
-	return []any{run, seq, pc.Ptool, string(pc.Input), string(pc.Output), jsonText(pc.Attempts), jsonText(pc.Repairs), pc.Source,
+	return []any{run, seq, pc.Ptool, string(pc.Input), string(pc.Output), jsonText(pc.Attempts), stringsText(pc.Repairs), pc.Source,
 		b2i(pc.Fallback), b2i(pc.IsError), time.Duration(pc.Duration).Microseconds(), pc.Usage.PromptTokens, pc.Usage.CompletionTokens,
 		pc.Cost, micros(pc.Start), pc.Parent}
 }
@@ -570,24 +621,7 @@ func (in *inserter) flush(ctx context.Context, table, suffix string) error {
 	tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ") + ")"
 	head := "INSERT INTO " + table + " (" + strings.Join(cols, ", ") + ") VALUES "
 	if !in.s.pg {
-		// SQLite runs in the process: a statement prepared once and run
-		// per row costs less than parsing one statement of many rows,
-		// which SQLite compiles anew each time.
-		st, err := in.tx.PrepareContext(ctx, head+tuple+suffix)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		for _, r := range rows {
-			res, err := st.ExecContext(ctx, r...)
-			if err != nil {
-				return err
-			}
-			if n, err := res.RowsAffected(); err == nil {
-				in.affected += n
-			}
-		}
-		return nil
+		return in.flushSQLite(ctx, rows, head, tuple, suffix)
 	}
 	// PostgreSQL is a round trip away: one statement per chunk of rows.
 	per := max(1, maxVars/max(1, len(cols)))
@@ -616,11 +650,112 @@ func (in *inserter) flush(ctx context.Context, table, suffix string) error {
 	return nil
 }
 
+// sqliteRows is the most rows one SQLite insert takes: a statement's own
+// cost (the driver's, database/sql's, the statement's start and end) is
+// shared by its rows.
+const sqliteRows = 32
+
+// flushSQLite inserts rows with statements of sqliteRows rows, then of
+// halves of that for the rest, each prepared once per connection of the
+// store (SQLite compiles a statement of many rows for longer than it takes
+// to run it once).
+func (in *inserter) flushSQLite(ctx context.Context, rows [][]any, head, tuple, suffix string) error {
+	// The transaction holds SQLite's write lock (BEGIN IMMEDIATE) and its
+	// context bounds it; each statement runs in the process without waiting
+	// for a lock, and a context that cannot end spares the driver a
+	// goroutine per statement that would watch it.
+	run := context.WithoutCancel(ctx)
+	var args []any
+	for n := sqliteRows; len(rows) > 0; n /= 2 {
+		if len(rows) < n {
+			continue
+		}
+		st, err := in.s.prepared(ctx, head, tuple, suffix, n)
+		if err != nil {
+			return err
+		}
+		st = in.tx.StmtContext(ctx, st)
+		for len(rows) >= n {
+			args = args[:0]
+			for _, r := range rows[:n] {
+				args = append(args, r...)
+			}
+			rows = rows[n:]
+			res, err := st.ExecContext(run, args...)
+			if err != nil {
+				return err
+			}
+			if k, err := res.RowsAffected(); err == nil {
+				in.affected += k
+			}
+		}
+	}
+	return nil
+}
+
 func b2i(b bool) int {
 	if b {
 		return 1
 	}
 	return 0
+}
+
+// callsText is jsonText(calls), written in one pass: the calls' arguments,
+// JSON already, are checked and copied, not decoded and encoded again.
+func callsText(calls []ptk.Call) string {
+	if len(calls) == 0 {
+		return ""
+	}
+	b := make([]byte, 0, 64*len(calls))
+	b = append(b, '[')
+	for i, c := range calls {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"id":`...)
+		b = jsonfast.AppendString(b, c.ID, true)
+		b = append(b, `,"tool":`...)
+		b = jsonfast.AppendString(b, c.Tool, true)
+		b = append(b, `,"args":`...)
+		if c.Args == nil {
+			b = append(b, "null"...)
+		} else {
+			var ok bool
+			if b, ok = jsonfast.AppendCompact(b, c.Args, true); !ok {
+				return "" // as encoding/json, which fails on it
+			}
+		}
+		if c.Reasoning != "" {
+			b = append(b, `,"reasoning":`...)
+			b = jsonfast.AppendString(b, c.Reasoning, true)
+		}
+		if len(c.Repairs) > 0 {
+			b = append(b, `,"repairs":`...)
+			b = appendStrings(b, c.Repairs)
+		}
+		b = append(b, '}')
+	}
+	b = append(b, ']')
+	return string(b)
+}
+
+// stringsText is jsonText(s), in one pass.
+func stringsText(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return string(appendStrings(nil, s))
+}
+
+func appendStrings(b []byte, s []string) []byte {
+	b = append(b, '[')
+	for i, v := range s {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonfast.AppendString(b, v, true)
+	}
+	return append(b, ']')
 }
 
 // jsonText is v as JSON, or "" for an empty slice.
