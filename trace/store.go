@@ -73,16 +73,8 @@ type Store struct {
 	name string // what the user named, for messages (a URL without its password)
 	// readOnly is a store opened by OpenReadOnly.
 	readOnly bool
-	// stmts holds the SQLite inserts prepared so far (by stmtKey), each
-	// compiled once per connection rather than once per transaction.
-	stmts sync.Map
-}
-
-// stmtKey names a prepared insert: its statement for one row, and how many
-// rows it inserts.
-type stmtKey struct {
-	query string
-	rows  int
+	// inserts holds the inserts made so far (by insertKey).
+	inserts sync.Map
 }
 
 // BusyTimeout is how long a SQLite write waits for another process's.
@@ -297,39 +289,15 @@ func (s *Store) Name() string { return s.name }
 
 // Close closes the store.
 func (s *Store) Close() error {
-	s.stmts.Range(func(_, st any) bool {
-		st.(*sql.Stmt).Close()
+	s.inserts.Range(func(_, v any) bool {
+		if st := v.(*insertStmt).st; st != nil {
+			st.Close()
+		}
 		return true
 	})
 	return s.db.Close()
 }
 
-// prepared is the cached statement that inserts rows rows of query's one
-// (INSERT ... VALUES (tuple) suffix), prepared on the store's database.
-func (s *Store) prepared(ctx context.Context, head, tuple, suffix string, rows int) (*sql.Stmt, error) {
-	k := stmtKey{head + tuple + suffix, rows}
-	if st, ok := s.stmts.Load(k); ok {
-		return st.(*sql.Stmt), nil
-	}
-	var b strings.Builder
-	b.WriteString(head)
-	for i := range rows {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(tuple)
-	}
-	b.WriteString(suffix)
-	st, err := s.db.PrepareContext(ctx, b.String())
-	if err != nil {
-		return nil, err
-	}
-	if old, loaded := s.stmts.LoadOrStore(k, st); loaded {
-		st.Close()
-		return old.(*sql.Stmt), nil
-	}
-	return st, nil
-}
 
 // q rewrites a query's ? placeholders for the store's database.
 func (s *Store) q(query string) string {
@@ -600,9 +568,17 @@ type inserter struct {
 	affected int64
 }
 
-// maxVars keeps a statement under SQLite's limit of 32,766 variables and
-// PostgreSQL's of 65,535.
-const maxVars = 30000
+// The most rows one insert takes: a statement's own cost (the driver's,
+// database/sql's, SQLite's start and end of a statement, PostgreSQL's round
+// trip) is shared by its rows. Rows are inserted in statements of this
+// many, then of halves of it for the rest, so that a store runs a few
+// statements again and again (each prepared once per connection), never
+// one made anew for each number of rows. Both keep a statement well under
+// SQLite's 32,766 variables and PostgreSQL's 65,535.
+const (
+	sqliteRows = 32
+	pgRows     = 128
+)
 
 func (in *inserter) add(table string, cols []string, vals ...any) {
 	if in.rows == nil {
@@ -615,73 +591,41 @@ func (in *inserter) add(table string, cols []string, vals ...any) {
 func (in *inserter) flush(ctx context.Context, table, suffix string) error {
 	rows, cols := in.rows[table], in.cols[table]
 	delete(in.rows, table)
-	if len(rows) == 0 {
-		return nil
-	}
-	tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ") + ")"
-	head := "INSERT INTO " + table + " (" + strings.Join(cols, ", ") + ") VALUES "
+	most, run := pgRows, ctx
 	if !in.s.pg {
-		return in.flushSQLite(ctx, rows, head, tuple, suffix)
+		// The transaction holds SQLite's write lock (BEGIN IMMEDIATE) and
+		// its context bounds it; a statement runs in the process without
+		// waiting for a lock, and a context that cannot end spares the
+		// driver a goroutine per statement that would watch it.
+		most, run = sqliteRows, context.WithoutCancel(ctx)
 	}
-	// PostgreSQL is a round trip away: one statement per chunk of rows.
-	per := max(1, maxVars/max(1, len(cols)))
-	for len(rows) > 0 {
-		chunk := rows[:min(per, len(rows))]
-		rows = rows[len(chunk):]
-		var b strings.Builder
-		b.WriteString(head)
-		args := make([]any, 0, len(chunk)*len(cols))
-		for i, r := range chunk {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(tuple)
-			args = append(args, r...)
-		}
-		b.WriteString(suffix)
-		res, err := in.tx.ExecContext(ctx, in.s.q(b.String()), in.s.args(args)...)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err == nil {
-			in.affected += n
-		}
-	}
-	return nil
-}
-
-// sqliteRows is the most rows one SQLite insert takes: a statement's own
-// cost (the driver's, database/sql's, the statement's start and end) is
-// shared by its rows.
-const sqliteRows = 32
-
-// flushSQLite inserts rows with statements of sqliteRows rows, then of
-// halves of that for the rest, each prepared once per connection of the
-// store (SQLite compiles a statement of many rows for longer than it takes
-// to run it once).
-func (in *inserter) flushSQLite(ctx context.Context, rows [][]any, head, tuple, suffix string) error {
-	// The transaction holds SQLite's write lock (BEGIN IMMEDIATE) and its
-	// context bounds it; each statement runs in the process without waiting
-	// for a lock, and a context that cannot end spares the driver a
-	// goroutine per statement that would watch it.
-	run := context.WithoutCancel(ctx)
 	var args []any
-	for n := sqliteRows; len(rows) > 0; n /= 2 {
+	for n := most; len(rows) > 0; n /= 2 {
 		if len(rows) < n {
 			continue
 		}
-		st, err := in.s.prepared(ctx, head, tuple, suffix, n)
+		ins, err := in.s.insert(ctx, table, cols, suffix, n)
 		if err != nil {
 			return err
 		}
-		st = in.tx.StmtContext(ctx, st)
+		st := ins.st
+		if st != nil {
+			st = in.tx.StmtContext(ctx, st)
+		}
 		for len(rows) >= n {
 			args = args[:0]
 			for _, r := range rows[:n] {
 				args = append(args, r...)
 			}
 			rows = rows[n:]
-			res, err := st.ExecContext(run, args...)
+			var res sql.Result
+			if st != nil {
+				res, err = st.ExecContext(run, args...)
+			} else {
+				// pgx prepares a statement it has not seen on the
+				// connection, and keeps it.
+				res, err = in.tx.ExecContext(run, ins.query, in.s.args(args)...)
+			}
 			if err != nil {
 				return err
 			}
@@ -691,6 +635,53 @@ func (in *inserter) flushSQLite(ctx context.Context, rows [][]any, head, tuple, 
 		}
 	}
 	return nil
+}
+
+// insertKey names an insert: the table and columns, the clause after its
+// values, and how many rows it inserts.
+type insertKey struct {
+	table, cols, suffix string
+	rows                int
+}
+
+// insertStmt is an insert's text for the store's database and, on SQLite,
+// the statement prepared from it.
+type insertStmt struct {
+	query string
+	st    *sql.Stmt
+}
+
+// insert returns the insert of rows rows into table, made once per store.
+func (s *Store) insert(ctx context.Context, table string, cols []string, suffix string, rows int) (*insertStmt, error) {
+	k := insertKey{table, strings.Join(cols, ", "), suffix, rows}
+	if v, ok := s.inserts.Load(k); ok {
+		return v.(*insertStmt), nil
+	}
+	tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ") + ")"
+	var b strings.Builder
+	b.WriteString("INSERT INTO " + table + " (" + k.cols + ") VALUES ")
+	for i := range rows {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(tuple)
+	}
+	b.WriteString(suffix)
+	ins := &insertStmt{query: s.q(b.String())}
+	if !s.pg {
+		st, err := s.db.PrepareContext(ctx, ins.query)
+		if err != nil {
+			return nil, err
+		}
+		ins.st = st
+	}
+	if v, loaded := s.inserts.LoadOrStore(k, ins); loaded {
+		if ins.st != nil {
+			ins.st.Close()
+		}
+		return v.(*insertStmt), nil
+	}
+	return ins, nil
 }
 
 func b2i(b bool) int {
