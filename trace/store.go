@@ -298,7 +298,6 @@ func (s *Store) Close() error {
 	return s.db.Close()
 }
 
-
 // q rewrites a query's ? placeholders for the store's database.
 func (s *Store) q(query string) string {
 	if !s.pg {
