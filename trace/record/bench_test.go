@@ -155,18 +155,21 @@ func (p *paced) RecordFunc(build func() *trace.Record) {
 
 var _ record.Live = (*paced)(nil)
 
-// wait waits, when the Writer's queue is half full, until it is a quarter
-// full.
+// wait waits, when the Writer is two batches behind, until it is nearly
+// done: a backlog is records the garbage collector marks again and again
+// (a cost a Writer that keeps up does not have), and waiting seldom and
+// long keeps rare the process's going idle and waking (a cost to the Go
+// scheduler).
 func (p *paced) wait() {
 	backlog := func() int64 {
 		written, failed, dropped := p.Counts()
 		return p.queued - written - failed - dropped
 	}
-	if backlog() < trace.QueueSize/2 {
+	if backlog() < 2*trace.MaxBatch {
 		return
 	}
-	for backlog() > trace.QueueSize/4 {
-		time.Sleep(time.Millisecond)
+	for backlog() > trace.MaxBatch/4 {
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 

@@ -114,7 +114,7 @@ func (a *Agent) Event(e agent.Event, err error) {
 		}
 		a.rec.ModelCalls = append(a.rec.ModelCalls, mc)
 		a.open = false
-		a.span.add([]trace.ModelCall{mc}, nil, nil)
+		a.span.add(last(a.rec.ModelCalls), nil, nil)
 	case agent.EventModeSwitch:
 		a.mode = string(agent.ModePTK)
 	case agent.EventCompact:
@@ -126,7 +126,7 @@ func (a *Agent) Event(e agent.Event, err error) {
 			mc.Text, _ = trace.Cap(c.Message, trace.MaxResultBytes)
 		}
 		a.rec.ModelCalls = append(a.rec.ModelCalls, mc)
-		a.span.add([]trace.ModelCall{mc}, nil, nil)
+		a.span.add(last(a.rec.ModelCalls), nil, nil)
 		a.callStart = time.Now()
 		a.hashed = 0 // the conversation was rewritten: hash it anew
 		if a.h != nil {
@@ -166,8 +166,14 @@ func (a *Agent) tool(e agent.Event, outcome, result string, isErr bool, d time.D
 		tc.Tool = e.Err.Tool
 	}
 	a.rec.ToolCalls = append(a.rec.ToolCalls, tc)
-	a.span.add(nil, []trace.ToolCall{tc}, nil)
+	a.span.add(nil, last(a.rec.ToolCalls), nil)
 }
+
+// last is the last element of s as a slice of its own, which appending to
+// s never changes: the record's calls are appended as they are, not
+// copied. Once appended, a call is not changed (the Writer reads it on its
+// goroutine).
+func last[T any](s []T) []T { return s[len(s)-1 : len(s) : len(s)] }
 
 // reply fills in a model call as it ends: what the model wrote, the calls
 // ptk read in it, and the hash of the conversation it was sent, hashing
