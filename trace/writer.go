@@ -126,7 +126,7 @@ func (w *Writer) beat() {
 
 // Record queues rec to be written. It never blocks.
 func (w *Writer) Record(rec *Record) {
-	w.RecordFunc(func() *Record { return rec })
+	w.queue(item{rec: rec})
 }
 
 // RecordFunc queues a record that build makes, on the Writer's goroutine,

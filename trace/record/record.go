@@ -2,11 +2,11 @@
 // subscriber on the stream a caller already ranges over, or hooks on a
 // run's options, never a part of the loop. Given a trace.Writer (a Live
 // sink) a run is seen as it happens: its row is written when it begins,
-// with status running, and each call as it finishes; the whole record,
-// put together when the run is done, replaces them. Every call has a parent
-// span, so that a ReAct action's ptool call and that call's model calls
-// (its attempts) hang under the action, and a workflow step's attempts
-// under the step.
+// with status running, and each call, whole, as it finishes; when the run
+// is done, its row again and the calls not written yet (each call is
+// written once). Every call has a parent span, so that a ReAct action's
+// ptool call and that call's model calls (its attempts) hang under the
+// action, and a workflow step's attempts under the step.
 //
 // The recorders, one for each kind of run:
 //
