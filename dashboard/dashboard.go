@@ -165,10 +165,28 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, nil, err)
 		return
 	}
-	// The steps of a workflow, or any run started by this one.
+	// The steps of a workflow, or any run started by this one; the first
+	// few whole, so that the waterfall draws their spans under this run's
+	// (a gateway request's agent run).
 	children, err := h.s.List(r.Context(), trace.Filter{Parent: rec.ID, Limit: 500})
-	writeJSON(w, map[string]any{"run": rec, "children": children}, err)
+	if err != nil {
+		writeJSON(w, nil, err)
+		return
+	}
+	kids := []*trace.Record{}
+	for i := len(children) - 1; i >= 0 && len(kids) < maxChildSpans; i-- { // oldest first
+		kid, err := h.s.Get(r.Context(), children[i].ID)
+		if err != nil {
+			continue // pruned meanwhile
+		}
+		kids = append(kids, kid)
+	}
+	writeJSON(w, map[string]any{"run": rec, "children": children, "child_runs": kids}, nil)
 }
+
+// maxChildSpans is how many of a run's child runs its page draws whole in
+// its waterfall.
+const maxChildSpans = 20
 
 // config tells the page what it may do.
 func (h *Handler) config(w http.ResponseWriter, r *http.Request) {

@@ -179,6 +179,13 @@ type Round struct {
 	Accepted   bool   `json:"accepted"`
 	// Rejected says why it was not accepted.
 	Rejected string `json:"rejected,omitempty"`
+	// Start and Duration are the round's, asking for the code included;
+	// Calls are the model calls that wrote the candidate; Checks the
+	// checks it went through, in order, each timed (spans.go).
+	Start    time.Time     `json:"start,omitzero"`
+	Duration time.Duration `json:"duration_ns,omitempty"`
+	Calls    []ModelCall   `json:"calls,omitempty"`
+	Checks   []Check       `json:"checks,omitempty"`
 }
 
 // Report is what a distillation did.
@@ -202,6 +209,8 @@ type Report struct {
 	Code     string        `json:"code,omitempty"`
 	TestCode string        `json:"test_code,omitempty"`
 	Duration time.Duration `json:"duration_ns"`
+	// PatternCalls are the model calls that described the patterns.
+	PatternCalls []ModelCall `json:"pattern_calls,omitempty"`
 }
 
 // Final returns the accepted round, or nil.
@@ -265,7 +274,9 @@ func Run(ctx context.Context, t Target, s Splits, o Options) (*Report, error) {
 		return nil, err
 	}
 	g := newGenerator(o.Model, t, types, s.Train, o.MaxExamples)
-	if rep.Patterns, err = g.patterns(ctx); err != nil {
+	rep.Patterns, err = g.patterns(ctx)
+	rep.PatternCalls = g.calls.take()
+	if err != nil {
 		return rep, fmt.Errorf("%w: %w", ErrPatterns, err)
 	}
 	o.Log("patterns: %d, the first: %s", len(rep.Patterns), rep.Patterns[0].Rule)
@@ -273,15 +284,19 @@ func Run(ctx context.Context, t Target, s Splits, o Options) (*Report, error) {
 		literals: inputLiterals(t.Input, s)}
 	feedback := ""
 	for n := 1; n <= o.Rounds; n++ {
+		began := time.Now()
 		cand, err := g.code(ctx, rep.Patterns, feedback)
+		r := Round{N: n, Code: cand.Code, TestCode: cand.Test, Start: began, Calls: g.calls.take()}
 		if err != nil {
+			r.Rejected, r.Duration = "asking for code failed", time.Since(began)
+			rep.Rounds = append(rep.Rounds, r)
 			return rep, fmt.Errorf("distill: round %d: asking for code: %w", n, err)
 		}
-		r := Round{N: n, Code: cand.Code, TestCode: cand.Test}
 		if err := j.evaluate(ctx, &r); err != nil {
 			return rep, err
 		}
 		r.Accepted = r.Rejected == ""
+		r.Duration = time.Since(began)
 		rep.Rounds = append(rep.Rounds, r)
 		if r.Accepted {
 			o.Log("round %d: accepted: sealed %s", n, r.Sealed.line())
@@ -375,7 +390,9 @@ func (j *judge) compile(ctx context.Context, r *Round) (bool, error) {
 		code = "package distilled\n\n" + code
 	}
 	// The screen, before anything compiles.
+	screened := r.check("screen")
 	renamed, reasons := prepare(code, test, j.o.noScreen)
+	screened(len(reasons) == 0, fmt.Sprintf("%d reason(s) to reject it", len(reasons)), nil)
 	if strings.TrimSpace(test) == "" {
 		test = "package distilled\n" // only with no screen, in ptk's own tests
 	}
@@ -402,11 +419,13 @@ func (j *judge) compile(ctx context.Context, r *Round) (bool, error) {
 			return false, err
 		}
 	}
+	compiled := r.check("compile")
 	vet := j.ws.goCmd(ctx, "vet", ".")
 	log("go vet: %s", errText(vet.Err))
 	if vet.Err != nil {
 		r.Build = "go vet:\n" + vet.Output + errLine(vet)
 		r.Rejected = "it does not compile (or go vet fails)"
+		compiled(false, "go vet failed", nil)
 		return false, nil
 	}
 	build := j.ws.goCmd(ctx, "test", "-c", "-o", filepath.Join(j.ws.bin, "ptk.test"), ".")
@@ -414,9 +433,11 @@ func (j *judge) compile(ctx context.Context, r *Round) (bool, error) {
 	if build.Err != nil {
 		r.Build = "go test -c:\n" + build.Output + errLine(build)
 		r.Rejected = "it does not compile"
+		compiled(false, "go test -c failed", nil)
 		return false, nil
 	}
 	r.Compiled = true
+	compiled(true, "go vet and go test -c passed", nil)
 	return true, nil
 }
 
@@ -438,6 +459,7 @@ func (j *judge) check(ctx context.Context, r *Round) error {
 	if err := j.writeRun("patterns.json", pats); err != nil {
 		return err
 	}
+	tested := r.check("tests")
 	tests := j.ws.test(ctx, []string{"PTK_DISTILL_PATTERNS=patterns.json", "PTK_DISTILL_COVERAGE=coverage.json"},
 		"-test.v", "-test.timeout", j.o.Timeout.String())
 	log("the candidate's tests: %s", errText(tests.Err))
@@ -468,12 +490,19 @@ func (j *judge) check(ctx context.Context, r *Round) error {
 		}
 	}
 
+	testsOK := r.TestsPassed && cov.Calls > 0 && len(r.Uncovered) == 0 && !r.Unchecked
+	tested(testsOK, fmt.Sprintf("%d failed, %d of %d patterns untried", len(r.FailedTests), len(r.Uncovered), len(j.patterns)),
+		map[string]any{"failed": len(r.FailedTests), "uncovered": len(r.Uncovered), "calls": cov.Calls, "unchecked": r.Unchecked})
+
 	// Scored on validation, told to the model; then on the sealed split,
 	// in a run of its own, so no state of the validation run reaches it.
 	var err error
+	validated := r.check("validation")
 	if r.Validation, err = j.score(ctx, j.splits.Validation); err != nil {
 		return err
 	}
+	note, figures := scoreCheck("validation", r.Validation)
+	validated(r.Validation.Wrong == 0, note, figures)
 	log("validation: %s", r.Validation.line())
 	switch {
 	case !r.TestsPassed && cov.Calls == 0 && len(r.FailedTests) == 0:
@@ -492,6 +521,7 @@ func (j *judge) check(ctx context.Context, r *Round) error {
 	if r.Rejected != "" {
 		return nil
 	}
+	sealed := r.check("sealed")
 	if r.Sealed, err = j.score(ctx, j.splits.Sealed); err != nil {
 		return err
 	}
@@ -502,6 +532,8 @@ func (j *judge) check(ctx context.Context, r *Round) error {
 	case r.Sealed.Coverage < j.o.MinCoverage:
 		r.Rejected = fmt.Sprintf("it answers %.1f%% of the sealed inputs (at least %.1f%% needed)", 100*r.Sealed.Coverage, 100*j.o.MinCoverage)
 	}
+	note, figures = scoreCheck("held-out", r.Sealed)
+	sealed(r.Rejected == "", note, figures)
 	return nil
 }
 

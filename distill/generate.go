@@ -71,6 +71,8 @@ type generator struct {
 	types      string
 	shown      []Example // the training examples shown, numbered from 1
 	examples   string
+	// calls are the model calls of the two ptools, until taken.
+	calls callLog
 }
 
 func newGenerator(m llm.Model, t Target, types string, train []Example, max int) *generator {
@@ -82,12 +84,11 @@ func newGenerator(m llm.Model, t Target, types string, train []Example, max int)
 	}
 	// one memory for both: a server that ignores response_format, found
 	// out by the first, is asked in the protocol at once by the second
-	opts := []ptool.Option{ptool.WithModel(m), ptool.WithMaxAttempts(2), ptool.WithMemory(&llm.NativeTools{})}
-	return &generator{
-		patternsFn: ptool.New[patternsIn, patternsOut]("describe_patterns", render("patterns.tmpl", nil), opts...),
-		codeFn:     ptool.New[codeIn, Candidate]("write_distilled_code", render("code.tmpl", map[string]any{"Allowed": Allowed}), opts...),
-		t:          t, types: types, shown: shown, examples: b.String(),
-	}
+	g := &generator{t: t, types: types, shown: shown, examples: b.String()}
+	opts := []ptool.Option{ptool.WithModel(m), ptool.WithMaxAttempts(2), ptool.WithMemory(&llm.NativeTools{}), ptool.WithObserver(g.calls.observe)}
+	g.patternsFn = ptool.New[patternsIn, patternsOut]("describe_patterns", render("patterns.tmpl", nil), opts...)
+	g.codeFn = ptool.New[codeIn, Candidate]("write_distilled_code", render("code.tmpl", map[string]any{"Allowed": Allowed}), opts...)
+	return g
 }
 
 func (g *generator) doc() string {

@@ -115,6 +115,8 @@ type exchange struct {
 	wrote atomic.Bool
 	// out is the answer's writer, once there is one.
 	out responder
+	// obs sees the request (Config.Observe), when set.
+	obs Observer
 }
 
 // respond returns the writer of the answer, and keeps it to stop it when
@@ -135,9 +137,15 @@ func (x *exchange) respond(w http.ResponseWriter) responder {
 // gateway does not serve is served by the default one (Config.Serves).
 func (s *Server) handle(w http.ResponseWriter, r *http.Request, a api, agentAPI bool) {
 	x := &exchange{s: s, api: a, status: http.StatusOK}
+	if s.cfg.Observe != nil {
+		x.obs = s.cfg.Observe()
+	}
 	defer func() {
 		if x.out != nil {
 			x.out.stop()
+		}
+		if x.obs != nil {
+			x.obs.Done(x.exchange(r))
 		}
 		attrs := []slog.Attr{slog.String("model", x.name), slog.String("mode", x.mode), slog.Bool("stream", x.stream),
 			slog.Int("calls", x.calls), slog.Int("prompt_tokens", x.usage.PromptTokens),

@@ -116,11 +116,11 @@ type Config struct {
 	// gateway runs). The caller may share one with its other users.
 	NativeTools *llm.NativeTools
 
-	// Observe, when set, is called as a request served with Tools starts,
-	// with the model's name and the request's messages, and returns a
-	// function that sees every event of the agent run that serves it (nil:
-	// none), on the request's goroutine: a trace recorder.
-	Observe func(model string, msgs []ptk.Message) func(agent.Event, error)
+	// Observe, when set, is called as each request of the model APIs
+	// starts and returns what sees it (nil: nothing), the agent run of a
+	// request served with Tools, and its end: a trace recorder. Unset, a
+	// request costs nothing more.
+	Observe func() Observer
 }
 
 // Upstream is where one model is served.

@@ -56,8 +56,8 @@ func (x *exchange) serveTools(ctx context.Context, w http.ResponseWriter) error 
 	var res *agent.Result
 	var runErr error
 	var observe func(agent.Event, error)
-	if x.s.cfg.Observe != nil {
-		observe = x.s.cfg.Observe(x.up.Name, msgs)
+	if x.obs != nil {
+		observe = x.obs.Run(x.up, msgs)
 	}
 	for e, err := range agent.Stream(ctx, msgs, opts) {
 		if observe != nil {

@@ -99,3 +99,21 @@ func PriceOf(m Model) (Price, bool) {
 	}
 	return Price{}, false
 }
+
+// ProviderNamer is a Model that knows who serves it, named as the
+// OpenTelemetry GenAI conventions name providers (gen_ai.provider.name):
+// "openai", "anthropic", "gcp.gemini", "ollama", "deepseek", "groq".
+type ProviderNamer interface {
+	ProviderName() string
+}
+
+// ProviderOf returns the name of m's provider, found through wrappers (a
+// catalog entry names its provider before its client does); "" when none
+// is known: an OpenAI-compatible server that is not OpenAI's says nothing
+// of what it is.
+func ProviderOf(m Model) string {
+	if p, ok := As[ProviderNamer](m); ok {
+		return p.ProviderName()
+	}
+	return ""
+}

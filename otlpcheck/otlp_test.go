@@ -2,6 +2,7 @@ package otlpcheck
 
 import (
 	"context"
+	"encoding/json"
 	"net"
 	"strconv"
 	"testing"
@@ -15,9 +16,11 @@ import (
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
 	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/agent"
 	"github.com/ptkit/ptk/llm/llmtest"
 	"github.com/ptkit/ptk/ptool"
 	"github.com/ptkit/ptk/react"
+	"github.com/ptkit/ptk/trace"
 	"github.com/ptkit/ptk/trace/otlp"
 	"github.com/ptkit/ptk/trace/record"
 )
@@ -203,5 +206,170 @@ func TestReceiverGetsTheSpanTree(t *testing.T) {
 				t.Errorf("content sent unasked: input %s, arguments %s", in, args)
 			}
 		})
+	}
+}
+
+// TestReceiverGetsRequestsAndDistills sends what the newer recorders make
+// to the Collector's receiver and checks the tree and attributes it got:
+// a gateway request as a SERVER span with the HTTP conventions' attributes
+// and its agent run (a run of its own, sent first) under it in the same
+// trace, with the provider on the run and its model calls and the tool's
+// failure as its code; a distill run's rounds and checks as spans under it
+// with their verdicts and counts, the model calls that wrote a candidate
+// under its round, and no held-out input anywhere.
+func TestReceiverGetsRequestsAndDistills(t *testing.T) {
+	addr, got := receiver(t)
+	ctx := context.Background()
+	exp, err := otlp.New(ctx, otlp.Options{Endpoint: "http://" + addr, Content: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := exp.Sink(nil)
+
+	// a gateway request served with the gateway's own tools
+	broken := ptk.NewTool(ptk.ToolInfo{Name: "stock", Parameters: json.RawMessage(`{"type":"object","properties":{"item":{"type":"string"}}}`)},
+		func(context.Context, json.RawMessage) (ptk.Result, error) {
+			return ptk.Result{Content: "the stock database is down", IsError: true}, nil
+		})
+	model := llmtest.New(
+		reply("<PTK_CALL>\n{\"tool\": \"stock\", \"args\": {\"item\": \"pizza\"}}\n</PTK_CALL>", 50, 5),
+		reply("No stock figures today.", 60, 6),
+	)
+	req := record.NewRequest(sink)
+	obs := req.Agent(trace.Run{Name: "serve", Model: "qwen3:8b", Provider: "ollama", Input: "Is there pizza?"})
+	var res *agent.Result
+	for e, err := range agent.Stream(ctx, []ptk.Message{{Role: ptk.RoleUser, Content: "Is there pizza?"}},
+		agent.Options{Model: model, ModelName: "qwen3:8b", Mode: agent.ModePTK, Tools: []ptk.Tool{broken}}) {
+		obs.Event(e, err)
+		if e.Kind == agent.EventDone {
+			res = e.Run
+		}
+	}
+	if res == nil || !res.Success {
+		t.Fatalf("the agent run: %+v", res)
+	}
+	req.End(trace.Run{Model: "qwen3:8b", Provider: "ollama", Usage: res.Usage},
+		trace.Request{API: "chat", Method: "POST", Route: "/v1/chat/completions", Status: 200, Asked: "gpt-4o", Model: "qwen3:8b", Stream: true, Mode: "server-tools/ptk"})
+
+	// a distill run, as ptk distill records it
+	at := time.Now().Add(-time.Minute)
+	exp.Export(&trace.Record{
+		Run: trace.Run{ID: trace.NewID(), Kind: trace.KindDistill, Name: "route_ticket", Model: "qwen3:8b", Provider: "ollama", StartedAt: at,
+			Duration: trace.Millis(9 * time.Second), Status: trace.StatusOK, Usage: ptk.Usage{PromptTokens: 400, CompletionTokens: 60}},
+		ModelCalls: []trace.ModelCall{
+			{Mode: "patterns", Usage: ptk.Usage{PromptTokens: 100, CompletionTokens: 10}, Latency: trace.Millis(time.Second), Span: trace.Span{Start: at}},
+			{Mode: "code", Usage: ptk.Usage{PromptTokens: 300, CompletionTokens: 50}, Latency: trace.Millis(2 * time.Second), Span: trace.Span{Start: at.Add(time.Second), Parent: "step/0"}},
+		},
+		Steps: []trace.Step{
+			{Name: "round 1", Status: trace.StepOK, Note: "accepted", Attrs: map[string]any{"round": 1.0}, Duration: trace.Millis(7 * time.Second), Span: trace.Span{Start: at.Add(time.Second)}},
+			{Name: "compile", Status: trace.StepOK, Duration: trace.Millis(2 * time.Second), Span: trace.Span{Start: at.Add(3 * time.Second), Parent: "step/0"}},
+			{Name: "sealed", Status: trace.StepOK, Note: "12/14 held-out calls equal, 0 wrong, 2 left to the model",
+				Attrs: map[string]any{"total": 14.0, "correct": 12.0, "coverage": 12.0 / 14}, Duration: trace.Millis(time.Second), Span: trace.Span{Start: at.Add(6 * time.Second), Parent: "step/0"}},
+		},
+	})
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := exp.Shutdown(sctx); err != nil {
+		t.Fatal(err)
+	}
+
+	all := map[pcommon.SpanID]ptrace.Span{}
+	var list []ptrace.Span
+	for _, td := range got.AllTraces() {
+		for i := 0; i < td.ResourceSpans().Len(); i++ {
+			ss := td.ResourceSpans().At(i).ScopeSpans()
+			for j := 0; j < ss.Len(); j++ {
+				for k := 0; k < ss.At(j).Spans().Len(); k++ {
+					sp := ss.At(j).Spans().At(k)
+					all[sp.SpanID()] = sp
+					list = append(list, sp)
+				}
+			}
+		}
+	}
+	byName := func(name string) ptrace.Span {
+		for _, sp := range list {
+			if sp.Name() == name {
+				return sp
+			}
+		}
+		t.Fatalf("no span %q among %d", name, len(list))
+		return ptrace.Span{}
+	}
+	get := func(sp ptrace.Span, k string) string {
+		v, ok := sp.Attributes().Get(k)
+		if !ok {
+			return "<none>"
+		}
+		return v.AsString()
+	}
+	check := func(sp ptrace.Span, want map[string]string) {
+		t.Helper()
+		for k, v := range want {
+			if g := get(sp, k); g != v {
+				t.Errorf("span %q: %s = %q, want %q", sp.Name(), k, g, v)
+			}
+		}
+	}
+	parentName := func(sp ptrace.Span) string {
+		if p, ok := all[sp.ParentSpanID()]; ok {
+			return p.Name()
+		}
+		return ""
+	}
+
+	server := byName("POST /v1/chat/completions")
+	if server.Kind() != ptrace.SpanKindServer || !server.ParentSpanID().IsEmpty() {
+		t.Errorf("the request's span: kind %v, parent %v", server.Kind(), server.ParentSpanID())
+	}
+	check(server, map[string]string{otlp.AttrHTTPMethod: "POST", otlp.AttrHTTPRoute: "/v1/chat/completions", otlp.AttrHTTPStatus: "200",
+		otlp.AttrRequestModel: "gpt-4o", otlp.AttrResponseModel: "qwen3:8b", otlp.AttrProvider: "ollama", otlp.AttrSystem: "ollama",
+		otlp.AttrGatewayAPI: "chat", otlp.AttrGatewayStream: "true", otlp.AttrInputTokens: "110"})
+	run := byName("invoke_agent agent serve")
+	if run.ParentSpanID() != server.SpanID() || run.TraceID() != server.TraceID() {
+		t.Errorf("the agent run is not under its request: parent %v (want %v), trace %v (want %v)", run.ParentSpanID(), server.SpanID(), run.TraceID(), server.TraceID())
+	}
+	check(run, map[string]string{otlp.AttrOperation: "invoke_agent", otlp.AttrProvider: "ollama", otlp.AttrSystem: "ollama"})
+	var chats int
+	for _, sp := range list {
+		if sp.Name() == "chat qwen3:8b" && sp.TraceID() == server.TraceID() {
+			chats++
+			if sp.ParentSpanID() != run.SpanID() {
+				t.Errorf("a model call of the run is under %q", parentName(sp))
+			}
+			check(sp, map[string]string{otlp.AttrProvider: "ollama", otlp.AttrSystem: "ollama"})
+		}
+	}
+	if chats != 2 {
+		t.Errorf("%d model calls of the request's run, want 2", chats)
+	}
+	tool := byName("execute_tool stock")
+	if tool.ParentSpanID() != run.SpanID() || tool.Status().Code() != ptrace.StatusCodeError {
+		t.Errorf("the tool call: under %q, status %v", parentName(tool), tool.Status().Code())
+	}
+	check(tool, map[string]string{otlp.AttrErrorType: string(ptk.ToolExecutionFailed)})
+
+	distillRun := byName("invoke_agent distill route_ticket")
+	check(distillRun, map[string]string{otlp.AttrRunKind: "distill", otlp.AttrProvider: "ollama", otlp.AttrInputTokens: "400"})
+	round := byName("round 1")
+	if round.ParentSpanID() != distillRun.SpanID() {
+		t.Errorf("the round is under %q", parentName(round))
+	}
+	check(round, map[string]string{otlp.AttrStepStatus: "ok", otlp.AttrStepNote: "accepted", otlp.AttrStepPrefix + "round": "1"})
+	for _, name := range []string{"compile", "sealed"} {
+		if sp := byName(name); sp.ParentSpanID() != round.SpanID() || sp.TraceID() != distillRun.TraceID() {
+			t.Errorf("the check %s is under %q", name, parentName(sp))
+		}
+	}
+	check(byName("sealed"), map[string]string{otlp.AttrStepNote: "12/14 held-out calls equal, 0 wrong, 2 left to the model",
+		otlp.AttrStepPrefix + "total": "14", otlp.AttrStepPrefix + "correct": "12"})
+	var code ptrace.Span
+	for _, sp := range list {
+		if get(sp, otlp.AttrMode) == "code" {
+			code = sp
+		}
+	}
+	if code.ParentSpanID() != round.SpanID() || get(code, otlp.AttrInputTokens) != "300" {
+		t.Errorf("the model call that wrote the candidate: under %q, %s input tokens", parentName(code), get(code, otlp.AttrInputTokens))
 	}
 }

@@ -139,6 +139,7 @@ func (f *fn) ask(ctx context.Context, rec *Record, raw []byte, in any, out any, 
 	if m == nil {
 		return errors.New(f.spec.Name + ": no model (WithModel)")
 	}
+	rec.Provider = llm.ProviderOf(m)
 	st := f.styleFor(m)
 	spec, err := f.promptSpec(ctx, raw)
 	if err != nil {

@@ -39,8 +39,11 @@ type Record struct {
 	FellBack bool   `json:"fell_back,omitempty"`
 	// Mode is how the model's answers were read (empty when code answered).
 	Mode Mode `json:"mode,omitempty"`
-	// Model is the model that answered, as the provider named it.
-	Model string `json:"model,omitempty"`
+	// Model is the model that answered, as the provider named it;
+	// Provider who serves it, as the GenAI conventions name providers
+	// (llm.ProviderOf: "openai", "anthropic", "gcp.gemini", "ollama").
+	Model    string `json:"model,omitempty"`
+	Provider string `json:"provider,omitempty"`
 	// Attempts are the model calls, in order.
 	Attempts []Attempt `json:"attempts,omitempty"`
 	// Usage and Cost (US dollars) are the sums over the attempts.

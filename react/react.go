@@ -154,6 +154,9 @@ func Run(ctx context.Context, goal string, opts Options) (*Result, error) {
 				traj.Stopped = "error: " + err.Error()
 			}
 		}
+		if err != nil && traj.Code == "" {
+			traj.Code = stopCode(ctx, err)
+		}
 		if opts.Observer != nil {
 			opts.Observer(traj)
 		}
@@ -223,6 +226,9 @@ func Run(ctx context.Context, goal string, opts Options) (*Result, error) {
 			}
 		}
 		if err != nil {
+			if ctx.Err() == nil {
+				traj.Code = ptk.LLMCallFailed
+			}
 			return finish(err)
 		}
 		h.Append(rep.Message())
@@ -264,9 +270,10 @@ func Run(ctx context.Context, goal string, opts Options) (*Result, error) {
 			st.Action = &Action{Name: a.Call.Tool, Args: a.Call.Args, PTool: ptools[a.Call.Tool]}
 			echo.action(n, st.Action)
 			var r ptk.Result
+			var code ptk.Code
 			switch {
 			case a.Err != nil:
-				r = ptk.Result{Content: a.Err.Message, IsError: true}
+				r, code = ptk.Result{Content: a.Err.Message, IsError: true}, a.Err.Code
 			default:
 				var why string
 				if why, err = approve(ctx, opts.Approver, tools[a.Call.Tool], ptools[a.Call.Tool], a.Call, denied); err != nil {
@@ -274,7 +281,7 @@ func Run(ctx context.Context, goal string, opts Options) (*Result, error) {
 					return finish(err)
 				}
 				if why != "" {
-					r = ptk.Result{Content: why, IsError: true}
+					r, code = ptk.Result{Content: why, IsError: true}, ptk.ToolCallDenied
 					break
 				}
 				r, st.Record, err = runTool(ctx, tools[a.Call.Tool], a.Call)
@@ -287,7 +294,10 @@ func Run(ctx context.Context, goal string, opts Options) (*Result, error) {
 					return finish(err)
 				}
 			}
-			st.Observation = &Observation{Result: r.Content, Success: !r.IsError}
+			if r.IsError && code == "" {
+				code = ptk.ToolExecutionFailed
+			}
+			st.Observation = &Observation{Result: r.Content, Success: !r.IsError, Code: code}
 			echo.observation(n, st.Observation)
 			addStep(st)
 			h.Append(ptk.Message{Role: ptk.RoleTool, CallID: a.Call.ID, Tool: a.Call.Tool, Content: r.Content, IsError: r.IsError})
@@ -295,6 +305,20 @@ func Run(ctx context.Context, goal string, opts Options) (*Result, error) {
 	}
 	echo.stopped(max)
 	return finish(ErrMaxSteps)
+}
+
+// stopCode is the class of the error that stopped a run (Trajectory.Code).
+func stopCode(ctx context.Context, err error) ptk.Code {
+	if errors.Is(err, ErrMaxSteps) {
+		return ptk.MaxIterationsReached
+	}
+	if c := ptk.CodeOf(err); c != "" {
+		return c
+	}
+	if ctx.Err() != nil {
+		return ptk.CodeOf(ctx.Err())
+	}
+	return ptk.InvalidConfig // it could not start: no model, two tools of one name
 }
 
 // noAnswer is what a model is told when its reply had neither an action

@@ -123,9 +123,9 @@ func TestTrajectoryTraceRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr := &Trajectory{Goal: "g", Success: true, FinalAnswer: "x", Steps: []Step{
-		{Thought: Thought{"items", 1}, Action: &Action{Name: "extract_items", Args: json.RawMessage(`{"text":"a pizza"}`), PTool: true}, Observation: &Observation{`["pizza"]`, true}},
-		{Thought: Thought{"oops", 2}, Action: &Action{Name: "describe", Args: json.RawMessage(`{"itm":"pizza"}`), PTool: true}, Observation: &Observation{`missing item`, false}},
-		{Thought: Thought{"describe", 3}, Action: &Action{Name: "describe", Args: json.RawMessage(`{"item":"pizza"}`), PTool: true}, Observation: &Observation{`"round"`, true}},
+		{Thought: Thought{"items", 1}, Action: &Action{Name: "extract_items", Args: json.RawMessage(`{"text":"a pizza"}`), PTool: true}, Observation: &Observation{Result: `["pizza"]`, Success: true}},
+		{Thought: Thought{"oops", 2}, Action: &Action{Name: "describe", Args: json.RawMessage(`{"itm":"pizza"}`), PTool: true}, Observation: &Observation{Result: `missing item`, Success: false}},
+		{Thought: Thought{"describe", 3}, Action: &Action{Name: "describe", Args: json.RawMessage(`{"item":"pizza"}`), PTool: true}, Observation: &Observation{Result: `"round"`, Success: true}},
 	}}
 	wf := tr.Trace()
 	if len(wf.Steps) != 2 || string(wf.Steps[1].Args) != `{"item":{"$ref":"step_0","path":"/0"}}` {
@@ -164,6 +164,9 @@ func TestStepLimit(t *testing.T) {
 	if tr.Steps[1].Observation.Result != "5" {
 		t.Errorf("what it has: %+v", tr.Steps[1].Observation)
 	}
+	if tr.Code != ptk.MaxIterationsReached {
+		t.Errorf("code at the step limit = %q", tr.Code)
+	}
 	if !strings.HasSuffix(tr.PTP(), "...price returned 5\nNo answer (max_steps)\n") {
 		t.Errorf("PTP:\n%s", tr.PTP())
 	}
@@ -181,7 +184,7 @@ func TestMalformedActionIsCorrected(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := res.Trajectory.Steps[0].Observation
-	if first.Success || !strings.Contains(first.Result, "item") {
+	if first.Success || !strings.Contains(first.Result, "item") || first.Code != ptk.InvalidToolCall {
 		t.Errorf("the malformed action's observation: %+v", first)
 	}
 	msgs := model.Requests()[1].Messages
@@ -247,7 +250,7 @@ func TestApprover(t *testing.T) {
 		t.Errorf("ran %q, asked %q", ran, asked)
 	}
 	steps := res.Trajectory.Steps
-	if o := steps[0].Observation; o.Success || o.Result != "Denied: the user said no; --yes allows it" {
+	if o := steps[0].Observation; o.Success || o.Result != "Denied: the user said no; --yes allows it" || o.Code != ptk.ToolCallDenied {
 		t.Errorf("the denied action's observation: %+v", o)
 	}
 	if o := steps[1].Observation; o.Success || !strings.Contains(o.Result, "denied already") || !strings.Contains(o.Result, "--yes") {
@@ -260,7 +263,7 @@ func TestApprover(t *testing.T) {
 
 func TestExamplesInPrompt(t *testing.T) {
 	ex := &Trajectory{Goal: "Price a salad.", Success: true, FinalAnswer: "5", Steps: []Step{
-		{Action: &Action{Name: "price", Args: json.RawMessage(`{"item": "salad"}`)}, Observation: &Observation{"5", true}},
+		{Action: &Action{Name: "price", Args: json.RawMessage(`{"item": "salad"}`)}, Observation: &Observation{Result: "5", Success: true}},
 	}}
 	got, err := SystemPrompt(Options{Examples: []*Trajectory{ex}, Instructions: "Prices are in dollars."})
 	if err != nil {
@@ -292,8 +295,41 @@ func TestCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	res, err := Run(ctx, "g", Options{Model: model})
-	if !errors.Is(err, context.Canceled) || res.Success || res.Trajectory.Stopped != "canceled" {
-		t.Errorf("err %v, stopped %q", err, res.Trajectory.Stopped)
+	if !errors.Is(err, context.Canceled) || res.Success || res.Trajectory.Stopped != "canceled" || res.Trajectory.Code != ptk.Canceled {
+		t.Errorf("err %v, stopped %q, code %q", err, res.Trajectory.Stopped, res.Trajectory.Code)
+	}
+}
+
+// TestErrorCodes: what stopped a run, and why each action failed, are kept
+// as codes, so that a provider's failure, the model's mistake and a tool's
+// failure can be told apart in the records.
+func TestErrorCodes(t *testing.T) {
+	reg, price := shop(t)
+	broken := ptk.NewTool(ptk.ToolInfo{Name: "stock", Parameters: json.RawMessage(`{"type":"object","properties":{"item":{"type":"string"}}}`)},
+		func(context.Context, json.RawMessage) (ptk.Result, error) {
+			return ptk.Result{}, errors.New("the stock database is down")
+		})
+	model := llmtest.New(
+		llmtest.Text("Stock?"+call("stock", `{"item": "pizza"}`)),
+		llmtest.Text("Something else."+call("no_such_tool", `{}`)),
+		llmtest.Reply{Err: errors.New("502 Bad Gateway")},
+	)
+	res, err := Run(context.Background(), "Is there pizza?", Options{Model: model, PTools: reg, Tools: []ptk.Tool{price, broken}})
+	if err == nil || res.Success {
+		t.Fatalf("a run whose provider failed: %v", err)
+	}
+	tr := res.Trajectory
+	if tr.Code != ptk.LLMCallFailed || !strings.Contains(tr.Stopped, "502") {
+		t.Errorf("the provider's failure: code %q, stopped %q", tr.Code, tr.Stopped)
+	}
+	if o := tr.Steps[0].Observation; o.Success || o.Code != ptk.ToolExecutionFailed || !strings.Contains(o.Result, "down") {
+		t.Errorf("the tool's failure: %+v", o)
+	}
+	if o := tr.Steps[1].Observation; o.Success || o.Code != ptk.ToolNotFound {
+		t.Errorf("a call of no tool: %+v", o)
+	}
+	if res, _ := Run(context.Background(), "g", Options{}); res.Trajectory.Code != ptk.InvalidConfig {
+		t.Errorf("a run without a model: code %q", res.Trajectory.Code)
 	}
 }
 

@@ -26,6 +26,11 @@ type Trajectory struct {
 	// Stopped says why a run without an answer ended: "max_steps",
 	// "canceled" or "error: …".
 	Stopped string `json:"stopped,omitempty"`
+	// Code is the class of what stopped a run without an answer (a
+	// ptk.Code): MAX_ITERATIONS_REACHED at the step limit, LLM_CALL_FAILED
+	// when the provider failed, CANCELED or TIMEOUT, INVALID_CONFIG when it
+	// could not start.
+	Code ptk.Code `json:"code,omitempty"`
 	// Model, Usage, Cost, Start and Duration are the run's; Usage and Cost
 	// count the ptool actions' model calls too.
 	Model    string        `json:"model,omitempty"`
@@ -81,6 +86,11 @@ type Action struct {
 type Observation struct {
 	Result  string `json:"result"`
 	Success bool   `json:"success"`
+	// Code is the class of a failed action's error (a ptk.Code): the
+	// model's mistake (INVALID_TOOL_CALL, TOOL_NOT_FOUND, PARSE_ERROR), a
+	// denial (TOOL_CALL_DENIED) or the tool's failure
+	// (TOOL_EXECUTION_FAILED).
+	Code ptk.Code `json:"code,omitempty"`
 }
 
 // PTP renders the trajectory as Program Trace Prompting text, the form the

@@ -110,9 +110,7 @@ func (s *Store) upsert(ctx context.Context, tx *sql.Tx, items []item) error {
 			if len(r.ToolCalls) > 0 {
 				ntc = len(r.ToolCalls)
 			}
-			vals := []any{r.ID, r.ParentID, string(r.Kind), r.Name, r.Model, r.Mode, r.StartedAt.UnixMicro(),
-				time.Duration(r.Duration).Microseconds(), string(r.Status), r.ErrorCode, r.ErrorMessage, r.Usage.PromptTokens,
-				r.Usage.CompletionTokens, r.Cost, r.Iterations, ntc, r.Input, r.Output, string(r.Detail), owner, hb}
+			vals := append(runValues(r, ntc), owner, hb)
 			if i, ok := runRow[r.ID]; ok {
 				runRows[i] = vals
 			} else {

@@ -81,6 +81,12 @@ func TestMigrations(t *testing.T) {
 				if err := s.Save(ctx, "c", []ptk.Message{{Role: ptk.RoleUser, Content: "hi"}}); err != nil {
 					t.Errorf("Save after migrating from %d: %v", v, err)
 				}
+				// what the newest schema added: a run's provider, its steps
+				if err := s.Write(ctx, distillFixture("run-new")); err != nil {
+					t.Errorf("Write after migrating from %d: %v", v, err)
+				} else if r, err := s.Get(ctx, "run-new"); err != nil || r.Provider != "ollama" || len(r.Steps) != 5 {
+					t.Errorf("a run written after migrating from %d: %v, %+v", v, err, r)
+				}
 				s.Close()
 				// Opening again applies nothing.
 				s2 := open(t, d)

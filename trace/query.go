@@ -69,14 +69,14 @@ func (s *Store) where(f Filter) (string, []any) {
 }
 
 const runColumns = `id, parent_id, kind, name, model, mode, started_us, duration_us, status, error_code, error_message,
-	prompt_tokens, completion_tokens, cost, iterations, tool_calls, input, output, heartbeat_us`
+	prompt_tokens, completion_tokens, cost, iterations, tool_calls, input, output, heartbeat_us, provider`
 
 func (s *Store) scanRun(sc scanner, r *Run, extra ...any) error {
 	var started, dur, heartbeat int64
 	var kind, status string
 	err := s.scan(sc, append([]any{&r.ID, &r.ParentID, &kind, &r.Name, &r.Model, &r.Mode, &started, &dur, &status, &r.ErrorCode,
 		&r.ErrorMessage, &r.Usage.PromptTokens, &r.Usage.CompletionTokens, &r.Cost, &r.Iterations, &r.NumToolCalls,
-		&r.Input, &r.Output, &heartbeat}, extra...)...)
+		&r.Input, &r.Output, &heartbeat, &r.Provider}, extra...)...)
 	r.Kind, r.Status = Kind(kind), Status(status)
 	r.StartedAt = time.UnixMicro(started)
 	r.Duration = Millis(time.Duration(dur) * time.Microsecond)
@@ -179,7 +179,7 @@ func (s *Store) Get(ctx context.Context, id string) (*Record, error) {
 	}
 	rows.Close()
 	rows, err = s.db.QueryContext(ctx, s.q(`SELECT iteration, call_id, tool, args, result, truncated, is_error, outcome, repairs, duration_us,
-		started_us, parent FROM tool_calls WHERE run_id = ? ORDER BY seq`), s.args([]any{rec.ID})...)
+		started_us, parent, error_code FROM tool_calls WHERE run_id = ? ORDER BY seq`), s.args([]any{rec.ID})...)
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +189,7 @@ func (s *Store) Get(ctx context.Context, id string) (*Record, error) {
 		var trunc, iserr int
 		var dur, start int64
 		if err := s.scan(rows, &tc.Iteration, &tc.CallID, &tc.Tool, &args, &tc.Result, &trunc, &iserr, &tc.Outcome, &repairs, &dur,
-			&start, &tc.Parent); err != nil {
+			&start, &tc.Parent, &tc.ErrorCode); err != nil {
 			rows.Close()
 			return nil, err
 		}
@@ -204,6 +204,9 @@ func (s *Store) Get(ctx context.Context, id string) (*Record, error) {
 	if rec.PtoolCalls, err = s.ptoolCalls(ctx, "WHERE p.run_id = ? ORDER BY p.seq", -1, rec.ID); err != nil {
 		return nil, err
 	}
+	if rec.Steps, err = s.steps(ctx, rec.ID); err != nil {
+		return nil, err
+	}
 	labels, err := s.Labels(ctx, rec.ID)
 	if err != nil {
 		return nil, err
@@ -212,6 +215,30 @@ func (s *Store) Get(ctx context.Context, id string) (*Record, error) {
 		rec.Labels = labels
 	}
 	return rec, nil
+}
+
+// steps returns a run's steps, nil when it has none.
+func (s *Store) steps(ctx context.Context, run string) ([]Step, error) {
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT name, status, note, attrs, started_us, duration_us, parent FROM steps
+		WHERE run_id = ? ORDER BY seq`), s.args([]any{run})...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Step
+	for rows.Next() {
+		var st Step
+		var attrs string
+		var start, dur int64
+		if err := s.scan(rows, &st.Name, &st.Status, &st.Note, &attrs, &start, &dur, &st.Parent); err != nil {
+			return nil, err
+		}
+		unjson(attrs, &st.Attrs)
+		st.Start = fromMicros(start)
+		st.Duration = Millis(time.Duration(dur) * time.Microsecond)
+		out = append(out, st)
+	}
+	return out, rows.Err()
 }
 
 func (s *Store) ptoolCalls(ctx context.Context, where string, limit int, args ...any) ([]PtoolCall, error) {
@@ -303,7 +330,7 @@ func (s *Store) Prune(ctx context.Context, before time.Time, keep int) (int, err
 		return 0, nil
 	}
 	sel := "SELECT id FROM runs WHERE " + strings.Join(conds, " OR ")
-	for _, t := range []string{"model_calls", "tool_calls", "ptool_calls", "labels"} {
+	for _, t := range []string{"model_calls", "tool_calls", "ptool_calls", "steps", "labels"} {
 		if _, err := tx.ExecContext(ctx, s.q("DELETE FROM "+t+" WHERE run_id IN ("+sel+")"), s.args(args)...); err != nil {
 			return 0, err
 		}

@@ -20,6 +20,14 @@ const (
 	KindPtool    Kind = "ptool"
 	KindWorkflow Kind = "workflow"
 	KindReAct    Kind = "react"
+	// KindDistill is a run of ptk distill: its rounds and each candidate's
+	// checks are Steps, the model calls that wrote a candidate under its
+	// round.
+	KindDistill Kind = "distill"
+	// KindRequest is a request to ptk serve: its Detail is a Request, its
+	// model call (or its agent run, a run whose ParentID is the request's)
+	// under it.
+	KindRequest Kind = "request"
 )
 
 // Status says how a run ended, or that it has not.
@@ -45,9 +53,11 @@ const (
 	SpanModel = "model"
 	SpanTool  = "tool"
 	SpanPtool = "ptool"
+	SpanStep  = "step"
 )
 
-// SpanID names a run's call of that kind (SpanModel, SpanTool, SpanPtool)
+// SpanID names a run's call of that kind (SpanModel, SpanTool, SpanPtool,
+// SpanStep)
 // and seq (its index in the record's list), as a call's Parent names it.
 func SpanID(kind string, seq int) string { return kind + "/" + strconv.Itoa(seq) }
 
@@ -88,10 +98,14 @@ func (m *Millis) UnmarshalJSON(b []byte) error {
 type Run struct {
 	ID string `json:"id"`
 	// ParentID is the run this one is a step of (a workflow's ptool call).
-	ParentID  string    `json:"parent_id,omitempty"`
-	Kind      Kind      `json:"kind"`
-	Name      string    `json:"name"`
-	Model     string    `json:"model"`
+	ParentID string `json:"parent_id,omitempty"`
+	Kind     Kind   `json:"kind"`
+	Name     string `json:"name"`
+	Model    string `json:"model"`
+	// Provider is who serves Model, as the OpenTelemetry GenAI conventions
+	// name it (gen_ai.provider.name: "openai", "anthropic", "gcp.gemini",
+	// "ollama"); "" when not known (llm.ProviderOf).
+	Provider  string    `json:"provider,omitempty"`
 	Mode      string    `json:"mode"`
 	StartedAt time.Time `json:"started_at"`
 	Duration  Millis    `json:"duration_ms"`
@@ -119,6 +133,8 @@ type Record struct {
 	ModelCalls []ModelCall     `json:"model_calls"`
 	ToolCalls  []ToolCall      `json:"tool_calls"`
 	PtoolCalls []PtoolCall     `json:"ptool_calls,omitempty"`
+	// Steps are the run's other spans: a distill run's rounds and checks.
+	Steps []Step `json:"steps,omitempty"`
 	// Labels are the feedback on the run and its calls (SetLabel).
 	Labels []Label `json:"labels,omitempty"`
 }
@@ -165,9 +181,14 @@ type ToolCall struct {
 	Tool      string          `json:"tool"`
 	Args      json.RawMessage `json:"args"`
 	// Result is the text the model was given, capped at MaxResultBytes.
-	Result    string   `json:"result"`
-	Truncated bool     `json:"truncated,omitempty"`
-	IsError   bool     `json:"is_error"`
+	Result    string `json:"result"`
+	Truncated bool   `json:"truncated,omitempty"`
+	IsError   bool   `json:"is_error"`
+	// ErrorCode is the class of the error of a call that failed (a
+	// ptk.Code): the model's mistake (INVALID_TOOL_CALL, TOOL_NOT_FOUND,
+	// PARSE_ERROR), a denial (TOOL_CALL_DENIED), the tool's failure
+	// (TOOL_EXECUTION_FAILED).
+	ErrorCode string   `json:"error_code,omitempty"`
 	Outcome   string   `json:"outcome"`
 	Repairs   []string `json:"repairs,omitempty"`
 	Duration  Millis   `json:"duration_ms"`
@@ -193,6 +214,51 @@ type PtoolCall struct {
 	Usage ptk.Usage `json:"usage,omitzero"`
 	Cost  float64   `json:"cost,omitempty"`
 	Span
+}
+
+// Step is a span of a run that is neither a model, tool nor ptool call: a
+// distill run's round, a candidate's check (compile, tests, the scores).
+type Step struct {
+	Name string `json:"name"`
+	// Status is the step's verdict: StepOK, StepFailed, StepSkipped.
+	Status string `json:"status,omitempty"`
+	// Note says the outcome in a few words ("12/14 held-out calls equal"),
+	// never the data it was reached on.
+	Note string `json:"note,omitempty"`
+	// Attrs are the step's figures and names (strings, numbers, booleans),
+	// sent over OpenTelemetry as ptk.step.* attributes.
+	Attrs    map[string]any `json:"attrs,omitempty"`
+	Duration Millis         `json:"duration_ms"`
+	Span
+}
+
+// The verdicts of a step (Step.Status).
+const (
+	StepOK      = "ok"
+	StepFailed  = "failed"
+	StepSkipped = "skipped"
+)
+
+// Request is what a gateway request's run (KindRequest) keeps as its
+// Detail: which API and route, how it was answered, and the model the
+// client named beside the one that served it.
+type Request struct {
+	// API is "chat" (Chat Completions), "messages" (Anthropic Messages)
+	// or "responses".
+	API    string `json:"api"`
+	Method string `json:"method"`
+	Route  string `json:"route"`
+	// Status is the HTTP status the client got (499: it went away; a
+	// stream that failed after it began keeps its 200, with Error).
+	Status int `json:"status"`
+	// Asked is the model the client named; Model the one that served it.
+	Asked  string `json:"asked,omitempty"`
+	Model  string `json:"model"`
+	Stream bool   `json:"stream"`
+	// Mode is how the gateway served it (ptk, native, passthrough, tools/…).
+	Mode  string `json:"mode,omitempty"`
+	Calls int    `json:"calls,omitempty"`
+	Error string `json:"error,omitempty"`
 }
 
 // Attempt is one try of a ptool call.

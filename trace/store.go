@@ -461,9 +461,7 @@ func (s *Store) write(ctx context.Context, items []item) error {
 		if len(r.ToolCalls) > 0 {
 			ntc = len(r.ToolCalls)
 		}
-		ins.add("runs", runCols, r.ID, r.ParentID, string(r.Kind), r.Name, r.Model, r.Mode, r.StartedAt.UnixMicro(),
-			time.Duration(r.Duration).Microseconds(), string(r.Status), r.ErrorCode, r.ErrorMessage, r.Usage.PromptTokens,
-			r.Usage.CompletionTokens, r.Cost, r.Iterations, ntc, r.Input, r.Output, string(r.Detail))
+		ins.add("runs", runCols, runValues(r, ntc)...)
 	}
 	if err := ins.flush(ctx, "runs", ""); err != nil {
 		return err
@@ -478,14 +476,38 @@ func (s *Store) write(ctx context.Context, items []item) error {
 		for i, pc := range r.PtoolCalls {
 			ins.add("ptool_calls", ptoolCallCols, ptoolCallRow(r.ID, i, pc)...)
 		}
+		for i, st := range r.Steps {
+			ins.add("steps", stepCols, stepRow(r.ID, i, st)...)
+		}
 	}
-	for _, t := range []string{"model_calls", "tool_calls", "ptool_calls"} {
+	for _, t := range []string{"model_calls", "tool_calls", "ptool_calls", "steps"} {
 		if err := ins.flush(ctx, t, ""); err != nil {
 			return err
 		}
 	}
 	if len(parts) > 0 {
 		if err := s.upsert(ctx, tx, parts); err != nil {
+			return err
+		}
+		// A finished live run's steps, replacing any written before (the
+		// last end of a run in the batch: one statement may not change a
+		// row twice).
+		last := map[string]*Record{}
+		var order []string
+		for _, it := range parts {
+			if it.part == ended && len(it.rec.Steps) > 0 {
+				if last[it.rec.ID] == nil {
+					order = append(order, it.rec.ID)
+				}
+				last[it.rec.ID] = it.rec
+			}
+		}
+		for _, id := range order {
+			for i, st := range last[id].Steps {
+				ins.add("steps", stepCols, stepRow(id, i, st)...)
+			}
+		}
+		if err := ins.flush(ctx, "steps", updateAll(" ON CONFLICT (run_id, seq)", stepCols[2:])); err != nil {
 			return err
 		}
 	}
@@ -530,14 +552,33 @@ func (s *Store) fresh(ctx context.Context, tx *sql.Tx, recs []*Record) ([]*Recor
 
 var (
 	runCols = []string{"id", "parent_id", "kind", "name", "model", "mode", "started_us", "duration_us", "status",
-		"error_code", "error_message", "prompt_tokens", "completion_tokens", "cost", "iterations", "tool_calls", "input", "output", "detail"}
+		"error_code", "error_message", "prompt_tokens", "completion_tokens", "cost", "iterations", "tool_calls", "input", "output", "detail",
+		"provider"}
 	modelCallCols = []string{"run_id", "seq", "mode", "prompt_tokens", "completion_tokens", "latency_us", "cost", "request_hash", "text", "calls", "error",
 		"started_us", "parent"}
 	toolCallCols = []string{"run_id", "seq", "iteration", "call_id", "tool", "args", "result", "truncated", "is_error", "outcome", "repairs", "duration_us",
-		"started_us", "parent"}
+		"started_us", "parent", "error_code"}
 	ptoolCallCols = []string{"run_id", "seq", "ptool", "input", "output", "attempts", "repairs", "source", "fallback", "is_error", "duration_us",
 		"prompt_tokens", "completion_tokens", "cost", "started_us", "parent"}
+	stepCols = []string{"run_id", "seq", "name", "status", "note", "attrs", "started_us", "duration_us", "parent"}
 )
+
+// runValues is a run's row of runCols; ntc is its number of tool calls.
+func runValues(r *Record, ntc int) []any {
+	return []any{r.ID, r.ParentID, string(r.Kind), r.Name, r.Model, r.Mode, r.StartedAt.UnixMicro(),
+		time.Duration(r.Duration).Microseconds(), string(r.Status), r.ErrorCode, r.ErrorMessage, r.Usage.PromptTokens,
+		r.Usage.CompletionTokens, r.Cost, r.Iterations, ntc, r.Input, r.Output, string(r.Detail), r.Provider}
+}
+
+func stepRow(run string, seq int, st Step) []any {
+	attrs := ""
+	if len(st.Attrs) > 0 {
+		if b, err := json.Marshal(st.Attrs); err == nil {
+			attrs = string(b)
+		}
+	}
+	return []any{run, seq, st.Name, st.Status, st.Note, attrs, micros(st.Start), time.Duration(st.Duration).Microseconds(), st.Parent}
+}
 
 // micros is t in microseconds since the epoch, 0 for the zero time.
 func micros(t time.Time) int64 {
@@ -554,7 +595,7 @@ func modelCallRow(run string, seq int, mc ModelCall) []any {
 
 func toolCallRow(run string, seq int, tc ToolCall) []any {
 	return []any{run, seq, tc.Iteration, tc.CallID, tc.Tool, string(tc.Args), tc.Result, b2i(tc.Truncated), b2i(tc.IsError), tc.Outcome,
-		stringsText(tc.Repairs), time.Duration(tc.Duration).Microseconds(), micros(tc.Start), tc.Parent}
+		stringsText(tc.Repairs), time.Duration(tc.Duration).Microseconds(), micros(tc.Start), tc.Parent, tc.ErrorCode}
 }
 
 func ptoolCallRow(run string, seq int, pc PtoolCall) []any {

@@ -26,7 +26,7 @@ func ms(n float64) Millis { return Millis(n * float64(time.Millisecond)) }
 func fixture() []*Record {
 	return []*Record{
 		{
-			Run: Run{ID: "run-agent-ok", Kind: KindAgent, Name: "", Model: "qwen3:8b", Mode: "ptk", StartedAt: t0,
+			Run: Run{ID: "run-agent-ok", Kind: KindAgent, Name: "", Model: "qwen3:8b", Provider: "ollama", Mode: "ptk", StartedAt: t0,
 				Duration: ms(1500), Status: StatusOK, Usage: ptk.Usage{PromptTokens: 1200, CompletionTokens: 80}, Cost: 0.002,
 				Iterations: 2, NumToolCalls: 2, Input: "What does go.mod say?", Output: "It names the module github.com/ptkit/ptk."},
 			ModelCalls: []ModelCall{
@@ -38,7 +38,7 @@ func fixture() []*Record {
 				{Iteration: 1, CallID: "c1", Tool: "read_file", Args: json.RawMessage(`{"path":"go.mod"}`), Result: "module github.com/ptkit/ptk\n",
 					Outcome: OutcomeRan, Repairs: []string{"added the closing brace"}, Duration: ms(2)},
 				{Iteration: 1, CallID: "c2", Tool: "bash", Args: json.RawMessage(`{"command":"rm -rf /"}`), Result: "denied: needs approval",
-					IsError: true, Outcome: OutcomeDenied},
+					IsError: true, ErrorCode: "TOOL_CALL_DENIED", Outcome: OutcomeDenied},
 			},
 		},
 		{

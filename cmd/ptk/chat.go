@@ -186,7 +186,7 @@ func runChat(cmd *cobra.Command, f runFlags, cont bool) error {
 		s.runner.sendPreset = true // the chat's approval mode
 	} else if rec != nil && rec.sink != nil {
 		cfg.Observe = func(conv, prompt string, o agent.Options) func(agent.Event, error) {
-			return rec.run(trace.Run{Name: conv, Model: o.ModelName, Mode: string(o.Mode), Input: prompt})
+			return rec.run(trace.Run{Name: conv, Model: o.ModelName, Provider: llm.ProviderOf(o.Model), Mode: string(o.Mode), Input: prompt})
 		}
 	}
 	m := chat.New(cfg)

@@ -42,7 +42,7 @@ func addCompletions(root *cobra.Command) {
 		if c.CommandPath() == "ptk eval" {
 			register("prompt", completeList(slices.Sorted(maps.Keys(eval.Prompts))))
 		}
-		register("kind", completeOne([]string{string(trace.KindAgent), string(trace.KindPtool), string(trace.KindWorkflow), string(trace.KindReAct), "distill"}))
+		register("kind", completeOne([]string{string(trace.KindAgent), string(trace.KindPtool), string(trace.KindWorkflow), string(trace.KindReAct), string(trace.KindDistill), string(trace.KindRequest)}))
 		register("status", completeOne([]string{"ok", "error"}))
 		register("conversation", func(cmd *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 			return completeOneOf(conversationNames(cmd), toComplete), cobra.ShellCompDirectiveNoFileComp

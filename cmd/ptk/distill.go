@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,8 +13,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ptkit/ptk/distill"
+	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/ptool"
 	"github.com/ptkit/ptk/trace"
+	"github.com/ptkit/ptk/trace/otlp"
+	"github.com/ptkit/ptk/trace/record"
 )
 
 type distillFlags struct {
@@ -24,6 +28,8 @@ type distillFlags struct {
 	seed                                           int64
 	timeout, caseTimeout                           time.Duration
 	asJSON, noSandbox, keep                        bool
+	otlp                                           string // --otlp-endpoint
+	otlpContent                                    bool   // --otlp-content
 }
 
 func newDistillCmd() *cobra.Command {
@@ -57,7 +63,10 @@ The accepted code is written to --out (default NAME_distilled.go) as a Go
 file whose New(opts...) wires it into ptool.Distill with the ptool as the
 fallback. The report (--report FILE for JSON; --json prints it, with the
 file written, as one JSON document on stdout) is recorded in the trace
-store as a run of kind distill.
+store as a run of kind distill: each round a span, each check of its
+candidate (screen, compile, tests, validation, sealed) a span under it with
+its time, verdict and counts, and the model calls that wrote it under it;
+never a sealed input (--otlp-endpoint sends the same spans).
 
   ptk distill classify_sentiment --ptools ptools.json --model gpt-4o
 Exit status: 0 accepted, 1 no candidate passed or an error, 2 usage (no
@@ -92,6 +101,8 @@ bubblewrap and no --no-sandbox included).`,
 	fl.StringVar(&f.record, "record", "", "append every model request and response to FILE as JSON lines")
 	fl.StringVar(&f.replay, "replay", "", "answer model requests from a file made by --record, without the network")
 	fl.BoolVar(&f.asJSON, "json", false, "print the report, with the file written or the error, as one JSON document on stdout")
+	fl.StringVar(&f.otlp, "otlp-endpoint", "", "also send the run as OpenTelemetry spans over OTLP/HTTP to this URL (http://localhost:4318; env OTEL_EXPORTER_OTLP_ENDPOINT, with OTEL_EXPORTER_OTLP_HEADERS)")
+	fl.BoolVar(&f.otlpContent, "otlp-content", false, "send the run's input and verdict in its span too")
 	return cmd
 }
 
@@ -202,7 +213,7 @@ func distillRun(cmd *cobra.Command, f distillFlags, name string) (err error) {
 			return err
 		}
 	}
-	recordDistill(cmd, store, rep, modelName, start, runErr, data)
+	recordDistill(cmd, store, f, record.Distill(rep, modelName, llm.ProviderOf(m), start, runErr))
 	if !f.asJSON {
 		fmt.Fprint(cmd.OutOrStdout(), rep.Summary())
 	}
@@ -239,17 +250,27 @@ func orNegative(v float64) float64 {
 	return v
 }
 
-// recordDistill records the distillation in the trace store, its report
-// as the run's detail; a failure to record is said, not fatal.
-func recordDistill(cmd *cobra.Command, s *trace.Store, rep *distill.Report, model string, start time.Time, runErr error, detail []byte) {
-	r := &trace.Record{Run: trace.Run{ID: trace.NewID(), Kind: trace.Kind("distill"), Name: rep.Ptool, Model: model,
-		StartedAt: start, Duration: trace.Millis(time.Since(start)), Status: trace.StatusOK,
-		Input:  fmt.Sprintf("%d training, %d validation, %d sealed examples", rep.Train, rep.Validation, rep.Sealed),
-		Output: rep.Summary(), Iterations: len(rep.Rounds)}, Detail: detail}
-	if runErr != nil {
-		r.Status, r.ErrorMessage = trace.StatusError, runErr.Error()
+// recordDistill records the distillation in the trace store as a span
+// tree (record.Distill), and sends it over OTLP when an endpoint is named
+// (--otlp-endpoint, OTEL_EXPORTER_OTLP_*); a failure to record is said,
+// not fatal.
+func recordDistill(cmd *cobra.Command, s *trace.Store, f distillFlags, rec *trace.Record) {
+	errOut := cmd.ErrOrStderr()
+	if err := s.Write(cmd.Context(), rec); err != nil {
+		fmt.Fprintf(errOut, "ptk distill: the report was not recorded in the trace store: %v\n", err)
 	}
-	if err := s.Write(cmd.Context(), r); err != nil {
-		fmt.Fprintf(cmd.ErrOrStderr(), "ptk distill: the report was not recorded in the trace store: %v\n", err)
+	if f.otlp == "" && os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") == "" && os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") == "" {
+		return
+	}
+	exp, err := otlp.New(cmd.Context(), otlp.Options{Endpoint: f.otlp, Content: f.otlpContent})
+	if err != nil {
+		fmt.Fprintf(errOut, "ptk distill: not sent over OTLP: %v\n", err)
+		return
+	}
+	exp.Export(rec)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := exp.Shutdown(ctx); err != nil {
+		fmt.Fprintf(errOut, "ptk distill: sending spans over OTLP: %v\n", err)
 	}
 }

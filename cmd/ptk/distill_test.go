@@ -205,12 +205,43 @@ func TestDistillEndToEnd(t *testing.T) {
 	if !strings.Contains(out, "accepted after 1 round") || !strings.Contains(out, "wrote ") {
 		t.Errorf("summary:\n%s", out)
 	}
-	// the report is in the trace store
+	// the report is in the trace store, as a span tree: the round, its
+	// checks under it, the model calls that wrote it under it; the
+	// held-out inputs nowhere in it
 	s, _ := trace.Open(ctx, db)
 	runs, err := s.List(ctx, trace.Filter{Kind: "distill"})
-	s.Close()
 	if err != nil || len(runs) != 1 || runs[0].Name != "route_ticket" {
-		t.Errorf("distill runs in the store: %v %+v", err, runs)
+		t.Fatalf("distill runs in the store: %v %+v", err, runs)
+	}
+	rec, err := s.Get(ctx, runs[0].ID)
+	calls, _ := s.Examples(ctx, "route_ticket", -1)
+	s.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, st := range rec.Steps {
+		names = append(names, st.Name+":"+st.Status+":"+st.Parent)
+		if st.Duration <= 0 || st.Start.IsZero() {
+			t.Errorf("step %s has no time: %+v", st.Name, st)
+		}
+	}
+	if got := strings.Join(names, " "); got != "round 1:ok: screen:ok:step/0 compile:ok:step/0 tests:ok:step/0 validation:ok:step/0 sealed:ok:step/0" {
+		t.Errorf("steps: %s", got)
+	}
+	if n := len(rec.Steps); n > 0 && !strings.HasSuffix(rec.Steps[n-1].Note, "held-out calls equal, 0 wrong, "+fmt.Sprint(rep.Rounds[0].Sealed.Abstained)+" left to the model") {
+		t.Errorf("the sealed check's note: %q", rec.Steps[n-1].Note)
+	}
+	if len(rec.ModelCalls) != 2 || rec.ModelCalls[0].Mode != "patterns" || rec.ModelCalls[1].Parent != "step/0" || rec.ModelCalls[1].Usage.PromptTokens != 120 ||
+		rec.Usage.PromptTokens != 240 {
+		t.Errorf("model calls: %+v, usage %+v", rec.ModelCalls, rec.Usage)
+	}
+	sealed := distill.Split(calls, 0.2, 0.3, 1).Sealed
+	b, _ := json.Marshal(rec)
+	for _, e := range sealed {
+		if strings.Contains(string(b), string(e.Input)) {
+			t.Errorf("the record holds a sealed input: %s", e.Input)
+		}
 	}
 
 	// wired into a program: most inputs answered without a model call

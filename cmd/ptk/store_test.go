@@ -312,9 +312,12 @@ func TestTracesUpgradesAnOlderStore(t *testing.T) {
 	}
 	// A store of schema version 1: before conversations (migration 2),
 	// each ptool call's usage (3), a conversation's workspace (4, gone with
-	// its table), spans (5) and labels (6).
+	// its table), spans (5), labels (6), and providers and steps (7).
 	if _, err := sdb.Exec(`DROP TABLE conversations;
 		DROP TABLE labels;
+		DROP TABLE steps;
+		ALTER TABLE runs DROP COLUMN provider;
+		ALTER TABLE tool_calls DROP COLUMN error_code;
 		DROP INDEX runs_owner;
 		ALTER TABLE runs DROP COLUMN owner;
 		ALTER TABLE runs DROP COLUMN heartbeat_us;

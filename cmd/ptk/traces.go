@@ -45,7 +45,7 @@ type filterFlags struct {
 
 func addFilterFlags(cmd *cobra.Command, f *filterFlags) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.kind, "kind", "", "runs of this kind: agent, ptool, workflow, react")
+	fl.StringVar(&f.kind, "kind", "", "runs of this kind: agent, ptool, workflow, react, distill, request")
 	fl.StringVar(&f.name, "name", "", "runs of this name (a ptool's, a workflow's, a conversation's)")
 	fl.StringVar(&f.tool, "tool", "", "runs that called this tool")
 	fl.StringVar(&f.model, "model", "", "runs of this model")
@@ -164,6 +164,19 @@ is_error, outcome, repairs, duration_ms).`,
 				return printJSON(cmd.OutOrStdout(), rec)
 			}
 			showRecord(cmd.OutOrStdout(), rec)
+			// the runs under it: a gateway request's agent run, a
+			// workflow's ptool calls
+			kids, err := s.List(cmd.Context(), trace.Filter{Parent: rec.ID, Limit: 20})
+			if err != nil {
+				return err
+			}
+			if len(kids) > 0 {
+				fmt.Fprintln(cmd.OutOrStdout(), "\nruns under it")
+				for i := len(kids) - 1; i >= 0; i-- {
+					k := kids[i]
+					fmt.Fprintf(cmd.OutOrStdout(), "  %s  %s %s  %s  %s\n", k.ID, k.Kind, oneLine(dash(k.Name), 60), k.Status, time.Duration(k.Duration).Round(time.Millisecond))
+				}
+			}
 			return nil
 		},
 	}
@@ -179,7 +192,24 @@ func showRecord(w io.Writer, r *trace.Record) {
 	if r.Name != "" {
 		fmt.Fprintf(w, "  name      %s\n", r.Name)
 	}
-	fmt.Fprintf(w, "  model     %s (%s)\n", dash(r.Model), dash(r.Mode))
+	model := fmt.Sprintf("%s (%s)", dash(r.Model), dash(r.Mode))
+	if r.Provider != "" {
+		model += ", provider " + r.Provider
+	}
+	fmt.Fprintf(w, "  model     %s\n", model)
+	if r.Kind == trace.KindRequest {
+		var q trace.Request
+		if json.Unmarshal(r.Detail, &q) == nil {
+			how := q.API
+			if q.Stream {
+				how += ", streamed"
+			}
+			if q.Asked != "" && q.Asked != q.Model {
+				how += ", asked for " + q.Asked
+			}
+			fmt.Fprintf(w, "  request   %s %s → %d (%s)\n", q.Method, q.Route, q.Status, how)
+		}
+	}
 	status := string(r.Status)
 	if r.ErrorCode != "" || r.ErrorMessage != "" {
 		status += ": " + strings.TrimSpace(r.ErrorCode+" "+r.ErrorMessage)
@@ -212,8 +242,30 @@ func showRecord(w io.Writer, r *trace.Record) {
 		fmt.Fprintf(w, "\nptool %s (%s)  %s\n  in:  %s\n  out: %s\n", pc.Ptool, dash(pc.Source), time.Duration(pc.Duration).Round(time.Millisecond),
 			oneLine(string(pc.Input), 200), oneLine(string(pc.Output), 200))
 	}
+	if len(r.Steps) > 0 {
+		fmt.Fprintln(w, "\nsteps")
+		showSteps(w, r.Steps, "", 1)
+	}
 	if r.Output != "" {
 		fmt.Fprintf(w, "\nanswer\n  %s\n", indent(cut(r.Output, 2000)))
+	}
+}
+
+// showSteps writes the steps under parent, each indented by its depth.
+func showSteps(w io.Writer, steps []trace.Step, parent string, depth int) {
+	if depth > 8 {
+		return
+	}
+	for i, st := range steps {
+		if st.Parent != parent {
+			continue
+		}
+		line := fmt.Sprintf("%s%s  %s  %s", strings.Repeat("  ", depth), oneLine(st.Name, 60), dash(st.Status), time.Duration(st.Duration).Round(time.Millisecond))
+		if st.Note != "" {
+			line += "  " + oneLine(st.Note, 120)
+		}
+		fmt.Fprintln(w, line)
+		showSteps(w, steps, trace.SpanID(trace.SpanStep, i), depth+1)
 	}
 }
 
@@ -222,7 +274,11 @@ func showToolCall(w io.Writer, tc trace.ToolCall) {
 	if tc.IsError {
 		mark = "✗"
 	}
-	fmt.Fprintf(w, "  %s %s %s  [%s, %s]\n", mark, tc.Tool, oneLine(string(tc.Args), 120), tc.Outcome, time.Duration(tc.Duration).Round(time.Microsecond))
+	outcome := tc.Outcome
+	if tc.ErrorCode != "" {
+		outcome += ", " + tc.ErrorCode
+	}
+	fmt.Fprintf(w, "  %s %s %s  [%s, %s]\n", mark, tc.Tool, oneLine(string(tc.Args), 120), outcome, time.Duration(tc.Duration).Round(time.Microsecond))
 	if len(tc.Repairs) > 0 {
 		fmt.Fprintf(w, "      repairs: %s\n", strings.Join(tc.Repairs, "; "))
 	}

@@ -14,6 +14,8 @@ import (
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/agent"
+	"github.com/ptkit/ptk/gateway"
+	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/trace"
 	"github.com/ptkit/ptk/trace/otlp"
 	"github.com/ptkit/ptk/trace/record"
@@ -205,19 +207,20 @@ func agentRecorder(cmd *cobra.Command, f traceFlags, opts *agent.Options, prompt
 	if err != nil {
 		return nil, nil, err
 	}
-	obs := r.run(trace.Run{Name: f.conversation, Model: opts.ModelName, Mode: string(opts.Mode), Input: prompt})
+	obs := r.run(trace.Run{Name: f.conversation, Model: opts.ModelName, Provider: llm.ProviderOf(opts.Model), Mode: string(opts.Mode), Input: prompt})
 	if obs == nil {
 		obs = func(agent.Event, error) {}
 	}
 	return obs, func() { r.close(cmd.ErrOrStderr()) }, nil
 }
 
-// serveRecorder records the agent runs of ptk serve's own tools: the one
+// serveRecorder records the requests of ptk serve, each as a run of kind
+// request with its agent run (the gateway's own tools) under it: the one
 // call serve.go makes into recording. A store that cannot be opened is said
 // once on stderr and the gateway serves unrecorded. It also returns the
 // store (nil without one), which keeps the Responses API's stored
 // responses.
-func serveRecorder(cmd *cobra.Command, f traceFlags) (observe func(string, []ptk.Message) func(agent.Event, error), store agent.Store, done func()) {
+func serveRecorder(cmd *cobra.Command, f traceFlags) (observe func() gateway.Observer, store agent.Store, done func()) {
 	r, _ := startRecording(cmd, f, nil) // no conversation: its only error
 	if r != nil {
 		store = r.store
@@ -225,20 +228,50 @@ func serveRecorder(cmd *cobra.Command, f traceFlags) (observe func(string, []ptk
 	return r.gatewayObserver(), store, func() { r.close(cmd.ErrOrStderr()) }
 }
 
-// gatewayObserver gives the gateway's server-side tool runs to the trace
-// store: the gateway calls it at the start of each such request.
-func (r *recording) gatewayObserver() func(model string, msgs []ptk.Message) func(agent.Event, error) {
+// gatewayObserver gives the gateway's requests to the trace store: the
+// gateway calls it as each request starts. Nil when nothing is recorded,
+// so that the gateway does nothing more per request.
+func (r *recording) gatewayObserver() func() gateway.Observer {
 	if r == nil || r.sink == nil {
 		return nil
 	}
-	return func(model string, msgs []ptk.Message) func(agent.Event, error) {
-		input := ""
-		if n := len(msgs); n > 0 {
-			input, _ = trace.Cap(msgs[n-1].Content, trace.MaxResultBytes)
-		}
-		return r.run(trace.Run{Name: "serve", Model: model, Input: input})
-	}
+	return func() gateway.Observer { return requestObserver{record.NewRequest(r.sink)} }
 }
+
+// requestObserver records one gateway request.
+type requestObserver struct{ rec *record.Request }
+
+var _ gateway.Observer = requestObserver{}
+
+func (o requestObserver) Run(up gateway.Upstream, msgs []ptk.Message) func(agent.Event, error) {
+	input := ""
+	if n := len(msgs); n > 0 {
+		input, _ = trace.Cap(msgs[n-1].Content, trace.MaxResultBytes)
+	}
+	model, _ := trace.Cap(up.Name, maxModelName)
+	return o.rec.Agent(trace.Run{Name: "serve", Model: model, Provider: llm.ProviderOf(up.Model), Mode: string(up.Mode), Input: input}).Event
+}
+
+func (o requestObserver) Done(x gateway.Exchange) {
+	run := trace.Run{Model: x.Upstream.Name, Provider: x.Provider, Usage: x.Usage}
+	if run.Model == "" {
+		run.Model = x.Model
+	}
+	if p, ok := llm.PriceOf(x.Upstream.Model); ok && x.Upstream.Model != nil {
+		run.Cost = p.Cost(x.Usage)
+	}
+	// what the client wrote is capped: a model name of megabytes would
+	// otherwise be stored, and sent over OTLP, whole
+	asked, _ := trace.Cap(x.Asked, maxModelName)
+	model, _ := trace.Cap(x.Model, maxModelName)
+	msg, _ := trace.Cap(x.Error, trace.MaxResultBytes)
+	run.Model, _ = trace.Cap(run.Model, maxModelName)
+	o.rec.End(run, trace.Request{API: x.API, Method: x.Method, Route: x.Route, Status: x.Status, Asked: asked, Model: model,
+		Stream: x.Stream, Mode: x.Mode, Calls: x.Calls, Error: msg})
+}
+
+// maxModelName caps the model names a gateway request's record keeps.
+const maxModelName = 256
 
 // parseSince reads --since: a duration back from now (90m, 1h, 7d) or a
 // time (RFC 3339, or a date).

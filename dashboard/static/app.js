@@ -69,7 +69,7 @@ function runsView(params) {
   const state = { offset: Number(params.get("offset") || 0), seen: null };
   main.innerHTML = `
     <form class="filters" id="filters">
-      <label>kind<select name="kind"><option value="">any</option><option>agent</option><option>ptool</option><option>workflow</option><option>react</option><option>distill</option></select></label>
+      <label>kind<select name="kind"><option value="">any</option><option>agent</option><option>ptool</option><option>workflow</option><option>react</option><option>distill</option><option>request</option></select></label>
       <label>status<select name="status"><option value="">any</option><option>running</option><option>ok</option><option>error</option><option>interrupted</option></select></label>
       <label>model<input name="model" placeholder="any"></label>
       <label>name<input name="name" placeholder="ptool, workflow…"></label>
@@ -145,25 +145,35 @@ function runsView(params) {
 // placed at its start, with its duration, tokens and cost summed up the
 // tree), labels, and the details of each call.
 
-function spanTree(r) {
-  const t0 = new Date(r.started_at).getTime();
-  const root = { id: "", kind: r.kind, name: r.name || r.model || r.kind, start: 0, dur: r.duration_ms, usage: r.usage, cost: r.cost, children: [], own: true, status: r.status };
+// spanTree is a run's spans as a tree: the run at its root, each call and
+// step under its parent span; the runs started under it (kids: a gateway
+// request's agent run, full records) hang under the root, placed at their
+// own start, with their spans under them (ids prefixed "run:ID/", which
+// take no labels here: they are labelled on their own page).
+function spanTree(r, kids, prefix, t0) {
+  prefix = prefix || "";
+  const base = t0 == null ? new Date(r.started_at).getTime() : t0;
+  const own = new Date(r.started_at).getTime() - base;
+  const root = { id: prefix, kind: r.kind, name: (prefix ? r.kind + " · " : "") + (r.name || r.model || r.kind), start: own, dur: r.duration_ms, usage: r.usage, cost: r.cost,
+    children: [], own: !prefix, status: r.status, err: r.status === "error" || r.status === "interrupted" };
   const nodes = { "": root };
   const all = [];
   const add = (kind, list, name) => list.forEach((c, i) => {
-    const n = { id: kind + "/" + i, kind, call: c, parent: c.parent || "", name: name(c, i), dur: kind === "model" ? c.latency_ms : c.duration_ms,
-      usage: kind === "tool" ? null : c.usage, cost: kind === "tool" ? 0 : c.cost || 0, children: [],
-      start: c.start ? new Date(c.start).getTime() - t0 : null, err: c.is_error || !!c.error };
-    nodes[n.id] = n;
+    const n = { id: prefix + kind + "/" + i, kind, call: c, parent: c.parent || "", name: name(c, i), dur: kind === "model" ? c.latency_ms : c.duration_ms,
+      usage: kind === "tool" || kind === "step" ? null : c.usage, cost: kind === "tool" || kind === "step" ? 0 : c.cost || 0, children: [],
+      start: c.start ? new Date(c.start).getTime() - base : null, err: c.is_error || !!c.error || c.status === "failed" };
+    nodes[kind + "/" + i] = n;
     all.push(n);
   });
+  add("step", r.steps || [], c => c.name + (c.note ? " · " + c.note : ""));
   add("model", r.model_calls, (c, i) => "model call " + (i + 1) + (c.mode ? " · " + c.mode : ""));
-  add("tool", r.tool_calls, c => c.tool);
+  add("tool", r.tool_calls, c => c.tool + (c.error_code ? " · " + c.error_code : ""));
   add("ptool", r.ptool_calls || [], c => "ptool " + c.ptool);
   // calls without a start (recorded by an older ptk) follow each other
-  let at = 0;
+  let at = own;
   for (const n of all) { if (n.start == null) n.start = at; at = Math.max(at, n.start + (n.dur || 0)); }
   for (const n of all) (nodes[n.parent] || root).children.push(n);
+  for (const k of kids || []) root.children.push(spanTree(k, null, prefix + "run:" + k.id + "/", base));
   const sortKids = n => { n.children.sort((a, b) => a.start - b.start); n.children.forEach(sortKids); };
   sortKids(root);
   // tokens and cost summed up the tree: a ptool call's own usage is its
@@ -172,7 +182,7 @@ function spanTree(r) {
     n.children.forEach(sum);
     n.tok = n.usage ? tokens(n.usage) : 0;
     n.sumCost = n.cost || 0;
-    if (n.kind === "tool") for (const c of n.children) { n.tok += c.tok; n.sumCost += c.sumCost; }
+    if (n.kind === "tool" || n.kind === "step") for (const c of n.children) { n.tok += c.tok; n.sumCost += c.sumCost; }
   };
   sum(root);
   root.tok = tokens(r.usage);
@@ -180,15 +190,18 @@ function spanTree(r) {
   return root;
 }
 
-function waterfall(r, labels) {
-  const root = spanTree(r);
+function waterfall(r, labels, kids) {
+  const root = spanTree(r, kids);
   const total = Math.max(r.duration_ms, 0.001);
   const rows = [];
   const label = id => labels[id] ? `<span class="badge ${labels[id].label === "good" ? "ok" : "error"}" title="${esc(labels[id].note)}">${esc(labels[id].label)}</span>` : "";
   const buttons = id => config.labels && (id === "" || id.startsWith("ptool/")) ? `<span class="lbl"><button data-span="${esc(id)}" data-label="good" title="mark good">good</button><button data-span="${esc(id)}" data-label="bad" title="mark bad">bad</button></span>` : "";
   const walk = (n, depth) => {
     const left = Math.min(100, 100 * Math.max(0, n.start) / total), width = Math.max(0.4, Math.min(100 - left, 100 * (n.dur || 0) / total));
-    rows.push(`<tr class="span ${n.kind}${n.err ? " err" : ""}" data-span="${esc(n.id)}">
+    // a run under this one is drawn as a run; a step as a check (.step is
+    // the calls list's)
+    const cls = n.id.endsWith("/") ? "run" : n.kind === "step" ? "check" : n.kind;
+    rows.push(`<tr class="span ${esc(cls)}${n.err ? " err" : ""}" data-span="${esc(n.id)}">
       <td class="sname" style="padding-left:${8 + depth * 18}px" title="${esc(n.name)}">${depth ? "└ " : ""}${esc(n.name)} ${label(n.id)}</td>
       <td class="wbar"><div class="bar"><i style="left:${left.toFixed(2)}%;width:${width.toFixed(2)}%"></i></div></td>
       <td class="num">${ms(n.dur)}</td><td class="num">${n.tok ? num(n.tok) : "-"}</td><td class="num">${n.sumCost ? money(n.sumCost) : "-"}</td><td class="nowrap">${buttons(n.id)}</td></tr>`);
@@ -202,7 +215,7 @@ function runView(id) {
   main.innerHTML = `<p class="muted">Loading run ${esc(id)}…</p>`;
   const self = { refresh: () => load() };
   function load() {
-  api("runs/" + encodeURIComponent(id)).then(({ run: r, children }) => {
+  api("runs/" + encodeURIComponent(id)).then(({ run: r, children, child_runs: kids }) => {
     if (view !== self) return;
     const labels = {};
     for (const l of r.labels || []) labels[l.span || ""] = l;
@@ -211,7 +224,7 @@ function runView(id) {
     // as it took (calls recorded without a start follow each other)
     const spans = {};
     const index = n => { spans[n.id] = n; n.children.forEach(index); };
-    index(spanTree(r));
+    index(spanTree(r, kids));
     const bar = id => {
       const n = spans[id] || { start: 0, dur: 0 };
       const left = Math.min(100, 100 * Math.max(0, n.start) / total), width = Math.max(0.5, Math.min(100 - left, 100 * (n.dur || 0) / total));
@@ -242,15 +255,17 @@ function runView(id) {
       </div>`);
     });
     const calls = r.model_calls.filter(m => !m.parent).length;
+    const kidCalls = (kids || []).reduce((n, k) => n + k.model_calls.length, 0), kidTools = (kids || []).reduce((n, k) => n + k.tool_calls.length, 0);
     main.innerHTML = `
       <p><a href="#/runs">← runs</a>${r.parent_id ? ` · step of <a href="#/run/${encodeURIComponent(r.parent_id)}">${esc(r.parent_id)}</a>` : ""}</p>
       <div class="card" id="run" data-id="${esc(r.id)}" data-status="${esc(r.status)}">
         <h2><span class="badge kind">${esc(r.kind)}</span> ${esc(r.name || r.model || "")} ${badge(r.status)} <span class="muted mono">${esc(r.id)}</span></h2>
         <div class="summary">
           <div><b>${ms(r.duration_ms)}</b><span>duration${r.status === "running" ? " so far" : ""}</span></div>
-          <div><b>${esc(r.model || "-")}</b><span>model · ${esc(r.mode || "-")}</span></div>
-          <div><b>${r.model_calls.length}</b><span>model calls${calls !== r.model_calls.length ? ` (${calls} its own)` : ""}</span></div>
-          <div><b>${r.tool_calls.length}</b><span>tool calls</span></div>
+          <div><b>${esc(r.model || "-")}</b><span>model · ${esc(r.mode || "-")}${r.provider ? " · " + esc(r.provider) : ""}</span></div>
+          ${r.kind === "request" && r.detail ? `<div><b>→ ${esc(r.detail.status)}</b><span>${esc(r.detail.method)} ${esc(r.detail.route)} · ${esc(r.detail.api)}${r.detail.stream ? " · streamed" : ""}${r.detail.asked && r.detail.asked !== r.detail.model ? " · asked for " + esc(r.detail.asked) : ""}</span></div>` : ""}
+          <div><b>${r.model_calls.length + kidCalls}</b><span>model calls${calls !== r.model_calls.length ? ` (${calls} its own)` : ""}${kidCalls ? ` (${kidCalls} in its runs)` : ""}</span></div>
+          <div><b>${r.tool_calls.length + kidTools}</b><span>tool calls${kidTools ? ` (${kidTools} in its runs)` : ""}</span></div>
           <div><b>${num(tokens(r.usage))}</b><span>tokens (${num(r.usage.prompt_tokens)} in, ${num(r.usage.completion_tokens)} out)</span></div>
           <div><b>${money(r.cost)}</b><span>cost</span></div>
           <div><b>${when(r.started_at)}</b><span>started</span></div>
@@ -260,7 +275,7 @@ function runView(id) {
       </div>
       ${children.length ? `<div class="card"><h2>steps</h2><table><tbody>${children.map(c => `
         <tr class="run" data-id="${esc(c.id)}"><td><span class="badge kind">${esc(c.kind)}</span> <a href="#/run/${encodeURIComponent(c.id)}">${esc(c.name || c.id)}</a></td><td>${badge(c.status)}</td><td class="num">${ms(c.duration_ms)}</td><td class="input">${esc(c.input)}</td></tr>`).join("")}</tbody></table></div>` : ""}
-      <div class="card"><h2>spans</h2>${waterfall(r, labels)}</div>
+      <div class="card"><h2>spans</h2>${waterfall(r, labels, kids)}</div>
       <div class="card"><h2>calls</h2>${steps.length ? `<div class="timeline" id="timeline">${steps.join("")}</div>` : `<p class="muted">No model or tool calls recorded${r.status === "running" ? " yet" : ""}.</p>`}</div>
       ${r.detail && r.detail.ptp ? `<div class="card"><h2>trajectory as PTP</h2><pre class="ptp">${esc(r.detail.ptp)}</pre></div>` : ""}
       ${r.detail ? `<div class="card"><h2>${r.kind === "react" ? "trajectory" : "trace"}</h2><pre>${esc(pretty(r.detail))}</pre></div>` : ""}
@@ -280,7 +295,7 @@ function runView(id) {
 
 function toolStep(tc, bar) {
   return `<div class="step tool${tc.is_error ? " err" : ""}">
-    <h3>${esc(tc.tool)} <span class="meta">${esc(tc.outcome)} · ${ms(tc.duration_ms)}${tc.is_error ? " · error" : ""}${tc.truncated ? " · result cut" : ""}</span></h3>
+    <h3>${esc(tc.tool)} <span class="meta">${esc(tc.outcome)} · ${ms(tc.duration_ms)}${tc.is_error ? " · error" : ""}${tc.error_code ? " " + esc(tc.error_code) : ""}${tc.truncated ? " · result cut" : ""}</span></h3>
     ${bar}
     <pre class="args">${esc(pretty(tc.args))}</pre>
     ${tc.repairs && tc.repairs.length ? `<div class="repairs">repairs: ${esc(tc.repairs.join("; "))}</div>` : ""}
@@ -294,7 +309,7 @@ function analyticsView() {
   main.innerHTML = `
     <form class="filters" id="afilters"><label>period<select name="since">
       <option value="24h">last day</option><option value="168h" selected>last week</option><option value="720h">last 30 days</option><option value="">all time</option></select></label>
-      <label>kind<select name="kind"><option value="">any</option><option>agent</option><option>ptool</option><option>workflow</option><option>react</option><option>distill</option></select></label>
+      <label>kind<select name="kind"><option value="">any</option><option>agent</option><option>ptool</option><option>workflow</option><option>react</option><option>distill</option><option>request</option></select></label>
       <label>model<input name="model" placeholder="any"></label>
       <label>tool<input name="tool" placeholder="runs that called it"></label>
       <label>name<input name="name" placeholder="a ptool, a workflow"></label></form>

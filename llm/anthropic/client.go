@@ -33,8 +33,9 @@ type Client struct {
 }
 
 var (
-	_ llm.Model    = (*Client)(nil)
-	_ llm.Streamer = (*Client)(nil)
+	_ llm.Model         = (*Client)(nil)
+	_ llm.Streamer      = (*Client)(nil)
+	_ llm.ProviderNamer = (*Client)(nil)
 )
 
 // An Option configures a [Client].
@@ -114,6 +115,9 @@ func (c *Client) Generate(ctx context.Context, req llm.Request) (*llm.Response, 
 	post := func() (*http.Response, error) { return c.post(ctx, body, false) }
 	return httpx.Call(ctx, &c.t, post, readResponse)
 }
+
+// ProviderName is "anthropic" (llm.ProviderNamer).
+func (c *Client) ProviderName() string { return "anthropic" }
 
 func (c *Client) marshal(req llm.Request, stream bool) ([]byte, error) {
 	body, err := json.Marshal(newRequest(req, c.maxTokens, stream))

@@ -275,7 +275,7 @@ func (c *Catalog) Resolve(name string, o Options) (llm.Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("model %q: %w", name, err)
 	}
-	e := &entry{named: named{inner: client, id: m.ModelID}, native: m.ToolProtocol == "native", window: m.ContextWindow, local: local}
+	e := &entry{named: named{inner: client, id: m.ModelID, provider: ProviderName(m.Provider)}, native: m.ToolProtocol == "native", window: m.ContextWindow, local: local}
 	return llm.Priced(e, m.Cost), nil
 }
 
@@ -290,6 +290,42 @@ func Named(m llm.Model, id string) llm.Model {
 type named struct {
 	inner llm.Model
 	id    string
+	// provider is the catalog's provider, as the GenAI conventions name
+	// it ("" for a model named outside the catalog).
+	provider string
+}
+
+// conventionNames are the OpenTelemetry GenAI conventions' names
+// (gen_ai.provider.name) of the providers a catalog may key otherwise.
+var conventionNames = map[string]string{
+	"gemini":  "gcp.gemini",
+	"google":  "gcp.gemini",
+	"vertex":  "gcp.vertex_ai",
+	"mistral": "mistral_ai",
+	"xai":     "x_ai",
+	"bedrock": "aws.bedrock",
+	"azure":   "azure.ai.openai",
+	"watsonx": "ibm.watsonx.ai",
+}
+
+// ProviderName is the GenAI conventions' name of a catalog's provider key:
+// "gcp.gemini" for "gemini", the key itself where the conventions use it
+// ("openai", "anthropic", "deepseek", "groq") or name none ("ollama",
+// "llamacpp").
+func ProviderName(key string) string {
+	if n, ok := conventionNames[key]; ok {
+		return n
+	}
+	return key
+}
+
+// ProviderName is the catalog's provider, else its client's
+// (llm.ProviderNamer).
+func (e *named) ProviderName() string {
+	if e.provider != "" {
+		return e.provider
+	}
+	return llm.ProviderOf(e.inner)
 }
 
 // entry is a provider's client set to one of the catalog's models, which
@@ -308,6 +344,7 @@ var (
 	_ llm.Unwrapper     = (*named)(nil)
 	_ llm.Windower      = (*named)(nil)
 	_ llm.ModelIDer     = (*named)(nil)
+	_ llm.ProviderNamer = (*named)(nil)
 	_ llm.ToolSupporter = (*entry)(nil)
 	_ llm.Windower      = (*entry)(nil)
 )

@@ -28,8 +28,9 @@ type Client struct {
 }
 
 var (
-	_ llm.Model    = (*Client)(nil)
-	_ llm.Streamer = (*Client)(nil)
+	_ llm.Model         = (*Client)(nil)
+	_ llm.Streamer      = (*Client)(nil)
+	_ llm.ProviderNamer = (*Client)(nil)
 )
 
 // An Option configures a [Client].
@@ -95,6 +96,10 @@ func (c *Client) Generate(ctx context.Context, req llm.Request) (*llm.Response, 
 	post := func() (*http.Response, error) { return c.post(ctx, req.Model, body, false) }
 	return httpx.Call(ctx, &c.t, post, readResponse)
 }
+
+// ProviderName is "gcp.gemini", as the GenAI conventions name the Gemini
+// API (llm.ProviderNamer).
+func (c *Client) ProviderName() string { return "gcp.gemini" }
 
 func (c *Client) marshal(req llm.Request) ([]byte, error) {
 	r, err := newRequest(req, c.openAPIArg)

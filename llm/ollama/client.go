@@ -68,10 +68,11 @@ type Client struct {
 }
 
 var (
-	_ llm.Model     = (*Client)(nil)
-	_ llm.Streamer  = (*Client)(nil)
-	_ llm.Windower  = (*Client)(nil)
-	_ llm.BaseURLer = (*Client)(nil)
+	_ llm.Model         = (*Client)(nil)
+	_ llm.Streamer      = (*Client)(nil)
+	_ llm.ProviderNamer = (*Client)(nil)
+	_ llm.Windower      = (*Client)(nil)
+	_ llm.BaseURLer     = (*Client)(nil)
 )
 
 // An Option configures a [Client].
@@ -176,6 +177,9 @@ func (c *Client) Generate(ctx context.Context, req llm.Request) (*llm.Response, 
 	}
 	return resp, nil
 }
+
+// ProviderName is "ollama" (llm.ProviderNamer).
+func (c *Client) ProviderName() string { return "ollama" }
 
 // Stream makes one call and returns its answer as it arrives, line by
 // line. A prompt Ollama cut is an error at the end of the stream.

@@ -7,7 +7,9 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ptkit/ptk/llm"
@@ -27,8 +29,9 @@ type Client struct {
 }
 
 var (
-	_ llm.Model    = (*Client)(nil)
-	_ llm.Streamer = (*Client)(nil)
+	_ llm.Model         = (*Client)(nil)
+	_ llm.Streamer      = (*Client)(nil)
+	_ llm.ProviderNamer = (*Client)(nil)
 )
 
 // An Option configures a [Client].
@@ -90,6 +93,17 @@ func (c *Client) Generate(ctx context.Context, req llm.Request) (*llm.Response, 
 	}
 	post := func() (*http.Response, error) { return c.post(ctx, body, false) }
 	return httpx.Call(ctx, &c.t, post, readResponse)
+}
+
+// ProviderName is "openai" for OpenAI's own API (api.openai.com), and ""
+// for the many other servers that speak its wire format, which say
+// nothing of what they are (llm.ProviderNamer; a catalog entry names
+// its provider).
+func (c *Client) ProviderName() string {
+	if u, err := url.Parse(c.BaseURL()); err == nil && (u.Hostname() == "api.openai.com" || strings.HasSuffix(u.Hostname(), ".openai.com")) {
+		return "openai"
+	}
+	return ""
 }
 
 func marshal(req llm.Request, stream bool) ([]byte, error) {

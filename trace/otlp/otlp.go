@@ -2,9 +2,12 @@
 // (Jaeger, Grafana Tempo, Langfuse, Phoenix, Datadog, an OpenTelemetry
 // Collector) as spans over OTLP/HTTP with protobuf, through the official
 // OpenTelemetry Go SDK: a run is a span, each of its model, tool and ptool
-// calls a span under its parent span (a ReAct action's ptool call under the
-// action, the call's attempts under it), with the GenAI conventions'
-// gen_ai.* attributes (genai.go). Prompts and answers are sent only when
+// calls and steps a span under its parent span (a ReAct action's ptool call
+// under the action, the call's attempts under it; a distill round's checks
+// under the round), with the GenAI conventions' gen_ai.* attributes
+// (genai.go). A gateway request is a SERVER span with the HTTP
+// conventions' attributes, and a run whose ParentID names another run
+// hangs under that run's span. Prompts and answers are sent only when
 // Options.Content says so.
 //
 // The endpoint and headers come from Options or else the standard
@@ -20,10 +23,14 @@ package otlp
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -96,7 +103,7 @@ func New(ctx context.Context, opts Options) (*Exporter, error) {
 	if err != nil {
 		res = resource.NewSchemaless(attribute.String("service.name", name))
 	}
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res), sdktrace.WithIDGenerator(runIDs{}))
 	return &Exporter{tp: tp, tracer: tp.Tracer("github.com/ptkit/ptk"), content: opts.Content}, nil
 }
 
@@ -106,40 +113,35 @@ func (e *Exporter) Shutdown(ctx context.Context) error { return e.tp.Shutdown(ct
 // ForceFlush sends what is queued, within ctx.
 func (e *Exporter) ForceFlush(ctx context.Context) error { return e.tp.ForceFlush(ctx) }
 
-// Export sends a finished run as a tree of spans, with their own times.
+// Export sends a finished run as a tree of spans, with their own times. A
+// run's span has ids made from the run's id (traceID, spanID), so that a
+// run whose ParentID names another (a gateway request's agent run, a
+// workflow's ptool call) hangs under that run's span, in its trace,
+// whichever is sent first.
 func (e *Exporter) Export(rec *trace.Record) {
 	start := rec.StartedAt
 	if start.IsZero() {
 		start = time.Now()
 	}
 	end := start.Add(time.Duration(rec.Duration))
-	name := OpInvokeAgent + " " + string(rec.Kind)
-	if rec.Name != "" {
-		name += " " + rec.Name
+	ids := fixedIDs{trace: traceID(rec.ID), span: spanID(rec.ID)}
+	parent := context.Background()
+	if rec.ParentID != "" {
+		ids.trace = traceID(rec.ParentID)
+		parent = oteltrace.ContextWithRemoteSpanContext(parent, oteltrace.NewSpanContext(oteltrace.SpanContextConfig{
+			TraceID: ids.trace, SpanID: spanID(rec.ParentID), TraceFlags: oteltrace.FlagsSampled, Remote: true}))
 	}
-	ctx, root := e.tracer.Start(context.Background(), name, oteltrace.WithTimestamp(start), oteltrace.WithSpanKind(oteltrace.SpanKindInternal),
-		oteltrace.WithAttributes(
-			attribute.String(AttrOperation, OpInvokeAgent),
-			attribute.String(AttrAgentName, agentName(rec)),
-			attribute.String(AttrAgentID, rec.ID),
-			attribute.String(AttrRunKind, string(rec.Kind)),
-			attribute.String(AttrRunID, rec.ID),
-			attribute.Int(AttrInputTokens, rec.Usage.PromptTokens),
-			attribute.Int(AttrOutputTokens, rec.Usage.CompletionTokens),
-			attribute.Float64(AttrCost, rec.Cost),
-		))
-	if rec.Model != "" {
-		root.SetAttributes(attribute.String(AttrRequestModel, rec.Model), attribute.String(AttrResponseModel, rec.Model))
-	}
-	if e.content {
-		root.SetAttributes(attribute.String(AttrInputMessages, messages("user", rec.Input)), attribute.String(AttrOutputMessages, messages("assistant", rec.Output)))
-	}
-	if rec.Status != trace.StatusOK {
-		root.SetStatus(codes.Error, rec.ErrorMessage)
-		root.SetAttributes(attribute.String(AttrErrorType, orElse(rec.ErrorCode, string(rec.Status))))
+	parent = context.WithValue(parent, idsKey{}, ids)
+	var root oteltrace.Span
+	if rec.Kind == trace.KindRequest {
+		root = e.request(parent, rec, start)
+	} else {
+		root = e.run(parent, rec, start)
 	}
 	// The calls, each under its parent span: parents first (a parent
-	// names a call of a kind whose spans are made before it).
+	// names a step before it, or a call of a kind whose spans are made
+	// before it). The context of the run's span holds no fixed ids.
+	ctx := oteltrace.ContextWithSpan(context.Background(), root)
 	spans := map[string]context.Context{"": ctx}
 	at := start
 	when := func(s trace.Span, d trace.Millis) (time.Time, time.Time) {
@@ -156,6 +158,25 @@ func (e *Exporter) Export(rec *trace.Record) {
 		}
 		return ctx
 	}
+	for i, st := range rec.Steps {
+		s, f := when(st.Span, st.Duration)
+		c, sp := e.tracer.Start(parentOf(st.Parent), st.Name, oteltrace.WithTimestamp(s), oteltrace.WithAttributes(
+			attribute.String(AttrStepStatus, st.Status), attribute.String(AttrSpanID, trace.SpanID(trace.SpanStep, i))))
+		if st.Note != "" {
+			sp.SetAttributes(attribute.String(AttrStepNote, st.Note))
+		}
+		for k, v := range st.Attrs {
+			if a, ok := stepAttr(k, v); ok {
+				sp.SetAttributes(a)
+			}
+		}
+		if st.Status == trace.StepFailed {
+			sp.SetStatus(codes.Error, st.Note)
+			sp.SetAttributes(attribute.String(AttrErrorType, "step_failed"))
+		}
+		spans[trace.SpanID(trace.SpanStep, i)] = c
+		defer sp.End(oteltrace.WithTimestamp(f))
+	}
 	for i, tc := range rec.ToolCalls {
 		s, f := when(tc.Span, tc.Duration)
 		c, sp := e.tracer.Start(parentOf(tc.Parent), OpExecuteTool+" "+tc.Tool, oteltrace.WithTimestamp(s), oteltrace.WithAttributes(
@@ -167,7 +188,7 @@ func (e *Exporter) Export(rec *trace.Record) {
 		}
 		if tc.IsError {
 			sp.SetStatus(codes.Error, "the tool's result is an error")
-			sp.SetAttributes(attribute.String(AttrErrorType, orElse(tc.Outcome, "tool_error")))
+			sp.SetAttributes(attribute.String(AttrErrorType, orElse(tc.ErrorCode, orElse(tc.Outcome, "tool_error"))))
 		}
 		spans[trace.SpanID(trace.SpanTool, i)] = c
 		defer sp.End(oteltrace.WithTimestamp(f))
@@ -200,6 +221,9 @@ func (e *Exporter) Export(rec *trace.Record) {
 		if rec.Model != "" {
 			sp.SetAttributes(attribute.String(AttrRequestModel, rec.Model), attribute.String(AttrResponseModel, rec.Model))
 		}
+		if rec.Provider != "" {
+			sp.SetAttributes(attribute.String(AttrProvider, rec.Provider), attribute.String(AttrSystem, rec.Provider))
+		}
 		if e.content && mc.Text != "" {
 			sp.SetAttributes(attribute.String(AttrOutputMessages, messages("assistant", mc.Text)))
 		}
@@ -209,8 +233,171 @@ func (e *Exporter) Export(rec *trace.Record) {
 		}
 		sp.End(oteltrace.WithTimestamp(f))
 	}
-	// deferred: the tool and ptool spans end after their children were made
+	// deferred: the step, tool and ptool spans end after their children
+	// were made
 	defer root.End(oteltrace.WithTimestamp(end))
+}
+
+// run starts the span of a run: invoke_agent, with what the run is.
+func (e *Exporter) run(ctx context.Context, rec *trace.Record, start time.Time) oteltrace.Span {
+	name := OpInvokeAgent + " " + string(rec.Kind)
+	if rec.Name != "" {
+		name += " " + rec.Name
+	}
+	_, root := e.tracer.Start(ctx, name, oteltrace.WithTimestamp(start), oteltrace.WithSpanKind(oteltrace.SpanKindInternal),
+		oteltrace.WithAttributes(
+			attribute.String(AttrOperation, OpInvokeAgent),
+			attribute.String(AttrAgentName, agentName(rec)),
+			attribute.String(AttrAgentID, rec.ID),
+			attribute.String(AttrRunKind, string(rec.Kind)),
+			attribute.String(AttrRunID, rec.ID),
+			attribute.Int(AttrInputTokens, rec.Usage.PromptTokens),
+			attribute.Int(AttrOutputTokens, rec.Usage.CompletionTokens),
+			attribute.Float64(AttrCost, rec.Cost),
+		))
+	if rec.Model != "" {
+		root.SetAttributes(attribute.String(AttrRequestModel, rec.Model), attribute.String(AttrResponseModel, rec.Model))
+	}
+	if rec.Provider != "" {
+		root.SetAttributes(attribute.String(AttrProvider, rec.Provider), attribute.String(AttrSystem, rec.Provider))
+	}
+	if e.content {
+		root.SetAttributes(attribute.String(AttrInputMessages, messages("user", rec.Input)), attribute.String(AttrOutputMessages, messages("assistant", rec.Output)))
+	}
+	if rec.Status != trace.StatusOK {
+		root.SetStatus(codes.Error, rec.ErrorMessage)
+		root.SetAttributes(attribute.String(AttrErrorType, orElse(rec.ErrorCode, string(rec.Status))))
+	}
+	return root
+}
+
+// request starts the span of a gateway request: a SERVER span named
+// "{method} {route}" with the HTTP conventions' attributes, the model the
+// client asked for as the request model and the one that served it as the
+// response model. As the HTTP conventions say of a server, a 5xx status is
+// an error and a 4xx is the client's.
+func (e *Exporter) request(ctx context.Context, rec *trace.Record, start time.Time) oteltrace.Span {
+	var q trace.Request
+	json.Unmarshal(rec.Detail, &q)
+	method := orElse(q.Method, "POST")
+	name := strings.TrimSpace(method + " " + q.Route)
+	_, sp := e.tracer.Start(ctx, name, oteltrace.WithTimestamp(start), oteltrace.WithSpanKind(oteltrace.SpanKindServer),
+		oteltrace.WithAttributes(
+			attribute.String(AttrHTTPMethod, method),
+			attribute.String(AttrHTTPRoute, q.Route),
+			attribute.Int(AttrHTTPStatus, q.Status),
+			attribute.String(AttrGatewayAPI, q.API),
+			attribute.Bool(AttrGatewayStream, q.Stream),
+			attribute.String(AttrGatewayMode, q.Mode),
+			attribute.String(AttrRunKind, string(rec.Kind)),
+			attribute.String(AttrRunID, rec.ID),
+			attribute.Int(AttrInputTokens, rec.Usage.PromptTokens),
+			attribute.Int(AttrOutputTokens, rec.Usage.CompletionTokens),
+			attribute.Float64(AttrCost, rec.Cost),
+		))
+	if q.Asked != "" {
+		sp.SetAttributes(attribute.String(AttrRequestModel, q.Asked))
+	}
+	if q.Model != "" {
+		sp.SetAttributes(attribute.String(AttrResponseModel, q.Model))
+	}
+	if rec.Provider != "" {
+		sp.SetAttributes(attribute.String(AttrProvider, rec.Provider), attribute.String(AttrSystem, rec.Provider))
+	}
+	if e.content {
+		sp.SetAttributes(attribute.String(AttrInputMessages, messages("user", rec.Input)), attribute.String(AttrOutputMessages, messages("assistant", rec.Output)))
+	}
+	switch {
+	case q.Status >= 500:
+		sp.SetStatus(codes.Error, rec.ErrorMessage)
+		sp.SetAttributes(attribute.String(AttrErrorType, strconv.Itoa(q.Status)))
+	case q.Error != "" && q.Status < 400:
+		// a stream that failed after its 200
+		sp.SetStatus(codes.Error, q.Error)
+		sp.SetAttributes(attribute.String(AttrErrorType, orElse(rec.ErrorCode, "stream_error")))
+	}
+	return sp
+}
+
+// stepAttr is a step's figure as an attribute, ptk.step.<k>: strings,
+// booleans, and numbers (whole ones as integers).
+func stepAttr(k string, v any) (attribute.KeyValue, bool) {
+	key := AttrStepPrefix + k
+	switch v := v.(type) {
+	case string:
+		return attribute.String(key, v), true
+	case bool:
+		return attribute.Bool(key, v), true
+	case int:
+		return attribute.Int(key, v), true
+	case int64:
+		return attribute.Int64(key, v), true
+	case float64:
+		if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
+			return attribute.Int64(key, int64(v)), true
+		}
+		return attribute.Float64(key, v), true
+	}
+	return attribute.KeyValue{}, false
+}
+
+// The ids of a run's span are made from the run's id, so that the span of
+// a run that names it as its parent can name its span: fixedIDs, passed to
+// the tracer's IDGenerator (runIDs) in the context of that one span.
+type (
+	idsKey   struct{}
+	fixedIDs struct {
+		trace oteltrace.TraceID
+		span  oteltrace.SpanID
+	}
+	runIDs struct{}
+)
+
+var _ sdktrace.IDGenerator = runIDs{}
+
+// traceID is the trace of a run that has no parent run.
+func traceID(run string) oteltrace.TraceID {
+	sum := sha256.Sum256([]byte("ptk trace\x00" + run))
+	var id oteltrace.TraceID
+	copy(id[:], sum[:])
+	return id
+}
+
+// spanID is a run's span.
+func spanID(run string) oteltrace.SpanID {
+	sum := sha256.Sum256([]byte("ptk span\x00" + run))
+	var id oteltrace.SpanID
+	copy(id[:], sum[:])
+	if !id.IsValid() {
+		id[0] = 1
+	}
+	return id
+}
+
+func (runIDs) NewIDs(ctx context.Context) (oteltrace.TraceID, oteltrace.SpanID) {
+	if f, ok := ctx.Value(idsKey{}).(fixedIDs); ok {
+		return f.trace, f.span
+	}
+	var t oteltrace.TraceID
+	for !t.IsValid() {
+		rand.Read(t[:])
+	}
+	return t, randomSpan()
+}
+
+func (runIDs) NewSpanID(ctx context.Context, _ oteltrace.TraceID) oteltrace.SpanID {
+	if f, ok := ctx.Value(idsKey{}).(fixedIDs); ok {
+		return f.span
+	}
+	return randomSpan()
+}
+
+func randomSpan() oteltrace.SpanID {
+	var s oteltrace.SpanID
+	for !s.IsValid() {
+		rand.Read(s[:])
+	}
+	return s
 }
 
 func agentName(rec *trace.Record) string {

@@ -19,6 +19,8 @@
 //	opts = record.ReAct(w).Options(opts)            // react.Run(ctx, goal, opts)
 //	rec := record.NewWorkflow(w, t)                  // rec.Event on each workflow.Stream event
 //	p := ptool.New[In, Out](name, doc, record.Ptool(w)) // each call, a run of kind ptool
+//	req := record.NewRequest(w)                      // a gateway request; req.Agent, req.End
+//	w.Record(record.Distill(report, model, provider, start, err)) // a distill run's span tree
 package record
 
 import (
@@ -164,6 +166,15 @@ func (a *Agent) tool(e agent.Event, outcome, result string, isErr bool, d time.D
 	}
 	if tc.Tool == "" && e.Err != nil {
 		tc.Tool = e.Err.Tool
+	}
+	// the class of a failed call's error, as a ReAct run's records keep it
+	switch {
+	case e.Err != nil:
+		tc.ErrorCode = string(e.Err.Code)
+	case outcome == trace.OutcomeDenied:
+		tc.ErrorCode = string(ptk.ToolCallDenied)
+	case isErr:
+		tc.ErrorCode = string(ptk.ToolExecutionFailed)
 	}
 	a.rec.ToolCalls = append(a.rec.ToolCalls, tc)
 	a.span.add(nil, last(a.rec.ToolCalls), nil)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/ptool"
 	"github.com/ptkit/ptk/react"
 	"github.com/ptkit/ptk/trace"
@@ -104,7 +105,7 @@ func PtoolRun(r *ptool.Record, parentID string) *trace.Record {
 	if r.Err != "" {
 		status = trace.StatusError
 	}
-	return &trace.Record{Run: trace.Run{ID: trace.NewID(), ParentID: parentID, Kind: trace.KindPtool, Name: r.PTool, Model: r.Model,
+	return &trace.Record{Run: trace.Run{ID: trace.NewID(), ParentID: parentID, Kind: trace.KindPtool, Name: r.PTool, Model: r.Model, Provider: r.Provider,
 		Mode: string(r.Mode), StartedAt: r.Start, Duration: trace.Millis(r.Latency), Status: status,
 		ErrorMessage: r.Err, Usage: r.Usage, Cost: r.Cost, Iterations: len(r.Attempts),
 		Input: string(r.Input), Output: string(r.Output)}, PtoolCalls: []trace.PtoolCall{pc}, ModelCalls: orEmpty(mcs), ToolCalls: []trace.ToolCall{}}
@@ -146,11 +147,12 @@ type ReActRecorder struct {
 }
 
 type reactRun struct {
-	id    string
-	span  *span
-	model []trace.ModelCall
-	tools []trace.ToolCall
-	calls []trace.PtoolCall
+	id       string
+	provider string
+	span     *span
+	model    []trace.ModelCall
+	tools    []trace.ToolCall
+	calls    []trace.PtoolCall
 }
 
 // ReAct returns a recorder of ReAct runs into sink; Options sets it on a
@@ -176,8 +178,9 @@ func (r *ReActRecorder) Options(opts react.Options) react.Options {
 	}
 	slices.Sort(names)
 	name := strings.Join(names, ", ")
+	provider := llm.ProviderOf(opts.Model)
 	opts.OnStart = func(t *react.Trajectory) {
-		r.start(t, name)
+		r.start(t, name, provider)
 		if start != nil {
 			start(t)
 		}
@@ -205,9 +208,10 @@ func reactName(name string, t *react.Trajectory) string {
 	return t.Goal
 }
 
-func (r *ReActRecorder) start(t *react.Trajectory, name string) {
-	run := &reactRun{id: trace.NewID()}
-	run.span = newSpan(r.sink, trace.Run{ID: run.id, Kind: trace.KindReAct, Name: reactName(name, t), Model: t.Model, Input: t.Goal, StartedAt: t.Start})
+func (r *ReActRecorder) start(t *react.Trajectory, name, provider string) {
+	run := &reactRun{id: trace.NewID(), provider: provider}
+	run.span = newSpan(r.sink, trace.Run{ID: run.id, Kind: trace.KindReAct, Name: reactName(name, t), Model: t.Model, Provider: provider,
+		Input: t.Goal, StartedAt: t.Start})
 	r.mu.Lock()
 	r.runs[t.ID] = run
 	r.mu.Unlock()
@@ -240,9 +244,12 @@ func (run *reactRun) add(s react.Step) {
 	}
 	if s.Action != nil {
 		call := trace.ToolCall{Iteration: s.Thought.Step, Tool: s.Action.Name, Args: s.Action.Args, Outcome: trace.OutcomeRan}
-		if s.Observation != nil {
-			call.Result, call.Truncated = trace.Cap(s.Observation.Result, trace.MaxResultBytes)
-			call.IsError = !s.Observation.Success
+		if o := s.Observation; o != nil {
+			call.Result, call.Truncated = trace.Cap(o.Result, trace.MaxResultBytes)
+			call.IsError = !o.Success
+			if call.IsError {
+				call.ErrorCode, call.Outcome = string(o.Code), outcomeOf(o.Code)
+			}
 		}
 		if s.Record != nil {
 			seq := len(run.calls) + len(pc)
@@ -257,6 +264,20 @@ func (run *reactRun) add(s react.Step) {
 	run.tools = append(run.tools, tc...)
 	run.calls = append(run.calls, pc...)
 	run.span.add(m, tc, pc)
+}
+
+// outcomeOf is the outcome of a tool call that failed with code: not run
+// when the model's call could not run or was denied, run otherwise.
+func outcomeOf(code ptk.Code) string {
+	switch code {
+	case ptk.InvalidToolCall, ptk.ToolNotFound, ptk.ParseError:
+		return trace.OutcomeInvalid
+	case ptk.ToolCallDenied:
+		return trace.OutcomeDenied
+	case ptk.DuplicateToolCall:
+		return trace.OutcomeDuplicate
+	}
+	return trace.OutcomeRan
 }
 
 func (r *ReActRecorder) done(t *react.Trajectory, name string) {
@@ -280,7 +301,7 @@ func ReActRecord(t *react.Trajectory, runErr error) *trace.Record {
 
 // record is the run's record once t is done.
 func (run *reactRun) record(t *react.Trajectory, name string, runErr error) *trace.Record {
-	rec := &trace.Record{Run: trace.Run{ID: run.id, Kind: trace.KindReAct, Name: reactName(name, t), Model: t.Model,
+	rec := &trace.Record{Run: trace.Run{ID: run.id, Kind: trace.KindReAct, Name: reactName(name, t), Model: t.Model, Provider: run.provider,
 		Input: t.Goal, Output: t.FinalAnswer, StartedAt: t.Start, Duration: trace.Millis(t.Duration),
 		Usage: t.Usage, Cost: t.Cost, Status: trace.StatusOK},
 		ModelCalls: orEmpty(run.model), ToolCalls: orEmpty(run.tools), PtoolCalls: run.calls}
@@ -302,6 +323,9 @@ func (run *reactRun) record(t *react.Trajectory, name string, runErr error) *tra
 		runErr = errors.New("no answer: " + t.Stopped)
 	}
 	Failed(&rec.Run, runErr)
+	if t.Code != "" && rec.Status == trace.StatusError {
+		rec.ErrorCode = string(t.Code)
+	}
 	// The trajectory with its Program Trace Prompting text, which the
 	// dashboard shows as it is.
 	rec.Detail, _ = json.Marshal(struct {

@@ -3,6 +3,7 @@ package record_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -192,5 +193,48 @@ func TestPtoolRun(t *testing.T) {
 	r, _ := s.Get(ctx, runs[0].ID)
 	if len(r.ModelCalls) != 1 || r.ModelCalls[0].Parent != "ptool/0" || r.ModelCalls[0].Usage.PromptTokens != 40 || r.Iterations != 1 {
 		t.Errorf("run = %+v", r)
+	}
+}
+
+// TestReActErrorCodes: a ReAct run's records keep the class of each
+// failure as a code, not only its words: the tool's failure, the model's
+// call of a tool that does not exist, and the provider's failure that
+// ended the run.
+func TestReActErrorCodes(t *testing.T) {
+	s, w := store(t)
+	ctx := context.Background()
+	broken := ptk.NewTool(ptk.ToolInfo{Name: "stock", Parameters: json.RawMessage(`{"type":"object","properties":{"item":{"type":"string"}}}`)},
+		func(context.Context, json.RawMessage) (ptk.Result, error) {
+			return ptk.Result{}, errors.New("the stock database is down")
+		})
+	model := llmtest.New(
+		reply("Stock?"+call("stock", `{"item": "pizza"}`), 10, 1),
+		reply("Other."+call("no_such_tool", `{}`), 10, 1),
+		llmtest.Reply{Err: errors.New("502 Bad Gateway")},
+	)
+	opts := record.ReAct(w).Options(react.Options{Model: model, Tools: []ptk.Tool{broken}})
+	if _, err := react.Run(ctx, "Is there pizza?", opts); err == nil {
+		t.Fatal("the run did not fail")
+	}
+	w.Close(0)
+	runs, err := s.List(ctx, trace.Filter{Kind: trace.KindReAct})
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs %v, %v", runs, err)
+	}
+	r, err := s.Get(ctx, runs[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != trace.StatusError || r.ErrorCode != string(ptk.LLMCallFailed) || !strings.Contains(r.ErrorMessage, "502") {
+		t.Errorf("the run: status %s, code %q, message %q", r.Status, r.ErrorCode, r.ErrorMessage)
+	}
+	if len(r.ToolCalls) != 2 {
+		t.Fatalf("tool calls: %+v", r.ToolCalls)
+	}
+	if tc := r.ToolCalls[0]; !tc.IsError || tc.ErrorCode != string(ptk.ToolExecutionFailed) || tc.Outcome != trace.OutcomeRan {
+		t.Errorf("the tool's failure: %+v", tc)
+	}
+	if tc := r.ToolCalls[1]; !tc.IsError || tc.ErrorCode != string(ptk.ToolNotFound) || tc.Outcome != trace.OutcomeInvalid {
+		t.Errorf("the model's mistake: %+v", tc)
 	}
 }
