@@ -25,12 +25,12 @@ func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Chun
 
 // stream makes one attempt, giving each chunk to yield. It returns
 // retry.ErrStopped when yield asks to stop.
-func (c *Client) stream(ctx context.Context, body []byte, yield func(llm.Chunk) bool) error {
+func (c *Client) stream(ctx context.Context, body []byte, yield func(llm.Chunk) bool) (err error) {
 	resp, err := c.post(ctx, body, true)
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
+	defer func() { httpx.CloseStream(resp.Body, err == nil) }()
 	return httpx.StreamOrWhole(resp, yield, readStream, readResponse)
 }
 

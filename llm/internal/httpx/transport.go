@@ -212,3 +212,32 @@ func StreamOrWhole(resp *http.Response, yield func(llm.Chunk) bool, events func(
 	}
 	return nil
 }
+
+// A streamed answer's body is read to its end before it is closed, so that
+// its connection goes back to the pool: net/http closes a connection whose
+// body was closed before its end, and the next call then dials a new one
+// (through the gateway, three streamed answers in four paid a TCP
+// handshake and a connection's goroutines). The protocol's last event
+// ([DONE], message_stop) comes just before the end of the body, which
+// usually arrives with it or right after; a server that keeps the body
+// open after it is not waited for longer than drainWait, nor read further
+// than drainMax.
+const (
+	drainWait = 5 * time.Millisecond
+	drainMax  = 64 << 10
+)
+
+// CloseStream closes the body of a streamed answer. When the stream ended
+// as its protocol says (ended), the rest of the body is read first, within
+// drainWait and drainMax, so that the connection can serve the next call;
+// otherwise (an error, a caller that stopped reading) it is closed at once.
+func CloseStream(body io.ReadCloser, ended bool) {
+	if ended {
+		// Close may be called while a Read waits: net/http then closes
+		// the connection, and the Read returns.
+		t := time.AfterFunc(drainWait, func() { body.Close() })
+		io.Copy(io.Discard, io.LimitReader(body, drainMax))
+		t.Stop()
+	}
+	body.Close()
+}
