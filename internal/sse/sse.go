@@ -230,6 +230,46 @@ func (s *Reader) Next() (Event, error) {
 	}
 }
 
+// Buffered reports whether the next event is held already: Next will
+// return it without reading. A caller that passes events on in batches
+// (the gateway, which writes what an upstream read brought in one write)
+// sends its batch when Buffered is false, before Next waits for the
+// network. It reads nothing and changes nothing; false may also mean that
+// Next will return an error or the end of the stream.
+func (s *Reader) Buffered() bool {
+	l := &s.lines
+	if s.err != nil || l.err != nil {
+		return false
+	}
+	rest := l.buf[l.off:]
+	afterCR, first, hasData := l.afterCR, !l.started, s.hasData
+	for {
+		if afterCR && len(rest) > 0 && rest[0] == '\n' {
+			rest = rest[1:]
+		}
+		i := bytes.IndexAny(rest, "\r\n")
+		if i < 0 {
+			return false
+		}
+		line := rest[:i]
+		afterCR, rest = rest[i] == '\r', rest[i+1:]
+		if first {
+			line, first = bytes.TrimPrefix(line, []byte(bom)), false
+		}
+		switch {
+		case len(line) == 0:
+			if hasData {
+				return true
+			}
+		case line[0] == ':':
+		default:
+			if name, _, _ := bytes.Cut(line, []byte(":")); string(name) == "data" {
+				hasData = true
+			}
+		}
+	}
+}
+
 // end reads what is left at the end of the stream: the last event, when
 // all its lines arrived whole.
 func (s *Reader) end() (Event, error) {

@@ -67,7 +67,15 @@ func readStream(body io.Reader, yield func(llm.Chunk) bool) error {
 		if err != nil {
 			return err
 		}
-		if ch != (llm.Chunk{}) && !yield(ch) {
+		// More: the next event is here already. An event that makes no
+		// chunk gives none, unless the chunk before said More and nothing
+		// follows yet: an empty chunk then ends the batch.
+		more := events.Buffered()
+		if ch == (llm.Chunk{}) && (!s.owed || more) {
+			continue
+		}
+		ch.More, s.owed = more, more
+		if !yield(ch) {
 			return retry.ErrStopped
 		}
 	}
@@ -76,6 +84,8 @@ func readStream(body io.Reader, yield func(llm.Chunk) bool) error {
 
 // streamState is what reading a stream remembers between its events.
 type streamState struct {
+	// owed: the last chunk given said More, so a batch is open.
+	owed       bool
 	usage      wire.Usage
 	stopReason string
 	calls      map[int]int // a tool_use block's index → the call's index among the calls
