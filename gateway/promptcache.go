@@ -106,7 +106,10 @@ func appendPromptKey(b []byte, instructions string, tools []ptk.ToolInfo) []byte
 	for _, t := range tools {
 		part(t.Name)
 		part(t.Description)
-		part(string(t.Parameters))
+		// Not part(string(t.Parameters)): the conversion copies.
+		b = strconv.AppendInt(b, int64(len(t.Parameters)), 10)
+		b = append(b, ':')
+		b = append(b, t.Parameters...)
 	}
 	return b
 }

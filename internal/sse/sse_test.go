@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -279,4 +280,20 @@ func FuzzSSEReader(f *testing.F) {
 			t.Fatalf("events read whole (-) and 1-3 bytes at a time (+):\n%s", diff)
 		}
 	})
+}
+
+// Close gives the buffer back: the next stream's reader may get it, and
+// reads its own events, never the bytes the last one left.
+func TestSSEReaderClose(t *testing.T) {
+	for i := range 50 {
+		s := NewReader(strings.NewReader(fmt.Sprintf("data: %d %s\n\ndata: b", i, strings.Repeat("x", i*97))))
+		ev, err := s.Next()
+		if err != nil || string(ev.Data) != fmt.Sprintf("%d %s", i, strings.Repeat("x", i*97)) {
+			t.Fatalf("stream %d: %q, %v", i, ev.Data, err)
+		}
+		s.Close()
+		if _, err := s.Next(); err == nil {
+			t.Fatal("Next after Close returned an event")
+		}
+	}
 }

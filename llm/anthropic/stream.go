@@ -37,6 +37,7 @@ func (c *Client) stream(ctx context.Context, body []byte, yield func(llm.Chunk) 
 // readStream reads a text/event-stream answer up to its message_stop.
 func readStream(body io.Reader, yield func(llm.Chunk) bool) error {
 	events := sse.NewReader(body)
+	defer events.Close()
 	var s streamState
 	for !s.done {
 		ev, err := events.Next()

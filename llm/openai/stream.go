@@ -35,6 +35,7 @@ func (c *Client) stream(ctx context.Context, body []byte, yield func(llm.Chunk) 
 // readStream reads a text/event-stream answer up to its "[DONE]".
 func readStream(body io.Reader, yield func(llm.Chunk) bool) error {
 	events := sse.NewReader(body)
+	defer events.Close()
 	var s streamState
 	var chunks wire.ChunkReader
 	for {
