@@ -42,6 +42,10 @@ type Config struct {
 	// Sandbox runs bash under bubblewrap on this machine (tools/shell's
 	// sandbox), also when the editor offers terminals.
 	Sandbox bool
+	// Protected are folders the file tools never write, even inside a
+	// session's workspace: ptk's own configuration, checkpoints and traces
+	// (tools/fs.WithProtected).
+	Protected []string
 	// ExtraTools are given to every session beside the built-in ones and the
 	// editor's MCP servers' (the servers of ptk's own MCP configuration).
 	ExtraTools []ptk.Tool

@@ -73,7 +73,7 @@ func (a *server) open(ctx context.Context, id, cwd string, servers []sdk.McpServ
 	caps := a.capabilities()
 	s := &session{a: a, id: id, cwd: cwd, preset: a.cfg.Mode, model: a.cfg.Options.Model, modelName: a.cfg.Options.ModelName,
 		history: history, always: map[string]bool{}, diffs: map[string][]diff{}}
-	var wsOpts []fs.Option
+	wsOpts := []fs.Option{fs.WithProtected(a.cfg.Protected...)}
 	if caps.Fs.ReadTextFile && caps.Fs.WriteTextFile {
 		s.editor = true
 		wsOpts = append(wsOpts, fs.WithEditor(editorFiles{a: a, session: sdk.SessionId(id)}))
@@ -83,7 +83,7 @@ func (a *server) open(ctx context.Context, id, cwd string, servers []sdk.McpServ
 		return nil, invalid("cwd %s: %v", cwd, err)
 	}
 	s.ws = ws
-	var shOpts []shell.Option
+	shOpts := []shell.Option{shell.WithProtected(a.cfg.Protected...)}
 	switch {
 	case a.cfg.Sandbox:
 		shOpts = append(shOpts, shell.WithSandbox())

@@ -246,6 +246,7 @@ func (r *runner) event(e Event) {
 func (r *runner) loop(ctx context.Context) error {
 	o := &r.opts
 	refused := 0 // final answers Answer refused
+	looped := 0  // repetition loops in a row
 	for {
 		if r.res.Iterations >= o.MaxIterations {
 			return r.atLimit(ctx, ptk.MaxIterationsReached,
@@ -284,10 +285,40 @@ func (r *runner) loop(ctx context.Context) error {
 			r.event(Event{Kind: EventFinal, Iteration: r.res.Iterations, Text: rep.Text})
 			return nil
 		}
+		if loop := repetitionLoop(rep); loop != nil {
+			// The model's mistake: none of the reply's calls runs. It is
+			// told why and asked again, once; a second loop in a row ends
+			// the run.
+			if looped++; looped > 1 {
+				results := make([]ptk.Result, len(rep.Attempts))
+				for i, a := range rep.Attempts {
+					results[i] = ptk.Result{CallID: a.Call.ID, Tool: a.Call.Tool, IsError: true}
+				}
+				r.closeTurn(results, "the run ended: the model's reply was a repetition loop again")
+				perr := ptk.NewError(ptk.DuplicateToolCall, fmt.Sprintf("the model's replies were repetition loops %d times in a row, and none of their calls was run: %s", looped, strings.TrimPrefix(loop.Message, "Not run: ")), loop)
+				perr.Tool = loop.Tool
+				return perr
+			}
+		} else {
+			looped = 0
+		}
 		if err := r.answer(ctx, rep); err != nil {
 			return err
 		}
 	}
+}
+
+// repetitionLoop is the error of a reply the parser judged a repetition
+// loop (protocol.DiagRepetitionLoop: it wrote calls until the token limit,
+// or one call over and over), or nil.
+func repetitionLoop(rep *turn.Reply) *ptk.Error {
+	if rep.Native || len(rep.Attempts) == 0 {
+		return nil
+	}
+	if e := rep.Attempts[0].Err; e != nil && e.Code == ptk.DuplicateToolCall {
+		return e
+	}
+	return nil
 }
 
 // atLimit ends the run at a limit, or, with AnswerAtLimit, asks the model

@@ -194,3 +194,82 @@ func TestModelCallCostOnEvents(t *testing.T) {
 		t.Errorf("%d model calls costing %v, the run %v", n, sum, res.Cost)
 	}
 }
+
+// loopText is a reply in a repetition loop: the same call that changes
+// something, n times, then the same call cut off by the token limit.
+func loopText(n int) string {
+	call := ptkCall("bash", `{"x": "rm -rf build && make"}`)
+	return strings.Repeat(call+"\n", n) + call[:len(call)/2]
+}
+
+// TestRepetitionLoopRunsNothing: a model that writes one mutating call 40
+// times until the token limit runs it zero times (the duplicate check
+// would have run the first); the model is told why and asked again, and
+// its next reply runs. Streamed, no repeat is reported as a runnable call
+// before the reply ends.
+func TestRepetitionLoopRunsNothing(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		var runs atomic.Int32
+		m := llmtest.New(llmtest.Text(loopText(40)), llmtest.Text(ptkCall("bash", `{"x": "make"}`)), llmtest.Text("built"))
+		res, events := runEvents(t, "build it", Options{Model: m, Mode: ModePTK, StreamModel: stream, Tools: []ptk.Tool{countingTool("bash", &runs)}})
+		if !res.Success || runs.Load() != 1 || res.Iterations != 3 {
+			t.Fatalf("stream %v: success %v, runs %d, iterations %d; want the loop's calls not run, the next reply's run once", stream, res.Success, runs.Load(), res.Iterations)
+		}
+		// In the text protocol the results go back as one message.
+		told := m.Requests()[1].Messages
+		back := told[len(told)-1].Content
+		if !strings.Contains(back, "repetition loop") || !strings.Contains(back, "none of its calls was run") || strings.Count(back, "<PTK_ERROR") != 41 {
+			t.Errorf("stream %v: the model is not told of the loop, each call answered: %.300q", stream, back)
+		}
+		runnable := 0
+		for _, e := range events {
+			if e.Kind == EventCallEnd && e.Iteration == 1 && e.Err == nil {
+				runnable++
+			}
+		}
+		if runnable > 1 {
+			t.Errorf("stream %v: %d calls of the loop reported runnable as they ended, want at most the first", stream, runnable)
+		}
+		if len(res.Invalid) != 41 || res.Invalid[0].Err.Code != ptk.DuplicateToolCall {
+			t.Errorf("stream %v: the loop's calls are not recorded as invalid: %d", stream, len(res.Invalid))
+		}
+	}
+}
+
+// TestRepetitionLoopTwiceEndsTheRun: a second loop in a row ends the run
+// with DUPLICATE_TOOL_CALL, saying what the model did; nothing ran, and
+// every call has its answer in the history.
+func TestRepetitionLoopTwiceEndsTheRun(t *testing.T) {
+	var runs atomic.Int32
+	m := llmtest.New(llmtest.Text(loopText(40)), llmtest.Text(loopText(12)), llmtest.Text("unused"))
+	res, err := Run(context.Background(), Prompt("build it"), Options{Model: m, Mode: ModePTK, Tools: []ptk.Tool{countingTool("bash", &runs)}})
+	var perr *ptk.Error
+	if !errors.As(err, &perr) || perr.Code != ptk.DuplicateToolCall || runs.Load() != 0 || res.Iterations != 2 {
+		t.Fatalf("err %v, runs %d, iterations %d; want DUPLICATE_TOOL_CALL after two loops, nothing run", err, runs.Load(), res.Iterations)
+	}
+	if !strings.Contains(perr.Message, "repetition loops 2 times in a row") || !strings.Contains(perr.Message, "bash") || !strings.Contains(perr.Message, "token limit") {
+		t.Errorf("the error does not say what happened: %q", perr.Message)
+	}
+	if last := res.Messages[len(res.Messages)-1]; last.Role != ptk.RoleTool || !last.IsError {
+		t.Errorf("the last call has no answer: %+v", last)
+	}
+}
+
+// TestRepetitionLoopFinishLength: the provider's finish reason "length"
+// counts the reply cut off even when the cut fell between two calls: 12
+// identical mutating calls run zero times; the same calls with "stop" are
+// duplicates, the first run once.
+func TestRepetitionLoopFinishLength(t *testing.T) {
+	call := ptkCall("bash", `{"x": "rm -rf build && make"}`)
+	for _, c := range []struct {
+		finish string
+		runs   int32
+	}{{"length", 0}, {"max_tokens", 0}, {"stop", 1}} {
+		var runs atomic.Int32
+		m := llmtest.New(llmtest.Reply{Content: strings.Repeat(call+"\n", 4), FinishReason: c.finish}, llmtest.Text("built"))
+		res, err := Run(context.Background(), Prompt("build it"), Options{Model: m, Mode: ModePTK, Tools: []ptk.Tool{countingTool("bash", &runs)}})
+		if err != nil || !res.Success || runs.Load() != c.runs {
+			t.Errorf("finish %q: err %v, runs %d, want %d", c.finish, err, runs.Load(), c.runs)
+		}
+	}
+}

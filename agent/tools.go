@@ -46,6 +46,10 @@ func (r *runner) answer(ctx context.Context, rep *turn.Reply) error {
 		c := a.Call
 		if a.Err != nil {
 			results[i].Content = a.Err.Message
+			if i > 0 && a.Err.Code == ptk.DuplicateToolCall && rep.Attempts[i-1].Err != nil && rep.Attempts[i-1].Err.Message == a.Err.Message {
+				// A repetition loop's calls: the first result says why.
+				results[i].Content = "Not run: part of the same repetition loop."
+			}
 			r.res.Invalid = append(r.res.Invalid, InvalidCall{Call: c, Iteration: it, Err: a.Err})
 			if o.Strict {
 				r.closeTurn(results, "the run ended at a bad call")

@@ -278,11 +278,42 @@ func (s *Store) save(ctx context.Context, msg message) (Checkpoint, error) {
 // snapshot stages the workspace as it is in the shadow index and returns
 // its tree. A file that cannot be read is left out (--ignore-errors), not
 // a reason to take no checkpoint.
+//
+// Nested repositories are taken out of the shadow index first, so that git
+// adds each as new (reading only its HEAD) and never compares it with what
+// the index holds: that comparison runs git status inside the nested
+// repository, where its own configuration (core.fsmonitor, a clean filter)
+// would run whatever programs a model's command wrote into it, as the
+// user and outside any sandbox.
 func (s *Store) snapshot(ctx context.Context) (string, error) {
+	if err := s.dropGitlinks(ctx); err != nil {
+		return "", err
+	}
 	if _, err := s.run(ctx, nil, "add", "--all", "--ignore-errors", "--", "."); err != nil && !isIgnoredErrors(err) {
 		return "", err
 	}
 	return s.run(ctx, nil, "write-tree")
+}
+
+// dropGitlinks removes the nested repositories (gitlinks) from the shadow
+// index, touching nothing in the workspace.
+func (s *Store) dropGitlinks(ctx context.Context) error {
+	out, err := s.runBytes(ctx, nil, "ls-files", "-z", "--stage")
+	if err != nil {
+		return err
+	}
+	var links []byte
+	for rec := range bytes.SplitSeq(out, []byte{0}) {
+		// mode SP object SP stage TAB path
+		if meta, path, ok := bytes.Cut(rec, []byte{'\t'}); ok && bytes.HasPrefix(meta, []byte("160000 ")) {
+			links = append(append(links, path...), 0)
+		}
+	}
+	if links == nil {
+		return nil
+	}
+	_, err = s.run(ctx, links, "update-index", "-z", "--force-remove", "--stdin")
+	return err
 }
 
 // isIgnoredErrors reports the failure of git add --ignore-errors that

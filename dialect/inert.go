@@ -240,6 +240,7 @@ func (p *inertPass) ended(m *machine) bool {
 	m.lineStart = p.line
 	// what the pass read is not kept
 	m.text, m.reasoning, m.attempts, m.diags = m.text[:0], m.reasoning[:0], m.attempts[:0], m.diags[:0]
+	m.loop = loopState{limit: m.loop.limit}
 	return true
 }
 

@@ -97,6 +97,8 @@ type machine struct {
 	open       int // index of the call whose CallStart is out, or -1
 
 	made int // calls read so far
+	// loop: what the reply's calls say about a repetition loop (loop.go).
+	loop loopState
 	// inert is set for a pass that finds where data must change (inert.go).
 	inert *inertPass
 }
@@ -533,7 +535,10 @@ func (m *machine) addCalls(raws []RawCall) {
 			}
 			m.open = -1
 			ac := a
-			m.event(result.Event{Kind: result.EventCallEnd, Index: idx, Tool: a.Call.Tool, Attempt: &ac})
+			m.reportEnd(result.Event{Kind: result.EventCallEnd, Index: idx, Tool: a.Call.Tool, Attempt: &ac}, rc.Err == result.DiagTruncated)
+		}
+		if rc.Err == result.DiagTruncated {
+			m.loop.cutID = a.Call.ID
 		}
 		if m.fence != nil {
 			m.fence.attempts = append(m.fence.attempts, a)
@@ -541,6 +546,7 @@ func (m *machine) addCalls(raws []RawCall) {
 			continue
 		}
 		m.attempts = append(m.attempts, a)
+		m.noteAttempts(len(m.attempts) - 1)
 		m.diags = append(m.diags, diags...)
 	}
 	m.open = -1
@@ -741,6 +747,7 @@ func (m *machine) acceptFence() {
 	f := m.fence
 	m.fence = nil
 	m.attempts = append(m.attempts, f.attempts...)
+	m.noteAttempts(len(m.attempts) - len(f.attempts))
 	m.diags = append(m.diags, f.diags...)
 	m.appendText(f.held)
 	if m.emit != nil {

@@ -33,12 +33,21 @@ func (c *Config) known(name string, exact bool) bool {
 }
 
 // Parse reads a whole reply.
-func Parse(cfg *Config, text string) result.Parsed {
+func Parse(cfg *Config, text string) result.Parsed { return parse(cfg, text, false) }
+
+// ParseCut reads a whole reply that the model's token limit cut off (the
+// provider said so): the repetition loop rule counts it cut off wherever it
+// ended (loop.go).
+func ParseCut(cfg *Config, text string) result.Parsed { return parse(cfg, text, true) }
+
+func parse(cfg *Config, text string, cut bool) result.Parsed {
 	m := newMachine(cfg, nil)
+	m.loop.limit = cut
 	// The machine never writes to its input: read the string in place.
 	m.buf = unsafe.Slice(unsafe.StringData(text), len(text))
 	m.eof = true
 	m.run()
+	m.judgeLoop()
 	return m.result()
 }
 
@@ -143,6 +152,15 @@ func (s *Stream) Flush() {
 	}
 }
 
+// Cut tells the stream, before Finish, that the model's token limit cut the
+// reply off (the provider said so): Finish then returns what ParseCut
+// returns for the whole text.
+func (s *Stream) Cut() {
+	if s != nil && s.m != nil {
+		s.m.loop.limit = true
+	}
+}
+
 // Finish ends the reply and returns the Parsed reply, the same as Parse would
 // give on the whole text.
 func (s *Stream) Finish() result.Parsed {
@@ -151,6 +169,7 @@ func (s *Stream) Finish() result.Parsed {
 		s.unread, s.room = maxDeferred+1, nil
 		s.m.eof = true
 		s.m.run()
+		s.m.judgeLoop()
 		s.m.flushEvents()
 		s.recycle()
 	}

@@ -445,7 +445,10 @@ func ReplayDiffs(w io.Writer, rs []Replayed, which string, limit int) error {
 			raw = raw[:k] + "…"
 		}
 		fmt.Fprintf(&b, "  raw:   %+q\n", raw)
-		if len(x.Calls) == 0 {
+		switch {
+		case slices.Contains(x.Invalid, string(protocol.DiagRepetitionLoop)):
+			b.WriteString("  calls: none run (a repetition loop)\n")
+		case len(x.Calls) == 0:
 			b.WriteString("  calls: none\n")
 		}
 		for _, c := range x.Calls {

@@ -104,7 +104,7 @@ func TestReplayDevCorpus(t *testing.T) {
 			t.Errorf("%s: ptk reads %d of %d replies right, fewer than the %d it did", name, g.Correct, g.Outputs, w.Correct)
 		}
 		if g.Correct < g.RecordedCorrect {
-			t.Logf("%s: ptk reads %d of %d replies right, fewer than the model's own BFCL handler (%d)", name, g.Correct, g.Outputs, g.RecordedCorrect)
+			t.Errorf("%s: ptk reads %d of %d replies right, fewer than the model's own BFCL handler (%d)", name, g.Correct, g.Outputs, g.RecordedCorrect)
 		}
 	}
 	check("all", got.All, want.All)

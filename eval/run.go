@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -95,7 +96,8 @@ type Result struct {
 	Text string `json:"text"`
 	// NotParsed counts the calls the model tried to write that could not
 	// be read; Invalid names the schema rules the calls it read broke
-	// (unknown_tool, missing_argument, wrong_type, invalid_argument);
+	// (unknown_tool, missing_argument, wrong_type, invalid_argument), and
+	// repetition_loop for a reply none of whose calls runs;
 	// Refusal reports a prose answer without a call to a question that
 	// needed one.
 	NotParsed int      `json:"not_parsed"`
@@ -312,7 +314,12 @@ func askIn(ctx context.Context, j job, used Mode, o *Options) (Result, error) {
 }
 
 // blocking are the diagnostics that keep a call from running.
-var blocking = []protocol.DiagKind{protocol.DiagUnknownTool, protocol.DiagMissingArgument, protocol.DiagWrongType, protocol.DiagInvalidArgument}
+var blocking = []protocol.DiagKind{protocol.DiagUnknownTool, protocol.DiagMissingArgument, protocol.DiagWrongType, protocol.DiagInvalidArgument, protocol.DiagRepetitionLoop}
+
+// looped reports a call of a reply the parser judged a repetition loop
+// (protocol.DiagRepetitionLoop): none of its calls runs, so none is scored,
+// and the reply counts as one without a call.
+func looped(a protocol.Attempt) bool { return a.Err != nil && a.Err.Code == ptk.DuplicateToolCall }
 
 // score fills in r's calls and verdicts from the reply.
 func score(r *Result, q *Question, rep *turn.Reply, parser *protocol.Parser, tools []ptk.ToolInfo, names map[string]string, native bool) {
@@ -330,6 +337,9 @@ func score(r *Result, q *Question, rep *turn.Reply, parser *protocol.Parser, too
 			r.NotParsed++
 			continue
 		}
+		if looped(a) {
+			continue // ptk runs none of a repetition loop's calls
+		}
 		rec := CallRecord{Tool: original(a.Call.Tool), Args: a.Call.Args, Repairs: a.Call.Repairs}
 		if len(rec.Args) == 0 {
 			rec.Args = json.RawMessage("{}")
@@ -342,14 +352,20 @@ func score(r *Result, q *Question, rep *turn.Reply, parser *protocol.Parser, too
 		if !ok {
 			decodeFailed = true
 		}
-		calls = append(calls, Call{Name: rec.Tool, Args: args})
+		c := Call{Name: rec.Tool, Args: args}
+		declaredNumbers(q, c)
+		calls = append(calls, c)
 		if rep.Native && a.Err != nil {
 			_, d := parser.Check(rep.Made[i])
 			diags = append(diags, d...)
 		}
 	}
 	if !rep.Native {
-		diags = parser.Parse(rep.Raw).Diagnostics
+		if turn.CutOff(rep.FinishReason) {
+			diags = parser.ParseCut(rep.Raw).Diagnostics
+		} else {
+			diags = parser.Parse(rep.Raw).Diagnostics
+		}
 	}
 	for _, d := range diags {
 		if slices.Contains(blocking, d.Kind) && !slices.Contains(r.Invalid, string(d.Kind)) {
@@ -364,6 +380,62 @@ func score(r *Result, q *Question, rep *turn.Reply, parser *protocol.Parser, too
 	r.Correct = r.Verdict.Correct
 	r.Refusal = len(calls) == 0 && r.NotParsed == 0 && !strings.Contains(q.Category, "irrelevance") && strings.TrimSpace(rep.Text) != ""
 	r.Strict = strictVerdict(q, rep, tools, original, native)
+}
+
+// declaredNumbers gives the numbers in c's arguments the kind the question
+// declares: a whole number is a float where a float is declared (or a list
+// of floats), and a float with nothing after its point is an integer where
+// an integer is. A call ptk reads is JSON, which has one kind of number: 12
+// and 12.0 are one value (an encoder writes float64(12) as 12, as Go's
+// does, and JSON Schema's integer accepts 12.0), so the tool gets the kind
+// it declared; BFCL's checker, reading Python, tells them apart (a list of
+// floats holding 12 is a type error). The call as the model wrote it (the
+// strict verdict) keeps the numbers as written.
+func declaredNumbers(q *Question, c Call) {
+	if c.Args == nil || Language(q.Category) != "python" {
+		return
+	}
+	funcs := q.docs
+	if len(funcs) != len(q.Functions) {
+		funcs = funcDocs(q.Functions)
+	}
+	fd := findFunc(funcs, c.Name)
+	if fd == nil {
+		return
+	}
+	for i, name := range c.Args.Keys {
+		prop, ok := fd.props.Get(name)
+		if !ok {
+			continue
+		}
+		typ, items := propType(prop)
+		switch {
+		case typ == "float" || typ == "integer":
+			c.Args.Vals[i] = numberAs(c.Args.Vals[i], typ)
+		case typ == "array" || typ == "tuple":
+			if l, ok := c.Args.Vals[i].([]any); ok && (items == "float" || items == "integer") {
+				for j, v := range l {
+					l[j] = numberAs(v, items)
+				}
+			}
+		}
+	}
+}
+
+// numberAs is v as the kind of number typ declares, when it is that
+// number.
+func numberAs(v any, typ string) any {
+	switch n := v.(type) {
+	case int64:
+		if typ == "float" {
+			return float64(n)
+		}
+	case float64:
+		if typ == "integer" && n == math.Trunc(n) && math.Abs(n) < 1<<53 {
+			return int64(n)
+		}
+	}
+	return v
 }
 
 // decoderFailed is the verdict on output BFCL cannot decode: right only on
@@ -411,8 +483,12 @@ func strictVerdict(q *Question, rep *turn.Reply, tools []ptk.ToolInfo, original 
 	if err != nil {
 		return decoderFailed(q)
 	}
-	for _, a := range p.Parse(rep.Raw).Attempts {
-		if a.Err != nil && a.Err.Code == ptk.ParseError {
+	parse := p.Parse
+	if turn.CutOff(rep.FinishReason) {
+		parse = p.ParseCut
+	}
+	for _, a := range parse(rep.Raw).Attempts {
+		if a.Err != nil && a.Err.Code == ptk.ParseError || looped(a) {
 			continue
 		}
 		name := a.Call.Tool

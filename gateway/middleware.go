@@ -184,3 +184,83 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 
 // done clears the read deadline, so that a long answer is not cut.
 func (b *bodyReader) done() { b.rc.SetReadDeadline(time.Time{}) }
+
+// PaceBodies holds every request body to a pace, as the gateway holds its
+// own: each read must make progress within idle, and the body must average
+// minRate bytes a second once idle has passed (zero values: the defaults).
+// A read that misses the pace fails, and the connection with it, so a
+// client that trickles a body cannot hold a connection open. For servers
+// whose handlers read bodies themselves (ptk mcp --addr, through the MCP
+// SDK); the deadline is lifted once the body has been read, so that a long
+// answer is not cut.
+func PaceBodies(idle time.Duration, minRate float64) Middleware {
+	if idle <= 0 {
+		idle = DefaultBodyIdleTimeout
+	}
+	if minRate <= 0 {
+		minRate = DefaultMinBodyRate
+	}
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Body != nil && r.Body != http.NoBody {
+				deadline, _ := r.Context().Deadline()
+				r.Body = &pacedBody{c: r.Body, b: bodyReader{r: r.Body, rc: http.NewResponseController(w),
+					start: time.Now(), deadline: deadline, idle: idle, minRate: minRate}}
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// pacedBody is a request body read through a bodyReader, whose deadline it
+// lifts when the body ends (its end, an error, or Close).
+type pacedBody struct {
+	c     io.Closer
+	b     bodyReader
+	err   error // what ended the body: io.EOF, the pace missed, or Close
+	ended bool
+}
+
+// errBodyClosed is the error of a read after the body was closed.
+var errBodyClosed = errors.New("http: invalid Read on closed Body")
+
+func (p *pacedBody) Read(buf []byte) (int, error) {
+	if p.ended {
+		return 0, p.err // a body that missed its pace stays failed, never an early EOF
+	}
+	n, err := p.b.Read(buf)
+	if err != nil {
+		p.err = err
+		p.end()
+	}
+	return n, err
+}
+
+// Close closes the body (net/http reads what is left of a small one, still
+// under the pace's deadline), then lifts the deadline unless a read failed.
+func (p *pacedBody) Close() error {
+	err := p.c.Close()
+	if p.err == nil {
+		p.err = io.EOF // the deadline is lifted; later reads say closed
+		p.end()
+		p.err = errBodyClosed
+	}
+	p.end()
+	return err
+}
+
+// end lifts the deadline of a body read to its end; a body that failed
+// keeps its connection's reads failing (the deadline moved to now), so that
+// what net/http reads after the handler to reuse the connection does not
+// wait for a client that stopped sending.
+func (p *pacedBody) end() {
+	if p.ended {
+		return
+	}
+	p.ended = true
+	if p.err == io.EOF {
+		p.b.done()
+		return
+	}
+	p.b.rc.SetReadDeadline(time.Now())
+}

@@ -8,7 +8,9 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"slices"
@@ -20,6 +22,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/internal/secretenv"
 	"github.com/ptkit/ptk/internal/version"
 	"github.com/ptkit/ptk/protocol"
 )
@@ -28,7 +31,13 @@ import (
 const (
 	DefaultCallTimeout  = 60 * time.Second
 	DefaultStartTimeout = 60 * time.Second
+	// DefaultMaxTools is the most tools ptk takes from one server.
+	DefaultMaxTools = 1000
 )
+
+// maxPages bounds the pages of one listing of a server's tools, for a
+// server that sends empty pages each naming another.
+const maxPages = 100
 
 // Options configure a [Client].
 type Options struct {
@@ -57,6 +66,10 @@ type Options struct {
 	// (default DefaultMaxMessageBytes): a larger tool result is cut, says
 	// so to the model, and the server stays usable.
 	MaxMessageBytes int
+	// MaxTools bounds the tools ptk takes from one server (default
+	// DefaultMaxTools): a server that lists more, or whose list never
+	// ends, gives its first MaxTools, and the cut is logged.
+	MaxTools int
 }
 
 // Client holds the MCP servers of a configuration, started, and gives
@@ -91,6 +104,9 @@ func Start(ctx context.Context, cfg *Config, opts Options) (*Client, error) {
 	}
 	if opts.StartTimeout <= 0 {
 		opts.StartTimeout = DefaultStartTimeout
+	}
+	if opts.MaxTools <= 0 {
+		opts.MaxTools = DefaultMaxTools
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -205,7 +221,10 @@ func (s *server) start(ctx context.Context) error {
 	var transport sdk.Transport
 	if s.cfg.Command != "" {
 		cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
-		cmd.Env = os.Environ()
+		// ptk's environment without its secrets (provider keys, client
+		// keys, the trace store's password): a server gets the keys its
+		// entry in mcp.json gives it, no others.
+		cmd.Env, _ = secretenv.Filter{}.Apply(os.Environ())
 		for _, k := range slices.Sorted(maps.Keys(s.cfg.Env)) {
 			cmd.Env = append(cmd.Env, k+"="+s.cfg.Env[k])
 		}
@@ -227,10 +246,31 @@ func (s *server) start(ctx context.Context) error {
 		if base == nil {
 			base = http.DefaultTransport
 		}
+		origin, err := originOf(s.cfg.URL)
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.cfg.URL, err)
+		}
 		if len(s.cfg.Headers) > 0 {
-			base = headerTransport{base: base, headers: s.cfg.Headers}
+			base = headerTransport{base: base, headers: s.cfg.Headers, origin: origin}
 		}
 		c.Transport = boundedBodies{base: base, max: s.opts.MaxMessageBytes}
+		// A redirect to another origin is not followed: the server's
+		// headers (the user's token for it) are its alone, and ptk speaks
+		// MCP to no address but the one configured (not to a service on
+		// the user's loopback a redirect names).
+		check := c.CheckRedirect
+		c.CheckRedirect = func(r *http.Request, via []*http.Request) error {
+			if o, _ := originOf(r.URL.String()); o != origin {
+				return fmt.Errorf("the server redirected to %s, another origin than %s: not followed", o, origin)
+			}
+			if check != nil {
+				return check(r, via)
+			}
+			if len(via) >= 10 {
+				return errors.New("stopped after 10 redirects")
+			}
+			return nil
+		}
 		transport = &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: &c, MaxRetries: 1}
 	}
 	client := sdk.NewClient(s.opts.Implementation, &sdk.ClientOptions{
@@ -298,11 +338,24 @@ func (s *server) explain(ctx context.Context, err error) error {
 // there are now. One list runs at a time: the caller holds the listing flag.
 func (s *server) list(ctx context.Context) (int, error) {
 	var defs []*sdk.Tool
-	for t, err := range s.session.Tools(ctx, nil) {
+	// Page by page, to bound both the tools and the pages: a server's
+	// list may never end.
+	params := &sdk.ListToolsParams{}
+	for page := 0; ; page++ {
+		if page == maxPages || len(defs) >= s.opts.MaxTools {
+			s.opts.Logger.Warn("MCP server lists more tools than ptk takes: the first ones kept", "server", s.name,
+				"tools", len(defs), "max_tools", s.opts.MaxTools, "pages", page)
+			break
+		}
+		res, err := s.session.ListTools(ctx, params)
 		if err != nil {
 			return 0, fmt.Errorf("listing its tools: %w", err)
 		}
-		defs = append(defs, t)
+		defs = append(defs, res.Tools[:min(len(res.Tools), s.opts.MaxTools-len(defs))]...)
+		if res.NextCursor == "" {
+			break
+		}
+		params = &sdk.ListToolsParams{Cursor: res.NextCursor}
 	}
 	tools := make([]*Tool, 0, len(defs))
 	remote := make(map[string]bool, len(defs))
@@ -544,14 +597,38 @@ func (s *server) stoppedWhy(err error) string {
 type headerTransport struct {
 	base    http.RoundTripper
 	headers map[string]string
+	origin  string // the headers go to this origin only
 }
 
 func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if o, _ := originOf(r.URL.String()); o != h.origin {
+		return h.base.RoundTrip(r)
+	}
 	r = r.Clone(r.Context())
 	for k, v := range h.headers {
 		r.Header.Set(k, v)
 	}
 	return h.base.RoundTrip(r)
+}
+
+// originOf is the scheme, host and port of the URL u, lower-cased, the
+// port given even when it is the scheme's default.
+func originOf(u string) (string, error) {
+	p, err := url.Parse(u)
+	if err != nil {
+		return "", err
+	}
+	scheme := strings.ToLower(p.Scheme)
+	port := p.Port()
+	if port == "" {
+		switch scheme {
+		case "https":
+			port = "443"
+		case "http":
+			port = "80"
+		}
+	}
+	return scheme + "://" + net.JoinHostPort(strings.ToLower(p.Hostname()), port), nil
 }
 
 // tail keeps the last bytes a server wrote on stderr, and copies every

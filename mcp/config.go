@@ -30,7 +30,10 @@ type Config struct {
 // stdout, or the URL of a streamable HTTP server.
 type ServerConfig struct {
 	// Command and Args start a stdio server. Env is added to ptk's own
-	// environment; Cwd, when set, is the folder it starts in.
+	// environment less its secrets (every variable whose name says it
+	// holds a key, token or password, such as OPENAI_API_KEY, and the trace
+	// store's address: see internal/secretenv), so a key the server needs
+	// goes here; Cwd, when set, is the folder it starts in.
 	Command string            `json:"command,omitempty"`
 	Args    []string          `json:"args,omitempty"`
 	Env     map[string]string `json:"env,omitempty"`

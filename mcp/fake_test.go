@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,6 +65,15 @@ func fakeServer(mode string) {
 		}
 		srv := sdk.NewServer(&sdk.Implementation{Name: "fake", Version: "1"}, nil)
 		addFakeTools(srv)
+		srv.Run(context.Background(), &sdk.StdioTransport{})
+	case "pages": // a tools/list that never ends: every page names another
+		endlessPages()
+	case "environ": // one tool that answers with the server's environment
+		srv := sdk.NewServer(&sdk.Implementation{Name: "fake", Version: "1"}, nil)
+		sdk.AddTool(srv, &sdk.Tool{Name: "environ", Description: "Lists the environment."},
+			func(context.Context, *sdk.CallToolRequest, textArgs) (*sdk.CallToolResult, any, error) {
+				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.Join(os.Environ(), "\n")}}}, nil, nil
+			})
 		srv.Run(context.Background(), &sdk.StdioTransport{})
 	default:
 		fmt.Fprintln(os.Stderr, "unknown fake mode", mode)

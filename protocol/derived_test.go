@@ -41,8 +41,10 @@ func (c derivedCase) parser(t testing.TB, tools []ptk.ToolInfo) *Parser {
 // tests (vLLM, llama.cpp, Ollama, SGLang, mlx-lm, ai-sdk-tool-call-middleware)
 // and bug reports, with the calls those tests expect; where ptk reads one
 // otherwise by design, the note says so. peer_gaps.jsonl holds those ptk
-// does not read as expected yet (TestPeerGaps).
-var derivedFiles = []string{"testdata/derived_cases.jsonl", "testdata/derived_cases2.jsonl", "testdata/derived_cases3.jsonl", "testdata/peer_cases.jsonl"}
+// does not read as expected yet (TestPeerGaps). bfcl_cases.jsonl holds
+// real replies of the BFCL replay's dev corpus, one or more a class
+// (docs/bfcl-replay.md).
+var derivedFiles = []string{"testdata/derived_cases.jsonl", "testdata/derived_cases2.jsonl", "testdata/derived_cases3.jsonl", "testdata/peer_cases.jsonl", "testdata/bfcl_cases.jsonl"}
 
 const gapsFile = "testdata/peer_gaps.jsonl"
 

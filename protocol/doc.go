@@ -89,6 +89,36 @@
 // its test is among the peer cases); calls inside code (print(f(a=1)),
 // x = f(a=1)) are code.
 //
+// # Repetition loops
+//
+// A model in a degenerate loop (usually a small or local one) writes the
+// same call, or call after call, until the token limit cuts it off. A reply
+// is a repetition loop ([DiagRepetitionLoop]) when it ends in a call cut off
+// at the end of the output after at least 8 complete calls or after 3
+// identical calls in a row (same tool, same arguments), or when it ends in
+// 10 identical calls in a row. When the provider says its token limit cut
+// the reply off (finish reason "length"), the cut may fall between two
+// calls: [Parser.ParseCut], or [Stream.Cut] before Finish, counts the reply
+// cut off wherever it ended (a model turn does so). None of its calls runs: each attempt carries
+// a ptk.DuplicateToolCall error that tells the model what it did. Agent
+// runtimes treat such a reply as the model's failure, not as calls to run
+// (Gemini CLI's loop detection stops on repeated identical calls), and
+// running forty copies of a call that changes something is never what a
+// user asked for. The numbers come from the BFCL dev corpus
+// (docs/bfcl-replay.md): of its 25,175 replies, no reply read right had a
+// call cut off after 3 or more complete calls, or 3 identical calls in a
+// row; the rule reads 49 more replies right (all irrelevance questions,
+// where the loop's calls were wrong) and none fewer. A reply with fewer
+// calls before the cut keeps them: the cut call alone is not run
+// ([DiagTruncated]). The verdict is made at the end of the reply, by
+// [Parser.Parse] and [Stream.Finish] alike; a stream reports a call as it
+// ends, but holds back the end of a call that repeats the call just before
+// it (and of a call cut off after such a repeat) until a different call
+// ends or the reply does, so a gateway never sends a repeat the verdict
+// then takes back. What it has reported (the first of a run of identical
+// calls, or a loop's different calls) is not taken back from whoever got
+// it; an agent runs a reply's calls only at its end, and so runs none.
+//
 // With tools declared, each call is checked against its tool: the name
 // (with a "did you mean" when it is unknown), then the arguments, coerced to
 // the types the schema asks for ("5" → 5, "true" → true, a list in a string

@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -72,7 +73,17 @@ var adversarial = map[string]string{
 	"subscripts":         "[get_weather(city=x[0][",
 	"quoted names":       "['get_weather'(city='x'), ",
 	"comma lines":        "get_weather(city='x'),\n",
+	// repetition loops: each call compared with the one before it, the
+	// same text or the same JSON spaced otherwise
+	"repeated calls":  "<tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}</tool_call>\n",
+	"malformed calls": "<tool_call>{\"name\": \"read_file\", \"arguments\": [}</tool_call>\n",
+	"respaced calls":  "<tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}</tool_call>\n<tool_call>{\"name\": \"read_file\", \"arguments\": { \"path\" : \"a\" }}</tool_call>\n",
 }
+
+// withEvents are the units also streamed to a reader of the events, as a
+// model turn reads them: a call's end is held back when it repeats the
+// call before it (a repetition loop), which must not cost more per call.
+var withEvents = map[string]bool{"repeated calls": true, "respaced calls": true, "malformed calls": true}
 
 // cost returns the shortest of three timings of f.
 func cost(f func()) time.Duration {
@@ -112,13 +123,25 @@ func TestLinearTime(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			in1 := strings.Repeat(unit, small/len(unit)+1)
 			in4 := strings.Repeat(unit, 4*small/len(unit)+1)
-			for _, mode := range linearModes {
+			modes := linearModes
+			if withEvents[name] {
+				modes = append(slices.Clip(modes), "stream with events")
+			}
+			for _, mode := range modes {
 				run := func(in string) func() {
 					switch mode {
 					case "whole":
 						return func() { p.Parse(in) }
 					case "neutralize":
 						return func() { p.Neutralize(in) }
+					case "stream with events":
+						return func() {
+							s := p.NewStream(func(Event) {})
+							for i := 0; i < len(in); i += 16 {
+								s.WriteString(in[i:min(i+16, len(in))])
+							}
+							s.Finish()
+						}
 					}
 					return func() {
 						s := p.NewStream(nil)

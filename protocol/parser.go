@@ -83,6 +83,13 @@ func (p *Parser) lookup(name string, exact bool) (found, requiresArgs bool) {
 // Parse reads a whole reply.
 func (p *Parser) Parse(text string) Parsed { return dialect.Parse(&p.cfg, text) }
 
+// ParseCut reads a whole reply that the model's token limit cut off, as
+// its provider said (finish reason "length"): a reply whose calls then
+// repeat is a repetition loop even when the cut fell between two calls
+// (see the package documentation). A stream told [Stream.Cut] before
+// Finish reads the same.
+func (p *Parser) ParseCut(text string) Parsed { return dialect.ParseCut(&p.cfg, text) }
+
 // NewStream starts reading a streamed reply. emit, if not nil, receives the
 // events as they happen, from inside Write and Finish. The concatenated
 // EventText texts are exactly the final Parsed.Text.
@@ -165,6 +172,7 @@ const (
 	DiagUnsupported        = result.DiagUnsupported
 	DiagNestedCall         = result.DiagNestedCall
 	DiagPastTurn           = result.DiagPastTurn
+	DiagRepetitionLoop     = result.DiagRepetitionLoop
 )
 
 // The kinds of streaming events: see [result.EventText] and the rest.

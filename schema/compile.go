@@ -102,11 +102,20 @@ func (p *passedArgs) add(args []byte) {
 // declare the same tools again and again.
 var compiled struct {
 	sync.Mutex
-	m map[string]*Schema
+	m     map[string]*Schema
+	bytes int // the text of the schemas in m
 }
 
-// compiledMax bounds the cache; when it is full it starts again.
-const compiledMax = 1024
+// compiledMax and compiledMaxBytes bound the cache; when it is full it
+// starts again. A schema longer than compiledMaxSchema is compiled each
+// time and never kept: the schemas come from outside (a gateway's clients,
+// MCP servers), and a few thousand different large ones would otherwise be
+// held for good, several times their size each.
+const (
+	compiledMax       = 1024
+	compiledMaxBytes  = 16 << 20
+	compiledMaxSchema = 64 << 10
+)
 
 // Compile reads a tool's parameters. Empty parameters or null give a nil
 // Schema and no error; an error says why the parameters cannot be used.
@@ -117,16 +126,17 @@ func Compile(raw json.RawMessage) (*Schema, error) {
 	if ok {
 		return s, nil
 	}
-	key := string(raw)
 	s, err := compileUncached(raw)
-	if err != nil {
-		return nil, err
+	if err != nil || len(raw) > compiledMaxSchema {
+		return s, err
 	}
+	key := string(raw)
 	compiled.Lock()
-	if compiled.m == nil || len(compiled.m) >= compiledMax {
-		compiled.m = make(map[string]*Schema)
+	if compiled.m == nil || len(compiled.m) >= compiledMax || compiled.bytes+len(key) > compiledMaxBytes {
+		compiled.m, compiled.bytes = make(map[string]*Schema), 0
 	}
 	compiled.m[key] = s
+	compiled.bytes += len(key)
 	compiled.Unlock()
 	return s, nil
 }
@@ -146,6 +156,7 @@ func compileUncached(raw json.RawMessage) (*Schema, error) {
 	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(noLoader{})
 	const url = "ptk:///parameters.json"
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, errors.New("parameters: " + err.Error())
@@ -156,6 +167,17 @@ func compileUncached(raw json.RawMessage) (*Schema, error) {
 	}
 	s.compiled = v
 	return s, nil
+}
+
+// noLoader refuses every schema outside the one compiled. The validator's
+// own loader reads file:// URLs, so a $ref in a schema from outside (an MCP
+// server's, a gateway client's) would read the files of the machine ptk
+// runs on, report which exist, hang on a FIFO, and put a JSON file's values
+// in the check of every call.
+type noLoader struct{}
+
+func (noLoader) Load(url string) (any, error) {
+	return nil, errors.New("a $ref outside the tool's own schema is not loaded (only #... references within it are)")
 }
 
 // Params lists the declared parameters, in schema order.

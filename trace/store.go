@@ -236,10 +236,16 @@ func connect(dsn string, mode int) (*Store, error) {
 				q.Set("immutable", "1")
 			}
 		} else {
+			// The store holds every prompt, file read and answer: it is
+			// its user's alone. SQLite gives its WAL files the database
+			// file's mode.
 			if dir := filepath.Dir(dsn); dir != "" {
-				if err := os.MkdirAll(dir, 0o755); err != nil {
+				if err := os.MkdirAll(dir, 0o700); err != nil {
 					return nil, fmt.Errorf("trace store %s: %w", dsn, err)
 				}
+			}
+			if f, err := os.OpenFile(dsn, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
+				f.Close()
 			}
 			q.Add("_pragma", "journal_mode(WAL)")
 			q.Add("_pragma", "synchronous(NORMAL)")

@@ -202,6 +202,9 @@ func (t Turn) Ask(ctx context.Context, req llm.Request, emit func(Event)) (*Repl
 	rep.Usage, rep.Cost, rep.FinishReason, rep.Model = resp.Usage, resp.Cost, resp.FinishReason, resp.Model
 	var parsed protocol.Parsed
 	if rd.ps != nil {
+		if CutOff(resp.FinishReason) {
+			rd.ps.Cut()
+		}
 		parsed = rd.ps.Finish()
 		rep.Text = parsed.Text
 	}
@@ -237,6 +240,13 @@ func (t Turn) Ask(ctx context.Context, req llm.Request, emit func(Event)) (*Repl
 		}
 	}
 	return rep, nil
+}
+
+// CutOff reports a finish reason that says the model's token limit cut
+// its answer off, as OpenAI ("length"), Anthropic ("max_tokens") and
+// Gemini ("MAX_TOKENS") write it.
+func CutOff(reason string) bool {
+	return reason == "length" || reason == "max_tokens" || reason == "MAX_TOKENS"
 }
 
 // flushEvery bounds how long streamed text waits in the parser's batch

@@ -137,6 +137,7 @@ func runACP(cmd *cobra.Command, f runFlags, approval, traceDBFlag string) error 
 		Resolve:    resolve,
 		Tools:      splitList(f.tools),
 		Sandbox:    f.sandbox,
+		Protected:  ptkFolders(),
 		ExtraTools: mcpTools,
 		Policy:     policy,
 		PolicyFile: policyFile,

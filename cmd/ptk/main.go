@@ -23,6 +23,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ptkit/ptk/internal/secretenv"
 	"github.com/ptkit/ptk/internal/version"
 )
 
@@ -44,6 +45,10 @@ const (
 )
 
 func main() {
+	// ptk's environment holds keys its commands and MCP servers do not get
+	// (internal/secretenv); a command run without the sandbox, as ptk's
+	// user, must not read them from /proc/PID/environ or ptk's memory.
+	secretenv.HideProcess()
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 

@@ -115,7 +115,10 @@ func runMCP(cmd *cobra.Command, f mcpFlags) error {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
 	guard := httpguard.Guard(httpguard.Options{Hosts: f.exposure.hosts(cmd)})
-	hs := &http.Server{Handler: guard(gateway.RequireKey(keys)(mux)), ReadHeaderTimeout: 10 * time.Second}
+	// A body must arrive at the gateway's pace: the SDK's handler reads
+	// it with no deadline of its own, so a client trickling one byte at a
+	// time would hold its connection for ever.
+	hs := &http.Server{Handler: guard(gateway.RequireKey(keys)(gateway.PaceBodies(mcpBodyIdle, 0)(mux))), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -129,6 +132,10 @@ func runMCP(cmd *cobra.Command, f mcpFlags) error {
 	logger.Info("stopped")
 	return nil
 }
+
+// mcpBodyIdle is how long ptk mcp --addr waits for a request body that
+// sends nothing (a variable for the tests).
+var mcpBodyIdle = gateway.DefaultBodyIdleTimeout
 
 type nopWriteCloser struct{ io.Writer }
 

@@ -6,6 +6,7 @@ import (
 	"debug/buildinfo"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -179,6 +180,49 @@ func TestMCPCommandHTTP(t *testing.T) {
 	r, err := c.Tools()[0].Run(context.Background(), json.RawMessage(`{"command": "echo hi > x"}`))
 	if err != nil || !r.IsError || !strings.Contains(r.Content, "ptk mcp was started with no policy file") {
 		t.Errorf("bash with no policy: %+v, %v", r, err)
+	}
+}
+
+// TestMCPCommandHTTPSlowBody trickles a request body at ptk mcp --addr:
+// the connection is given up once the body stops, not held for ever (the
+// SDK's handler reads bodies with no deadline of its own).
+func TestMCPCommandHTTPSlowBody(t *testing.T) {
+	defer func(d time.Duration) { mcpBodyIdle = d }(mcpBodyIdle)
+	mcpBodyIdle = 300 * time.Millisecond
+	dir, _ := mcpWorkspace(t)
+	t.Setenv("PTK_API_KEYS", "k1")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		root := newRoot(strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{})
+		root.SetArgs([]string{"mcp", "--workspace", dir, "--tools", "read_file", "--addr", addr})
+		done <- root.ExecuteContext(ctx)
+	}()
+	defer func() { cancel(); <-done }()
+	var c net.Conn
+	for range 300 {
+		if c, err = net.Dial("tcp", addr); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	start := time.Now()
+	io.WriteString(c, "POST /mcp HTTP/1.1\r\nHost: "+addr+"\r\nAuthorization: Bearer k1\r\nContent-Type: application/json\r\n"+
+		"Accept: application/json, text/event-stream\r\nContent-Length: 5000\r\n\r\n{\"jsonrpc\": \"2.0\", ")
+	c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	io.Copy(io.Discard, c) // until ptk mcp answers and closes, or drops the connection
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("a body that stopped held the connection for %s", d)
 	}
 }
 

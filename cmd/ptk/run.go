@@ -535,11 +535,13 @@ func builtinTools(workspace, list string, sandbox bool) (root string, tools []pt
 	if root, err = filepath.Abs(workspace); err != nil {
 		return "", nil, nil, usagef("--workspace %s: %v", workspace, err)
 	}
-	ws, err := fs.New(root)
+	ws, err := fs.New(root, fs.WithProtected(ptkFolders()...))
 	if err != nil {
 		return "", nil, nil, usagef("--workspace %s: %v", workspace, err)
 	}
-	var shellOpts []shell.Option
+	// bash's commands get no variable that looks like a secret, but those
+	// the user names in PTK_PASS_ENV.
+	shellOpts := []shell.Option{shell.WithPassEnv(splitList(os.Getenv("PTK_PASS_ENV"))...), shell.WithProtected(ptkFolders()...)}
 	if sandbox {
 		shellOpts = append(shellOpts, shell.WithSandbox())
 	}

@@ -78,6 +78,12 @@ const (
 	// <|end_header_id|>) starts a conversation the model made up. What
 	// follows the header is not read: no text, no calls.
 	DiagPastTurn DiagKind = "past_end_of_turn"
+	// The reply is a repetition loop: the model wrote calls until the
+	// token limit cut it off (at least 8 complete calls, or 3 identical ones
+	// in a row, before a call cut off at the end), or it ends in 10
+	// identical calls in a row. None of its calls runs: each attempt's
+	// error (ptk.DuplicateToolCall) says why.
+	DiagRepetitionLoop DiagKind = "repetition_loop"
 )
 
 // Diagnostic says what was wrong with, or done to, what the model wrote.

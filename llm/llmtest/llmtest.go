@@ -20,6 +20,9 @@ type Reply struct {
 	Reasoning string
 	Calls     []ptk.Call
 	Usage     ptk.Usage
+	// FinishReason, when set, is the reason given for stopping; otherwise
+	// "tool_calls" with calls, else "stop".
+	FinishReason string
 	// Err, when set, is returned instead of an answer.
 	Err error
 	// Wait, when set, makes the call wait until ctx is done, then fail
@@ -70,6 +73,17 @@ func (s *Script) take(req llm.Request) (Reply, error) {
 	return s.Replies[s.next-1], nil
 }
 
+// finish is the reply's finish reason.
+func (r Reply) finish() string {
+	switch {
+	case r.FinishReason != "":
+		return r.FinishReason
+	case len(r.Calls) > 0:
+		return "tool_calls"
+	}
+	return "stop"
+}
+
 // Generate answers with the next reply.
 func (s *Script) Generate(ctx context.Context, req llm.Request) (*llm.Response, error) {
 	r, err := s.take(req)
@@ -86,11 +100,7 @@ func (s *Script) Generate(ctx context.Context, req llm.Request) (*llm.Response, 
 	if r.Err != nil {
 		return nil, r.Err
 	}
-	finish := "stop"
-	if len(r.Calls) > 0 {
-		finish = "tool_calls"
-	}
-	return &llm.Response{Content: r.Content, Reasoning: r.Reasoning, Calls: r.Calls, Usage: r.Usage, FinishReason: finish, Model: req.Model}, nil
+	return &llm.Response{Content: r.Content, Reasoning: r.Reasoning, Calls: r.Calls, Usage: r.Usage, FinishReason: r.finish(), Model: req.Model}, nil
 }
 
 // Stream answers with the next reply, in pieces.
@@ -142,11 +152,7 @@ func (s *Script) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Chun
 			}
 		}
 		u := r.Usage
-		finish := "stop"
-		if len(r.Calls) > 0 {
-			finish = "tool_calls"
-		}
-		send(llm.Chunk{Usage: &u, FinishReason: finish, Model: req.Model})
+		send(llm.Chunk{Usage: &u, FinishReason: r.finish(), Model: req.Model})
 	}
 }
 

@@ -42,7 +42,7 @@ func (c *Client) Models(ctx context.Context) ([]string, error) {
 	if c.apiKey != "" && req.Header.Get("Authorization") == "" {
 		req.Header.Set("Authorization", "Bearer "+c.apiKey)
 	}
-	resp, err := c.t.HTTP.Do(req)
+	resp, err := c.t.Client().Do(req)
 	if err != nil {
 		return nil, httpx.ConnectionError(err)
 	}

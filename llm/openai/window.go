@@ -95,7 +95,7 @@ func (c *Client) get(ctx context.Context, url string, into any) error {
 	if c.apiKey != "" {
 		req.Header.Set("Authorization", "Bearer "+c.apiKey)
 	}
-	r, err := c.t.HTTP.Do(req)
+	r, err := c.t.Client().Do(req)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,8 @@ import (
 	"io"
 	iofs "io/fs"
 	"path/filepath"
+	"slices"
+	"strings"
 )
 
 // An Editor holds the files a user is editing, and reads and writes their
@@ -28,6 +30,60 @@ type Option func(*Workspace)
 // symbolic link at its end ever reaches e), the sizes are bounded the same
 // way, and list_dir, glob and grep look at the disk.
 func WithEditor(e Editor) Option { return func(w *Workspace) { w.editor = e } }
+
+// WithProtected makes the file tools refuse to write inside the folders
+// dirs (absolute paths) that lie inside the workspace, whether or not they
+// exist yet, by whatever path or symbolic link a call names them: ptk's
+// own configuration (policy.json, mcp.json, models.json), its checkpoints'
+// shadow repositories and its trace store, which a model must not change
+// when the workspace holds them (ptk run in the home directory).
+func WithProtected(dirs ...string) Option {
+	return func(w *Workspace) { w.protectedDirs = append(w.protectedDirs, dirs...) }
+}
+
+// inside returns the folders of dirs that lie strictly inside the
+// workspace, by their path or their real path, as path components relative
+// to it. A folder that is the workspace or holds it is not protected: the
+// user chose to work there.
+func (w *Workspace) inside(dirs []string) [][]string {
+	var out [][]string
+	for _, d := range dirs {
+		if !filepath.IsAbs(d) {
+			continue
+		}
+		cands := []string{filepath.Clean(d)}
+		if real, err := filepath.EvalSymlinks(d); err == nil && real != cands[0] {
+			cands = append(cands, real)
+		}
+		for _, c := range cands {
+			for _, ws := range w.dirs {
+				rel, err := filepath.Rel(ws, c)
+				if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+					continue
+				}
+				out = append(out, strings.Split(filepath.ToSlash(rel), "/"))
+			}
+		}
+	}
+	return out
+}
+
+// protectedIn reports whether the path of components comps, relative to
+// the workspace, is one of the protected folders or inside one.
+func (w *Workspace) protectedIn(comps []string) bool {
+	for _, p := range w.protected {
+		if len(comps) >= len(p) && slices.Equal(comps[:len(p)], p) {
+			return true
+		}
+	}
+	return false
+}
+
+// protectedRefusal is the failure for a write of p inside a folder of
+// ptk's own.
+func protectedRefusal(p string) error {
+	return failf("refusing to write %s: it is inside ptk's own folder (its configuration, checkpoints or traces), which a model may not change", short(p))
+}
 
 // abs returns the absolute path of p, a clean slash path relative to the
 // workspace root, for an Editor.

@@ -31,8 +31,8 @@ func (w *Workspace) glob(ctx context.Context, a globArgs) (string, error) {
 	if a.Pattern == "" {
 		return "", failure("pattern is required")
 	}
-	if !doublestar.ValidatePattern(a.Pattern) {
-		return "", failf("invalid glob pattern: %s", a.Pattern)
+	if err := checkGlob(a.Pattern); err != nil {
+		return "", err
 	}
 	if path.IsAbs(a.Pattern) || slices.Contains(strings.Split(a.Pattern, "/"), "..") {
 		return "", failure(`the pattern must be relative and may not contain ".."; set path to search elsewhere`)
@@ -99,4 +99,73 @@ func relTo(dir, p string) string {
 		return p
 	}
 	return p[len(dir)+1:]
+}
+
+// maxAlternatives bounds the paths a glob's {a,b} alternatives spell
+// together ({a,b}{c,d} spells four). doublestar tries them one after
+// another, so that {a,a}{a,a}… costs twice as much per group: 40 groups
+// would take days for each path, on a goroutine no timeout stops.
+const maxAlternatives = 1024
+
+// checkGlob reports why the glob pattern p cannot be used: it is not
+// valid, or its alternatives spell more than maxAlternatives patterns.
+func checkGlob(p string) error {
+	if !doublestar.ValidatePattern(p) {
+		return failf("invalid glob pattern: %s", p)
+	}
+	if n, _ := alternatives(p, 0, false); n > maxAlternatives {
+		return failf("the glob pattern's {a,b} alternatives spell more than %d patterns together; use fewer groups of alternatives", maxAlternatives)
+	}
+	return nil
+}
+
+// alternatives counts the patterns that the alternatives of p spell from
+// i on, up to the "," or "}" that ends the alternative it is in (inGroup)
+// or to the end, and returns the count (more than maxAlternatives when it
+// is) and where it stopped. p is a valid pattern.
+func alternatives(p string, i int, inGroup bool) (int, int) {
+	n := 1
+	for i < len(p) {
+		switch p[i] {
+		case '\\':
+			i += 2
+		case '[': // a class: its braces are characters
+			j := i + 1
+			if j < len(p) && (p[j] == '!' || p[j] == '^') {
+				j++
+			}
+			if j < len(p) && p[j] == ']' {
+				j++
+			}
+			for j < len(p) && p[j] != ']' {
+				if p[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			i = j + 1
+		case '{':
+			sum := 0
+			i++
+			for {
+				c, next := alternatives(p, i, true)
+				sum = min(sum+c, maxAlternatives+1)
+				i = next
+				if i >= len(p) || p[i] == '}' {
+					i++
+					break
+				}
+				i++ // the ","
+			}
+			n = min(n*sum, maxAlternatives+1)
+		case ',', '}':
+			if inGroup {
+				return n, i
+			}
+			i++
+		default:
+			i++
+		}
+	}
+	return n, i
 }

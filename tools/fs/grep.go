@@ -47,6 +47,11 @@ func (w *Workspace) grep(ctx context.Context, a grepArgs) (string, error) {
 	if a.Include != "" && !doublestar.ValidatePattern(a.Include) {
 		return "", failf("invalid include glob: %s", a.Include)
 	}
+	if a.Include != "" {
+		if err := checkGlob(a.Include); err != nil {
+			return "", failf("include: %v", err)
+		}
+	}
 	p, fi, err := w.stat(a.Path)
 	if err != nil {
 		return "", err

@@ -54,6 +54,9 @@ type Workspace struct {
 	cleaned map[dirID]time.Time // when a write last removed stale temporary files in a directory; under lock
 
 	editor Editor // reads and writes files' text instead of the disk, when set
+
+	protectedDirs []string   // WithProtected's folders, absolute
+	protected     [][]string // those inside the workspace, as path components relative to it
 }
 
 // New opens the directory workspace for the tools, as an [os.Root]. Close
@@ -76,6 +79,7 @@ func New(workspace string, opts ...Option) (*Workspace, error) {
 	if real, err := filepath.EvalSymlinks(abs); err == nil && real != abs {
 		w.dirs = append(w.dirs, real)
 	}
+	w.protected = w.inside(w.protectedDirs)
 	ro := []tool.Option{tool.ReadOnly(), tool.Cacheable()}
 	w.tools = []ptk.Tool{
 		w.guard(tool.New(readFileName, readFileDescription, results(w.readFile), ro...)),

@@ -147,6 +147,9 @@ func (w *Workspace) target(name, tool string, create bool) (*dest, error) {
 	if slices.ContainsFunc(strings.Split(p, "/"), isGit) {
 		return nil, gitRefusal(p)
 	}
+	if w.protectedIn(strings.Split(p, "/")) {
+		return nil, protectedRefusal(p)
+	}
 	parent, base := path.Split(p)
 	dir, err := w.openDir(p, parent, create)
 	switch {
@@ -210,6 +213,7 @@ func (w *Workspace) openDir(p, dir string, create bool) (_ *os.Root, err error) 
 		return nil, accessError(p, err)
 	}
 	stack := []*os.Root{top} // the directories on the way, the root first
+	var real []string        // their names, the path they make from the root
 	defer func() {
 		for i, r := range stack {
 			if err != nil || i < len(stack)-1 {
@@ -231,9 +235,15 @@ func (w *Workspace) openDir(p, dir string, create bool) (_ *os.Root, err error) 
 			}
 			stack[len(stack)-1].Close()
 			stack = stack[:len(stack)-1]
+			real = real[:len(real)-1]
 			continue
 		case isGit(c):
 			return nil, gitRefusal(p)
+		}
+		// The path of the directories opened, through links too, is
+		// checked before c is opened or made.
+		if w.protectedIn(append(real, c)) {
+			return nil, protectedRefusal(p)
 		}
 		next, link, err := w.step(p, stack[len(stack)-1], c, create)
 		switch {
@@ -241,6 +251,7 @@ func (w *Workspace) openDir(p, dir string, create bool) (_ *os.Root, err error) 
 			return nil, err
 		case next != nil:
 			stack = append(stack, next)
+			real = append(real, c)
 			continue
 		}
 		if links++; links > maxLinks {

@@ -13,7 +13,10 @@
 // as root the command cannot mount, remount or make a namespace in which it
 // would be root again; and it sees only the system (/usr and /etc, less the
 // files in /etc that only their owner may read), the workspace (writable),
-// a private /tmp and an empty private home directory: the real home
+// a private /tmp and an empty private home directory, and the workspace's
+// .git (a folder or a file, when there is one as a command starts)
+// read-only, so that a command cannot plant a hook, core.fsmonitor or a
+// repointed .git file for the user's own git to run later: the real home
 // directory, /run, /var and the rest of the host, its sockets included, are
 // not there. Toolchains and caches under the home directory are therefore
 // absent too: [WithReadOnly] shows them read-only, and caches that need
@@ -21,8 +24,17 @@
 // npm_config_cache). Each process has limits on its memory, the size of
 // the files it writes and (unless ptk runs as root) the processes it may
 // start ([WithSandboxLimits]). The workspace may not be, or hold, the home
-// directory. Sandboxed or not, a command sees the whole environment of the
-// process, API keys included.
+// directory.
+//
+// Sandboxed or not, a command's environment is ptk's without its secrets
+// (internal/secretenv): no variable whose name says it holds a key, a token,
+// a password or a credential (OPENAI_API_KEY, ANTHROPIC_API_KEY,
+// PTK_API_KEY, PTK_API_KEYS, GITHUB_TOKEN, PGPASSWORD), none that ptk reads
+// as one (PTK_TRACE_DB, DATABASE_URL, OTEL_EXPORTER_OTLP_HEADERS), and none
+// whose value is a URL with a password. [WithPassEnv] passes a variable on
+// that a command needs; [WithHiddenEnv] holds back one whose name does not
+// say it is a secret. Only the environment is filtered: without the sandbox
+// a command can still read the files that hold secrets (~/.config, ~/.ssh).
 //
 // Each command runs with stdin empty (/dev/null) and PTK=1 added to the
 // environment. Nothing a command starts outlives its call: on Linux the

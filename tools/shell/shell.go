@@ -9,13 +9,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/internal/headtail"
 	"github.com/ptkit/ptk/internal/sandbox"
+	"github.com/ptkit/ptk/internal/secretenv"
 	"github.com/ptkit/ptk/tool"
 )
 
@@ -57,6 +60,8 @@ type config struct {
 	limits              sandbox.Limits
 	timeout, maxTimeout time.Duration
 	maxOutput           int
+	env                 secretenv.Filter
+	protected           []string
 }
 
 // WithSandbox runs every command under bubblewrap (see the package doc):
@@ -70,6 +75,30 @@ func WithSandbox() Option { return func(c *config) { c.sandbox = true } }
 // commands (a toolchain or a module cache under the home directory, say).
 func WithReadOnly(paths ...string) Option {
 	return func(c *config) { c.readOnly = append(c.readOnly, paths...) }
+}
+
+// WithPassEnv passes the environment variables named on to commands even
+// though their names or values look like secrets (a GITHUB_TOKEN for gh,
+// say); by default a command's environment holds none (see the package
+// doc).
+func WithPassEnv(names ...string) Option {
+	return func(c *config) { c.env = c.env.Pass(names...) }
+}
+
+// WithHiddenEnv keeps the environment variables named out of commands'
+// environment as well, whatever their names look like: a catalog's
+// api_key_env, a secret under a name that does not say so.
+func WithHiddenEnv(names ...string) Option {
+	return func(c *config) { c.env = c.env.Hide(names...) }
+}
+
+// WithProtected names folders a sandboxed command must not write: a
+// sandboxed Shell refuses a workspace that holds one, whether it exists
+// yet or not (ptk's configuration, checkpoints and traces: a command would
+// write the mcp.json the next ptk starts servers from, outside any
+// sandbox).
+func WithProtected(dirs ...string) Option {
+	return func(c *config) { c.protected = append(c.protected, dirs...) }
 }
 
 // WithSandboxLimits sets the limits on each process of a sandboxed command:
@@ -106,6 +135,14 @@ type Shell struct {
 	sb   *sandbox.Sandbox // nil when not sandboxed
 	cfg  config
 	tool ptk.Tool
+
+	// sbc is sb's configuration; git is the same sandbox with the
+	// workspace's .git read-only, made the first time a command runs
+	// while there is one.
+	sbc     sandbox.Config
+	gitOnce sync.Once
+	git     *sandbox.Sandbox
+	gitErr  error
 }
 
 // New returns a Shell that runs commands in the directory workspace. With
@@ -141,7 +178,7 @@ func New(workspace string, opts ...Option) (*Shell, error) {
 	}
 	s := &Shell{dir: dir, cfg: cfg}
 	if cfg.sandbox {
-		if s.sb, err = newSandbox(dir, cfg); err != nil {
+		if s.sb, s.sbc, err = newSandbox(dir, cfg); err != nil {
 			return nil, err
 		}
 	}
@@ -151,11 +188,24 @@ func New(workspace string, opts ...Option) (*Shell, error) {
 }
 
 // newSandbox returns the sandbox that confines commands to the workspace
-// dir, after checking that it works.
-func newSandbox(dir string, cfg config) (*sandbox.Sandbox, error) {
+// dir, after checking that it works, and its configuration.
+func newSandbox(dir string, cfg config) (*sandbox.Sandbox, sandbox.Config, error) {
+	sb, c, err := newSandboxUnchecked(dir, cfg)
+	if err != nil {
+		return nil, c, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := sb.Probe(ctx, "true"); err != nil {
+		return nil, c, fmt.Errorf("shell: --sandbox: %w", err)
+	}
+	return sb, c, nil
+}
+
+func newSandboxUnchecked(dir string, cfg config) (*sandbox.Sandbox, sandbox.Config, error) {
 	real, err := filepath.EvalSymlinks(dir)
 	if err != nil {
-		return nil, fmt.Errorf("shell: workspace: %w", err)
+		return nil, sandbox.Config{}, fmt.Errorf("shell: workspace: %w", err)
 	}
 	c := sandbox.Config{System: true, Tmpfs: []string{"/tmp"}, TmpfsSize: 1 << 30, Dir: real, Limits: cfg.limits}
 	// The home directory is an empty one: what is in it (keys, tokens, the
@@ -165,19 +215,31 @@ func newSandbox(dir string, cfg config) (*sandbox.Sandbox, error) {
 			home = h
 		}
 		if home == real || within(home, real) {
-			return nil, fmt.Errorf("shell: --sandbox: the workspace %s holds the home directory %s, which the sandbox would show whole: choose a project directory", dir, home)
+			return nil, c, fmt.Errorf("shell: --sandbox: the workspace %s holds the home directory %s, which the sandbox would show whole: choose a project directory", dir, home)
 		}
 		if home != "/" {
 			c.Tmpfs = append(c.Tmpfs, home)
 		}
 	}
 	if real == "/" {
-		return nil, errors.New("shell: --sandbox: the workspace is /, which the sandbox would show whole: choose a project directory")
+		return nil, c, errors.New("shell: --sandbox: the workspace is /, which the sandbox would show whole: choose a project directory")
+	}
+	for _, p := range cfg.protected {
+		if !filepath.IsAbs(p) {
+			continue
+		}
+		p = filepath.Clean(p)
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			p = r
+		}
+		if p == real || within(p, real) {
+			return nil, c, fmt.Errorf("shell: --sandbox: the workspace %s holds %s, a folder of ptk's own that a sandboxed command could write: choose a project directory", dir, p)
+		}
 	}
 	for _, p := range cfg.readOnly {
 		abs, err := filepath.Abs(p)
 		if err != nil {
-			return nil, fmt.Errorf("shell: --sandbox: %w", err)
+			return nil, c, fmt.Errorf("shell: --sandbox: %w", err)
 		}
 		c.Binds = append(c.Binds, sandbox.Bind{Path: abs})
 	}
@@ -186,17 +248,32 @@ func newSandbox(dir string, cfg config) (*sandbox.Sandbox, error) {
 	c.Binds = append(c.Binds, sandbox.Bind{Path: real, Write: true})
 	sb, err := sandbox.New(c)
 	if errors.Is(err, sandbox.ErrNoBwrap) {
-		return nil, ErrNoBwrap
+		return nil, c, ErrNoBwrap
 	}
 	if err != nil {
-		return nil, fmt.Errorf("shell: --sandbox: %w", err)
+		return nil, c, fmt.Errorf("shell: --sandbox: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := sb.Probe(ctx, "true"); err != nil {
-		return nil, fmt.Errorf("shell: --sandbox: %w", err)
+	return sb, c, nil
+}
+
+// sandbox returns the sandbox a command runs in now: when the workspace
+// has a .git (a folder, or a file naming one), one in which it is
+// read-only. A sandboxed command would otherwise plant what the user's
+// own git runs later, unconfined: a hook, core.fsmonitor in .git/config,
+// a .git file that points at a repository the command made.
+func (s *Shell) sandbox() (*sandbox.Sandbox, error) {
+	fi, err := os.Lstat(filepath.Join(s.sbc.Dir, ".git"))
+	if err != nil || fi.Mode()&os.ModeSymlink != 0 {
+		return s.sb, nil
 	}
-	return sb, nil
+	s.gitOnce.Do(func() {
+		c := s.sbc
+		c.Binds = append(slices.Clip(c.Binds), sandbox.Bind{Path: filepath.Join(c.Dir, ".git")})
+		if s.git, s.gitErr = sandbox.New(c); s.gitErr != nil {
+			s.gitErr = fmt.Errorf("could not make .git read-only in the sandbox: %w", s.gitErr)
+		}
+	})
+	return s.git, s.gitErr
 }
 
 // within reports whether path lies strictly below dir.
@@ -252,7 +329,8 @@ func (s *Shell) description() string {
 	if s.sb != nil {
 		b.WriteString(" The command runs in a sandbox: there is no network, only the workspace, " +
 			"a private /tmp and an empty home directory are writable, the system (/usr, /etc) is read-only, " +
-			"and nothing else of the machine's file system is there.")
+			"and nothing else of the machine's file system is there. The workspace's .git is read-only: " +
+			"git can read the repository (status, log, diff) but not commit, check out or change its configuration.")
 	}
 	return b.String()
 }
@@ -287,10 +365,15 @@ func (s *Shell) run(ctx context.Context, a Args) (ptk.Result, error) {
 func (s *Shell) exec(ctx context.Context, command string, timeout time.Duration, note string) (ptk.Result, error) {
 	argv := []string{"bash", "-c", command}
 	env := (&exec.Cmd{Dir: s.dir}).Environ() // with PWD set to the workspace
+	env, _ = s.cfg.env.Apply(env)            // no provider key, store password or client key
 	env = append(env, "PTK=1")
 	if s.sb != nil {
+		sb, err := s.sandbox()
+		if err != nil {
+			return failf("%v", err), nil
+		}
 		var senv []string
-		argv, senv = s.sb.Wrap(argv)
+		argv, senv = sb.Wrap(argv)
 		env = append(env, senv...)
 	}
 

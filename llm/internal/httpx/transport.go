@@ -143,17 +143,76 @@ func (t *Transport) Post(ctx context.Context, url string, body []byte, header ht
 			req.Header[k] = v
 		}
 	}
-	resp, err := t.HTTP.Do(req)
+	// A redirect to another origin is not followed, whatever client is
+	// used: Go drops Authorization there but not x-api-key,
+	// x-goog-api-key or api-key, and the key is the user's.
+	resp, err := t.Client().Do(req)
 	if err != nil {
 		return nil, ConnectionError(err)
 	}
 	if resp.StatusCode/100 == 2 {
+		resp.Body = &bounded{r: resp.Body, left: MaxAnswerBytes}
 		return resp, nil
 	}
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	return nil, fail(resp.StatusCode, resp.Header, msg)
 }
+
+// Client is the transport's http.Client, refusing redirects to another
+// origin (see sameOrigin): make every request of a provider client with it.
+func (t *Transport) Client() *http.Client {
+	hc := *t.HTTP
+	hc.CheckRedirect = sameOrigin(t.HTTP.CheckRedirect)
+	return &hc
+}
+
+// sameOrigin wraps a client's CheckRedirect (nil: Go's, ten redirects) so
+// that a redirect to another scheme, host or port than the request's is
+// refused.
+func sameOrigin(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
+	return func(r *http.Request, via []*http.Request) error {
+		if from := via[0].URL; !strings.EqualFold(r.URL.Scheme, from.Scheme) || !strings.EqualFold(r.URL.Host, from.Host) {
+			return fmt.Errorf("the server redirected to %s://%s, another origin than %s://%s: not followed (set the base URL to where it leads, if that is right)", r.URL.Scheme, r.URL.Host, from.Scheme, from.Host)
+		}
+		if next != nil {
+			return next(r, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+}
+
+// MaxAnswerBytes bounds what is read of one answer, whole or streamed: a
+// model's reply is a few megabytes at most, even streamed chunk by chunk
+// with log-probabilities, and a server whose answer never ends (hostile,
+// or a broken one looping) must not take ptk's memory with it.
+const MaxAnswerBytes = 256 << 20
+
+// ErrAnswerTooLong is the error of reading an answer past MaxAnswerBytes.
+var ErrAnswerTooLong = fmt.Errorf("the model server's answer passed %d MiB: it was not read further", MaxAnswerBytes>>20)
+
+// bounded is an answer's body that fails after MaxAnswerBytes.
+type bounded struct {
+	r    io.ReadCloser
+	left int64
+}
+
+func (b *bounded) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, ErrAnswerTooLong
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+func (b *bounded) Close() error { return b.r.Close() }
 
 // Do makes a call with the retry policy (see [retry.Policy.Do]); a
 // canceled or expired ctx comes back as Name, ": " and ctx's error.

@@ -27,6 +27,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 
+	"github.com/ptkit/ptk/internal/secretenv"
 	"github.com/ptkit/ptk/internal/term"
 )
 
@@ -42,6 +43,9 @@ func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format
 var errRunFailed = errors.New("the run failed")
 
 func main() {
+	// As ptk does: the keys in this process's environment stay out of the
+	// reach of the commands its activities run as the same user.
+	secretenv.HideProcess()
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 

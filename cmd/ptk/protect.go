@@ -1,0 +1,29 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/ptkit/ptk/checkpoint"
+	"github.com/ptkit/ptk/trace"
+)
+
+// ptkFolders are ptk's own folders, which the file tools never write even
+// when the workspace holds them (tools/fs.WithProtected): the config folder
+// (policy.json, mcp.json, models.json: a model must not write its own
+// permissions or the servers ptk starts), the state folder (the
+// checkpoints' shadow repositories, whose config ptk's git reads) and the
+// data folder (the trace store).
+func ptkFolders() []string {
+	var dirs []string
+	if d, err := os.UserConfigDir(); err == nil {
+		dirs = append(dirs, filepath.Join(d, "ptk"))
+	}
+	if d, err := checkpoint.DefaultDir(); err == nil {
+		dirs = append(dirs, filepath.Dir(d))
+	}
+	if p, err := trace.DefaultPath(); err == nil {
+		dirs = append(dirs, filepath.Dir(p))
+	}
+	return dirs
+}
