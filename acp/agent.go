@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -75,6 +76,11 @@ type Config struct {
 	Logger *slog.Logger
 	// Version is ptk's version, told to the editor.
 	Version string
+	// Run runs a prompt turn; default agent.Stream. ptk acp --temporal
+	// runs it durably on ptk's Temporal workers: the session is still its
+	// Approver, so a call the run waits for is the editor's
+	// session/request_permission, and session/cancel cancels the run.
+	Run func(ctx context.Context, history []ptk.Message, opts agent.Options) iter.Seq2[agent.Event, error]
 }
 
 // Model is a model the user may pick.

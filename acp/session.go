@@ -216,6 +216,10 @@ func (s *session) mode() tool.Preset {
 	return s.preset
 }
 
+// ApprovalPreset is the session's mode now, which a durable turn
+// (Config.Run) sends with the run.
+func (s *session) ApprovalPreset() tool.Preset { return s.mode() }
+
 func (s *session) setMode(id string) error {
 	p, err := tool.ParsePreset(id)
 	if err != nil || !slices.Contains(modes, p) {
@@ -335,7 +339,11 @@ func (s *session) prompt(ctx context.Context, blocks []sdk.ContentBlock) (sdk.Pr
 	s.run = st
 	var res *agent.Result
 	var runErr error
-	for e, err := range agent.Stream(ctx, history, opts) {
+	run := s.a.cfg.Run
+	if run == nil {
+		run = agent.Stream
+	}
+	for e, err := range run(ctx, history, opts) {
 		if e.Kind == agent.EventDone {
 			res, runErr = e.Run, err
 			continue

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 
+	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/turn"
 )
@@ -41,7 +42,7 @@ func (r *runner) ask(ctx context.Context, final bool) (*turn.Reply, error) {
 		if err := r.fit(ctx); err != nil {
 			return nil, err
 		}
-		rep, err := r.call(ctx, final)
+		rep, msg, err := r.call(ctx, final)
 		if err != nil && r.opts.Mode == ModeAuto && r.mode == ModeNative && len(r.infos) > 0 &&
 			ctx.Err() == nil && errors.Is(err, llm.ErrToolsUnsupported) {
 			r.opts.NativeTools.Reject(r.opts.Model, r.opts.ModelName)
@@ -70,7 +71,7 @@ func (r *runner) ask(ctx context.Context, final bool) (*turn.Reply, error) {
 		if err != nil {
 			return nil, modelError(ctx, err)
 		}
-		r.history.Append(rep.Message())
+		r.history.Append(*msg)
 		return rep, nil
 	}
 }
@@ -100,8 +101,9 @@ func (r *runner) request(final bool) llm.Request {
 }
 
 // call makes one model call, streamed when asked and possible, reporting
-// what the model writes as events, and reads the answer.
-func (r *runner) call(ctx context.Context, final bool) (*turn.Reply, error) {
+// what the model writes as events, and reads the answer and the turn it
+// adds to the history.
+func (r *runner) call(ctx context.Context, final bool) (*turn.Reply, *ptk.Message, error) {
 	it := r.res.Iterations
 	t := turn.Turn{
 		Model:   r.opts.Model,
@@ -136,7 +138,7 @@ func (r *runner) call(ctx context.Context, final bool) (*turn.Reply, error) {
 		r.event(ev)
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	r.res.Usage = r.res.Usage.Add(rep.Usage)
 	r.lastPrompt = rep.Usage.PromptTokens
@@ -145,7 +147,8 @@ func (r *runner) call(ctx context.Context, final bool) (*turn.Reply, error) {
 		cost = r.opts.Price.Cost(rep.Usage)
 	}
 	r.res.Cost += cost
-	r.event(Event{Kind: EventModelDone, Iteration: it, Usage: rep.Usage, Cost: cost})
+	msg := rep.Message()
+	r.event(Event{Kind: EventModelDone, Iteration: it, Usage: rep.Usage, Cost: cost, Request: r.history.Messages(), Reply: &msg})
 	r.measured(rep.Usage)
-	return rep, nil
+	return rep, &msg, nil
 }

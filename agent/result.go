@@ -105,7 +105,8 @@ const (
 	// EventCallEnd: a call is complete (Index, Call as ptk read it; Err when
 	// it cannot run).
 	EventCallEnd
-	// EventModelDone: the model call ended (Usage and Cost of this call).
+	// EventModelDone: the model call ended (Usage and Cost of this call;
+	// Request the conversation it was sent, Reply the turn it added).
 	EventModelDone
 	// EventToolStart: a call's tool starts running (Index, Call), in call
 	// order; calls to read-only tools may then run at the same time.
@@ -154,6 +155,12 @@ type Event struct {
 	Run *Result
 	// Fill is the context window's fill, on EventContext.
 	Fill *Fill
+	// Request is the conversation the model was sent, as the run's history
+	// holds it, and Reply the assistant turn the model's answer adds to it,
+	// on EventModelDone: a recorder keeps the call whole as it ends. Both
+	// are the run's: read them, never change them.
+	Request []ptk.Message
+	Reply   *ptk.Message
 	// Compaction is what was compacted, on EventCompact.
 	Compaction *Compaction
 }

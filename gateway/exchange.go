@@ -189,7 +189,7 @@ func (s *Server) readBody(ctx context.Context, w http.ResponseWriter, r *http.Re
 	br := &bodyReader{r: http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes), rc: http.NewResponseController(w),
 		start: time.Now(), deadline: deadline, idle: s.cfg.BodyIdleTimeout, minRate: s.cfg.MinBodyRate}
 	body, err := readAll(br, r.ContentLength, s.cfg.MaxBodyBytes)
-	br.done()
+	br.end(err)
 	if err == nil {
 		return body, nil
 	}

@@ -185,6 +185,19 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 // done clears the read deadline, so that a long answer is not cut.
 func (b *bodyReader) done() { b.rc.SetReadDeadline(time.Time{}) }
 
+// end ends the body's reading with err, the error that ended it (nil: read
+// whole): a whole body's deadline is cleared; a failed one's moves to now,
+// so that the connection's later reads fail at once — net/http reads what
+// is left of a small body after the handler, to reuse the connection, and
+// would otherwise wait for a client that stopped sending.
+func (b *bodyReader) end(err error) {
+	if err == nil || err == io.EOF {
+		b.done()
+		return
+	}
+	b.rc.SetReadDeadline(time.Now())
+}
+
 // PaceBodies holds every request body to a pace, as the gateway holds its
 // own: each read must make progress within idle, and the body must average
 // minRate bytes a second once idle has passed (zero values: the defaults).
@@ -258,9 +271,5 @@ func (p *pacedBody) end() {
 		return
 	}
 	p.ended = true
-	if p.err == io.EOF {
-		p.b.done()
-		return
-	}
-	p.b.rc.SetReadDeadline(time.Now())
+	p.b.end(p.err)
 }

@@ -49,6 +49,7 @@ func TestSlowBodiesDoNotLockOthersOut(t *testing.T) {
 	type slow struct {
 		conn   net.Conn
 		status chan string
+		closed chan error
 	}
 	var slows []slow
 	for i := range 10 {
@@ -58,10 +59,13 @@ func TestSlowBodiesDoNotLockOthersOut(t *testing.T) {
 		}
 		defer c.Close()
 		fmt.Fprintf(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"mo", addr)
-		sl := slow{c, make(chan string, 1)}
+		sl := slow{c, make(chan string, 1), make(chan error, 1)}
 		go func() {
-			line, _ := bufio.NewReader(c).ReadString('\n')
+			br := bufio.NewReader(c)
+			line, _ := br.ReadString('\n')
 			sl.status <- strings.TrimSpace(line)
+			_, err := io.Copy(io.Discard, br) // until the gateway closes the connection
+			sl.closed <- err
 		}()
 		if i%2 == 1 {
 			go func() {
@@ -96,6 +100,15 @@ func TestSlowBodiesDoNotLockOthersOut(t *testing.T) {
 			}
 		case <-time.After(5 * time.Second):
 			t.Errorf("slow client %d still held after 5 s", i)
+		}
+	}
+	// and then let go: the connection closed, not kept by what net/http
+	// reads of the rest of the body to reuse it.
+	for i, sl := range slows {
+		select {
+		case <-sl.closed:
+		case <-time.After(5 * time.Second):
+			t.Errorf("slow client %d's connection still open 5 s after its 408", i)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/agent"
+	"github.com/ptkit/ptk/internal/durable"
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/tool"
 	"github.com/ptkit/ptk/trace"
@@ -63,58 +64,18 @@ type AgentInput struct {
 	Name string `json:"name,omitempty"`
 }
 
-// AgentOutput is what an agent run did: agent.Result, as JSON.
-type AgentOutput struct {
-	Success    bool          `json:"success"`
-	Content    string        `json:"content"`
-	Iterations int           `json:"iterations"`
-	Messages   []ptk.Message `json:"messages"`
-	ToolCalls  []ToolCall    `json:"tool_calls"`
-	// Error says why a failed run failed.
-	Error    *RunError     `json:"error,omitempty"`
-	Limit    ptk.Code      `json:"limit,omitempty"`
-	Usage    ptk.Usage     `json:"usage"`
-	Cost     float64       `json:"cost"`
-	Duration time.Duration `json:"duration_ns"`
-	Mode     agent.Mode    `json:"mode"`
-}
+// AgentOutput is what an agent run did: agent.Result, as JSON (its
+// Result method gives the agent.Result back). It is the shape ptk and
+// ptk-temporal share (internal/durable).
+type AgentOutput = durable.Output
 
 // ToolCall is one call answered in a run.
-type ToolCall struct {
-	Call      ptk.Call      `json:"call"`
-	Result    ptk.Result    `json:"result"`
-	Iteration int           `json:"iteration"`
-	Duration  time.Duration `json:"duration_ns"`
-	Tries     int           `json:"tries"`
-	Cached    bool          `json:"cached,omitempty"`
-}
+type ToolCall = durable.ToolCall
 
 // RunError is a failed run's ptk.Error.
-type RunError struct {
-	Code    ptk.Code `json:"code"`
-	Message string   `json:"message"`
-}
+type RunError = durable.RunError
 
-// Err returns the error as a *ptk.Error.
-func (e *RunError) Err() error {
-	if e == nil {
-		return nil
-	}
-	return ptk.NewError(e.Code, e.Message, nil)
-}
-
-func output(res *agent.Result) *AgentOutput {
-	out := &AgentOutput{Success: res.Success, Content: res.Content, Iterations: res.Iterations, Messages: res.Messages,
-		ToolCalls: []ToolCall{}, Limit: res.Limit, Usage: res.Usage, Cost: res.Cost, Duration: res.Duration, Mode: res.Mode}
-	for _, tc := range res.ToolCalls {
-		out.ToolCalls = append(out.ToolCalls, ToolCall{Call: tc.Call, Result: tc.Result, Iteration: tc.Iteration,
-			Duration: tc.Duration, Tries: tc.Tries, Cached: tc.Cached})
-	}
-	if res.Error != nil {
-		out.Error = &RunError{Code: res.Error.Code, Message: res.Error.Message}
-	}
-	return out
-}
+func output(res *agent.Result) *AgentOutput { return durable.NewOutput(res) }
 
 // runSetup is what a run learns when it starts, recorded in its history
 // (a side effect): its tools and what its model can do, as the worker

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/agent"
+	"github.com/ptkit/ptk/internal/durable"
 )
 
 // The states of a run, in Progress.State.
@@ -40,17 +41,9 @@ type Pending struct {
 	Args   json.RawMessage `json:"args"`
 }
 
-// Event is one step of a run, as a follower shows it.
-type Event struct {
-	// Kind is model (a model call begins), tool (a call's tool runs),
-	// result, denied, duplicate, waiting (for approval), switch (to the
-	// text protocol), answer, or step (a ReAct or workflow step).
-	Kind      string    `json:"kind"`
-	Iteration int       `json:"iteration,omitempty"`
-	Call      *ptk.Call `json:"call,omitempty"`
-	Text      string    `json:"text,omitempty"`
-	IsError   bool      `json:"is_error,omitempty"`
-}
+// Event is one step of a run, as a follower shows it (the shape ptk and
+// ptk-temporal share: internal/durable).
+type Event = durable.Event
 
 // maxEventText caps the text of an event in the run's state.
 const maxEventText = 2000
@@ -89,6 +82,9 @@ func (s *state) event(e agent.Event) {
 	case agent.EventIteration:
 		s.p.Iteration = e.Iteration
 		s.add(Event{Kind: "model", Iteration: e.Iteration})
+	case agent.EventModelDone:
+		u := e.Usage
+		s.add(Event{Kind: durable.KindModelDone, Iteration: e.Iteration, Usage: &u, Cost: e.Cost})
 	case agent.EventToolStart:
 		s.add(Event{Kind: "tool", Iteration: e.Iteration, Call: e.Call})
 	case agent.EventToolResult:
@@ -98,9 +94,13 @@ func (s *state) event(e agent.Event) {
 			ev.Text, ev.IsError = e.ToolResult.Content, e.ToolResult.IsError
 		}
 		s.add(ev)
+	case agent.EventText:
+		s.add(Event{Kind: durable.KindText, Iteration: e.Iteration, Text: e.Text})
 	case agent.EventCallEnd:
 		if e.Err != nil {
-			s.add(Event{Kind: "result", Iteration: e.Iteration, Call: e.Call, Text: e.Err.Message, IsError: true})
+			s.add(Event{Kind: "result", Iteration: e.Iteration, Call: e.Call, Text: e.Err.Message, IsError: true, Code: e.Err.Code})
+		} else if e.Call != nil {
+			s.add(Event{Kind: durable.KindCall, Iteration: e.Iteration, Call: e.Call})
 		}
 	case agent.EventDenied:
 		s.add(Event{Kind: "denied", Iteration: e.Iteration, Call: e.Call, Text: e.Text, IsError: true})

@@ -33,15 +33,24 @@ const (
 	whole part = iota // a finished run, written when its id is new
 	begun             // the run's row, status running
 	calls             // some of its calls, from the seqs in from
-	ended             // the run's row and all its calls, replacing what was written
+	ended             // the run's row and its calls from the seqs in from (those not stored yet)
 )
 
 // item is a record as a Writer queues it, with how to write it.
 type item struct {
 	rec   *Record
+	build func() *Record // makes rec on the Writer's goroutine, when rec is nil
 	part  part
 	owner string // the writer's, on a begun run's row while it runs
-	from  [3]int // a calls part's first seq of model, tool and ptool calls
+	from  [3]int // the first seq of model, tool and ptool calls to write
+}
+
+// built is it with its record made.
+func (it item) built() item {
+	if it.build != nil {
+		it.rec, it.build = it.build(), nil
+	}
+	return it
 }
 
 // newOwner names a writer: host, process id and a random token.
@@ -114,20 +123,22 @@ func (s *Store) upsert(ctx context.Context, tx *sql.Tx, items []item) error {
 		if it.part == begun {
 			continue
 		}
-		var from [3]int
-		if it.part == calls {
-			from = it.from
+		// A calls part holds its calls from seq from on; a finished
+		// record holds all, and writes those from seq from on.
+		var skip [3]int
+		if it.part == ended {
+			skip = it.from
 		}
-		for i, mc := range r.ModelCalls {
-			seq := from[0] + i
+		for i, mc := range r.ModelCalls[min(skip[0], len(r.ModelCalls)):] {
+			seq := it.from[0] + i
 			put(0, key{r.ID, seq}, modelCallRow(r.ID, seq, mc))
 		}
-		for i, tc := range r.ToolCalls {
-			seq := from[1] + i
+		for i, tc := range r.ToolCalls[min(skip[1], len(r.ToolCalls)):] {
+			seq := it.from[1] + i
 			put(1, key{r.ID, seq}, toolCallRow(r.ID, seq, tc))
 		}
-		for i, pc := range r.PtoolCalls {
-			seq := from[2] + i
+		for i, pc := range r.PtoolCalls[min(skip[2], len(r.PtoolCalls)):] {
+			seq := it.from[2] + i
 			put(2, key{r.ID, seq}, ptoolCallRow(r.ID, seq, pc))
 		}
 	}

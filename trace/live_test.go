@@ -12,8 +12,8 @@ import (
 )
 
 // TestLiveRun: a run begun is listed as running at once, its calls are
-// there as they are appended, and Finish replaces both with the finished
-// record.
+// there as they are appended, and Finish writes the finished run's row and
+// the calls that were not appended, leaving those that were.
 func TestLiveRun(t *testing.T) {
 	backends(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
@@ -51,12 +51,13 @@ func TestLiveRun(t *testing.T) {
 		w.Finish(func() *Record {
 			return &Record{Run: Run{ID: id, Kind: KindReAct, Name: "triage", Model: "m", Input: "why", Output: "because",
 				StartedAt: start, Duration: Millis(time.Second), Usage: ptk.Usage{PromptTokens: 10}},
-				ModelCalls: []ModelCall{{Text: "act, whole", Usage: ptk.Usage{PromptTokens: 10}}, {Text: "attempt", Span: Span{Parent: "ptool/0"}}},
+				ModelCalls: []ModelCall{{Text: "act", Usage: ptk.Usage{PromptTokens: 10}}, {Text: "attempt", Span: Span{Parent: "ptool/0"}}, {Text: "answer"}},
 				ToolCalls:  []ToolCall{{Tool: "classify", Outcome: OutcomeRan}},
 				PtoolCalls: []PtoolCall{{Ptool: "classify", Input: json.RawMessage(`{"t":1}`), Span: Span{Parent: "tool/0"}}}}
 		})
 		r = waitRun(t, s, id, func(r *Record) bool { return r.Status != StatusRunning })
-		if r.Status != StatusOK || r.Output != "because" || r.ModelCalls[0].Text != "act, whole" || len(r.ModelCalls) != 2 || time.Duration(r.Duration) != time.Second {
+		if r.Status != StatusOK || r.Output != "because" || len(r.ModelCalls) != 3 || r.ModelCalls[0].Text != "act" ||
+			r.ModelCalls[0].Start.UnixMicro() != start.UnixMicro() || r.ModelCalls[2].Text != "answer" || time.Duration(r.Duration) != time.Second {
 			t.Errorf("finished run = %+v", r)
 		}
 		var owner string
@@ -116,7 +117,8 @@ func TestKilledRun(t *testing.T) {
 		cmd.Wait()
 		s2 := open(t, dsn)
 		r, err := s2.Get(ctx, "killed-run")
-		if err != nil || r.Status != StatusInterrupted || !strings.Contains(r.ErrorMessage, "ended before the run did") || len(r.ModelCalls) != 1 {
+		if err != nil || r.Status != StatusInterrupted || !strings.Contains(r.ErrorMessage, "ended before the run did") ||
+			len(r.ModelCalls) != 1 || r.ModelCalls[0].Text != "thinking" || len(r.ToolCalls) != 1 || r.ToolCalls[0].Tool != "read" {
 			t.Fatalf("after the kill and an Open: %+v, %v", r, err)
 		}
 		if l, _ := s2.List(ctx, Filter{Status: StatusRunning}); len(l) != 0 {

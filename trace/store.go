@@ -15,7 +15,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/internal/jsonfast"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
 	_ "modernc.org/sqlite"             // the "sqlite" database/sql driver
@@ -69,6 +73,8 @@ type Store struct {
 	name string // what the user named, for messages (a URL without its password)
 	// readOnly is a store opened by OpenReadOnly.
 	readOnly bool
+	// inserts holds the inserts made so far (by insertKey).
+	inserts sync.Map
 }
 
 // BusyTimeout is how long a SQLite write waits for another process's.
@@ -249,6 +255,10 @@ func connect(dsn string, mode int) (*Store, error) {
 			}
 			q.Add("_pragma", "journal_mode(WAL)")
 			q.Add("_pragma", "synchronous(NORMAL)")
+			// A statement of many rows keeps a journal to undo itself if it
+			// fails half-way: in memory, not in a temporary file written
+			// for each statement.
+			q.Add("_pragma", "temp_store(MEMORY)")
 			q.Set("_txlock", "immediate")
 		}
 		s.db, err = sql.Open("sqlite", "file:"+dsn+"?"+q.Encode())
@@ -284,7 +294,15 @@ func (s *Store) errorf(err error) error {
 func (s *Store) Name() string { return s.name }
 
 // Close closes the store.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	s.inserts.Range(func(_, v any) bool {
+		if st := v.(*insertStmt).st; st != nil {
+			st.Close()
+		}
+		return true
+	})
+	return s.db.Close()
+}
 
 // q rewrites a query's ? placeholders for the store's database.
 func (s *Store) q(query string) string {
@@ -531,16 +549,16 @@ func micros(t time.Time) int64 {
 
 func modelCallRow(run string, seq int, mc ModelCall) []any {
 	return []any{run, seq, mc.Mode, mc.Usage.PromptTokens, mc.Usage.CompletionTokens, time.Duration(mc.Latency).Microseconds(), mc.Cost,
-		mc.RequestHash, mc.Text, jsonText(mc.Calls), mc.Error, micros(mc.Start), mc.Parent}
+		mc.RequestHash, mc.Text, callsText(mc.Calls), mc.Error, micros(mc.Start), mc.Parent}
 }
 
 func toolCallRow(run string, seq int, tc ToolCall) []any {
 	return []any{run, seq, tc.Iteration, tc.CallID, tc.Tool, string(tc.Args), tc.Result, b2i(tc.Truncated), b2i(tc.IsError), tc.Outcome,
-		jsonText(tc.Repairs), time.Duration(tc.Duration).Microseconds(), micros(tc.Start), tc.Parent}
+		stringsText(tc.Repairs), time.Duration(tc.Duration).Microseconds(), micros(tc.Start), tc.Parent}
 }
 
 func ptoolCallRow(run string, seq int, pc PtoolCall) []any {
-	return []any{run, seq, pc.Ptool, string(pc.Input), string(pc.Output), jsonText(pc.Attempts), jsonText(pc.Repairs), pc.Source,
+	return []any{run, seq, pc.Ptool, string(pc.Input), string(pc.Output), jsonText(pc.Attempts), stringsText(pc.Repairs), pc.Source,
 		b2i(pc.Fallback), b2i(pc.IsError), time.Duration(pc.Duration).Microseconds(), pc.Usage.PromptTokens, pc.Usage.CompletionTokens,
 		pc.Cost, micros(pc.Start), pc.Parent}
 }
@@ -555,9 +573,17 @@ type inserter struct {
 	affected int64
 }
 
-// maxVars keeps a statement under SQLite's limit of 32,766 variables and
-// PostgreSQL's of 65,535.
-const maxVars = 30000
+// The most rows one insert takes: a statement's own cost (the driver's,
+// database/sql's, SQLite's start and end of a statement, PostgreSQL's round
+// trip) is shared by its rows. Rows are inserted in statements of this
+// many, then of halves of it for the rest, so that a store runs a few
+// statements again and again (each prepared once per connection), never
+// one made anew for each number of rows. Both keep a statement well under
+// SQLite's 32,766 variables and PostgreSQL's 65,535.
+const (
+	sqliteRows = 32
+	pgRows     = 128
+)
 
 func (in *inserter) add(table string, cols []string, vals ...any) {
 	if in.rows == nil {
@@ -570,56 +596,97 @@ func (in *inserter) add(table string, cols []string, vals ...any) {
 func (in *inserter) flush(ctx context.Context, table, suffix string) error {
 	rows, cols := in.rows[table], in.cols[table]
 	delete(in.rows, table)
-	if len(rows) == 0 {
-		return nil
-	}
-	tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ") + ")"
-	head := "INSERT INTO " + table + " (" + strings.Join(cols, ", ") + ") VALUES "
+	most, run := pgRows, ctx
 	if !in.s.pg {
-		// SQLite runs in the process: a statement prepared once and run
-		// per row costs less than parsing one statement of many rows,
-		// which SQLite compiles anew each time.
-		st, err := in.tx.PrepareContext(ctx, head+tuple+suffix)
+		// The transaction holds SQLite's write lock (BEGIN IMMEDIATE) and
+		// its context bounds it; a statement runs in the process without
+		// waiting for a lock, and a context that cannot end spares the
+		// driver a goroutine per statement that would watch it.
+		most, run = sqliteRows, context.WithoutCancel(ctx)
+	}
+	var args []any
+	for n := most; len(rows) > 0; n /= 2 {
+		if len(rows) < n {
+			continue
+		}
+		ins, err := in.s.insert(ctx, table, cols, suffix, n)
 		if err != nil {
 			return err
 		}
-		defer st.Close()
-		for _, r := range rows {
-			res, err := st.ExecContext(ctx, r...)
+		st := ins.st
+		if st != nil {
+			st = in.tx.StmtContext(ctx, st)
+		}
+		for len(rows) >= n {
+			args = args[:0]
+			for _, r := range rows[:n] {
+				args = append(args, r...)
+			}
+			rows = rows[n:]
+			var res sql.Result
+			if st != nil {
+				res, err = st.ExecContext(run, args...)
+			} else {
+				// pgx prepares a statement it has not seen on the
+				// connection, and keeps it.
+				res, err = in.tx.ExecContext(run, ins.query, in.s.args(args)...)
+			}
 			if err != nil {
 				return err
 			}
-			if n, err := res.RowsAffected(); err == nil {
-				in.affected += n
+			if k, err := res.RowsAffected(); err == nil {
+				in.affected += k
 			}
-		}
-		return nil
-	}
-	// PostgreSQL is a round trip away: one statement per chunk of rows.
-	per := max(1, maxVars/max(1, len(cols)))
-	for len(rows) > 0 {
-		chunk := rows[:min(per, len(rows))]
-		rows = rows[len(chunk):]
-		var b strings.Builder
-		b.WriteString(head)
-		args := make([]any, 0, len(chunk)*len(cols))
-		for i, r := range chunk {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(tuple)
-			args = append(args, r...)
-		}
-		b.WriteString(suffix)
-		res, err := in.tx.ExecContext(ctx, in.s.q(b.String()), in.s.args(args)...)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err == nil {
-			in.affected += n
 		}
 	}
 	return nil
+}
+
+// insertKey names an insert: the table and columns, the clause after its
+// values, and how many rows it inserts.
+type insertKey struct {
+	table, cols, suffix string
+	rows                int
+}
+
+// insertStmt is an insert's text for the store's database and, on SQLite,
+// the statement prepared from it.
+type insertStmt struct {
+	query string
+	st    *sql.Stmt
+}
+
+// insert returns the insert of rows rows into table, made once per store.
+func (s *Store) insert(ctx context.Context, table string, cols []string, suffix string, rows int) (*insertStmt, error) {
+	k := insertKey{table, strings.Join(cols, ", "), suffix, rows}
+	if v, ok := s.inserts.Load(k); ok {
+		return v.(*insertStmt), nil
+	}
+	tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ") + ")"
+	var b strings.Builder
+	b.WriteString("INSERT INTO " + table + " (" + k.cols + ") VALUES ")
+	for i := range rows {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(tuple)
+	}
+	b.WriteString(suffix)
+	ins := &insertStmt{query: s.q(b.String())}
+	if !s.pg {
+		st, err := s.db.PrepareContext(ctx, ins.query)
+		if err != nil {
+			return nil, err
+		}
+		ins.st = st
+	}
+	if v, loaded := s.inserts.LoadOrStore(k, ins); loaded {
+		if ins.st != nil {
+			ins.st.Close()
+		}
+		return v.(*insertStmt), nil
+	}
+	return ins, nil
 }
 
 func b2i(b bool) int {
@@ -627,6 +694,64 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// callsText is jsonText(calls), written in one pass: the calls' arguments,
+// JSON already, are checked and copied, not decoded and encoded again.
+func callsText(calls []ptk.Call) string {
+	if len(calls) == 0 {
+		return ""
+	}
+	b := make([]byte, 0, 64*len(calls))
+	b = append(b, '[')
+	for i, c := range calls {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"id":`...)
+		b = jsonfast.AppendString(b, c.ID, true)
+		b = append(b, `,"tool":`...)
+		b = jsonfast.AppendString(b, c.Tool, true)
+		b = append(b, `,"args":`...)
+		if c.Args == nil {
+			b = append(b, "null"...)
+		} else {
+			var ok bool
+			if b, ok = jsonfast.AppendCompact(b, c.Args, true); !ok {
+				return "" // as encoding/json, which fails on it
+			}
+		}
+		if c.Reasoning != "" {
+			b = append(b, `,"reasoning":`...)
+			b = jsonfast.AppendString(b, c.Reasoning, true)
+		}
+		if len(c.Repairs) > 0 {
+			b = append(b, `,"repairs":`...)
+			b = appendStrings(b, c.Repairs)
+		}
+		b = append(b, '}')
+	}
+	b = append(b, ']')
+	return string(b)
+}
+
+// stringsText is jsonText(s), in one pass.
+func stringsText(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return string(appendStrings(nil, s))
+}
+
+func appendStrings(b []byte, s []string) []byte {
+	b = append(b, '[')
+	for i, v := range s {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonfast.AppendString(b, v, true)
+	}
+	return append(b, ']')
 }
 
 // jsonText is v as JSON, or "" for an empty slice.

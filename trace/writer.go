@@ -27,7 +27,7 @@ import (
 // when the Writer closes.
 type Writer struct {
 	s       *Store
-	ch      chan func() item
+	ch      chan item
 	done    chan struct{}
 	owner   string        // names this writer on the rows of its running runs
 	running atomic.Int64  // runs begun and not finished
@@ -38,6 +38,11 @@ type Writer struct {
 	dropped atomic.Int64
 	written atomic.Int64
 	failed  atomic.Int64
+
+	// appended holds, by live run, how many of its model, tool and ptool
+	// calls are stored (from seq 0 on, without a gap), so that its Finish
+	// writes only the rest; only the goroutine that writes uses it.
+	appended map[string][3]int
 
 	// What the error output was told, under rmu.
 	rmu     sync.Mutex
@@ -65,37 +70,38 @@ const Linger = 50 * time.Millisecond
 // NewWriter starts a Writer on s that reports its first failure on errOut
 // (nil: nowhere).
 func NewWriter(s *Store, errOut io.Writer) *Writer {
-	w := &Writer{s: s, ch: make(chan func() item, QueueSize), done: make(chan struct{}), errOut: errOut,
-		owner: newOwner(), stop: make(chan struct{})}
+	w := &Writer{s: s, ch: make(chan item, QueueSize), done: make(chan struct{}), errOut: errOut,
+		owner: newOwner(), stop: make(chan struct{}), appended: map[string][3]int{}}
 	go w.loop()
 	go w.beat()
 	return w
 }
 
 // Begin queues a run's row with status running, so that it is seen while
-// it goes on; Append adds its calls as they finish, Finish writes it whole
-// when it ends. Until Finish the Writer keeps the row's heartbeat fresh. It
-// never blocks; run.ID must be set (NewID).
+// it goes on; Append adds its calls as they finish, Finish the rest when it
+// ends. Until Finish the Writer keeps the row's heartbeat fresh. It never
+// blocks; run.ID must be set (NewID).
 func (w *Writer) Begin(run Run) {
 	w.running.Add(1)
-	it := item{rec: &Record{Run: run}, part: begun, owner: w.owner}
-	w.queue(func() item { return it })
+	w.queue(item{rec: &Record{Run: run}, part: begun, owner: w.owner})
 }
 
 // Append queues calls of a begun run: rec holds the run's id and the new
 // calls, which are the run's model, tool and ptool calls from the seqs in
-// from (their indexes in the finished record). A call written again under
-// the same seq replaces the one written before. It never blocks.
+// from (their indexes in the finished record). Each call is written once,
+// complete: a call written again under the same seq replaces the one
+// written before. It never blocks.
 func (w *Writer) Append(rec *Record, from [3]int) {
-	it := item{rec: rec, part: calls, from: from}
-	w.queue(func() item { return it })
+	w.queue(item{rec: rec, part: calls, from: from})
 }
 
 // Finish queues the finished record of a begun run, built off the
-// caller's path: it replaces the run's row and the calls Append wrote. It
+// caller's path: it writes the run's row and the calls that Append did not
+// store (none of a run that was not begun), not again those it did; so the
+// finished record's first calls are the ones appended, as they were. It
 // never blocks.
 func (w *Writer) Finish(build func() *Record) {
-	w.queue(func() item { return item{rec: build(), part: ended} })
+	w.queue(item{build: build, part: ended})
 	w.running.Add(-1)
 }
 
@@ -120,18 +126,19 @@ func (w *Writer) beat() {
 
 // Record queues rec to be written. It never blocks.
 func (w *Writer) Record(rec *Record) {
-	w.RecordFunc(func() *Record { return rec })
+	w.queue(item{rec: rec})
 }
 
 // RecordFunc queues a record that build makes, on the Writer's goroutine,
 // just before it is written: work that a record needs (hashing, encoding)
 // is done there, off the caller's path. It never blocks.
 func (w *Writer) RecordFunc(build func() *Record) {
-	w.queue(func() item { return item{rec: build()} })
+	w.queue(item{build: build})
 }
 
-// queue queues an item that build makes on the Writer's goroutine.
-func (w *Writer) queue(build func() item) {
+// queue queues an item; the Writer's goroutine builds its record when it
+// has a build function.
+func (w *Writer) queue(it item) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed.Load() {
@@ -139,7 +146,7 @@ func (w *Writer) queue(build func() item) {
 		return
 	}
 	select {
-	case w.ch <- build:
+	case w.ch <- it:
 	default:
 		w.dropped.Add(1)
 		w.lost(1, "a run", fmt.Errorf("the queue is full (%d records): the store is too slow", QueueSize))
@@ -192,22 +199,23 @@ func (w *Writer) loop() {
 	defer close(w.done)
 	batch := make([]item, 0, MaxBatch)
 	linger := time.NewTimer(Linger)
-	for build := range w.ch {
-		batch = append(batch[:0], build())
+	for it := range w.ch {
+		batch = append(batch[:0], it.built())
 		linger.Reset(Linger)
 	fill:
 		for len(batch) < MaxBatch {
 			select {
-			case r, ok := <-w.ch:
+			case it, ok := <-w.ch:
 				if !ok {
 					break fill
 				}
-				batch = append(batch, r())
+				batch = append(batch, it.built())
 			case <-linger.C:
 				break fill
 			}
 		}
 		w.write(batch)
+		clear(batch) // the records, for the garbage collector
 	}
 }
 
@@ -227,6 +235,7 @@ func (w *Writer) write(batch []item) {
 			what = "run " + batch[0].rec.ID
 		}
 		w.lost(int64(len(batch)), what, err)
+		w.forget(batch...)
 		return
 	}
 	for i, r := range batch {
@@ -240,17 +249,87 @@ func (w *Writer) write(batch []item) {
 			rest := int64(len(batch) - i)
 			w.failed.Add(rest)
 			w.lost(rest, runs(rest), err)
+			w.forget(batch[i:]...)
 			return
 		}
 		w.failed.Add(1)
 		w.lost(1, "run "+r.rec.ID, err)
+		w.forget(r)
 	}
 }
 
+// writeNow writes items in one transaction, the finished runs' calls from
+// those already stored on: when it commits, what it stored is counted in
+// w.appended.
 func (w *Writer) writeNow(items ...item) error {
+	stored := w.plan(items)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*BusyTimeout)
 	defer cancel()
-	return w.s.write(ctx, items)
+	err := w.s.write(ctx, items)
+	if err != nil {
+		return err
+	}
+	for id, n := range stored {
+		if n.ended {
+			delete(w.appended, id)
+		} else {
+			w.appended[id] = n.calls
+		}
+	}
+	return nil
+}
+
+// forget forgets the finished runs of items that were lost: they come no
+// more.
+func (w *Writer) forget(items ...item) {
+	for _, it := range items {
+		if it.part == ended {
+			delete(w.appended, it.rec.ID)
+		}
+	}
+}
+
+// storedCalls is what a live run will have stored once a transaction
+// commits.
+type storedCalls struct {
+	calls [3]int // its first calls of each kind, without a gap
+	ended bool   // its Finish is in the transaction
+}
+
+// plan sets the from of each finished run's item to the calls of the run
+// that are stored or are written before it in items, and returns what each
+// live run of items will have stored once they are written. A run whose
+// Append was lost (dropped from a full queue, or its transaction failed)
+// has a gap: its calls from the gap on are written again by its Finish.
+func (w *Writer) plan(items []item) map[string]storedCalls {
+	var stored map[string]storedCalls
+	for i := range items {
+		it := &items[i]
+		if it.part != calls && it.part != ended {
+			continue
+		}
+		if stored == nil {
+			stored = make(map[string]storedCalls, 4)
+		}
+		id := it.rec.ID
+		n, ok := stored[id]
+		if !ok {
+			n.calls = w.appended[id]
+		}
+		if it.part == ended {
+			it.from = n.calls
+			n.ended = true
+			stored[id] = n
+			continue
+		}
+		for k, c := range [3]int{len(it.rec.ModelCalls), len(it.rec.ToolCalls), len(it.rec.PtoolCalls)} {
+			if c > 0 && it.from[k] <= n.calls[k] {
+				n.calls[k] = max(n.calls[k], it.from[k]+c)
+			}
+		}
+		stored[id] = n
+	}
+	return stored
 }
 
 // refused reports whether err is the database refusing a statement for

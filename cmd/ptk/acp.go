@@ -13,6 +13,7 @@ import (
 
 	"github.com/ptkit/ptk/acp"
 	"github.com/ptkit/ptk/agent"
+	"github.com/ptkit/ptk/internal/ptkdirs"
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/llm/catalog"
 	"github.com/ptkit/ptk/mcp"
@@ -45,7 +46,12 @@ a restart. /help in a session lists ptk's commands.
 The model flags are ptk run's: the editor can switch to any model of the
 catalog ('ptk models'). In Zed's settings.json:
   "agent_servers": {"ptk": {"command": "ptk", "args": ["acp", "--model", "qwen3:8b"]}}
-docs/editors.md has JetBrains, Neovim and VS Code.`,
+docs/editors.md has JetBrains, Neovim and VS Code.
+
+--temporal HOST:PORT runs each prompt turn durably on ptk's workers (ptk
+worker, with its model, tools and workspace; ptk-temporal must be installed):
+a call the run waits for is the editor's permission request, and the
+editor's cancel cancels the run. See docs/temporal.md.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return usagef("acp takes no arguments: the editor sends the prompts")
@@ -60,6 +66,7 @@ docs/editors.md has JetBrains, Neovim and VS Code.`,
 	fl.MarkHidden("workspace")
 	fl.MarkHidden("yes")
 	fl.StringVar(&approval, "approval", "ask", "the mode new sessions start in: ask, auto-edit or plan (the editor can change it)")
+	fl.StringVar(&f.temporal.address, "temporal", "", "run each prompt turn durably on ptk's workers of the Temporal server at HOST:PORT (ptk worker, with its model and tools): the calls a run waits for are asked through the editor")
 	fl.StringVar(&traceDBFlag, "trace-db", "", "the store that keeps the conversations: a SQLite file or a postgres:// URL (env PTK_TRACE_DB; default "+defaultTraceDB()+")")
 	return cmd
 }
@@ -79,6 +86,9 @@ func runACP(cmd *cobra.Command, f runFlags, approval, traceDBFlag string) error 
 	mode, err := checkRunFlags(f)
 	if err != nil {
 		return err
+	}
+	if f.temporal.address != "" {
+		return runACPDurable(cmd, f, mode, preset, traceDBFlag)
 	}
 	cat, err := loadCatalog(f.models)
 	if err != nil {
@@ -112,21 +122,8 @@ func runACP(cmd *cobra.Command, f runFlags, approval, traceDBFlag string) error 
 	defer stopMCP()
 	stderr := cmd.ErrOrStderr()
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-
-	// Conversations live in the trace store, so that the editor can load
-	// one tomorrow; without a store they last as long as the process.
-	var store agent.Store = &agent.MemoryStore{}
-	db, err := traceDB(cmd, traceDBFlag)
-	if err == nil {
-		var ts *trace.Store
-		if ts, err = trace.Open(cmd.Context(), db); err == nil {
-			defer ts.Close()
-			store = ts
-		}
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "ptk acp: the conversations are kept in memory only: %v\n", err)
-	}
+	store, closeStore := acpStore(cmd, traceDBFlag)
+	defer closeStore()
 	baseURL := setting(cmd, "base-url", f.baseURL, defaultBaseURL, "PTK_BASE_URL")
 	cfg := acp.Config{
 		Options: agent.Options{
@@ -137,7 +134,7 @@ func runACP(cmd *cobra.Command, f runFlags, approval, traceDBFlag string) error 
 		Resolve:    resolve,
 		Tools:      splitList(f.tools),
 		Sandbox:    f.sandbox,
-		Protected:  ptkFolders(),
+		Protected:  ptkdirs.Folders(),
 		ExtraTools: mcpTools,
 		Policy:     policy,
 		PolicyFile: policyFile,
@@ -153,6 +150,58 @@ func runACP(cmd *cobra.Command, f runFlags, approval, traceDBFlag string) error 
 		},
 		Logger:  logger,
 		Version: ptkVersion(),
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return acp.Serve(ctx, cfg, cmd.InOrStdin(), cmd.OutOrStdout())
+}
+
+// acpStore is where ptk acp keeps the conversations: the trace store, so
+// that the editor can load one tomorrow; without a store they last as
+// long as the process.
+func acpStore(cmd *cobra.Command, traceDBFlag string) (agent.Store, func()) {
+	db, err := traceDB(cmd, traceDBFlag)
+	if err == nil {
+		var ts *trace.Store
+		if ts, err = trace.Open(cmd.Context(), db); err == nil {
+			return ts, func() { ts.Close() }
+		}
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "ptk acp: the conversations are kept in memory only: %v\n", err)
+	return &agent.MemoryStore{}, func() {}
+}
+
+// runACPDurable is ptk acp --temporal: each prompt turn is a durable run on
+// ptk's workers (their model, tools and workspace), driven through
+// ptk-temporal; the session approves the calls the run waits for as it
+// approves its own (the policy, the session's mode, then
+// session/request_permission to the editor), and the editor's
+// session/cancel cancels the run.
+func runACPDurable(cmd *cobra.Command, f runFlags, mode agent.Mode, preset tool.Preset, traceDBFlag string) error {
+	flags, err := f.temporal.runArgs(cmd, []string{"model", "mode", "tools", "max-iterations", "max-tool-calls", "max-cost", "max-tokens", "timeout"},
+		[]string{"approval", "policy", "trace-db"})
+	if err != nil {
+		return err
+	}
+	policy, policyFile, err := loadPolicy(cmd, f.policy)
+	if err != nil {
+		return usageError{err}
+	}
+	logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	store, closeStore := acpStore(cmd, traceDBFlag)
+	defer closeStore()
+	model := f.model
+	if model == "" {
+		model = "the workers' model"
+	}
+	runner := newDurableRunner(flags)
+	runner.sendPreset = true // the session's mode
+	cfg := acp.Config{
+		Options: agent.Options{Model: workersModel{}, ModelName: model, Mode: mode,
+			MaxCost: f.maxCost, MaxTokens: f.maxTokens, MaxIterations: f.maxIterations, MaxToolCalls: f.maxToolCalls, Timeout: f.timeout},
+		Policy: policy, PolicyFile: policyFile, Mode: preset, Store: store,
+		MCP: acpMCPOptions(logger), Logger: logger, Version: ptkVersion(),
+		Run: runner.Stream,
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -59,7 +59,12 @@ replaces the older messages, for the model, by the model's notes of them;
 /compact does it at once.
 
 The model and tool flags are ptk run's (see ptk run --help). chat needs a
-terminal; from a script, use ptk run.`,
+terminal; from a script, use ptk run.
+
+--temporal HOST:PORT runs each turn durably on ptk's workers (ptk worker,
+with its model, tools and workspace; ptk-temporal must be installed): a call
+the run waits for is asked here as usual, y, n or a, and the answer goes to
+the run; esc cancels the run. See docs/temporal.md.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return usagef("chat takes no prompt: type it in the chat (or use ptk run %q)", args[0])
@@ -75,6 +80,7 @@ terminal; from a script, use ptk run.`,
 	addTurnFlags(fl, &f)
 	addTraceFlags(fl, &f.trace, true)
 	fl.BoolVarP(&cont, "continue", "c", false, "go on with the latest conversation held in this workspace")
+	fl.StringVar(&f.temporal.address, "temporal", "", "run each turn durably on ptk's workers of the Temporal server at HOST:PORT (ptk worker, with its model and tools); the calls that wait for approval are asked here")
 	return cmd
 }
 
@@ -86,7 +92,11 @@ func runChat(cmd *cobra.Command, f runFlags, cont bool) error {
 	if cont && f.trace.conversation != "" {
 		return usagef("--continue goes on with the workspace's latest conversation, --conversation with the one it names: give one of them")
 	}
-	s, err := prepareRun(cmd, f)
+	prepare := prepareRun
+	if f.temporal.address != "" {
+		prepare = prepareDurableChat
+	}
+	s, err := prepare(cmd, f)
 	if err != nil {
 		return err
 	}
@@ -170,7 +180,11 @@ func runChat(cmd *cobra.Command, f runFlags, cont bool) error {
 		Resolve:       func(name string) (llm.Model, error) { return s.resolve(splitList(name)) },
 		Hint:          s.hint,
 	}
-	if rec != nil && rec.sink != nil {
+	if s.runner != nil {
+		// the workers record their runs, and have the model
+		cfg.Run, cfg.Resolve, cfg.Hint = s.runner.Stream, nil, nil
+		s.runner.sendPreset = true // the chat's approval mode
+	} else if rec != nil && rec.sink != nil {
 		cfg.Observe = func(conv, prompt string, o agent.Options) func(agent.Event, error) {
 			return rec.run(trace.Run{Name: conv, Model: o.ModelName, Mode: string(o.Mode), Input: prompt})
 		}
@@ -178,6 +192,9 @@ func runChat(cmd *cobra.Command, f runFlags, cont bool) error {
 	m := chat.New(cfg)
 	if notice != "" {
 		m.Note(notice)
+	}
+	if s.runner != nil {
+		m.Note("each turn runs durably on the ptk workers of the Temporal server at " + f.temporal.address + ", with their model and tools; the calls that wait for approval are asked here, and esc cancels the run")
 	}
 	if s.checkpointErr != nil {
 		m.Note("checkpoints are off, so /undo cannot put files back: " + s.checkpointErr.Error())

@@ -30,6 +30,8 @@ var environment = []struct {
 		{"PTK_DASHBOARD_TOKEN", "the token 'ptk dashboard' asks for on an address other than loopback"},
 		{"OTEL_EXPORTER_OTLP_ENDPOINT", "send runs as OpenTelemetry spans over OTLP/HTTP to this base URL (traces to its /v1/traces), as --otlp-endpoint; with OTEL_EXPORTER_OTLP_HEADERS, OTEL_SERVICE_NAME"},
 		{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "the same, the traces URL itself (Langfuse's .../api/public/otel/v1/traces)"},
+		{"OTEL_EXPORTER_OTLP_HEADERS", "headers sent with every OTLP export, as key=value pairs, comma-separated, each value URL-encoded (Langfuse's Authorization=Basic%20...)"},
+		{"OTEL_EXPORTER_OTLP_TRACES_HEADERS", "the same, for traces only; it replaces OTEL_EXPORTER_OTLP_HEADERS"},
 		{"PTK_BFCL_DATA", "BFCL's data folder, for 'ptk eval'"},
 		{"PTK_BROWSER", "for browser:NAME models: the browser's debugging address (http://127.0.0.1:9222) or a profile folder ptk starts a browser with; replaces the browser provider's api_base"},
 		{"PTK_BROWSER_EXEC", "the browser ptk starts for browser:NAME models (default: the first of chromium, google-chrome, chrome, microsoft-edge or brave-browser on the PATH)"},

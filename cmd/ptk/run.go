@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/agent"
 	"github.com/ptkit/ptk/checkpoint"
+	"github.com/ptkit/ptk/internal/ptkdirs"
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/llm/browser"
 	"github.com/ptkit/ptk/ptool"
@@ -105,7 +107,8 @@ object: {"success":…,"content":"…","iterations":N,"tool_calls":[…],
 --json is the same), or stream-json (one JSON event per line as the run
 goes, ending with the result; the schema is docs/headless.schema.json).
 --output-schema FILE makes the final answer a JSON value of that JSON
-Schema (in "output", and alone on stdout as text).
+Schema (in "output", and alone on stdout as text). With --temporal, json
+and stream-json print the durable run's in these same shapes.
 
 In the final object, denied lists the calls that were not allowed (a policy, no --yes, the user's
 no), with the reason the model was given; invalid the calls that could not
@@ -118,6 +121,9 @@ model), 3 a limit stopped the run (iterations, tool calls, budget,
 timeout, context window), 130 interrupted.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.temporal.address != "" && !f.temporal.detach && (f.asJSON || f.outputFormat != formatText) {
+				return runDurable(cmd, f, args)
+			}
 			if f.temporal.address != "" || f.temporal.detach {
 				return f.temporal.handOffRun(cmd, []string{"run"}, []string{"detach", "model", "mode", "tools",
 					"max-iterations", "max-tool-calls", "max-cost", "max-tokens", "timeout", "json", "yes"}, args)
@@ -208,6 +214,9 @@ type runSetup struct {
 	resolve func(names []string) (llm.Model, error)
 	// close closes the workspace and the record file.
 	close func()
+	// runner, when set, runs the turns durably on Temporal (ptk chat
+	// --temporal): the model and the tools are the workers'.
+	runner *durableRunner
 }
 
 // hint turns a failed run's error into the one-line fix configHint gives,
@@ -321,18 +330,27 @@ func checkRunFlags(f runFlags) (agent.Mode, error) {
 	return mode, nil
 }
 
-func runRun(cmd *cobra.Command, f runFlags, prompt string) error {
+// outputFormat is the format --output-format and --json say.
+func outputFormat(cmd *cobra.Command, f runFlags) (string, error) {
 	format := f.outputFormat
 	if f.asJSON {
 		if cmd.Flags().Changed("output-format") && format != formatJSON {
-			return usagef("--json and --output-format %s disagree", format)
+			return "", usagef("--json and --output-format %s disagree", format)
 		}
 		format = formatJSON
 	}
 	switch format {
 	case formatText, formatJSON, formatStreamJSON:
 	default:
-		return usagef("--output-format must be text, json or stream-json, not %q", format)
+		return "", usagef("--output-format must be text, json or stream-json, not %q", format)
+	}
+	return format, nil
+}
+
+func runRun(cmd *cobra.Command, f runFlags, prompt string) error {
+	format, err := outputFormat(cmd, f)
+	if err != nil {
+		return err
 	}
 	var answer *ptool.AnswerReader
 	if f.outputSchema != "" {
@@ -425,13 +443,29 @@ func runRun(cmd *cobra.Command, f runFlags, prompt string) error {
 	if hint != "" {
 		exit = exitUsageError
 	}
+	if err := writeResult(out, sw, format, res, output, exit, runErr); err != nil {
+		return err
+	}
+	switch {
+	case runErr == nil:
+		return nil
+	case hint != "":
+		return usageError{errors.New(hint)}
+	case exit != exitRunFailed:
+		return exitError{exit, runErr}
+	}
+	return runErr
+}
+
+// writeResult writes the run's result on stdout as format says: the
+// answer (text), one JSON object (json), or the stream's last lines
+// (stream-json, to sw).
+func writeResult(out io.Writer, sw *streamWriter, format string, res *agent.Result, output json.RawMessage, exit int, runErr error) error {
 	switch format {
 	case formatJSON:
 		enc := json.NewEncoder(out)
 		enc.SetEscapeHTML(false)
-		if err := enc.Encode(resultJSON(res, output, exit, false)); err != nil {
-			return err
-		}
+		return enc.Encode(resultJSON(res, output, exit, false))
 	case formatStreamJSON:
 		if res.Error != nil {
 			sw.write(map[string]any{"type": "error", "code": res.Error.Code, "message": res.Error.Message})
@@ -444,15 +478,7 @@ func runRun(cmd *cobra.Command, f runFlags, prompt string) error {
 			fmt.Fprintln(out, strings.TrimRight(res.Content, "\n"))
 		}
 	}
-	switch {
-	case runErr == nil:
-		return nil
-	case hint != "":
-		return usageError{errors.New(hint)}
-	case exit != exitRunFailed:
-		return exitError{exit, runErr}
-	}
-	return runErr
+	return nil
 }
 
 // loadPolicy reads the policy file named by --policy, or the one in ptk's
@@ -535,13 +561,13 @@ func builtinTools(workspace, list string, sandbox bool) (root string, tools []pt
 	if root, err = filepath.Abs(workspace); err != nil {
 		return "", nil, nil, usagef("--workspace %s: %v", workspace, err)
 	}
-	ws, err := fs.New(root, fs.WithProtected(ptkFolders()...))
+	ws, err := fs.New(root, fs.WithProtected(ptkdirs.Folders()...))
 	if err != nil {
 		return "", nil, nil, usagef("--workspace %s: %v", workspace, err)
 	}
 	// bash's commands get no variable that looks like a secret, but those
 	// the user names in PTK_PASS_ENV.
-	shellOpts := []shell.Option{shell.WithPassEnv(splitList(os.Getenv("PTK_PASS_ENV"))...), shell.WithProtected(ptkFolders()...)}
+	shellOpts := []shell.Option{shell.WithPassEnv(splitList(os.Getenv("PTK_PASS_ENV"))...), shell.WithProtected(ptkdirs.Folders()...)}
 	if sandbox {
 		shellOpts = append(shellOpts, shell.WithSandbox())
 	}

@@ -123,11 +123,23 @@ func (t *temporalFlags) handOffRun(cmd *cobra.Command, sub []string, passed []st
 		}
 		return nil
 	}
-	out := append(slices.Clone(sub), "--temporal="+t.address)
+	out, err := t.runArgs(cmd, passed, []string{"output-format"}) // text, here
+	if err != nil {
+		return err
+	}
+	return handOff(cmd, append(append(append(slices.Clone(sub), out...), "--"), args...))
+}
+
+// runArgs are the flags given to cmd that ptk-temporal takes (passed), as
+// its arguments, --temporal first; a flag given that belongs to the
+// workers is a usage error that says so, and one of local (a flag that
+// says what ptk does here, not what the run does) is left out.
+func (t *temporalFlags) runArgs(cmd *cobra.Command, passed, local []string) ([]string, error) {
+	out := []string{"--temporal=" + t.address}
 	var bad []string
 	cmd.Flags().Visit(func(f *pflag.Flag) {
 		switch {
-		case f.Name == "temporal":
+		case f.Name == "temporal", slices.Contains(local, f.Name):
 		case slices.Contains(passed, f.Name):
 			out = append(out, "--"+f.Name+"="+f.Value.String())
 		default:
@@ -135,7 +147,7 @@ func (t *temporalFlags) handOffRun(cmd *cobra.Command, sub []string, passed []st
 		}
 	})
 	if len(bad) > 0 {
-		return usagef("%v: not taken with --temporal (the workspace, the tools' settings and the policy are the workers': ptk worker's flags)", bad)
+		return nil, usagef("%v: not taken with --temporal: the run's model server, tools and their settings are the workers' (ptk worker's flags)", bad)
 	}
-	return handOff(cmd, append(append(out, "--"), args...))
+	return out, nil
 }

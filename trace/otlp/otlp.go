@@ -22,6 +22,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/url"
 	"strings"
 	"time"
@@ -77,7 +78,11 @@ func New(ctx context.Context, opts Options) (*Exporter, error) {
 		hopts = append(hopts, otlptracehttp.WithEndpointURL(u.String()))
 	}
 	if len(opts.Headers) > 0 {
-		hopts = append(hopts, otlptracehttp.WithHeaders(opts.Headers))
+		// WithHeaders replaces the variables' headers: send both, these
+		// first.
+		h := envHeaders()
+		maps.Copy(h, opts.Headers)
+		hopts = append(hopts, otlptracehttp.WithHeaders(h))
 	}
 	exp, err := otlptracehttp.New(ctx, hopts...)
 	if err != nil {

@@ -2,11 +2,11 @@
 // subscriber on the stream a caller already ranges over, or hooks on a
 // run's options, never a part of the loop. Given a trace.Writer (a Live
 // sink) a run is seen as it happens: its row is written when it begins,
-// with status running, and each call as it finishes; the whole record,
-// put together when the run is done, replaces them. Every call has a parent
-// span, so that a ReAct action's ptool call and that call's model calls
-// (its attempts) hang under the action, and a workflow step's attempts
-// under the step.
+// with status running, and each call, whole, as it finishes; when the run
+// is done, its row again and the calls not written yet (each call is
+// written once). Every call has a parent span, so that a ReAct action's
+// ptool call and that call's model calls (its attempts) hang under the
+// action, and a workflow step's attempts under the step.
 //
 // The recorders, one for each kind of run:
 //
@@ -58,6 +58,13 @@ type Agent struct {
 	open      bool // a model call began and has not ended
 	done      bool
 	span      *span // when the sink is Live
+
+	// When live, each model call is recorded whole as it ends, its
+	// request's hash from the conversation hashed so far: hashed messages
+	// of it into h.
+	h      hash.Hash
+	hashed int
+	buf    []byte
 }
 
 // NewAgent records a run into sink. run says what the caller knows
@@ -102,9 +109,12 @@ func (a *Agent) Event(e agent.Event, err error) {
 		a.callStart, a.open = a.now(), true
 	case agent.EventModelDone:
 		mc := trace.ModelCall{Mode: a.mode, Usage: e.Usage, Cost: e.Cost, Latency: trace.Millis(a.now().Sub(a.callStart)), Span: trace.Span{Start: a.callStart}}
+		if a.span != nil && e.Reply != nil {
+			a.reply(&mc, e.Request, e.Reply)
+		}
 		a.rec.ModelCalls = append(a.rec.ModelCalls, mc)
 		a.open = false
-		a.span.add([]trace.ModelCall{mc}, nil, nil)
+		a.span.add(last(a.rec.ModelCalls), nil, nil)
 	case agent.EventModeSwitch:
 		a.mode = string(agent.ModePTK)
 	case agent.EventCompact:
@@ -116,8 +126,12 @@ func (a *Agent) Event(e agent.Event, err error) {
 			mc.Text, _ = trace.Cap(c.Message, trace.MaxResultBytes)
 		}
 		a.rec.ModelCalls = append(a.rec.ModelCalls, mc)
-		a.span.add([]trace.ModelCall{mc}, nil, nil)
+		a.span.add(last(a.rec.ModelCalls), nil, nil)
 		a.callStart = time.Now()
+		a.hashed = 0 // the conversation was rewritten: hash it anew
+		if a.h != nil {
+			a.h.Reset()
+		}
 	case agent.EventCallEnd:
 		if e.Err != nil {
 			a.tool(e, trace.OutcomeInvalid, e.Err.Message, true, 0)
@@ -152,7 +166,38 @@ func (a *Agent) tool(e agent.Event, outcome, result string, isErr bool, d time.D
 		tc.Tool = e.Err.Tool
 	}
 	a.rec.ToolCalls = append(a.rec.ToolCalls, tc)
-	a.span.add(nil, []trace.ToolCall{tc}, nil)
+	a.span.add(nil, last(a.rec.ToolCalls), nil)
+}
+
+// last is the last element of s as a slice of its own, which appending to
+// s never changes: the record's calls are appended as they are, not
+// copied. Once appended, a call is not changed (the Writer reads it on its
+// goroutine).
+func last[T any](s []T) []T { return s[len(s)-1 : len(s) : len(s)] }
+
+// reply fills in a model call as it ends: what the model wrote, the calls
+// ptk read in it, and the hash of the conversation it was sent, hashing
+// only the messages added since the last call.
+func (a *Agent) reply(mc *trace.ModelCall, request []ptk.Message, reply *ptk.Message) {
+	if a.h == nil {
+		a.h = sha256.New()
+	}
+	if a.hashed > len(request) {
+		a.h.Reset()
+		a.hashed = 0
+	}
+	for _, m := range request[a.hashed:] {
+		a.buf = hashMessage(a.h, a.buf, m)
+	}
+	a.hashed = len(request)
+	var sum [sha256.Size]byte
+	mc.RequestHash = hex.EncodeToString(a.h.Sum(sum[:0]))
+	text := reply.Raw
+	if text == "" {
+		text = reply.Content
+	}
+	mc.Text, _ = trace.Cap(text, trace.MaxResultBytes)
+	mc.Calls = reply.Calls
 }
 
 // finish fills the record in from the run's result and hands it over.
@@ -191,6 +236,11 @@ func (a *Agent) finish(res *agent.Result, err error) {
 	r.Output, _ = trace.Cap(res.Content, trace.MaxResultBytes)
 	if res.Mode != "" {
 		r.Mode = string(res.Mode)
+	}
+	if a.span != nil {
+		// Live: each model call was recorded whole as it ended.
+		finish(a.sink, a.span, func() *trace.Record { return r })
+		return
 	}
 	msgs := res.Messages
 	finish(a.sink, a.span, func() *trace.Record {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -197,5 +198,77 @@ func TestAgentRunCompacted(t *testing.T) {
 	}
 	if compacts == 0 || replies != turns || r.Status != trace.StatusOK {
 		t.Fatalf("%d compaction calls, %d replies, status %s", compacts, replies, r.Status)
+	}
+}
+
+// liveSink is a Live sink that keeps what it is given.
+type liveSink struct {
+	begun    []trace.Run
+	appended []trace.ModelCall
+	finished []*trace.Record
+}
+
+func (s *liveSink) RecordFunc(build func() *trace.Record) { s.finished = append(s.finished, build()) }
+func (s *liveSink) Begin(run trace.Run)                   { s.begun = append(s.begun, run) }
+func (s *liveSink) Append(rec *trace.Record, from [3]int) {
+	if from[0] != len(s.appended) && len(rec.ModelCalls) > 0 {
+		panic("model calls appended out of order")
+	}
+	s.appended = append(s.appended, rec.ModelCalls...)
+}
+func (s *liveSink) Finish(build func() *trace.Record) { s.finished = append(s.finished, build()) }
+
+var _ record.Live = (*liveSink)(nil)
+
+// TestAgentLiveCallsWhole: a run recorded live appends each model call
+// whole as it ends (its reply, the calls read in it, the hash of the
+// conversation it was sent), since Finish does not write it again: what
+// is appended is what a recorder that sees the run only at its end puts
+// together from the finished conversation.
+func TestAgentLiveCallsWhole(t *testing.T) {
+	u := ptk.Usage{PromptTokens: 100, CompletionTokens: 10}
+	scripts := map[agent.Mode]func() llm.Model{
+		agent.ModePTK: func() llm.Model {
+			return &script{replies: []llm.Response{
+				{Content: "Reading.\n<PTK_CALL>{\"tool\": \"read_file\", \"args\": {\"path\": \"a.txt\",}}</PTK_CALL>\n" +
+					"<PTK_CALL>{\"tool\": \"read_file\", \"args\": {\"path\": \"missing\"}}</PTK_CALL>", Usage: u},
+				{Content: "<PTK_CALL>{\"tool\": \"read_file\", \"args\": {\"path\": \"b.txt\"}}</PTK_CALL>", Usage: u},
+				{Content: "a.txt holds x's.", Usage: u},
+			}}
+		},
+		agent.ModeNative: func() llm.Model {
+			return &script{replies: []llm.Response{
+				{Content: "Reading.", Calls: []ptk.Call{{ID: "c1", Tool: "read_file", Args: json.RawMessage(`{"path":"a.txt"}`)}}, Usage: u},
+				{Calls: []ptk.Call{{ID: "c2", Tool: "read_file", Args: json.RawMessage(`{"path":"missing"}`)}}, Usage: u},
+				{Content: "Done.", Usage: u},
+			}}
+		},
+	}
+	for mode, model := range scripts {
+		t.Run(string(mode), func(t *testing.T) {
+			whole := run(t, model(), mode, 5)
+			live := &liveSink{}
+			opts := agent.Options{Model: model(), ModelName: "scripted", Mode: mode, Tools: tools(), MaxIterations: 5, MaxResultBytes: 1 << 20}
+			rec := record.NewAgent(live, trace.Run{Model: "scripted", Mode: string(mode), Input: "Read a.txt"})
+			for e, err := range agent.Stream(context.Background(), agent.Prompt("Read a.txt"), opts) {
+				rec.Event(e, err)
+			}
+			if len(live.begun) != 1 || len(live.finished) != 1 || len(live.appended) != 3 || len(whole.ModelCalls) != 3 {
+				t.Fatalf("begun %d, appended %d model calls, finished %d; the whole record has %d", len(live.begun), len(live.appended), len(live.finished), len(whole.ModelCalls))
+			}
+			for i, got := range live.appended {
+				want := whole.ModelCalls[i]
+				if got.Text != want.Text || got.RequestHash != want.RequestHash || len(got.RequestHash) != 64 || !reflect.DeepEqual(got.Calls, want.Calls) {
+					t.Errorf("model call %d appended: text %q, hash %s, calls %+v\nthe whole record's: text %q, hash %s, calls %+v",
+						i, got.Text, got.RequestHash, got.Calls, want.Text, want.RequestHash, want.Calls)
+				}
+			}
+			if live.appended[0].RequestHash == live.appended[1].RequestHash || len(live.appended[0].Calls) == 0 {
+				t.Errorf("appended = %+v", live.appended)
+			}
+			if f := live.finished[0]; !reflect.DeepEqual(f.ModelCalls, live.appended) {
+				t.Errorf("the finished record's model calls are not the ones appended:\n%+v\n%+v", f.ModelCalls, live.appended)
+			}
+		})
 	}
 }

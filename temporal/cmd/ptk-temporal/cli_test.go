@@ -84,12 +84,15 @@ func model(t *testing.T) string {
 		for _, m := range req.Messages {
 			switch m.Role {
 			case "user":
-				prompt = m.Content
+				prompt, result = m.Content, "" // the results of this turn's calls
 			case "tool":
 				result = m.Content
 			}
 		}
 		msg := map[string]any{"role": "assistant", "content": "you said: " + prompt}
+		if prompt == "evil" {
+			msg["content"] = "evil \x1b]0;owned\x07\x1b[2J\x1b[31mred"
+		}
 		finish := "stop"
 		if text, ok := strings.CutPrefix(prompt, "write "); ok {
 			if result == "" {

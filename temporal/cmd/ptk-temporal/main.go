@@ -2,13 +2,17 @@
 //
 //	ptk-temporal worker --temporal HOST:PORT [--model NAME] [--workspace DIR] ...
 //	ptk-temporal run --temporal HOST:PORT [--detach] PROMPT
+//	ptk-temporal run --temporal HOST:PORT --machine   (JSON lines, for ptk)
 //	ptk-temporal workflow run --temporal HOST:PORT [--detach] TRACE.json
 //	ptk-temporal runs status|approve|cancel ID
 //
 // ptk itself runs them as 'ptk worker', 'ptk run --temporal', 'ptk workflow
 // run --temporal' and 'ptk runs', by finding this binary on the PATH (or
 // beside ptk, or at $PTK_TEMPORAL): the core ptk binary never links the
-// Temporal SDK. Install it with
+// Temporal SDK. ptk run --temporal --output-format json, ptk chat --temporal
+// and ptk acp --temporal drive 'run --machine' (internal/durable's line
+// protocol) to run turns durably and answer their approvals. Install it
+// with
 //
 //	go install github.com/ptkit/ptk/temporal/cmd/ptk-temporal@latest
 package main

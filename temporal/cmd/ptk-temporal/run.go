@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/agent"
 	"github.com/ptkit/ptk/internal/term"
 	ptktemporal "github.com/ptkit/ptk/temporal"
@@ -27,7 +28,7 @@ type runFlags struct {
 	maxTokens                        int
 	maxCost                          float64
 	timeout                          time.Duration
-	detach, asJSON, yes              bool
+	detach, asJSON, yes, machine     bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -49,6 +50,12 @@ Exit status: 0 when the run answered, 1 when it failed or was canceled, 2
 for a usage error.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.machine {
+				if len(args) > 0 || f.detach || f.asJSON || f.yes {
+					return usagef("--machine reads the conversation from stdin, and takes no prompt, --detach, --json or --yes")
+				}
+				return runMachine(cmd, f)
+			}
 			prompt := strings.TrimSpace(strings.Join(args, " "))
 			if prompt == "" || prompt == "-" {
 				b, err := io.ReadAll(cmd.InOrStdin())
@@ -78,27 +85,37 @@ for a usage error.`,
 	fl.BoolVar(&f.detach, "detach", false, "print the run's id and return without following it")
 	fl.BoolVar(&f.asJSON, "json", false, "print the run's result as one JSON object")
 	fl.BoolVar(&f.yes, "yes", false, "approve every call of this run that waits for approval")
+	fl.BoolVar(&f.machine, "machine", false, "for programs (ptk chat, ptk acp, ptk run --output-format json): the conversation and then decisions as JSON lines on stdin, the run's events and result as JSON lines on stdout")
 	return cmd
 }
 
-func runAgent(cmd *cobra.Command, f runFlags, prompt string) error {
+// agentInput is the run the flags say, over the conversation msgs.
+func agentInput(f runFlags, msgs []ptk.Message) (ptktemporal.AgentInput, error) {
 	mode := agent.Mode(f.mode)
 	switch mode {
 	case agent.ModeAuto, agent.ModePTK, agent.ModeNative:
 	default:
-		return usagef("--mode must be ptk, native or auto, not %q", f.mode)
+		return ptktemporal.AgentInput{}, usagef("--mode must be ptk, native or auto, not %q", f.mode)
 	}
 	if f.maxIterations < 1 || f.maxToolCalls < 1 || f.maxCost < 0 || f.maxTokens < 0 || f.timeout < 0 {
-		return usagef("--max-iterations and --max-tool-calls must be at least 1, --max-cost, --max-tokens and --timeout not negative")
+		return ptktemporal.AgentInput{}, usagef("--max-iterations and --max-tool-calls must be at least 1, --max-cost, --max-tokens and --timeout not negative")
 	}
-	in := ptktemporal.AgentInput{Messages: agent.Prompt(prompt), Model: f.model, Tools: splitList(f.tools), Mode: mode,
+	in := ptktemporal.AgentInput{Messages: msgs, Model: f.model, Tools: splitList(f.tools), Mode: mode,
 		MaxIterations: f.maxIterations, MaxToolCalls: f.maxToolCalls, MaxCost: f.maxCost, MaxTokens: f.maxTokens, Timeout: f.timeout}
 	if f.approval != "" {
 		p, err := parsePreset(f.approval)
 		if err != nil {
-			return err
+			return in, err
 		}
 		in.Preset = p
+	}
+	return in, nil
+}
+
+func runAgent(cmd *cobra.Command, f runFlags, prompt string) error {
+	in, err := agentInput(f, agent.Prompt(prompt))
+	if err != nil {
+		return err
 	}
 	c, err := f.conn.dial(cmd)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/internal/ptkdirs"
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/llm/catalog"
 	"github.com/ptkit/ptk/llm/openai"
@@ -192,11 +193,14 @@ func workerTools(cmd *cobra.Command, f workerFlags) (root string, tools []ptk.To
 	if root, err = filepath.Abs(f.workspace); err != nil {
 		return "", nil, nil, usagef("--workspace %s: %v", f.workspace, err)
 	}
-	ws, err := fs.New(root)
+	// As ptk's own: the file tools never write ptk's folders, and bash's
+	// commands get no variable that looks like a secret but those the
+	// user names in PTK_PASS_ENV.
+	ws, err := fs.New(root, fs.WithProtected(ptkdirs.Folders()...))
 	if err != nil {
 		return "", nil, nil, usagef("--workspace %s: %v", f.workspace, err)
 	}
-	var shellOpts []shell.Option
+	shellOpts := []shell.Option{shell.WithPassEnv(splitList(os.Getenv("PTK_PASS_ENV"))...), shell.WithProtected(ptkdirs.Folders()...)}
 	if f.sandbox {
 		shellOpts = append(shellOpts, shell.WithSandbox())
 	}
