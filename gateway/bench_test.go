@@ -27,6 +27,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -358,7 +359,11 @@ type benchEnv struct {
 // the OpenAI client's default HTTP client, as ptk serve does.
 func benchStart(tb testing.TB) *benchEnv {
 	tb.Helper()
-	e := &benchEnv{up: benchStartUpstream(), client: &http.Client{Transport: benchTransport()}}
+	// Each part's goroutines carry a profiler label (role: upstream,
+	// gateway, client), so that a CPU profile tells the gateway's time from
+	// the harness's: go tool pprof -tagfocus role=gateway.
+	e := &benchEnv{client: &http.Client{Transport: benchTransport()}}
+	pprof.Do(context.Background(), pprof.Labels("role", "upstream"), func(context.Context) { e.up = benchStartUpstream() })
 	opts := []openai.Option{openai.WithMaxRetries(0)}
 	oc := openai.New(e.up.srv.URL+"/v1", opts...)
 	s, err := gateway.New(gateway.Config{
@@ -386,7 +391,7 @@ func benchStart(tb testing.TB) *benchEnv {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	e.cancel, e.serveDone = cancel, make(chan error, 1)
-	go func() { e.serveDone <- s.Serve(ctx, ln) }()
+	go pprof.Do(ctx, pprof.Labels("role", "gateway"), func(ctx context.Context) { e.serveDone <- s.Serve(ctx, ln) })
 	e.gw = "http://" + ln.Addr().String() + "/v1/chat/completions"
 	return e
 }
@@ -601,12 +606,15 @@ type benchCPU struct {
 
 func (c *benchCPU) start() { c.t0, c.ok = benchProcessCPU() }
 
-func (c *benchCPU) report(b *testing.B, requests int) {
+func (c *benchCPU) report(b *testing.B, requests int) { c.reportAs(b, requests, "cpu-us/req") }
+
+// reportAs reports the CPU time per one of n as the metric unit.
+func (c *benchCPU) reportAs(b *testing.B, n int, unit string) {
 	t1, ok := benchProcessCPU()
-	if !c.ok || !ok || requests == 0 {
+	if !c.ok || !ok || n == 0 {
 		return
 	}
-	b.ReportMetric(benchMicros(t1-c.t0)/float64(requests), "cpu-us/req")
+	b.ReportMetric(benchMicros(t1-c.t0)/float64(n), unit)
 }
 
 // benchCase is one request to one place: Chat Completions unless api
@@ -817,12 +825,18 @@ func BenchmarkAddedLatency(b *testing.B) {
 			}()
 			benchVerify(b, e, p.direct)
 			benchVerify(b, e, p.gateway)
-			ctx := context.Background()
+			ctx := pprof.WithLabels(context.Background(), pprof.Labels("role", "client"))
+			pprof.SetGoroutineLabels(ctx)
+			defer pprof.SetGoroutineLabels(context.Background())
 			cases := [2]benchCase{p.direct, p.gateway}
 			urls := [2]string{p.direct.url(e), p.gateway.url(e)}
 			var ds [2][]time.Duration
+			var cpu benchCPU
 			i := 0
 			for b.Loop() {
+				if i == 0 {
+					cpu.start()
+				}
 				// Alternate which goes first, so that neither always
 				// finds the connections and caches the other warmed.
 				for k := range 2 {
@@ -835,6 +849,9 @@ func BenchmarkAddedLatency(b *testing.B) {
 				}
 				i++
 			}
+			// The CPU time of a pair: the direct request's (upstream and
+			// client) and the gateway's (the same, and the gateway's own).
+			cpu.reportAs(b, i, "cpu-us/pair")
 			d50, _, d99 := benchPercentiles(ds[0])
 			g50, _, g99 := benchPercentiles(ds[1])
 			b.ReportMetric(benchMicros(d50), "direct-p50-us")

@@ -11,7 +11,6 @@ import (
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/llm/anthropic/wire"
-	"github.com/ptkit/ptk/turn"
 )
 
 // messagesAPI is Anthropic's Messages API: POST /v1/messages, what Claude
@@ -515,7 +514,7 @@ func (x *exchange) promptBytes() (int, *httpError) {
 	}
 	n := 0
 	if (len(x.tools) > 0 || x.toolTurns) && x.usePTK() {
-		h := turn.NewHistory(turn.PTK, x.s.ptk, instructions, x.choice.offered(x.tools))
+		h := x.ptkHistory(instructions)
 		h.Append(msgs...)
 		for _, m := range h.Rendered() {
 			n += len(m.Content)

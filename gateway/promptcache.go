@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/ptkit/ptk"
@@ -42,20 +41,29 @@ type promptCache struct {
 const promptCacheBytes = 8 << 20
 
 // get returns the prompt written from instructions and tools, writing it
-// with write when it is not kept.
+// with write when it is not kept. The key is written into a pooled buffer
+// and looked up without a copy: a request whose prompt is kept allocates
+// nothing here.
 func (c *promptCache) get(instructions string, tools []ptk.ToolInfo, write func(string, []ptk.ToolInfo) string) string {
-	key := promptKey(instructions, tools)
+	kb := keyBufs.Get().(*[]byte)
+	*kb = appendPromptKey((*kb)[:0], instructions, tools)
+	defer func() {
+		if cap(*kb) <= maxKeyBuf {
+			keyBufs.Put(kb)
+		}
+	}()
 	c.mu.Lock()
-	p, ok := c.m[key]
+	p, ok := c.m[string(*kb)]
 	c.mu.Unlock()
 	if ok {
 		return p
 	}
 	p = write(instructions, tools)
-	n := len(key) + len(p)
+	n := len(*kb) + len(p)
 	if n > c.maxBytes/4 {
 		return p // too large to keep
 	}
+	key := string(*kb)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.m[key]; ok {
@@ -76,25 +84,32 @@ func (c *promptCache) get(instructions string, tools []ptk.ToolInfo, write func(
 	return p
 }
 
+// keyBufs are the buffers prompt keys are written in; one larger than
+// maxKeyBuf (a request with a huge prompt) is left to the collector.
+var keyBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxKeyBuf = 256 << 10
+
 // promptKey is everything a system prompt is written from, unambiguously:
 // each part is preceded by its length.
 func promptKey(instructions string, tools []ptk.ToolInfo) string {
-	n := len(instructions) + 8
-	for _, t := range tools {
-		n += len(t.Name) + len(t.Description) + len(t.Parameters) + 24
-	}
-	var b strings.Builder
-	b.Grow(n)
+	return string(appendPromptKey(nil, instructions, tools))
+}
+
+func appendPromptKey(b []byte, instructions string, tools []ptk.ToolInfo) []byte {
 	part := func(s string) {
-		b.WriteString(strconv.Itoa(len(s)))
-		b.WriteByte(':')
-		b.WriteString(s)
+		b = strconv.AppendInt(b, int64(len(s)), 10)
+		b = append(b, ':')
+		b = append(b, s...)
 	}
 	part(instructions)
 	for _, t := range tools {
 		part(t.Name)
 		part(t.Description)
-		part(string(t.Parameters))
+		// Not part(string(t.Parameters)): the conversion copies.
+		b = strconv.AppendInt(b, int64(len(t.Parameters)), 10)
+		b = append(b, ':')
+		b = append(b, t.Parameters...)
 	}
-	return b.String()
+	return b
 }

@@ -40,3 +40,17 @@ func TestPromptCache(t *testing.T) {
 		t.Errorf("%d bytes kept over a bound of %d (%d prompts, %d in order)", c.size, c.maxBytes, len(c.m), len(c.order))
 	}
 }
+
+// A request whose prompt is kept allocates nothing to find it.
+func TestPromptCacheHitAllocates(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector makes sync.Pool drop buffers at random")
+	}
+	c := &promptCache{maxBytes: 64 << 10}
+	tools := []ptk.ToolInfo{{Name: "read", Description: "Read a file.", Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`)}}
+	write := (protocol.PTK{}).SystemPrompt
+	c.get("Be brief.", tools, write)
+	if n := testing.AllocsPerRun(100, func() { c.get("Be brief.", tools, write) }); n > 0 {
+		t.Errorf("a kept prompt costs %.0f allocations to find, want 0", n)
+	}
+}

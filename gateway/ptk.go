@@ -24,7 +24,7 @@ func (x *exchange) servePTK(ctx context.Context, w http.ResponseWriter) error {
 	if herr := x.translatable(); herr != nil {
 		return herr
 	}
-	parser, err := protocol.NewParser(x.tools)
+	parser, err := x.s.parsers.Parser(x.tools)
 	if err != nil {
 		return badRequest("tools: %v", err)
 	}
@@ -205,7 +205,7 @@ func (x *exchange) ptkConversation() ([]ptk.Message, *httpError) {
 	if herr != nil {
 		return nil, herr
 	}
-	h := turn.NewHistory(turn.PTK, x.s.ptk, instructions, x.choice.offered(x.tools))
+	h := x.ptkHistory(instructions)
 	h.Append(msgs...)
 	out := h.Rendered()
 	var say []string
@@ -227,6 +227,15 @@ func (x *exchange) ptkConversation() ([]ptk.Message, *httpError) {
 		}
 	}
 	return out, nil
+}
+
+// ptkHistory returns an empty history of the conversation for a model
+// taught the text protocol, with the tools the choice offers: the parser
+// that makes its data inert is the cached one of those tools.
+func (x *exchange) ptkHistory(instructions string) *turn.History {
+	offered := x.choice.offered(x.tools)
+	p, _ := x.s.parsers.Parser(offered) // an error: protocol.Neutralize, as NewHistory does
+	return turn.NewHistoryParser(turn.PTK, x.s.ptk, p, instructions, offered)
 }
 
 // serveModel answers through the upstream's llm.Model with native tools:
@@ -262,7 +271,7 @@ func (x *exchange) serveModel(ctx context.Context, w http.ResponseWriter) error 
 			req.ToolChoice = x.choice.kind
 		}
 		var err error
-		if parser, err = protocol.NewParser(x.tools); err != nil {
+		if parser, err = x.s.parsers.Parser(x.tools); err != nil {
 			return badRequest("tools: %v", err)
 		}
 	}

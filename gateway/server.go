@@ -17,6 +17,7 @@ import (
 	"github.com/ptkit/ptk/httpguard"
 	"github.com/ptkit/ptk/llm"
 	anthropicwire "github.com/ptkit/ptk/llm/anthropic/wire"
+	"github.com/ptkit/ptk/protocol"
 	"github.com/ptkit/ptk/tool"
 )
 
@@ -166,8 +167,10 @@ type Server struct {
 	memory  *memoryResponses
 	started time.Time
 	// ptk is the text protocol's formatter, with the system prompts the
-	// server wrote lately.
-	ptk cachedPTK
+	// server wrote lately; parsers the parsers it made lately, by their
+	// tools.
+	ptk     cachedPTK
+	parsers *protocol.ParserCache
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -208,7 +211,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.KeepAlive = DefaultKeepAlive
 	}
 	s := &Server{cfg: cfg, sem: make(chan struct{}, cfg.MaxConcurrent), memory: &memoryResponses{max: DefaultMemoryResponses}, started: time.Now(),
-		ptk: cachedPTK{cache: &promptCache{maxBytes: promptCacheBytes}}}
+		ptk: cachedPTK{cache: &promptCache{maxBytes: promptCacheBytes}}, parsers: protocol.NewParserCache(0)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.chat)
 	mux.HandleFunc("POST /v1/messages", s.messages)

@@ -124,6 +124,14 @@ type Chunk struct {
 	// Cost is what the call cost in US dollars, on the chunk that carries
 	// Usage, when the model knows its price (see Priced).
 	Cost float64
+	// More reports that the next chunk, or the end of the answer, has
+	// arrived already (it came in the same read from the network): a
+	// consumer that passes chunks on in
+	// batches sends its batch at the first chunk without More, and so never
+	// waits for the network with a batch unsent. False promises nothing:
+	// a client that cannot tell leaves it false, and every chunk ends a
+	// batch.
+	More bool
 }
 
 // CallDelta is a piece of a native tool call in a stream. The first piece of

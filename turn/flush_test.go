@@ -95,3 +95,46 @@ func TestPauseAfterEachPiece(t *testing.T) {
 		t.Errorf("pauses %q, then %q; text %q", log, pending, rep.Text)
 	}
 }
+
+// burstModel streams chunks as a provider's client gives them: More set on
+// every chunk of a burst but its last.
+type burstModel struct {
+	llm.Model
+	bursts [][]string
+}
+
+func (m burstModel) Stream(ctx context.Context, _ llm.Request) iter.Seq2[llm.Chunk, error] {
+	return func(yield func(llm.Chunk, error) bool) {
+		for _, b := range m.bursts {
+			for i, p := range b {
+				if !yield(llm.Chunk{Text: p, More: i < len(b)-1}, nil) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// Chunks that arrived together (More) are one pause: what one read from
+// the network brought is sent in one write, and no burst's last chunk is
+// held back for the next burst.
+func TestPauseOncePerBurst(t *testing.T) {
+	m := burstModel{Model: llmtest.New(), bursts: [][]string{{"Hel", "lo", ", "}, {"this "}, {"is", " one", " answer", "."}}}
+	var log []string
+	pending := ""
+	tn := turn.Turn{Model: m, Mode: turn.PTK, Stream: true, Pause: func() {
+		log = append(log, pending)
+		pending = ""
+	}}
+	if _, err := tn.Ask(context.Background(), llm.Request{}, func(e turn.Event) {
+		if e.Kind == turn.EventText {
+			pending += e.Text
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"Hello, ", "this ", "is one answer."}
+	if strings.Join(log, "|") != strings.Join(want, "|") || pending != "" {
+		t.Errorf("pauses after %q (then %q), want after %q", log, pending, want)
+	}
+}

@@ -85,11 +85,20 @@ type History struct {
 // system prompt's own text (in PTK mode the protocol and the tool
 // definitions follow them, written by f; nil f is protocol.PTK).
 func NewHistory(mode Mode, f protocol.Formatter, instructions string, tools []ptk.ToolInfo) *History {
+	p, _ := protocol.NewParser(tools)
+	return NewHistoryParser(mode, f, p, instructions, tools)
+}
+
+// NewHistoryParser is NewHistory for a caller that has the parser of tools
+// already (the gateway keeps its parsers in a protocol.ParserCache): p
+// makes data inert as the model's replies will be read. Nil p makes it
+// inert by the rules that hold whatever the tools (protocol.Neutralize).
+func NewHistoryParser(mode Mode, f protocol.Formatter, p *protocol.Parser, instructions string, tools []ptk.ToolInfo) *History {
 	if f == nil {
 		f = protocol.PTK{}
 	}
 	h := &History{mode: mode, f: f, instructions: instructions, tools: tools, toolRun: -1, inert: protocol.Neutralize}
-	if p, err := protocol.NewParser(tools); err == nil {
+	if p != nil {
 		h.inert = p.Neutralize
 	}
 	h.render()

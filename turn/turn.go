@@ -35,8 +35,9 @@ type Turn struct {
 	// Pause, when set, is called each time the turn has reported all it
 	// has read of a streamed answer, before it waits for more: a program
 	// that buffers what it reports (the gateway, the events it writes to
-	// its client) sends it then, once per piece of the answer instead of
-	// once per event.
+	// its client) sends it then. Chunks that arrived together (llm.Chunk's
+	// More) are one pause: what one read from the network brought goes out
+	// in one write, never held back for the next.
 	Pause func()
 }
 
@@ -160,9 +161,10 @@ func (t Turn) Ask(ctx context.Context, req llm.Request, emit func(Event)) (*Repl
 				emit(Event{Kind: EventReasoning, Text: ch.Reasoning})
 			}
 			rd.text(ch.Text)
-			if rd.ps != nil && ch.Text != "" {
+			if rd.ps != nil && ch.Text != "" && !ch.More {
 				// The parser reads small pieces in batches; a slow model's
-				// text is still shown within flushEvery.
+				// text is still shown within flushEvery. Pieces that came
+				// together are read together.
 				if now := time.Now(); now.Sub(lastFlush) >= flushEvery {
 					rd.ps.Flush()
 					lastFlush = now
@@ -176,7 +178,7 @@ func (t Turn) Ask(ctx context.Context, req llm.Request, emit func(Event)) (*Repl
 					emit(Event{Kind: EventCallDelta, Index: d.Index, Text: d.ArgsDelta, Call: idOnly(d), Native: true})
 				}
 			}
-			if t.Pause != nil {
+			if t.Pause != nil && !ch.More {
 				t.Pause()
 			}
 		}

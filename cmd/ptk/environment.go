@@ -62,6 +62,7 @@ var environment = []struct {
 		{"HTTPS_PROXY", "a proxy for the model APIs and MCP servers over HTTPS (also https_proxy)"},
 		{"HTTP_PROXY", "a proxy for those over plain HTTP (also http_proxy)"},
 		{"NO_PROXY", "hosts reached without the proxy (also no_proxy)"},
+		{"GOGC", "the Go garbage collector's target; 'ptk serve' runs at 400 when it is not set, which keeps its slowest requests fast (docs/performance.md)"},
 	}},
 }
 

@@ -198,6 +198,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	if err != nil {
 		return err
 	}
+	tuneGC()
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	logger.Info("serving", "addr", "http://"+ln.Addr().String()+"/v1", "upstream", baseURL, "model", defaultModel,

@@ -23,7 +23,9 @@ package sse
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"io"
+	"sync"
 	"time"
 )
 
@@ -68,6 +70,9 @@ const minRead = 4096
 // copy. The lines Next returned before are no longer valid.
 func (l *Lines) ReadOnce(r io.Reader) (int, error) {
 	l.compact()
+	if l.buf == nil {
+		l.buf = (*bufs.Get().(*[]byte))[:0]
+	}
 	if cap(l.buf)-len(l.buf) < minRead {
 		rest := l.buf[l.off:]
 		buf := make([]byte, len(rest), max(2*cap(l.buf), len(rest)+minRead))
@@ -77,6 +82,27 @@ func (l *Lines) ReadOnce(r io.Reader) (int, error) {
 	n, err := r.Read(l.buf[len(l.buf):cap(l.buf)])
 	l.buf = l.buf[:len(l.buf)+n]
 	return n, err
+}
+
+// A stream's first read takes a buffer of firstRead bytes from bufs (an
+// answer's events fit in it), and Reader.Close gives it back, so that a
+// program that reads many streams (the gateway) does not allocate one for
+// each; one grown past maxPooled is left to the collector.
+const (
+	firstRead = 16 << 10
+	maxPooled = 64 << 10
+)
+
+var bufs = sync.Pool{New: func() any { b := make([]byte, 0, firstRead); return &b }}
+
+// release gives the buffer back to bufs; the lines returned before are no
+// longer valid.
+func (l *Lines) release() {
+	if l.buf != nil && cap(l.buf) <= maxPooled {
+		b := l.buf[:0]
+		bufs.Put(&b)
+	}
+	l.buf, l.off, l.scanned = nil, 0, 0
 }
 
 // compact moves what has not been returned to the start of the buffer,
@@ -229,6 +255,56 @@ func (s *Reader) Next() (Event, error) {
 		}
 	}
 }
+
+// Buffered reports whether the next event is held already: Next will
+// return it without reading. A caller that passes events on in batches
+// (the gateway, which writes what an upstream read brought in one write)
+// sends its batch when Buffered is false, before Next waits for the
+// network. It reads nothing and changes nothing; false may also mean that
+// Next will return an error or the end of the stream.
+func (s *Reader) Buffered() bool {
+	l := &s.lines
+	if s.err != nil || l.err != nil {
+		return false
+	}
+	rest := l.buf[l.off:]
+	afterCR, first, hasData := l.afterCR, !l.started, s.hasData
+	for {
+		if afterCR && len(rest) > 0 && rest[0] == '\n' {
+			rest = rest[1:]
+		}
+		i := bytes.IndexAny(rest, "\r\n")
+		if i < 0 {
+			return false
+		}
+		line := rest[:i]
+		afterCR, rest = rest[i] == '\r', rest[i+1:]
+		if first {
+			line, first = bytes.TrimPrefix(line, []byte(bom)), false
+		}
+		switch {
+		case len(line) == 0:
+			if hasData {
+				return true
+			}
+		case line[0] == ':':
+		default:
+			if name, _, _ := bytes.Cut(line, []byte(":")); string(name) == "data" {
+				hasData = true
+			}
+		}
+	}
+}
+
+// Close gives the reader's buffer back for another stream: neither the
+// events it returned nor the reader may be used after. It does not close
+// the underlying reader.
+func (s *Reader) Close() {
+	s.lines.release()
+	s.err = errClosed
+}
+
+var errClosed = errors.New("sse: Next after Close")
 
 // end reads what is left at the end of the stream: the last event, when
 // all its lines arrived whole.

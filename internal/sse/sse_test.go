@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -198,12 +199,75 @@ func TestSSEReaderError(t *testing.T) {
 	}
 }
 
-// FuzzSSEReader checks that how the bytes arrive never changes the events.
+// countingReader counts the reads made of r.
+type countingReader struct {
+	r     io.Reader
+	reads int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	c.reads++
+	return c.r.Read(p)
+}
+
+// checkBuffered reads in's events with the reads r makes, and checks that
+// whenever Buffered says the next event is held, Next returns an event
+// without reading: a caller that trusts it never waits for the network
+// with a batch unsent. It returns how many times Buffered said so.
+func checkBuffered(t *testing.T, how string, r io.Reader) int {
+	t.Helper()
+	cr := &countingReader{r: r}
+	s := NewReader(cr)
+	held := 0
+	for {
+		buffered := s.Buffered()
+		before := cr.reads
+		_, err := s.Next()
+		if buffered {
+			held++
+			if err != nil || cr.reads != before {
+				t.Fatalf("%s: Buffered said an event was held, then Next read %d times and returned %v", how, cr.reads-before, err)
+			}
+		}
+		if err != nil {
+			return held
+		}
+	}
+}
+
+func TestSSEReaderBuffered(t *testing.T) {
+	for _, tt := range sseTests {
+		for how, r := range splitread.Readers([]byte(tt.in), true) {
+			checkBuffered(t, tt.name+", "+how, r())
+		}
+	}
+	// Read whole, every event but the first is held after the one before
+	// it; comments, blank lines and fields without data are not events.
+	in := ": hi\n\ndata: a\n\nevent: ping\n\n: keep-alive\n\ndata: b\r\n\r\ndata: c\r\rid: 3\n\n"
+	if n := checkBuffered(t, "whole", strings.NewReader(in)); n != 2 {
+		t.Errorf("Buffered said an event was held %d times, want 2 (b after a, c after b)", n)
+	}
+	// The attack a batching caller fears: a keep-alive comment after the
+	// last event. It is not an event: Buffered is false, and the batch
+	// goes out before the reader waits.
+	s := NewReader(strings.NewReader("data: a\n\n: keep-alive\n\n"))
+	if _, err := s.Next(); err != nil {
+		t.Fatal(err)
+	}
+	if s.Buffered() {
+		t.Error("a keep-alive comment counted as an event")
+	}
+}
+
+// FuzzSSEReader checks that how the bytes arrive never changes the events,
+// and that Buffered never says an event is held when Next would read.
 func FuzzSSEReader(f *testing.F) {
 	for _, tt := range sseTests {
 		f.Add([]byte(tt.in))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
+		checkBuffered(t, "whole", bytes.NewReader(in))
+		checkBuffered(t, "1-3 bytes", splitread.Readers(in, false)["1-3 bytes"]())
 		want, err := readEvents(bytes.NewReader(in))
 		if err != nil {
 			t.Fatal(err)
@@ -216,4 +280,20 @@ func FuzzSSEReader(f *testing.F) {
 			t.Fatalf("events read whole (-) and 1-3 bytes at a time (+):\n%s", diff)
 		}
 	})
+}
+
+// Close gives the buffer back: the next stream's reader may get it, and
+// reads its own events, never the bytes the last one left.
+func TestSSEReaderClose(t *testing.T) {
+	for i := range 50 {
+		s := NewReader(strings.NewReader(fmt.Sprintf("data: %d %s\n\ndata: b", i, strings.Repeat("x", i*97))))
+		ev, err := s.Next()
+		if err != nil || string(ev.Data) != fmt.Sprintf("%d %s", i, strings.Repeat("x", i*97)) {
+			t.Fatalf("stream %d: %q, %v", i, ev.Data, err)
+		}
+		s.Close()
+		if _, err := s.Next(); err == nil {
+			t.Fatal("Next after Close returned an event")
+		}
+	}
 }

@@ -25,18 +25,19 @@ func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Chun
 
 // stream makes one attempt, giving each chunk to yield. It returns
 // retry.ErrStopped when yield asks to stop.
-func (c *Client) stream(ctx context.Context, body []byte, yield func(llm.Chunk) bool) error {
+func (c *Client) stream(ctx context.Context, body []byte, yield func(llm.Chunk) bool) (err error) {
 	resp, err := c.post(ctx, body, true)
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
+	defer func() { httpx.CloseStream(resp.Body, err == nil) }()
 	return httpx.StreamOrWhole(resp, yield, readStream, readResponse)
 }
 
 // readStream reads a text/event-stream answer up to its message_stop.
 func readStream(body io.Reader, yield func(llm.Chunk) bool) error {
 	events := sse.NewReader(body)
+	defer events.Close()
 	var s streamState
 	for !s.done {
 		ev, err := events.Next()
@@ -67,7 +68,15 @@ func readStream(body io.Reader, yield func(llm.Chunk) bool) error {
 		if err != nil {
 			return err
 		}
-		if ch != (llm.Chunk{}) && !yield(ch) {
+		// More: the next event is here already. An event that makes no
+		// chunk gives none, unless the chunk before said More and nothing
+		// follows yet: an empty chunk then ends the batch.
+		more := events.Buffered()
+		if ch == (llm.Chunk{}) && (!s.owed || more) {
+			continue
+		}
+		ch.More, s.owed = more, more
+		if !yield(ch) {
 			return retry.ErrStopped
 		}
 	}
@@ -76,6 +85,8 @@ func readStream(body io.Reader, yield func(llm.Chunk) bool) error {
 
 // streamState is what reading a stream remembers between its events.
 type streamState struct {
+	// owed: the last chunk given said More, so a batch is open.
+	owed       bool
 	usage      wire.Usage
 	stopReason string
 	calls      map[int]int // a tool_use block's index → the call's index among the calls

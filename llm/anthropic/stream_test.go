@@ -89,6 +89,11 @@ func TestStreamChunks(t *testing.T) {
 		call(1, "toolu_01CeGs4vK5U7fTSq3rbn9Wvx", "get_time", ""),
 		{Usage: &ptk.Usage{PromptTokens: 2008, CompletionTokens: 89, CacheWriteTokens: 1536}, FinishReason: "tool_use"},
 	}
+	// The answer arrives in one read: every chunk but the last (made by
+	// message_stop, the last event) says the next is here.
+	for i := range len(want) - 1 {
+		want[i].More = true
+	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("chunks (-want +got):\n%s", diff)
 	}

@@ -23,18 +23,19 @@ func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Chun
 
 // stream makes one attempt, giving each chunk to yield. It returns
 // retry.ErrStopped when yield asks to stop.
-func (c *Client) stream(ctx context.Context, body []byte, yield func(llm.Chunk) bool) error {
+func (c *Client) stream(ctx context.Context, body []byte, yield func(llm.Chunk) bool) (err error) {
 	resp, err := c.post(ctx, body, true)
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
+	defer func() { httpx.CloseStream(resp.Body, err == nil) }()
 	return httpx.StreamOrWhole(resp, yield, readStream, readResponse)
 }
 
 // readStream reads a text/event-stream answer up to its "[DONE]".
 func readStream(body io.Reader, yield func(llm.Chunk) bool) error {
 	events := sse.NewReader(body)
+	defer events.Close()
 	var s streamState
 	var chunks wire.ChunkReader
 	for {
@@ -50,6 +51,9 @@ func readStream(body io.Reader, yield func(llm.Chunk) bool) error {
 		data := bytes.TrimSpace(ev.Data)
 		switch {
 		case len(data) == 0:
+			if !s.give(nil, events.Buffered(), yield) {
+				return retry.ErrStopped
+			}
 			continue
 		case string(data) == "[DONE]":
 			return nil
@@ -63,10 +67,8 @@ func readStream(body io.Reader, yield func(llm.Chunk) bool) error {
 		if r.Failed() {
 			return inBandError(data)
 		}
-		for _, ch := range s.chunks(r) {
-			if !yield(ch) {
-				return retry.ErrStopped
-			}
+		if !s.give(s.chunks(r), events.Buffered(), yield) {
+			return retry.ErrStopped
 		}
 	}
 }
@@ -78,6 +80,28 @@ type streamState struct {
 	ids      []string    // the ID of each call, by the index the caller sees
 	slots    map[int]int // the server's index for a call → the index the caller sees
 	out      []llm.Chunk // what chunks returned last, reused
+	// owed: the last chunk given said More, so a batch is open.
+	owed bool
+}
+
+// give gives yield one event's chunks, each saying whether another has
+// arrived already: the next of the event's, or, for the last, the next
+// event's when the reader holds it (more). An event that makes no chunk
+// after a chunk that said More, with nothing held after it, gives an empty
+// chunk that ends the batch. It reports whether to read on.
+func (s *streamState) give(chunks []llm.Chunk, more bool, yield func(llm.Chunk) bool) bool {
+	if len(chunks) == 0 && s.owed && !more {
+		chunks = append(chunks, llm.Chunk{})
+	}
+	for i := range chunks {
+		ch := chunks[i]
+		ch.More = more || i < len(chunks)-1
+		s.owed = ch.More
+		if !yield(ch) {
+			return false
+		}
+	}
+	return true
 }
 
 // chunks maps one event to chunks: one for its text, reasoning and model,

@@ -112,6 +112,11 @@ func TestStreamChunks(t *testing.T) {
 		{FinishReason: "tool_calls"},
 		{Usage: &ptk.Usage{PromptTokens: 402, CompletionTokens: 37}},
 	}
+	// The answer arrives in one read: every chunk says the next, or the
+	// end ([DONE]), is here.
+	for i := range want {
+		want[i].More = true
+	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("chunks (-want +got):\n%s", diff)
 	}

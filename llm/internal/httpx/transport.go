@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -34,13 +36,18 @@ type Transport struct {
 }
 
 // New returns a Transport for baseURL, trimmed of trailing slashes, with the
-// defaults: DefaultClient, no extra header, and 2 retries, the first after a
-// pause bounded by 500ms, doubling up to 8s.
+// defaults: DefaultClient (LocalClient for a server on this machine), no
+// extra header, and 2 retries, the first after a pause bounded by 500ms,
+// doubling up to 8s.
 func New(name, baseURL string) Transport {
+	hc := DefaultClient
+	if Local(baseURL) {
+		hc = LocalClient
+	}
 	return Transport{
 		Name:    name,
 		BaseURL: strings.TrimRight(baseURL, "/"),
-		HTTP:    DefaultClient,
+		HTTP:    hc,
 		Header:  http.Header{},
 		Retry:   retry.Policy{MaxRetries: 2, Base: 500 * time.Millisecond, Max: 8 * time.Second},
 	}
@@ -60,6 +67,34 @@ var DefaultClient = func() *http.Client {
 	t.MaxIdleConnsPerHost = 128
 	return &http.Client{Transport: t}
 }()
+
+// LocalClient is DefaultClient's settings for a server on this machine (a
+// local model server behind the gateway): it asks for no compression,
+// which would only cost CPU at both ends of a loopback connection.
+var LocalClient = func() *http.Client {
+	t, ok := DefaultClient.Transport.(*http.Transport)
+	if !ok {
+		return DefaultClient
+	}
+	t = t.Clone()
+	t.DisableCompression = true
+	return &http.Client{Transport: t}
+}()
+
+// Local reports whether rawURL names this machine: localhost, or a
+// loopback address.
+func Local(rawURL string) bool {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return false
+	}
+	h := u.Hostname()
+	if strings.EqualFold(h, "localhost") || strings.HasSuffix(strings.ToLower(h), ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
 
 // SetHTTPClient makes the requests with hc; nil keeps the one set.
 func (t *Transport) SetHTTPClient(hc *http.Client) {
@@ -270,4 +305,33 @@ func StreamOrWhole(resp *http.Response, yield func(llm.Chunk) bool, events func(
 		}
 	}
 	return nil
+}
+
+// A streamed answer's body is read to its end before it is closed, so that
+// its connection goes back to the pool: net/http closes a connection whose
+// body was closed before its end, and the next call then dials a new one
+// (through the gateway, three streamed answers in four paid a TCP
+// handshake and a connection's goroutines). The protocol's last event
+// ([DONE], message_stop) comes just before the end of the body, which
+// usually arrives with it or right after; a server that keeps the body
+// open after it is not waited for longer than drainWait, nor read further
+// than drainMax.
+const (
+	drainWait = 5 * time.Millisecond
+	drainMax  = 64 << 10
+)
+
+// CloseStream closes the body of a streamed answer. When the stream ended
+// as its protocol says (ended), the rest of the body is read first, within
+// drainWait and drainMax, so that the connection can serve the next call;
+// otherwise (an error, a caller that stopped reading) it is closed at once.
+func CloseStream(body io.ReadCloser, ended bool) {
+	if ended {
+		// Close may be called while a Read waits: net/http then closes
+		// the connection, and the Read returns.
+		t := time.AfterFunc(drainWait, func() { body.Close() })
+		io.Copy(io.Discard, io.LimitReader(body, drainMax))
+		t.Stop()
+	}
+	body.Close()
 }
