@@ -128,9 +128,11 @@ func TestMCPCommandStdio(t *testing.T) {
 	}
 }
 
-// TestMCPCommandHTTP serves over streamable HTTP with a key, taken by
-// ptk's own client.
-func TestMCPCommandHTTP(t *testing.T) {
+// serveMCPHTTP runs ptk mcp --addr over a workspace with tools and the key
+// k1 until the test ends (then checks it ended cleanly), and returns its
+// address.
+func serveMCPHTTP(t *testing.T, tools string) string {
+	t.Helper()
 	dir, _ := mcpWorkspace(t)
 	t.Setenv("PTK_API_KEYS", "k1")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -144,15 +146,22 @@ func TestMCPCommandHTTP(t *testing.T) {
 	var stderr bytes.Buffer
 	go func() {
 		root := newRoot(strings.NewReader(""), &bytes.Buffer{}, &stderr)
-		root.SetArgs([]string{"mcp", "--workspace", dir, "--tools", "read_file,bash", "--addr", addr})
+		root.SetArgs([]string{"mcp", "--workspace", dir, "--tools", tools, "--addr", addr})
 		done <- root.ExecuteContext(ctx)
 	}()
-	defer func() {
+	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("ptk mcp ended with %v; stderr:\n%s", err, stderr.String())
 		}
-	}()
+	})
+	return addr
+}
+
+// TestMCPCommandHTTP serves over streamable HTTP with a key, taken by
+// ptk's own client.
+func TestMCPCommandHTTP(t *testing.T) {
+	addr := serveMCPHTTP(t, "read_file,bash")
 	url := "http://" + addr + "/mcp"
 	for range 200 {
 		if resp, err := http.Get(url); err == nil {
@@ -189,23 +198,9 @@ func TestMCPCommandHTTP(t *testing.T) {
 func TestMCPCommandHTTPSlowBody(t *testing.T) {
 	defer func(d time.Duration) { mcpBodyIdle = d }(mcpBodyIdle)
 	mcpBodyIdle = 300 * time.Millisecond
-	dir, _ := mcpWorkspace(t)
-	t.Setenv("PTK_API_KEYS", "k1")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		root := newRoot(strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{})
-		root.SetArgs([]string{"mcp", "--workspace", dir, "--tools", "read_file", "--addr", addr})
-		done <- root.ExecuteContext(ctx)
-	}()
-	defer func() { cancel(); <-done }()
+	addr := serveMCPHTTP(t, "read_file")
 	var c net.Conn
+	var err error
 	for range 300 {
 		if c, err = net.Dial("tcp", addr); err == nil {
 			break
