@@ -12,6 +12,7 @@ import (
 	"github.com/ptkit/ptk/internal/sse"
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/protocol"
+	"github.com/ptkit/ptk/turn"
 )
 
 // forward passes the request through to an OpenAI-compatible upstream, as
@@ -133,7 +134,16 @@ func (x *exchange) readWhole(p *protocol.Parser, data []byte) []byte {
 	if json.Unmarshal(msg["content"], &content) != nil || content == "" {
 		return data
 	}
-	res := p.Parse(content)
+	// A reply the token limit cut may have been cut between two calls of
+	// a repetition loop: say so to the parser, as the turn does.
+	var reason string
+	json.Unmarshal(choices[0]["finish_reason"], &reason)
+	var res protocol.Parsed
+	if turn.CutOff(reason) {
+		res = p.ParseCut(content)
+	} else {
+		res = p.Parse(content)
+	}
 	var calls []outToolCall
 	for _, c := range res.Calls {
 		if x.choice.allows(c.Tool) && !(x.single && len(calls) > 0) {
@@ -343,6 +353,10 @@ func (s *streamReader) line(l []byte) {
 	}
 	finishing := hasValue(ch["finish_reason"])
 	if finishing {
+		var reason string
+		if json.Unmarshal(ch["finish_reason"], &reason) == nil && turn.CutOff(reason) {
+			s.ps.Cut() // as the turn does: the cut may fall between a loop's calls
+		}
 		s.ps.Finish()
 		s.finished = true
 	}
