@@ -686,3 +686,16 @@ func Slice[T any](r *Reader, s *[]T, elem func(*Reader, *T) bool) bool {
 		return elem(r, &(*s)[len(*s)-1])
 	})
 }
+
+// StringOrSlice reads the union the APIs write content as: a string into
+// s, or an array into xs (as Slice does). Any other value is false, left
+// to encoding/json, whose error it is.
+func StringOrSlice[T any](r *Reader, s *string, xs *[]T, elem func(*Reader, *T) bool) bool {
+	switch r.Peek() {
+	case '"':
+		return r.String(s)
+	case '[':
+		return Slice(r, xs, elem)
+	}
+	return false
+}

@@ -76,13 +76,7 @@ func readMessage(d *jsonfast.Reader, m *Message) bool {
 // readContent reads content as Content.UnmarshalJSON does: a string or an
 // array of blocks (anything else is its error, left to encoding/json).
 func readContent(d *jsonfast.Reader, c *Content) bool {
-	switch d.Peek() {
-	case '"':
-		return d.String(&c.Text)
-	case '[':
-		return jsonfast.Slice(d, &c.Blocks, readBlock)
-	}
-	return false
+	return jsonfast.StringOrSlice(d, &c.Text, &c.Blocks, readBlock)
 }
 
 func readBlock(d *jsonfast.Reader, b *Block) bool {

@@ -78,16 +78,11 @@ func decodeRequest(data []byte, r *Request) bool {
 // array of items, null as none (anything else is its error, left to
 // encoding/json).
 func readInput(d *jsonfast.Reader, in *Input) bool {
-	switch d.Peek() {
-	case 'n':
+	if d.Null() {
 		*in = Input{}
-		return d.Null()
-	case '"':
-		return d.String(&in.Text)
-	case '[':
-		return jsonfast.Slice(d, &in.Items, readItem)
+		return true
 	}
-	return false
+	return jsonfast.StringOrSlice(d, &in.Text, &in.Items, readItem)
 }
 
 func readItem(d *jsonfast.Reader, it *Item) bool {
@@ -126,13 +121,7 @@ func readItem(d *jsonfast.Reader, it *Item) bool {
 // readContent reads content as Content.UnmarshalJSON does: a string or an
 // array of parts (anything else is its error, left to encoding/json).
 func readContent(d *jsonfast.Reader, c *Content) bool {
-	switch d.Peek() {
-	case '"':
-		return d.String(&c.Text)
-	case '[':
-		return jsonfast.Slice(d, &c.Parts, readPart)
-	}
-	return false
+	return jsonfast.StringOrSlice(d, &c.Text, &c.Parts, readPart)
 }
 
 func readPart(d *jsonfast.Reader, p *Part) bool {

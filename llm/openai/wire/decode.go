@@ -136,13 +136,7 @@ func readMessage(d *jsonfast.Reader, m *Message) bool {
 // string or an array of parts. Any other value, which it keeps as an error
 // for AsText, is left to encoding/json.
 func readContent(d *jsonfast.Reader, c *Content) bool {
-	switch d.Peek() {
-	case '"':
-		return d.String(&c.Text)
-	case '[':
-		return jsonfast.Slice(d, &c.Parts, readPart)
-	}
-	return false
+	return jsonfast.StringOrSlice(d, &c.Text, &c.Parts, readPart)
 }
 
 func readPart(d *jsonfast.Reader, p *ContentPart) bool {
