@@ -130,7 +130,7 @@ func (l *Lines) Next() (line []byte, ok bool) {
 		}
 	}
 	rest := l.buf[l.off:]
-	if i := bytes.IndexAny(rest[min(l.scanned, len(rest)):], "\r\n"); i >= 0 {
+	if i := indexEOL(rest[min(l.scanned, len(rest)):]); i >= 0 {
 		i += min(l.scanned, len(rest))
 		if i > l.max() {
 			l.err = bufio.ErrTooLong
@@ -147,6 +147,23 @@ func (l *Lines) Next() (line []byte, ok bool) {
 		l.err = bufio.ErrTooLong
 	}
 	return nil, false
+}
+
+// indexEOL returns the index of the first CR or LF in b, or -1, as
+// bytes.IndexAny(b, "\r\n") does: but with two IndexByte scans, which run
+// many bytes at a time, where IndexAny tests each byte against a set. Every
+// byte of a stream is scanned twice (Next, then Buffered): reading a
+// 33-event answer (BenchmarkReader) took half the time it did with
+// IndexAny.
+func indexEOL(b []byte) int {
+	i := bytes.IndexByte(b, '\n')
+	if i < 0 {
+		return bytes.IndexByte(b, '\r')
+	}
+	if j := bytes.IndexByte(b[:i], '\r'); j >= 0 {
+		return j
+	}
+	return i
 }
 
 // End returns what is left at the end of the stream: the last line when it
@@ -273,7 +290,7 @@ func (s *Reader) Buffered() bool {
 		if afterCR && len(rest) > 0 && rest[0] == '\n' {
 			rest = rest[1:]
 		}
-		i := bytes.IndexAny(rest, "\r\n")
+		i := indexEOL(rest)
 		if i < 0 {
 			return false
 		}
