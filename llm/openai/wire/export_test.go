@@ -4,3 +4,7 @@ package wire
 var DecodeRequest = decodeRequest
 
 func DecodeCompletion(data []byte, c *Completion) bool { return decodeCompletion(data, c, nil) }
+
+// FastChunk reads a chunk as ChunkReader.Read's fast path does, with no
+// memory of a chunk before; false: left to the general decoder.
+func FastChunk(data []byte, c *Completion) bool { return fastChunk(data, c, &chunkMemory{}) }
