@@ -37,14 +37,88 @@ type chunkScanner struct {
 	i int
 }
 
+// A stream's chunks differ only in their choice: the bytes before it
+// (OpenAI, vLLM and Ollama write id, object, created, model there) and
+// after it (llama.cpp, and Go servers that sort keys, write them there)
+// are the same from one chunk to the next. fastChunk remembers, for the
+// last chunk it read, those bytes and what they held (a region), and when
+// the next chunk begins or ends with the same bytes it takes their fields
+// from memory after one comparison instead of reading them again: the
+// same bytes read the same way.
+
+// A region is the bytes of a chunk before or after its choices and the
+// top-level fields they set.
+type region struct {
+	bytes             []byte
+	seen              uint // the fields' bits, as fastChunk numbers them
+	id, object, model string
+	created           int64
+}
+
+// Bits of the top-level fields in fastChunk's seen.
+const (
+	bitID = 1 << iota
+	bitObject
+	bitCreated
+	bitModel
+	bitChoices
+	bitUsage
+)
+
+// apply sets the fields the region holds, and reports false when one was
+// set already (a key twice, left to the general decoder).
+func (r *region) apply(c *Completion, seen *uint) bool {
+	if *seen&r.seen != 0 {
+		return false
+	}
+	*seen |= r.seen
+	if r.seen&bitID != 0 {
+		c.ID = r.id
+	}
+	if r.seen&bitObject != 0 {
+		c.Object = r.object
+	}
+	if r.seen&bitCreated != 0 {
+		c.Created = r.created
+	}
+	if r.seen&bitModel != 0 {
+		c.Model = r.model
+	}
+	return true
+}
+
+// keep remembers b as a region holding the fields of seen, from c.
+func (r *region) keep(b []byte, seen uint, c *Completion) {
+	r.bytes = append(r.bytes[:0], b...)
+	r.seen, r.id, r.object, r.model, r.created = seen, c.ID, c.Object, c.Model, c.Created
+}
+
 // fastChunk reads data, a stream chunk, into c (zero) with mem's memory,
 // as decodeCompletion does; false leaves it to decodeCompletion, with c
 // and mem's choice, delta and finish reason to be set again. No closures:
 // a scanner they captured went to the heap for every chunk.
 func fastChunk(data []byte, c *Completion, mem *chunkMemory) bool {
 	s := chunkScanner{b: data}
-	var seen uint
-	more, ok := s.begin()
+	var seen, before uint
+	// The offsets where the choices' value begins and ends; -1: none.
+	from, to := -1, -1
+	var more, ok bool
+	if p := mem.before.bytes; len(p) > 0 && len(data) > len(p) && string(data[:len(p)]) == string(p) {
+		// The same bytes before the choices as the last chunk's.
+		mem.before.apply(c, &seen)
+		before, from, s.i = seen, len(p), len(p)
+		if !s.choices(c, mem) {
+			return false
+		}
+		seen |= bitChoices
+		to = s.i
+		if a := &mem.after; len(a.bytes) > 0 && string(data[to:]) == string(a.bytes) {
+			return a.apply(c, &seen)
+		}
+		more, ok = s.end()
+	} else {
+		more, ok = s.begin()
+	}
 	for ok && more {
 		key, kok := s.key()
 		if !kok {
@@ -53,17 +127,27 @@ func fastChunk(data []byte, c *Completion, mem *chunkMemory) bool {
 		var bit uint
 		switch string(key) {
 		case "id":
-			bit, ok = 1, s.stringLike(&c.ID, mem.id)
+			bit, ok = bitID, s.stringLike(&c.ID, mem.id)
 		case "object":
-			bit, ok = 2, s.stringLike(&c.Object, mem.object)
+			bit, ok = bitObject, s.stringLike(&c.Object, mem.object)
 		case "created":
-			bit, ok = 4, s.int64(&c.Created)
+			bit, ok = bitCreated, s.int64(&c.Created)
 		case "model":
-			bit, ok = 8, s.stringLike(&c.Model, mem.model)
+			bit, ok = bitModel, s.stringLike(&c.Model, mem.model)
 		case "choices":
-			bit, ok = 16, s.choices(c, mem)
+			if seen&bitChoices != 0 {
+				return false
+			}
+			before, from = seen, s.i
+			bit, ok = bitChoices, s.choices(c, mem)
+			to = s.i
+			if a := &mem.after; ok && len(a.bytes) > 0 && string(data[to:]) == string(a.bytes) {
+				// The same bytes after the choices as the last chunk's.
+				seen |= bitChoices
+				return a.apply(c, &seen)
+			}
 		case "usage":
-			bit, ok = 32, s.usage(c)
+			bit, ok = bitUsage, s.usage(c)
 		default:
 			ok = s.unknown(key, chunkKeys)
 		}
@@ -74,7 +158,16 @@ func fastChunk(data []byte, c *Completion, mem *chunkMemory) bool {
 		more, ok = s.end()
 	}
 	s.space()
-	return ok && s.i == len(s.b)
+	if !ok || s.i != len(s.b) {
+		return false
+	}
+	// Remember the regions around the choices, when they hold no usage (a
+	// stream's last chunk, which no other follows).
+	if from >= 0 && c.Usage == nil {
+		mem.before.keep(data[:from], before, c)
+		mem.after.keep(data[to:], seen&^before&^bitChoices, c)
+	}
+	return true
 }
 
 // begin reads the opening brace of an object; more says a member follows.

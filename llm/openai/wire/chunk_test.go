@@ -130,3 +130,60 @@ func FuzzFastChunk(f *testing.F) {
 		}
 	})
 }
+
+// A stream's chunks share the bytes around their choices, which the reader
+// reads once: in OpenAI's key order (before) and in sorted order (after).
+// A chunk that shares them and then differs — a key again, a field
+// missing, a usage — is read as encoding/json reads it all the same.
+func TestChunkReaderRegions(t *testing.T) {
+	const (
+		head = `{"id":"c1","object":"chat.completion.chunk","created":7,"model":"m","system_fingerprint":"fp","choices":`
+		tail = `,"created":7,"id":"c1","model":"m","object":"chat.completion.chunk"}`
+	)
+	choice := func(text string) string {
+		return `[{"index":0,"delta":{"content":"` + text + `"},"logprobs":null,"finish_reason":null}]`
+	}
+	for _, tt := range []struct {
+		name          string
+		chunks        []string
+		before, after string // what the reader remembers at the end
+	}{
+		{"OpenAI's order", []string{head + choice("a") + `}`, head + choice("b") + `}`, head + choice("c") + `}`}, head, `}`},
+		{"sorted", []string{`{"choices":` + choice("a") + tail, `{"choices":` + choice("b") + tail, `{"choices":` + choice("c") + tail}, `{"choices":`, tail},
+		{"a key again after", []string{head + choice("a") + `}`, head + choice("b") + `,"id":"c2"}`, head + choice("c") + `,"model":"n"}`}, head, `}`},
+		{"a key again before", []string{`{"choices":` + choice("a") + tail, `{"id":"x","choices":` + choice("b") + tail}, `{"choices":`, tail},
+		{"a field missing", []string{head + choice("a") + `}`, `{"id":"c1","choices":` + choice("b") + `}`, head + choice("c") + `}`}, head, `}`},
+		{"the usage", []string{head + choice("a") + `,"usage":null}`, head + `[],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}}`, head + choice("c") + `,"usage":null}`}, head, `,"usage":null}`},
+		{"the choices again", []string{`{"choices":` + choice("a") + tail, `{"choices":` + choice("b") + `,"choices":[]` + tail}, `{"choices":`, tail},
+		{"cut off", []string{head + choice("a") + `}`, head + choice("b"), head + choice("c") + `} x`}, head, `}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var r wire.ChunkReader
+			for _, c := range tt.chunks {
+				checkChunkReader(t, &r, []byte(c))
+			}
+			if before, after := r.Regions(); before != tt.before || after != tt.after {
+				t.Errorf("the reader remembers %q and %q, want %q and %q", before, after, tt.before, tt.after)
+			}
+		})
+	}
+}
+
+// FuzzChunkReaderRegions reads a chunk, then one with its bytes before (or
+// after) a cut and others after (or before) it: what the reader
+// remembers of the first is used for the second only when it reads the
+// same.
+func FuzzChunkReaderRegions(f *testing.F) {
+	all := recordedCompletions(f)
+	for i, data := range all {
+		f.Add(data, uint16(len(data)/2), all[(i+1)%len(all)][len(all[(i+1)%len(all)])/2:])
+	}
+	f.Fuzz(func(t *testing.T, first []byte, cut uint16, other []byte) {
+		n := min(int(cut), len(first))
+		var r wire.ChunkReader
+		checkChunkReader(t, &r, first)
+		checkChunkReader(t, &r, append(append([]byte(nil), first[:n]...), other...))
+		checkChunkReader(t, &r, first)
+		checkChunkReader(t, &r, append(append([]byte(nil), other...), first[n:]...))
+	})
+}

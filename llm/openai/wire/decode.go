@@ -47,6 +47,7 @@ type chunkMemory struct {
 	finish                          string
 	calls                           [2]ToolCall // a delta's first calls (fastChunk)
 	index                           [2]int      // and their indexes
+	before, after                   region      // the last chunk's bytes around its choices (fastChunk)
 	id, object, model, role, reason string      // the last chunk's
 }
 
