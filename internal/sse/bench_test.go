@@ -39,9 +39,22 @@ func (r *eventReads) Read(p []byte) (int, error) {
 
 // BenchmarkReader reads a 33-event stream as the provider clients do:
 // Next, then Buffered to know whether to pass the batch on (per op: the
-// whole stream).
+// whole stream): Chat Completions' data lines, and the same with an
+// "event:" line each, as Anthropic and Responses streams have.
 func BenchmarkReader(b *testing.B) {
-	evs := benchStream()
+	b.Run("data", func(b *testing.B) { benchReader(b, benchStream()) })
+	var typed [][]byte
+	for i, ev := range benchStream() {
+		typ := "content_block_delta"
+		if i%10 == 0 {
+			typ = "ping"
+		}
+		typed = append(typed, append([]byte("event: "+typ+"\n"), ev...))
+	}
+	b.Run("typed", func(b *testing.B) { benchReader(b, typed) })
+}
+
+func benchReader(b *testing.B, evs [][]byte) {
 	size := 0
 	for _, ev := range evs {
 		size += len(ev)

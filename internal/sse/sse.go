@@ -227,6 +227,8 @@ type Reader struct {
 	lines Lines
 
 	typ     string
+	types   [8]string // the event types last seen (intern)
+	ntypes  int
 	data    []byte
 	hasData bool
 	id      string // the last event ID buffer
@@ -362,9 +364,9 @@ func (s *Reader) line(line []byte) (Event, bool) {
 		s.data = append(s.data, value...)
 		s.hasData = true
 	case "event":
-		s.typ = string(value)
+		s.typ = s.intern(value)
 	case "id":
-		if bytes.IndexByte(value, 0) < 0 {
+		if bytes.IndexByte(value, 0) < 0 && string(value) != s.id {
 			s.id = string(value)
 		}
 	case "retry":
@@ -373,6 +375,22 @@ func (s *Reader) line(line []byte) (Event, bool) {
 		}
 	}
 	return Event{}, false
+}
+
+// intern returns an event type as a string without a copy when it is one
+// of the last few seen: a stream repeats a handful (Anthropic's
+// content_block_delta, ping...), and copying each was an allocation per
+// event.
+func (s *Reader) intern(v []byte) string {
+	for _, t := range s.types[:min(s.ntypes, len(s.types))] {
+		if string(v) == t {
+			return t
+		}
+	}
+	t := string(v)
+	s.types[s.ntypes%len(s.types)] = t
+	s.ntypes++
+	return t
 }
 
 // dispatch ends the event being read and returns it.
