@@ -134,7 +134,7 @@ func sizeHint(r *wire.Request) int {
 	for i := range r.Messages {
 		m := &r.Messages[i]
 		if m.Content != nil {
-			n += len(m.Content.Text) + len(m.Content.Text)/8
+			n += len(m.Content.Text) + len(m.Content.Text)/4
 		}
 		for _, c := range m.ToolCalls {
 			n += len(c.Function.Arguments)*2 + 64
@@ -142,7 +142,7 @@ func sizeHint(r *wire.Request) int {
 		n += 48
 	}
 	for _, t := range r.Tools {
-		n += len(t.Function.Name) + len(t.Function.Description) + len(t.Function.Parameters) + 64
+		n += len(t.Function.Name) + len(t.Function.Description)*5/4 + len(t.Function.Parameters) + 64
 	}
 	return n
 }
