@@ -329,7 +329,7 @@ func (a *responsesAPI) writeError(x *exchange, w http.ResponseWriter, e *httpErr
 	out.sse.fail(func() { e.write(w) }, func() {
 		resp := out.response("failed")
 		resp.Error = &responses.Error{Code: cmpOr(e.code, e.typ), Message: e.msg}
-		out.sse.write("response.failed", responses.ResponseEvent{Type: "response.failed", SequenceNumber: out.next(), Response: resp}, nil)
+		out.sse.write("response.failed", responses.ResponseEvent{Type: "response.failed", SequenceNumber: out.next(), Response: resp, Echo: out.echo}, nil)
 	})
 }
 
@@ -368,7 +368,11 @@ type responsesResponder struct {
 	texted, sep bool
 	seq         int
 
-	sse sseWriter
+	// echo is what the response repeats of the request, encoded once for
+	// the three events of a stream that carry the response (nil: written
+	// each time, as for a field left to encoding/json).
+	echo *responses.Echo
+	sse  sseWriter
 }
 
 var _ responder = (*responsesResponder)(nil)
@@ -449,11 +453,12 @@ func (r *responsesResponder) sizeHint() int {
 // opening is a stream's response.created and response.in_progress.
 func (r *responsesResponder) opening() []byte {
 	resp := r.response("in_progress")
+	r.echo, _ = resp.Echo(false)
 	// Both events repeat the request's tools: room for them at once.
 	var b bytes.Buffer
 	b.Grow(2 * r.sizeHint())
-	appendSSEEvent(&b, "response.created", responses.ResponseEvent{Type: "response.created", SequenceNumber: r.next(), Response: resp})
-	appendSSEEvent(&b, "response.in_progress", responses.ResponseEvent{Type: "response.in_progress", SequenceNumber: r.next(), Response: resp})
+	appendSSEEvent(&b, "response.created", responses.ResponseEvent{Type: "response.created", SequenceNumber: r.next(), Response: resp, Echo: r.echo})
+	appendSSEEvent(&b, "response.in_progress", responses.ResponseEvent{Type: "response.in_progress", SequenceNumber: r.next(), Response: resp, Echo: r.echo})
 	return b.Bytes()
 }
 
@@ -629,7 +634,7 @@ func (r *responsesResponder) finish(upstream string, u ptk.Usage) {
 	}
 	ev := "response." + status
 	r.sse.last(func() {
-		r.sse.write(ev, responses.ResponseEvent{Type: ev, SequenceNumber: r.next(), Response: resp}, nil)
+		r.sse.write(ev, responses.ResponseEvent{Type: ev, SequenceNumber: r.next(), Response: resp, Echo: r.echo}, nil)
 	})
 }
 
