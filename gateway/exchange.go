@@ -14,6 +14,7 @@ import (
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/agent"
 	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/protocol"
 )
 
 // The gateway serves three APIs over one model turn: Chat Completions
@@ -94,6 +95,9 @@ type exchange struct {
 	// or what Config.ModelMap or the default made of it).
 	asked, name string
 	tools       []ptk.ToolInfo
+	// parser reads calls of tools (toolsParser), once looked up.
+	parser    *protocol.Parser
+	parserErr error
 	// toolTurns: the conversation holds calls or tool results.
 	toolTurns bool
 	choice    toolChoice
