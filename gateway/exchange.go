@@ -135,6 +135,19 @@ func (x *exchange) respond(w http.ResponseWriter) responder {
 	return x.out
 }
 
+// end sends the last of a stream. With no Observer it is left in the
+// connection's buffer: as the handler returns, net/http writes it with the
+// stream's end (its last, empty chunk) in one write, as it does a whole
+// answer, where a flush here made that two writes and two reads for the
+// client, on the path of every streamed answer. An Observer's Done, which
+// comes before the handler returns, may be slow (a trace written to a
+// store): the stream's last events are flushed before it.
+func (x *exchange) end(rc *http.ResponseController) {
+	if x.obs != nil {
+		rc.Flush()
+	}
+}
+
 // handle serves one request of the API a: the body is read within the
 // gateway's limits, a place among the requests served at once is taken,
 // and the request is read and served. agentAPI says that a model the

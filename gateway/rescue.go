@@ -97,7 +97,7 @@ func (c *chatAPI) forward(x *exchange, ctx context.Context, w http.ResponseWrite
 			}
 			sr.finish()
 			sr.release()
-			rc.Flush()
+			x.end(rc)
 			return nil
 		}
 		if err != nil {

@@ -157,8 +157,8 @@ func (s *sseWriter) flush() {
 	}
 }
 
-// last writes the stream's last events with write (mu held), flushes them
-// and stops the writer.
+// last writes the stream's last events with write (mu held), sends them
+// (exchange.end) and stops the writer.
 func (s *sseWriter) last(f func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -168,7 +168,7 @@ func (s *sseWriter) last(f func()) {
 	s.begin()
 	f()
 	s.dirty = false
-	s.rc.Flush()
+	s.x.end(s.rc)
 	s.halt()
 }
 
