@@ -157,7 +157,7 @@ func (s *sseWriter) flush() {
 	}
 }
 
-// last writes the stream's last events with write (mu held), sends them
+// last writes the stream's last events with f (mu held: sseWrite), sends them
 // (exchange.end) and stops the writer.
 func (s *sseWriter) last(f func()) {
 	s.mu.Lock()
