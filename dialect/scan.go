@@ -6,6 +6,7 @@ import (
 	"github.com/ptkit/ptk/dialect/tag"
 	"github.com/ptkit/ptk/lenient"
 	"strconv"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 	"unsafe"
@@ -111,15 +112,36 @@ type emitState struct {
 	rsent   int // reasoning[:rsent] has been emitted
 }
 
-func newMachine(cfg *Config, emit func(result.Event)) *machine {
-	m := new(machine)
+// getMachine returns a machine in the state of a new one, from the pool of
+// finished ones: a machine is large (its regions, its JSON reader and
+// nodes), and a server reads a reply on every request.
+func getMachine(cfg *Config, emit func(result.Event)) *machine {
+	m := machines.Get().(*machine)
 	m.init(cfg, emit)
 	return m
 }
 
-// init sets m to the state of a new machine.
+// machines keeps finished machines (putMachine) for the next parse.
+var machines = sync.Pool{New: func() any { return new(machine) }}
+
+// putMachine hands m to the next parse. What the parse returned (its text,
+// reasoning, attempts, diagnostics, events) is no longer m's: m keeps only
+// its scratch space (the JSON reader's stacks, the nodes, the calls' slice),
+// and nothing of the reply it read.
+func putMachine(m *machine) {
+	m.init(nil, nil)
+	machines.Put(m)
+}
+
+// init sets m to the state of a new machine, keeping its scratch space
+// emptied.
 func (m *machine) init(cfg *Config, emit func(result.Event)) {
-	*m = machine{cfg: cfg, emit: emit, open: -1, callEnd: -1, bareRetry: -1, em: emitState{first: -1, spaceAt: -1}}
+	jp, nodes, raws := m.jp, m.nodes, m.raws
+	clear(raws[:cap(raws)])
+	nodes.Reuse()
+	*m = machine{cfg: cfg, emit: emit, open: -1, callEnd: -1, bareRetry: -1, em: emitState{first: -1, spaceAt: -1},
+		jp: jp, nodes: nodes, raws: raws[:0]}
+	m.jp.Forget()
 }
 
 // newJParser returns the machine's JSON reader, ready at start.
@@ -290,7 +312,8 @@ func (m *machine) appendText(seg []byte) {
 	if m.inert != nil {
 		return // an inert pass keeps no text
 	}
-	m.text = append(grow(m.text, len(seg)), seg...)
+	m.growText(len(seg))
+	m.text = append(m.text, seg...)
 }
 
 // lastTextByte is the byte before the prose not yet moved to text, as text.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/internal/benchdata"
@@ -115,4 +116,61 @@ func BenchmarkParseReasoning(b *testing.B) {
 			}
 		}
 	})
+}
+
+// The short replies a gateway or an agent reads on every turn: a sentence
+// and one call in the text protocol (the gateway benchmark's reply), a
+// sentence alone, and a sentence and one Hermes-style call.
+var shortReplies = []struct{ name, text string }{
+	{"ptk-call", "I'll check the current weather in Paris for you.\n\n<PTK_CALL>\n{\"tool\": \"get_weather\", \"args\": {\"city\": \"Paris\", \"unit\": \"celsius\"}}\n</PTK_CALL>"},
+	{"prose", "It is 18 °C with light rain in Paris right now: take a rain jacket if you bike."},
+	{"hermes-call", "I'll check the current weather in Paris for you.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"unit\": \"celsius\"}}\n</tool_call>"},
+}
+
+// pieces cuts s into pieces of n bytes (whole runes), as a model's tokens
+// come in a stream's deltas.
+func pieces(s string, n int) []string {
+	var out []string
+	for len(s) > 0 {
+		i := min(n, len(s))
+		for i < len(s) && !utf8.RuneStart(s[i]) {
+			i++
+		}
+		out = append(out, s[:i])
+		s = s[i:]
+	}
+	return out
+}
+
+// BenchmarkParseReply reads each short reply whole (Parse) and streamed in
+// pieces of 5 bytes (27 for the PTK call, as the gateway's upstream sends
+// it), with an emit function, as the turn and the gateway read it.
+func BenchmarkParseReply(b *testing.B) {
+	p, err := NewParser(testTools)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, r := range shortReplies {
+		want := p.Parse(r.text)
+		b.Run("whole/"+r.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				p.Parse(r.text)
+			}
+		})
+		ps := pieces(r.text, 5)
+		b.Run(fmt.Sprintf("stream%d/%s", len(ps), r.name), func(b *testing.B) {
+			b.ReportAllocs()
+			events := 0
+			for b.Loop() {
+				s := p.NewStream(func(Event) { events++ })
+				for _, c := range ps {
+					s.WriteString(c)
+				}
+				if got := s.Finish(); len(got.Calls) != len(want.Calls) || got.Text != want.Text {
+					b.Fatalf("stream read %+v, whole %+v", got, want)
+				}
+			}
+		})
+	}
 }
