@@ -31,6 +31,20 @@ type region interface {
 }
 
 type machine struct {
+	// state is all a machine knows of the reply it reads; init sets it new.
+	state
+	// One of each region, reused: only one region is read at a time. A
+	// region's slot is written whole when it starts (regionOf), so a
+	// machine handed to the next parse clears them only if it read any.
+	regions regionSlots
+	// The machine's scratch space, kept from one parse to the next.
+	jp    lenient.Reader // reused by the regions that read JSON
+	nodes lenient.Pool
+	raws  []RawCall // scratch for the calls a region reads
+}
+
+// state is what a machine knows of the reply it reads.
+type state struct {
 	cfg *Config
 	buf []byte
 	eof bool
@@ -69,31 +83,9 @@ type machine struct {
 	emit func(result.Event)
 	em   emitState
 
-	// One of each region, reused: only one region is read at a time.
-	regions struct {
-		dropRegion   dropRegion
-		thinkRegion  thinkRegion
-		tagCall      tagCall
-		bareJSON     bareJSON
-		headerCall   headerCall
-		pythonic     pythonic
-		quotedCalls  quotedCalls
-		namedCalls   namedCalls
-		pastTurn     pastTurn
-		xmlCall      xmlCall
-		tokenCall    tokenCall
-		glmInline    glmInline
-		badCall      badCall
-		fenceOpen    fenceOpen
-		fenceClose   fenceClose
-		inlineCode   inlineCode
-		textFence    textFence
-		fusedHarmony fusedHarmony
-		rawCode      rawCode
-	}
-	jp         lenient.Reader // reused by the regions that read JSON
-	nodes      lenient.Pool
-	raws       []RawCall // scratch for the calls a region reads
+	// entered: a region's slot was written (the regions hold some of the
+	// reply): by a recognizer, or at the start.
+	entered    bool
 	fenceStore fenceCtx
 	open       int // index of the call whose CallStart is out, or -1
 
@@ -102,6 +94,29 @@ type machine struct {
 	loop loopState
 	// inert is set for a pass that finds where data must change (inert.go).
 	inert *inertPass
+}
+
+// regionSlots holds one region of each type (see machine.regions).
+type regionSlots struct {
+	dropRegion   dropRegion
+	thinkRegion  thinkRegion
+	tagCall      tagCall
+	bareJSON     bareJSON
+	headerCall   headerCall
+	pythonic     pythonic
+	quotedCalls  quotedCalls
+	namedCalls   namedCalls
+	pastTurn     pastTurn
+	xmlCall      xmlCall
+	tokenCall    tokenCall
+	glmInline    glmInline
+	badCall      badCall
+	fenceOpen    fenceOpen
+	fenceClose   fenceClose
+	inlineCode   inlineCode
+	textFence    textFence
+	fusedHarmony fusedHarmony
+	rawCode      rawCode
 }
 
 type emitState struct {
@@ -136,11 +151,13 @@ func putMachine(m *machine) {
 // init sets m to the state of a new machine, keeping its scratch space
 // emptied.
 func (m *machine) init(cfg *Config, emit func(result.Event)) {
-	jp, nodes, raws := m.jp, m.nodes, m.raws
-	clear(raws[:cap(raws)])
-	nodes.Reuse()
-	*m = machine{cfg: cfg, emit: emit, open: -1, callEnd: -1, bareRetry: -1, em: emitState{first: -1, spaceAt: -1},
-		jp: jp, nodes: nodes, raws: raws[:0]}
+	if m.entered {
+		m.regions = regionSlots{}
+	}
+	m.state = state{cfg: cfg, emit: emit, open: -1, callEnd: -1, bareRetry: -1, em: emitState{first: -1, spaceAt: -1}}
+	clear(m.raws[:cap(m.raws)])
+	m.raws = m.raws[:0]
+	m.nodes.Reuse()
 	m.jp.Forget()
 }
 
@@ -186,7 +203,9 @@ func (m *machine) run() {
 			continue
 		}
 		if !m.started {
-			if !m.start() {
+			ok := m.start()
+			m.entered = m.entered || m.reg != nil
+			if !ok {
 				return
 			}
 			m.started = true

@@ -423,10 +423,18 @@ type Pool struct {
 
 // Reuse clears the nodes of the pool's last block and hands them out again:
 // for a reader of one reply after another, once nothing points to a node
-// read before. A pool that made one block (a reply with a call or two)
-// then reads the next reply without allocating.
+// read before, nor to a node's Keys or Kids. A pool that made one block (a
+// reply with a call or two) then reads the next reply without allocating.
 func (p *Pool) Reuse() {
-	clear(p.last)
+	for i := range p.last {
+		// Each node keeps its own lists' room, emptied: reading the next
+		// reply's objects then appends without allocating.
+		n := &p.last[i]
+		keys, kids := n.Keys, n.Kids
+		clear(keys[:cap(keys)])
+		clear(kids[:cap(kids)])
+		*n = Node{Keys: keys[:0], Kids: kids[:0]}
+	}
 	p.free = p.last
 }
 
