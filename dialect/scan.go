@@ -132,12 +132,17 @@ type emitState struct {
 // nodes), and a server reads a reply on every request.
 func getMachine(cfg *Config, emit func(result.Event)) *machine {
 	m := machines.Get().(*machine)
-	m.init(cfg, emit)
+	m.cfg, m.emit = cfg, emit
 	return m
 }
 
-// machines keeps finished machines (putMachine) for the next parse.
-var machines = sync.Pool{New: func() any { return new(machine) }}
+// machines keeps finished machines (putMachine), each in the state of a new
+// one, for the next parse.
+var machines = sync.Pool{New: func() any {
+	m := new(machine)
+	m.init(nil, nil)
+	return m
+}}
 
 // putMachine hands m to the next parse. What the parse returned (its text,
 // reasoning, attempts, diagnostics, events) is no longer m's: m keeps only

@@ -426,7 +426,8 @@ type Pool struct {
 // read before, nor to a node's Keys or Kids. A pool that made one block (a
 // reply with a call or two) then reads the next reply without allocating.
 func (p *Pool) Reuse() {
-	for i := range p.last {
+	// The nodes handed out of the last block are those before free.
+	for i := range p.last[:len(p.last)-len(p.free)] {
 		// Each node keeps its own lists' room, emptied: reading the next
 		// reply's objects then appends without allocating.
 		n := &p.last[i]
