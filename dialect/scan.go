@@ -718,11 +718,11 @@ func frozen(b []byte) string {
 }
 
 // textResult returns the reply's text. It is copied unless it fills its
-// buffer but for an eighth: a result keeps what it returns, not a buffer
-// sized for the whole reply.
+// buffer but for an eighth, or the buffer is small: a result keeps what it
+// returns, not a buffer sized for the whole reply.
 func (m *machine) textResult() string {
 	t := bytes.TrimSpace(m.text)
-	if cap(m.text) > len(t)+len(t)/8+64 {
+	if cap(m.text) > max(len(t)+len(t)/8+64, minText) {
 		return string(t)
 	}
 	return frozen(t)
