@@ -60,8 +60,10 @@ type state struct {
 
 	text      []byte
 	reasoning []byte
-	attempts  []result.Attempt
-	diags     []result.Diagnostic
+	// callBuf holds the calls' texts as reported (callText).
+	callBuf  []byte
+	attempts []result.Attempt
+	diags    []result.Diagnostic
 
 	fence *fenceCtx
 	// callEnd is where the last region that made a call ended, or -1.
@@ -552,7 +554,21 @@ func (m *machine) callDelta(b []byte) {
 	if m.emit == nil || m.open < 0 || len(b) == 0 {
 		return
 	}
-	m.event(result.Event{Kind: result.EventCallDelta, Index: m.open, Text: string(b)}) // a copy: a stream's buffer is reused
+	m.event(result.Event{Kind: result.EventCallDelta, Index: m.open, Text: m.callText(b)})
+}
+
+// callText returns a copy of b (a stream's input buffer is handed to the
+// next stream) in callBuf: an append-only buffer, as text is, whose bytes
+// are never written again once reported, so that a call streamed in many
+// pieces does not make a string of each. A full buffer is left to the
+// strings made in it, and a new one, twice its size, started.
+func (m *machine) callText(b []byte) string {
+	if len(m.callBuf)+len(b) > cap(m.callBuf) {
+		m.callBuf = make([]byte, 0, max(2*cap(m.callBuf), len(b), minText))
+	}
+	n := len(m.callBuf)
+	m.callBuf = append(m.callBuf, b...)
+	return frozen(m.callBuf[n:])
 }
 
 func (m *machine) nextIndex() int {
@@ -577,7 +593,7 @@ func (m *machine) addCalls(raws []RawCall) {
 			if m.open < 0 {
 				m.event(result.Event{Kind: result.EventCallStart, Index: idx, Tool: a.Call.Tool})
 				if len(rc.raw) > 0 {
-					m.event(result.Event{Kind: result.EventCallDelta, Index: idx, Text: string(rc.raw)})
+					m.event(result.Event{Kind: result.EventCallDelta, Index: idx, Text: m.callText(rc.raw)})
 				}
 			}
 			m.open = -1

@@ -174,6 +174,23 @@ func BenchmarkParseReply(b *testing.B) {
 				}
 			}
 		})
+		// Each piece read as it comes, as for a model slower than the
+		// turn's flush interval.
+		b.Run(fmt.Sprintf("flushed%d/%s", len(ps), r.name), func(b *testing.B) {
+			b.ReportAllocs()
+			defer reportCPU(b)()
+			events := 0
+			for b.Loop() {
+				s := p.NewStream(func(Event) { events++ })
+				for _, c := range ps {
+					s.WriteString(c)
+					s.Flush()
+				}
+				if got := s.Finish(); len(got.Calls) != len(want.Calls) || got.Text != want.Text {
+					b.Fatalf("stream read %+v, whole %+v", got, want)
+				}
+			}
+		})
 	}
 }
 
