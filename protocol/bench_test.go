@@ -26,6 +26,7 @@ func BenchmarkParse(b *testing.B) {
 		b.Run(fmt.Sprintf("whole/%dKiB", n>>10), func(b *testing.B) {
 			b.SetBytes(int64(len(text)))
 			b.ReportAllocs()
+			defer reportCPU(b)()
 			for b.Loop() {
 				p.Parse(text)
 			}
@@ -34,6 +35,7 @@ func BenchmarkParse(b *testing.B) {
 		b.Run(fmt.Sprintf("stream1B/%dKiB", n>>10), func(b *testing.B) {
 			b.SetBytes(int64(len(text)))
 			b.ReportAllocs()
+			defer reportCPU(b)()
 			events := 0
 			for b.Loop() {
 				s := p.NewStream(func(Event) { events++ })
