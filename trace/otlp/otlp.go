@@ -453,6 +453,10 @@ type liveSink struct {
 	next record.Live
 }
 
+// Unwrap is the sink it wraps: what writes to the store alone (a live
+// distill run's steps, written as they end, are sent once, at its end).
+func (s liveSink) Unwrap() record.Live { return s.next }
+
 func (s liveSink) RecordFunc(build func() *trace.Record) { sink{s.e, s.next}.RecordFunc(build) }
 func (s liveSink) Begin(run trace.Run)                   { s.next.Begin(run) }
 func (s liveSink) Append(rec *trace.Record, from [3]int) { s.next.Append(rec, from) }
@@ -465,6 +469,7 @@ func (s liveSink) Finish(build func() *trace.Record) {
 }
 
 var (
-	_ record.Sink = sink{}
-	_ record.Live = liveSink{}
+	_ record.Sink      = sink{}
+	_ record.Live      = liveSink{}
+	_ record.Unwrapper = liveSink{}
 )
