@@ -102,8 +102,9 @@ func distillCall(c distill.ModelCall, parent string) trace.ModelCall {
 		Span: trace.Span{Start: c.Start, Parent: parent}}
 }
 
-// roundStep is round n's step: running until it ended, then accepted or
-// rejected and why.
+// roundStep is round n's step: running until it ended (its duration the
+// time it has gone on, at each checkpoint), then accepted or rejected and
+// why.
 func roundStep(n int, start time.Time, d time.Duration, ended, accepted bool, rejected string) trace.Step {
 	st := trace.Step{Name: fmt.Sprintf("round %d", n), Status: trace.StepOK, Note: "accepted", Duration: trace.Millis(d),
 		Attrs: map[string]any{"round": n, "accepted": accepted}, Span: trace.Span{Start: start}}
@@ -205,6 +206,9 @@ func (d *DistillRecorder) Observe(e distill.Event) {
 		d.span.add(d.calls[n:len(d.calls):len(d.calls)], nil, nil)
 		return
 	case distill.EventRound:
+		if e.Start.IsZero() {
+			e.Start = time.Now()
+		}
 		d.round = len(d.steps)
 		d.run.Iterations = e.Round
 		d.steps = append(d.steps, roundStep(e.Round, e.Start, 0, false, false, ""))
@@ -233,6 +237,10 @@ func (d *DistillRecorder) checkpoint() {
 	}
 	run := d.run
 	run.Duration = trace.Millis(time.Since(run.StartedAt))
+	if d.round >= 0 && d.steps[d.round].Status == "" {
+		// the round going on, as long as it has gone on
+		d.steps[d.round].Duration = trace.Millis(time.Since(d.steps[d.round].Start))
+	}
 	rec := &trace.Record{Run: run, ModelCalls: slices.Clone(d.calls), ToolCalls: []trace.ToolCall{}, Steps: slices.Clone(d.steps)}
 	if rec.ModelCalls == nil {
 		rec.ModelCalls = []trace.ModelCall{}
