@@ -269,9 +269,12 @@ func TestDistillEndToEnd(t *testing.T) {
 	case <-time.After(3 * time.Minute):
 		t.Fatal("the second candidate was never asked for")
 	}
-	live := waitRun(t, db, func(r *trace.Record) bool { return stepNames(r) == "round 1:failed: screen:failed:step/0 round 2::" })
-	if live.Status != trace.StatusRunning || live.Provider != "" || live.Name != "route_ticket" || len(live.ModelCalls) != 2 ||
-		live.ModelCalls[0].Mode != "patterns" || live.ModelCalls[1].Parent != "step/0" || live.Usage.PromptTokens != 240 ||
+	// (Get reads a run's row, calls and steps one after the other: the
+	// wait is for all of them)
+	live := waitRun(t, db, func(r *trace.Record) bool {
+		return stepNames(r) == "round 1:failed: screen:failed:step/0 round 2::" && r.Status == trace.StatusRunning && len(r.ModelCalls) == 2 && r.Usage.PromptTokens == 240
+	})
+	if live.Provider != "" || live.Name != "route_ticket" || live.ModelCalls[0].Mode != "patterns" || live.ModelCalls[1].Parent != "step/0" ||
 		live.Steps[2].Note != "running" || live.Steps[0].Note != "rejected: the check before compiling rejected it" {
 		b, _ := json.Marshal(live)
 		t.Errorf("the running distill run: %s", b)

@@ -239,7 +239,7 @@ func (d *DistillRecorder) checkpoint() {
 	run.Duration = trace.Millis(time.Since(run.StartedAt))
 	if d.round >= 0 && d.steps[d.round].Status == "" {
 		// the round going on, as long as it has gone on
-		d.steps[d.round].Duration = trace.Millis(time.Since(d.steps[d.round].Start))
+		d.steps[d.round].Duration = trace.Millis(max(0, time.Since(d.steps[d.round].Start)))
 	}
 	rec := &trace.Record{Run: run, ModelCalls: slices.Clone(d.calls), ToolCalls: []trace.ToolCall{}, Steps: slices.Clone(d.steps)}
 	if rec.ModelCalls == nil {

@@ -92,15 +92,19 @@ func TestPtoolRunProvider(t *testing.T) {
 }
 
 // TestDistillLive: a distillation recorded as it goes into a real store
-// (SQLite): the run is running from its start, with the patterns' model
-// call, then each round (running until it ends) and each check under it
-// as they end; its end is Distill's record of the report, under the same
-// id. The sealed cases' inputs, answers and errors, which the report
-// keeps, are nowhere in the store's files, while the run goes on or after.
+// (a SQLite file, a PostgreSQL schema): the run is running from its start,
+// with the patterns' model call, then each round (running until it ends)
+// and each check under it as they end; its end is Distill's record of the
+// report, under the same id. The sealed cases' inputs, answers and errors,
+// which the report keeps, are not in the record, nor anywhere in the SQLite
+// store's files, while the run goes on or after.
 func TestDistillLive(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) { distillLive(t, filepath.Join(t.TempDir(), "traces.db")) })
+	t.Run("postgres", func(t *testing.T) { distillLive(t, benchPG(t)) })
+}
+
+func distillLive(t *testing.T, db string) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	db := filepath.Join(dir, "traces.db")
 	s, err := trace.Open(ctx, db)
 	if err != nil {
 		t.Fatal(err)
@@ -109,15 +113,18 @@ func TestDistillLive(t *testing.T) {
 	w := trace.NewWriter(s, nil)
 	at := time.Now()
 	rec := record.NewDistill(w, trace.Run{Name: "route_ticket", Model: "m", Provider: "ollama", Input: "30 training, 12 validation, 14 sealed examples"})
-	get := func(want string) *trace.Record {
+	// get waits for the run's steps to be want and ok to hold of it (Get
+	// reads the run's row, calls and steps one after the other: a write
+	// may come between)
+	get := func(want string, ok func(*trace.Record) bool) *trace.Record {
 		t.Helper()
 		var r *trace.Record
 		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			if r, err = s.Get(ctx, rec.ID()); err == nil && steps(r) == want {
+			if r, err = s.Get(ctx, rec.ID()); err == nil && steps(r) == want && ok(r) {
 				return r
 			}
 		}
-		t.Fatalf("the run in the store: %v, steps %q, want %q", err, steps(r), want)
+		t.Fatalf("the run in the store: %v, steps %q, want %q; %+v", err, steps(r), want, r)
 		return nil
 	}
 	secret := json.RawMessage(`{"subject":"SEALED-INPUT-7f3a"}`)
@@ -130,22 +137,19 @@ func TestDistillLive(t *testing.T) {
 
 	rec.Observe(distill.Event{Kind: distill.EventCall, Calls: patterns})
 	rec.Observe(distill.Event{Kind: distill.EventRound, Round: 1, Start: at.Add(time.Second)})
-	r := get("round 1::")
-	if r.Status != trace.StatusRunning || r.Kind != trace.KindDistill || r.Provider != "ollama" || len(r.ModelCalls) != 1 || r.Steps[0].Note != "running" {
-		t.Errorf("the running run: %+v", r)
-	}
+	get("round 1::", func(r *trace.Record) bool {
+		return r.Status == trace.StatusRunning && r.Kind == trace.KindDistill && r.Provider == "ollama" && len(r.ModelCalls) == 1 && r.Steps[0].Note == "running"
+	})
 	rec.Observe(distill.Event{Kind: distill.EventCall, Round: 1, Calls: code})
 	rec.Observe(distill.Event{Kind: distill.EventCheck, Round: 1, Check: &checks[0]})
-	r = get("round 1:: compile:ok:step/0")
-	if r.Status != trace.StatusRunning || len(r.ModelCalls) != 2 || r.ModelCalls[1].Parent != "step/0" || r.Usage.PromptTokens != 400 {
-		t.Errorf("the running run after a check: %+v", r)
-	}
+	get("round 1:: compile:ok:step/0", func(r *trace.Record) bool {
+		return r.Status == trace.StatusRunning && len(r.ModelCalls) == 2 && r.ModelCalls[1].Parent == "step/0" && r.Usage.PromptTokens == 400
+	})
 	rec.Observe(distill.Event{Kind: distill.EventCheck, Round: 1, Check: &checks[1]})
 	rec.Observe(distill.Event{Kind: distill.EventRoundEnd, Round: 1, Duration: 5 * time.Second, Rejected: "wrong on 14.3% of the sealed inputs"})
-	r = get("round 1:failed: compile:ok:step/0 sealed:failed:step/0")
-	if r.Status != trace.StatusRunning || r.Steps[0].Note != "rejected: wrong on 14.3% of the sealed inputs" {
-		t.Errorf("the running run after its round: %+v", r)
-	}
+	get("round 1:failed: compile:ok:step/0 sealed:failed:step/0", func(r *trace.Record) bool {
+		return r.Status == trace.StatusRunning && r.Steps[0].Note == "rejected: wrong on 14.3% of the sealed inputs"
+	})
 
 	rep := &distill.Report{Ptool: "route_ticket", Train: 30, Validation: 12, Sealed: 14, PatternCalls: patterns,
 		Rounds: []distill.Round{{N: 1, Start: at.Add(time.Second), Duration: 5 * time.Second, Rejected: "wrong on 14.3% of the sealed inputs",
@@ -157,7 +161,7 @@ func TestDistillLive(t *testing.T) {
 	if err := w.Close(0); err != nil {
 		t.Fatal(err)
 	}
-	r, err = s.Get(ctx, rec.ID())
+	r, err := s.Get(ctx, rec.ID())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,8 +173,12 @@ func TestDistillLive(t *testing.T) {
 	if len(rep.Rounds[0].Sealed.WrongCases) != 1 {
 		t.Error("the user's report lost its sealed cases")
 	}
+	b, _ := json.Marshal(r)
+	if bytes.Contains(b, []byte("7f3a")) {
+		t.Errorf("the record holds a sealed case: %s", b)
+	}
 	s.Close()
-	files, _ := filepath.Glob(db + "*")
+	files, _ := filepath.Glob(db + "*") // none for PostgreSQL
 	for _, f := range files {
 		b, _ := os.ReadFile(f)
 		for _, leak := range []string{"SEALED-INPUT-7f3a", "SEALED-WANT-7f3a", "SEALED-ERR-7f3a"} {
