@@ -498,3 +498,20 @@ func TestRunChain(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkExport is the cost of sending a finished ReAct run (a run, a
+// model call, two actions, a ptool call and its attempt) as spans: making
+// them, on the caller's goroutine (the SDK's batcher sends them on its own).
+func BenchmarkExport(b *testing.B) {
+	c := newCollector(b)
+	exp, err := otlp.New(context.Background(), otlp.Options{Endpoint: c.srv.URL})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer exp.Shutdown(context.Background())
+	rec := react()
+	b.ReportAllocs()
+	for b.Loop() {
+		exp.Export(rec)
+	}
+}
