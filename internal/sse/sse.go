@@ -130,7 +130,7 @@ func (l *Lines) Next() (line []byte, ok bool) {
 		}
 	}
 	rest := l.buf[l.off:]
-	if i := bytes.IndexAny(rest[min(l.scanned, len(rest)):], "\r\n"); i >= 0 {
+	if i := indexEOL(rest[min(l.scanned, len(rest)):]); i >= 0 {
 		i += min(l.scanned, len(rest))
 		if i > l.max() {
 			l.err = bufio.ErrTooLong
@@ -147,6 +147,23 @@ func (l *Lines) Next() (line []byte, ok bool) {
 		l.err = bufio.ErrTooLong
 	}
 	return nil, false
+}
+
+// indexEOL returns the index of the first CR or LF in b, or -1, as
+// bytes.IndexAny(b, "\r\n") does: but with two IndexByte scans, which run
+// many bytes at a time, where IndexAny tests each byte against a set. Every
+// byte of a stream is scanned twice (Next, then Buffered): reading a
+// 33-event answer (BenchmarkReader) took half the time it did with
+// IndexAny.
+func indexEOL(b []byte) int {
+	i := bytes.IndexByte(b, '\n')
+	if i < 0 {
+		return bytes.IndexByte(b, '\r')
+	}
+	if j := bytes.IndexByte(b[:i], '\r'); j >= 0 {
+		return j
+	}
+	return i
 }
 
 // End returns what is left at the end of the stream: the last line when it
@@ -210,6 +227,8 @@ type Reader struct {
 	lines Lines
 
 	typ     string
+	types   [8]string // the event types last seen (intern)
+	ntypes  int
 	data    []byte
 	hasData bool
 	id      string // the last event ID buffer
@@ -273,7 +292,7 @@ func (s *Reader) Buffered() bool {
 		if afterCR && len(rest) > 0 && rest[0] == '\n' {
 			rest = rest[1:]
 		}
-		i := bytes.IndexAny(rest, "\r\n")
+		i := indexEOL(rest)
 		if i < 0 {
 			return false
 		}
@@ -345,9 +364,9 @@ func (s *Reader) line(line []byte) (Event, bool) {
 		s.data = append(s.data, value...)
 		s.hasData = true
 	case "event":
-		s.typ = string(value)
+		s.typ = s.intern(value)
 	case "id":
-		if bytes.IndexByte(value, 0) < 0 {
+		if bytes.IndexByte(value, 0) < 0 && string(value) != s.id {
 			s.id = string(value)
 		}
 	case "retry":
@@ -356,6 +375,22 @@ func (s *Reader) line(line []byte) (Event, bool) {
 		}
 	}
 	return Event{}, false
+}
+
+// intern returns an event type as a string without a copy when it is one
+// of the last few seen: a stream repeats a handful (Anthropic's
+// content_block_delta, ping...), and copying each was an allocation per
+// event.
+func (s *Reader) intern(v []byte) string {
+	for _, t := range s.types[:min(s.ntypes, len(s.types))] {
+		if string(v) == t {
+			return t
+		}
+	}
+	t := string(v)
+	s.types[s.ntypes%len(s.types)] = t
+	s.ntypes++
+	return t
 }
 
 // dispatch ends the event being read and returns it.

@@ -10,6 +10,7 @@ import (
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/llm/anthropic/wire"
 	"github.com/ptkit/ptk/llm/internal/httpx"
+	"github.com/ptkit/ptk/llm/internal/jsoncache"
 )
 
 // DefaultBaseURL is Anthropic's API, used when [New] is given no base URL.
@@ -30,6 +31,8 @@ type Client struct {
 	version   string
 	maxTokens int
 	t         httpx.Transport
+	// cache keeps the JSON of what requests repeat.
+	cache *jsoncache.Cache
 }
 
 var (
@@ -94,7 +97,7 @@ func New(baseURL string, opts ...Option) *Client {
 	if baseURL == "" {
 		baseURL = DefaultBaseURL
 	}
-	c := &Client{version: DefaultVersion, maxTokens: DefaultMaxTokens, t: httpx.New("anthropic", baseURL)}
+	c := &Client{version: DefaultVersion, maxTokens: DefaultMaxTokens, t: httpx.New("anthropic", baseURL), cache: jsoncache.New(cacheBytes)}
 	for _, o := range opts {
 		o(c)
 	}
@@ -119,12 +122,51 @@ func (c *Client) Generate(ctx context.Context, req llm.Request) (*llm.Response, 
 // ProviderName is "anthropic" (llm.ProviderNamer).
 func (c *Client) ProviderName() string { return "anthropic" }
 
+// cacheBytes bounds a Client's cache of request JSON: a few coding agents'
+// prompts and tools.
+const cacheBytes = 8 << 20
+
+// marshal writes the request's body in one pass, with what requests repeat
+// (the system prompt, the tools, the turns sent again) from the client's
+// cache; what it refuses, encoding/json says why.
 func (c *Client) marshal(req llm.Request, stream bool) ([]byte, error) {
-	body, err := json.Marshal(newRequest(req, c.maxTokens, stream))
+	r := newRequest(req, c.maxTokens, stream)
+	if body, ok := r.AppendJSONCached(make([]byte, 0, sizeHint(&r)), true, c.cache); ok {
+		return body, nil
+	}
+	body, err := json.Marshal(&r)
 	if err != nil {
 		return nil, httpx.BadRequest(err)
 	}
 	return body, nil
+}
+
+// sizeHint is about the length of r's JSON, to make room for it at once.
+func sizeHint(r *wire.Request) int {
+	n := 256
+	// Escapes grow a text: a quote or a newline by a byte, an HTML
+	// character (escaped, as encoding/json does) by five.
+	text := func(s string) { n += len(s) + len(s)/4 + 16 }
+	if r.System != nil {
+		text(r.System.Text)
+	}
+	for i := range r.Messages {
+		c := &r.Messages[i].Content
+		text(c.Text)
+		for j := range c.Blocks {
+			b := &c.Blocks[j]
+			text(b.Text)
+			n += 2*len(b.Input) + 64
+			if b.Content != nil {
+				text(b.Content.Text)
+			}
+		}
+	}
+	for _, t := range r.Tools {
+		text(t.Description)
+		n += len(t.Name) + len(t.InputSchema) + 64
+	}
+	return n
 }
 
 // post sends one request and returns the answer if its status is a

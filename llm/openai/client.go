@@ -14,6 +14,7 @@ import (
 
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/llm/internal/httpx"
+	"github.com/ptkit/ptk/llm/internal/jsoncache"
 	"github.com/ptkit/ptk/llm/openai/wire"
 )
 
@@ -26,6 +27,9 @@ type Client struct {
 	// whether to ask it (WithWindowProbe).
 	windows *windows
 	probe   bool
+	// cache keeps the JSON of what requests repeat (the system prompt,
+	// the tools, the turns sent again).
+	cache *jsoncache.Cache
 }
 
 var (
@@ -73,7 +77,7 @@ func WithBackoff(base, max time.Duration) Option {
 // "https://api.openai.com/v1" or "http://localhost:11434/v1": it posts to
 // baseURL + "/chat/completions".
 func New(baseURL string, opts ...Option) *Client {
-	c := &Client{t: httpx.New("openai", baseURL), windows: &windows{}}
+	c := &Client{t: httpx.New("openai", baseURL), windows: &windows{}, cache: jsoncache.New(cacheBytes)}
 	for _, o := range opts {
 		o(c)
 	}
@@ -87,7 +91,7 @@ func (c *Client) BaseURL() string { return c.t.BaseURL }
 // again, after a pause, when it failed for a reason that may pass
 // ([llm.Retryable]).
 func (c *Client) Generate(ctx context.Context, req llm.Request) (*llm.Response, error) {
-	body, err := marshal(req, false)
+	body, err := c.marshal(req, false)
 	if err != nil {
 		return nil, err
 	}
@@ -106,9 +110,13 @@ func (c *Client) ProviderName() string {
 	return ""
 }
 
-func marshal(req llm.Request, stream bool) ([]byte, error) {
+// cacheBytes bounds a Client's cache of request JSON: a few coding agents'
+// prompts and tools.
+const cacheBytes = 8 << 20
+
+func (c *Client) marshal(req llm.Request, stream bool) ([]byte, error) {
 	r := newChatRequest(req, stream)
-	body, ok := r.AppendJSON(make([]byte, 0, sizeHint(&r)), true)
+	body, ok := r.AppendJSONCached(make([]byte, 0, sizeHint(&r)), true, c.cache)
 	if !ok {
 		// encoding/json refuses the request too: it says why.
 		_, err := json.Marshal(&r)
@@ -126,7 +134,7 @@ func sizeHint(r *wire.Request) int {
 	for i := range r.Messages {
 		m := &r.Messages[i]
 		if m.Content != nil {
-			n += len(m.Content.Text) + len(m.Content.Text)/8
+			n += len(m.Content.Text) + len(m.Content.Text)/4
 		}
 		for _, c := range m.ToolCalls {
 			n += len(c.Function.Arguments)*2 + 64
@@ -134,7 +142,7 @@ func sizeHint(r *wire.Request) int {
 		n += 48
 	}
 	for _, t := range r.Tools {
-		n += len(t.Function.Name) + len(t.Function.Description) + len(t.Function.Parameters) + 64
+		n += len(t.Function.Name) + len(t.Function.Description)*5/4 + len(t.Function.Parameters) + 64
 	}
 	return n
 }

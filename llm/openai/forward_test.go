@@ -94,7 +94,7 @@ func TestRequestExtra(t *testing.T) {
 		"model":           json.RawMessage(`"other"`),
 		"broken":          json.RawMessage(`{`),
 	}
-	body, err := marshal(req, false)
+	body, err := New("http://127.0.0.1").marshal(req, false)
 	if err != nil {
 		t.Fatal(err)
 	}

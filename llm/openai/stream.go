@@ -18,7 +18,7 @@ import (
 // after it, an error ends the sequence. Breaking out of the loop, or
 // canceling ctx, closes the connection at once.
 func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Chunk, error] {
-	return c.t.Stream(ctx, func() ([]byte, error) { return marshal(req, true) }, c.stream)
+	return c.t.Stream(ctx, func() ([]byte, error) { return c.marshal(req, true) }, c.stream)
 }
 
 // stream makes one attempt, giving each chunk to yield. It returns

@@ -4,6 +4,7 @@ import (
 	"bytes"
 
 	"github.com/ptkit/ptk/internal/jsonfast"
+	"github.com/ptkit/ptk/llm/internal/jsoncache"
 )
 
 // The gateway writes a streamed answer as a dozen events or more, each
@@ -21,11 +22,173 @@ import (
 // Block, a Delta, a Content) has its HTML characters escaped whatever
 // escapeHTML says, since those methods call json.Marshal.
 
-// writer is a jsonfast.Writer with the package's types.
-type writer struct{ jsonfast.Writer }
+// writer is a jsonfast.Writer with the package's types, and a cache for
+// the long strings and schemas a request repeats (nil: none).
+type writer struct {
+	jsonfast.Writer
+	cache *jsoncache.Cache
+}
 
 func newWriter(dst []byte, escapeHTML bool) writer {
-	return writer{jsonfast.NewWriter(dst, escapeHTML)}
+	return writer{Writer: jsonfast.NewWriter(dst, escapeHTML)}
+}
+
+// text writes a string that may be long and repeated: a prompt, a turn's
+// text, a description.
+func (w *writer) text(s string) { w.B = w.cache.String(w.B, s, w.EscapeHTML) }
+
+// raw writes a json.RawMessage that may be long and repeated (a schema),
+// as RawMessage does.
+func (w *writer) raw(m []byte) {
+	if m == nil {
+		w.Raw("null")
+		return
+	}
+	var ok bool
+	if w.B, ok = w.cache.Compact(w.B, m, w.EscapeHTML); !ok {
+		w.Fail()
+	}
+}
+
+// AppendJSON appends the request as encoding/json writes it.
+func (r *Request) AppendJSON(dst []byte, escapeHTML bool) ([]byte, bool) {
+	return r.AppendJSONCached(dst, escapeHTML, nil)
+}
+
+// AppendJSONCached is AppendJSON with the JSON of the request's long
+// strings and schemas (the system prompt, the tools, the turns a
+// conversation sends again) taken from c when it holds them, and kept in
+// it. The bytes are the same as AppendJSON's.
+func (r *Request) AppendJSONCached(dst []byte, escapeHTML bool, c *jsoncache.Cache) ([]byte, bool) {
+	w := writer{Writer: jsonfast.NewWriter(dst, escapeHTML), cache: c}
+	w.request(r)
+	return w.Done(dst)
+}
+
+func (w *writer) request(r *Request) {
+	w.Raw("{")
+	if r.Model != "" {
+		w.Raw(`"model":`)
+		w.String(r.Model)
+		w.Raw(",")
+	}
+	w.Raw(`"max_tokens":`)
+	w.Int(int64(r.MaxTokens))
+	if r.System != nil {
+		w.Raw(`,"system":`)
+		w.content(r.System)
+	}
+	w.Raw(`,"messages":`)
+	if r.Messages == nil {
+		w.Raw("null")
+	} else {
+		w.Raw("[")
+		for i := range r.Messages {
+			if i > 0 {
+				w.Raw(",")
+			}
+			w.Raw(`{"role":`)
+			w.String(r.Messages[i].Role)
+			w.Raw(`,"content":`)
+			w.content(&r.Messages[i].Content)
+			w.Raw("}")
+		}
+		w.Raw("]")
+	}
+	if len(r.Tools) > 0 {
+		w.Raw(`,"tools":[`)
+		for i := range r.Tools {
+			if i > 0 {
+				w.Raw(",")
+			}
+			w.tool(&r.Tools[i])
+		}
+		w.Raw("]")
+	}
+	if tc := r.ToolChoice; tc != nil {
+		w.Raw(`,"tool_choice":{"type":`)
+		w.String(tc.Type)
+		w.optString(`,"name":`, tc.Name)
+		if tc.DisableParallelToolUse {
+			w.Raw(`,"disable_parallel_tool_use":true`)
+		}
+		w.Raw("}")
+	}
+	if r.Temperature != nil {
+		w.Raw(`,"temperature":`)
+		w.Float(*r.Temperature)
+	}
+	if r.TopP != nil {
+		w.Raw(`,"top_p":`)
+		w.Float(*r.TopP)
+	}
+	if r.TopK != nil {
+		w.Raw(`,"top_k":`)
+		w.Int(int64(*r.TopK))
+	}
+	if len(r.StopSequences) > 0 {
+		w.Raw(`,"stop_sequences":[`)
+		for i, s := range r.StopSequences {
+			if i > 0 {
+				w.Raw(",")
+			}
+			w.String(s)
+		}
+		w.Raw("]")
+	}
+	if r.Stream {
+		w.Raw(`,"stream":true`)
+	}
+	w.optRaw(`,"metadata":`, r.Metadata)
+	if t := r.Thinking; t != nil {
+		w.Raw(`,"thinking":{"type":`)
+		w.String(t.Type)
+		if t.BudgetTokens != 0 {
+			w.Raw(`,"budget_tokens":`)
+			w.Int(int64(t.BudgetTokens))
+		}
+		w.optString(`,"display":`, t.Display)
+		w.Raw("}")
+	}
+	w.Raw("}")
+}
+
+// content writes content as Content.MarshalJSON does: through json.Marshal,
+// so with HTML escaped.
+func (w *writer) content(c *Content) {
+	w.Escaped(func() {
+		if c.Blocks != nil {
+			w.blocks(c.Blocks)
+		} else {
+			w.text(c.Text)
+		}
+	})
+}
+
+// tool writes a tool as encoding/json does, its description and schema
+// through the cache.
+func (w *writer) tool(t *Tool) {
+	w.Raw("{")
+	if t.Type != "" {
+		w.Raw(`"type":`)
+		w.String(t.Type)
+		w.Raw(",")
+	}
+	w.Raw(`"name":`)
+	w.String(t.Name)
+	if t.Description != "" {
+		w.Raw(`,"description":`)
+		w.text(t.Description)
+	}
+	if len(t.InputSchema) > 0 {
+		w.Raw(`,"input_schema":`)
+		w.raw(t.InputSchema)
+	}
+	if t.DeferLoading {
+		w.Raw(`,"defer_loading":true`)
+	}
+	w.optRaw(`,"cache_control":`, t.CacheControl)
+	w.Raw("}")
 }
 
 // AppendJSON appends the response as encoding/json writes it.
@@ -102,7 +265,7 @@ func (w *writer) block(b *Block) {
 		switch b.Type {
 		case "text":
 			w.Raw(`,"text":`)
-			w.String(b.Text)
+			w.text(b.Text)
 			w.optRaw(`,"cache_control":`, b.CacheControl)
 		case "thinking":
 			w.Raw(`,"thinking":`)
@@ -118,7 +281,7 @@ func (w *writer) block(b *Block) {
 			if len(bytes.TrimSpace(b.Input)) == 0 {
 				w.Raw("{}")
 			} else {
-				w.RawMessage(b.Input)
+				w.raw(b.Input)
 			}
 			w.optRaw(`,"cache_control":`, b.CacheControl)
 		default:
@@ -135,7 +298,7 @@ func (w *writer) block(b *Block) {
 				if b.Content.Blocks != nil {
 					w.blocks(b.Content.Blocks)
 				} else {
-					w.String(b.Content.Text)
+					w.text(b.Content.Text)
 				}
 			}
 			if b.IsError {

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -33,6 +34,10 @@ type Transport struct {
 	// would set itself.
 	Header http.Header
 	Retry  retry.Policy
+
+	// client is HTTP with CheckRedirect wrapped (see Client), made once
+	// for the HTTP it was made of.
+	client, clientOf *http.Client
 }
 
 // New returns a Transport for baseURL, trimmed of trailing slashes, with the
@@ -44,13 +49,15 @@ func New(name, baseURL string) Transport {
 	if Local(baseURL) {
 		hc = LocalClient
 	}
-	return Transport{
+	t := Transport{
 		Name:    name,
 		BaseURL: strings.TrimRight(baseURL, "/"),
 		HTTP:    hc,
 		Header:  http.Header{},
 		Retry:   retry.Policy{MaxRetries: 2, Base: 500 * time.Millisecond, Max: 8 * time.Second},
 	}
+	t.client, t.clientOf = t.wrap(hc), hc
+	return t
 }
 
 // DefaultClient is the client of a Transport given none: the settings of
@@ -65,6 +72,12 @@ var DefaultClient = func() *http.Client {
 	}
 	t = t.Clone()
 	t.MaxIdleConnsPerHost = 128
+	// A request's headers and body go out in one write when they fit the
+	// write buffer (4 KB by default: a request through the gateway, its
+	// system prompt and tools, took two syscalls, a coding agent's
+	// more), and a stream's events that have arrived are read in one.
+	t.WriteBufferSize = 32 << 10
+	t.ReadBufferSize = 16 << 10
 	return &http.Client{Transport: t}
 }()
 
@@ -100,6 +113,7 @@ func Local(rawURL string) bool {
 func (t *Transport) SetHTTPClient(hc *http.Client) {
 	if hc != nil {
 		t.HTTP = hc
+		t.client, t.clientOf = t.wrap(hc), hc
 	}
 }
 
@@ -137,7 +151,10 @@ func (t *Transport) Post(ctx context.Context, url string, body []byte, header ht
 	if err != nil {
 		return nil, BadRequest(err)
 	}
-	req.Header = t.Header.Clone()
+	req.Header = make(http.Header, len(t.Header)+len(header))
+	for k, v := range t.Header {
+		req.Header[k] = slices.Clone(v)
+	}
 	for k, v := range header {
 		if req.Header.Get(k) == "" {
 			req.Header[k] = v
@@ -162,9 +179,17 @@ func (t *Transport) Post(ctx context.Context, url string, body []byte, header ht
 // Client is the transport's http.Client, refusing redirects to another
 // origin (see sameOrigin): make every request of a provider client with it.
 func (t *Transport) Client() *http.Client {
-	hc := *t.HTTP
-	hc.CheckRedirect = sameOrigin(t.HTTP.CheckRedirect)
-	return &hc
+	if t.client != nil && t.clientOf == t.HTTP {
+		return t.client
+	}
+	return t.wrap(t.HTTP)
+}
+
+// wrap returns a copy of hc that refuses redirects to another origin.
+func (t *Transport) wrap(hc *http.Client) *http.Client {
+	c := *hc
+	c.CheckRedirect = sameOrigin(hc.CheckRedirect)
+	return &c
 }
 
 // sameOrigin wraps a client's CheckRedirect (nil: Go's, ten redirects) so

@@ -45,7 +45,10 @@ type chunkMemory struct {
 	choice                          [1]Choice
 	delta                           Delta
 	finish                          string
-	id, object, model, role, reason string // the last chunk's
+	calls                           [2]ToolCall // a delta's first calls (fastChunk)
+	index                           [2]int      // and their indexes
+	before, after                   region      // the last chunk's bytes around its choices (fastChunk)
+	id, object, model, role, reason string      // the last chunk's
 }
 
 // Read reads data, one chunk. The chunk it returns, and its json.RawMessage
@@ -54,6 +57,10 @@ func (r *ChunkReader) Read(data []byte) (*Completion, error) {
 	m := &r.mem
 	m.id, m.object, m.model = r.c.ID, r.c.Object, r.c.Model
 	m.role, m.reason = m.delta.Role, m.finish
+	r.c = Completion{}
+	if fastChunk(data, &r.c, m) {
+		return &r.c, nil
+	}
 	r.c = Completion{}
 	if decodeCompletion(data, &r.c, m) {
 		return &r.c, nil

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"github.com/ptkit/ptk/internal/jsonfast"
+	"github.com/ptkit/ptk/llm/internal/jsoncache"
 )
 
 // The gateway writes a stream's chunks by the dozen for every answer:
@@ -15,7 +16,7 @@ import (
 // it leaves to encoding/json, which refuses it: a json.RawMessage field
 // that is not valid JSON.
 func (c *Completion) AppendJSON(dst []byte, escapeHTML bool) ([]byte, bool) {
-	w := writer{jsonfast.NewWriter(dst, escapeHTML)}
+	w := writer{Writer: jsonfast.NewWriter(dst, escapeHTML)}
 	w.Raw(`{"id":`)
 	w.String(c.ID)
 	w.Raw(`,"object":`)
@@ -49,8 +50,12 @@ func (c *Completion) AppendJSON(dst []byte, escapeHTML bool) ([]byte, bool) {
 	return w.Done(dst)
 }
 
-// writer is a jsonfast.Writer with the package's types.
-type writer struct{ jsonfast.Writer }
+// writer is a jsonfast.Writer with the package's types, and a cache for
+// the long strings and schemas a request repeats (nil: none).
+type writer struct {
+	jsonfast.Writer
+	cache *jsoncache.Cache
+}
 
 func (w *writer) choice(ch *Choice) {
 	w.Raw(`{"index":`)
@@ -171,7 +176,7 @@ func (w *writer) toolCalls(tcs []ToolCall) {
 			w.Raw(",")
 		}
 		w.Raw(`"arguments":`)
-		w.String(string(tc.Function.Arguments))
+		w.B = w.cache.String(w.B, string(tc.Function.Arguments), w.EscapeHTML)
 		w.Raw("}}")
 	}
 	w.Raw("]")
@@ -204,7 +209,16 @@ func (w *writer) usage(u *Usage) {
 // (a tool's parameters that are not valid JSON, a temperature that is not
 // a number).
 func (r *Request) AppendJSON(dst []byte, escapeHTML bool) ([]byte, bool) {
-	w := writer{jsonfast.NewWriter(dst, escapeHTML)}
+	return r.AppendJSONCached(dst, escapeHTML, nil)
+}
+
+// AppendJSONCached is AppendJSON with the JSON of the request's long
+// strings and schemas (the system prompt, the tools, the turns a
+// conversation sends again) taken from c when it holds them, and kept in
+// it: a client sends most of a request again with every call. The bytes
+// are the same as AppendJSON's.
+func (r *Request) AppendJSONCached(dst []byte, escapeHTML bool, c *jsoncache.Cache) ([]byte, bool) {
+	w := writer{Writer: jsonfast.NewWriter(dst, escapeHTML), cache: c}
 	w.Raw("{")
 	sep := false
 	field := func(key string) {
@@ -293,7 +307,7 @@ func (w *writer) message(m *Message) {
 		// HTML whatever the encoder says.
 		w.Escaped(func() { w.parts(c.Parts) })
 	default:
-		w.Escaped(func() { w.String(c.Text) })
+		w.B = w.cache.String(w.B, c.Text, true)
 	}
 	if m.Name != "" {
 		w.Raw(`,"name":`)
@@ -334,13 +348,25 @@ func (w *writer) tool(t *Tool) {
 	w.String(t.Function.Name)
 	if t.Function.Description != "" {
 		w.Raw(`,"description":`)
-		w.String(t.Function.Description)
+		w.B = w.cache.String(w.B, t.Function.Description, w.EscapeHTML)
 	}
 	w.Raw(`,"parameters":`)
-	w.RawMessage(t.Function.Parameters)
+	w.rawMessage(t.Function.Parameters)
 	if t.Function.Strict != nil {
 		w.Raw(`,"strict":`)
 		w.Bool(*t.Function.Strict)
 	}
 	w.Raw("}}")
+}
+
+// rawMessage is jsonfast.Writer.RawMessage through the cache.
+func (w *writer) rawMessage(m []byte) {
+	if m == nil {
+		w.Raw("null")
+		return
+	}
+	var ok bool
+	if w.B, ok = w.cache.Compact(w.B, m, w.EscapeHTML); !ok {
+		w.Fail()
+	}
 }

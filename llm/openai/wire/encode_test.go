@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 
+	"github.com/ptkit/ptk/llm/internal/jsoncache"
 	"github.com/ptkit/ptk/llm/openai/wire"
 )
 
@@ -212,7 +214,25 @@ func checkRequestJSON(t *testing.T, r wire.Request) {
 		if want := bytes.TrimSuffix(b.Bytes(), []byte("\n")); !bytes.Equal(got[1:], want) {
 			t.Fatalf("AppendJSON(%v) wrote\n%s\nencoding/json\n%s", html, got[1:], want)
 		}
+		// Through a cache, the first time (nothing kept), the second
+		// (kept) and the third (taken from it): the same bytes.
+		for i := range 3 {
+			if cached, ok := r.AppendJSONCached([]byte("x"), html, requestCache); !ok || !bytes.Equal(cached, got) {
+				t.Fatalf("AppendJSONCached(%v), call %d: %v\n%s\nAppendJSON\n%s", html, i+1, ok, cached, got)
+			}
+		}
 	}
+}
+
+// requestCache is shared by every request checked, as a client's is by its
+// calls; small, so that it also forgets.
+var requestCache = jsoncache.New(256 << 10)
+
+// padded pads text past jsoncache.MinLen, and params with trailing spaces
+// (the same JSON, valid or not), so that a cache keeps them.
+func padded(text, params string) (string, string) {
+	pad := strings.Repeat(" ", jsoncache.MinLen)
+	return text + pad + text, params + pad
 }
 
 // TestRequestAppendJSON: requests of every shape, the protocol's system
@@ -226,6 +246,8 @@ func TestRequestAppendJSON(t *testing.T) {
 				continue
 			}
 			checkRequestJSON(t, requestOf(uint16(shape), s.id, s.text, s.args, int64(shape)))
+			text, args := padded(s.text, s.args)
+			checkRequestJSON(t, requestOf(uint16(shape), s.id, text, args, int64(shape)))
 		}
 	}
 	nan := math.NaN()
@@ -239,6 +261,8 @@ func FuzzRequestAppendJSON(f *testing.F) {
 		f.Add(uint16(i*4099), s.id, s.text, s.args, int64(i))
 	}
 	f.Fuzz(func(t *testing.T, shape uint16, model, text, params string, n int64) {
+		checkRequestJSON(t, requestOf(shape, model, text, params, n))
+		text, params = padded(text, params)
 		checkRequestJSON(t, requestOf(shape, model, text, params, n))
 	})
 }

@@ -4,3 +4,13 @@ package wire
 var DecodeRequest = decodeRequest
 
 func DecodeCompletion(data []byte, c *Completion) bool { return decodeCompletion(data, c, nil) }
+
+// FastChunk reads a chunk as ChunkReader.Read's fast path does, with no
+// memory of a chunk before; false: left to the general decoder.
+func FastChunk(data []byte, c *Completion) bool { return fastChunk(data, c, &chunkMemory{}) }
+
+// Regions returns the bytes the reader remembers around the last chunk's
+// choices.
+func (r *ChunkReader) Regions() (before, after string) {
+	return string(r.mem.before.bytes), string(r.mem.after.bytes)
+}
