@@ -420,20 +420,33 @@ func (s *Store) Write(ctx context.Context, recs ...*Record) error {
 	for i, r := range recs {
 		items[i] = item{rec: r}
 	}
-	return s.write(ctx, items)
+	return s.write(ctx, nil, items)
 }
 
 // write stores what a Writer queued in one transaction: whole records, and
-// the parts of live runs.
-func (s *Store) write(ctx context.Context, items []item) error {
+// the parts of live runs. conn is the Writer's connection (nil: one of the
+// pool's); on PostgreSQL a Writer's transaction commits without waiting
+// for the server's disk (see Writer).
+func (s *Store) write(ctx context.Context, conn *sql.Conn, items []item) error {
 	if s.readOnly {
 		return ErrReadOnly
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	var tx *sql.Tx
+	var err error
+	if conn != nil {
+		tx, err = conn.BeginTx(ctx, nil)
+	} else {
+		tx, err = s.db.BeginTx(ctx, nil)
+	}
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
+	if conn != nil && s.pg {
+		if _, err := tx.ExecContext(ctx, "SET LOCAL synchronous_commit = off"); err != nil {
+			return err
+		}
+	}
 	// The runs go in one statement per chunk, and so do their calls: a
 	// statement per row costs more than the row.
 	ins := &inserter{s: s, tx: tx}
@@ -566,8 +579,8 @@ var (
 // runValues is a run's row of runCols; ntc is its number of tool calls.
 func runValues(r *Record, ntc int) []any {
 	return []any{r.ID, r.ParentID, string(r.Kind), r.Name, r.Model, r.Mode, r.StartedAt.UnixMicro(),
-		time.Duration(r.Duration).Microseconds(), string(r.Status), r.ErrorCode, r.ErrorMessage, r.Usage.PromptTokens,
-		r.Usage.CompletionTokens, r.Cost, r.Iterations, ntc, r.Input, r.Output, string(r.Detail), r.Provider}
+		time.Duration(r.Duration).Microseconds(), string(r.Status), r.ErrorCode, r.ErrorMessage, int64(r.Usage.PromptTokens),
+		int64(r.Usage.CompletionTokens), r.Cost, int64(r.Iterations), int64(ntc), r.Input, r.Output, string(r.Detail), r.Provider}
 }
 
 func stepRow(run string, seq int, st Step) []any {
@@ -577,7 +590,7 @@ func stepRow(run string, seq int, st Step) []any {
 			attrs = string(b)
 		}
 	}
-	return []any{run, seq, st.Name, st.Status, st.Note, attrs, micros(st.Start), time.Duration(st.Duration).Microseconds(), st.Parent}
+	return []any{run, int64(seq), st.Name, st.Status, st.Note, attrs, micros(st.Start), time.Duration(st.Duration).Microseconds(), st.Parent}
 }
 
 // micros is t in microseconds since the epoch, 0 for the zero time.
@@ -589,18 +602,18 @@ func micros(t time.Time) int64 {
 }
 
 func modelCallRow(run string, seq int, mc ModelCall) []any {
-	return []any{run, seq, mc.Mode, mc.Usage.PromptTokens, mc.Usage.CompletionTokens, time.Duration(mc.Latency).Microseconds(), mc.Cost,
+	return []any{run, int64(seq), mc.Mode, int64(mc.Usage.PromptTokens), int64(mc.Usage.CompletionTokens), time.Duration(mc.Latency).Microseconds(), mc.Cost,
 		mc.RequestHash, mc.Text, callsText(mc.Calls), mc.Error, micros(mc.Start), mc.Parent}
 }
 
 func toolCallRow(run string, seq int, tc ToolCall) []any {
-	return []any{run, seq, tc.Iteration, tc.CallID, tc.Tool, string(tc.Args), tc.Result, b2i(tc.Truncated), b2i(tc.IsError), tc.Outcome,
+	return []any{run, int64(seq), int64(tc.Iteration), tc.CallID, tc.Tool, string(tc.Args), tc.Result, b2i(tc.Truncated), b2i(tc.IsError), tc.Outcome,
 		stringsText(tc.Repairs), time.Duration(tc.Duration).Microseconds(), micros(tc.Start), tc.Parent, tc.ErrorCode}
 }
 
 func ptoolCallRow(run string, seq int, pc PtoolCall) []any {
-	return []any{run, seq, pc.Ptool, string(pc.Input), string(pc.Output), jsonText(pc.Attempts), stringsText(pc.Repairs), pc.Source,
-		b2i(pc.Fallback), b2i(pc.IsError), time.Duration(pc.Duration).Microseconds(), pc.Usage.PromptTokens, pc.Usage.CompletionTokens,
+	return []any{run, int64(seq), pc.Ptool, string(pc.Input), string(pc.Output), jsonText(pc.Attempts), stringsText(pc.Repairs), pc.Source,
+		b2i(pc.Fallback), b2i(pc.IsError), time.Duration(pc.Duration).Microseconds(), int64(pc.Usage.PromptTokens), int64(pc.Usage.CompletionTokens),
 		pc.Cost, micros(pc.Start), pc.Parent}
 }
 
@@ -730,7 +743,7 @@ func (s *Store) insert(ctx context.Context, table string, cols []string, suffix 
 	return ins, nil
 }
 
-func b2i(b bool) int {
+func b2i(b bool) int64 {
 	if b {
 		return 1
 	}
