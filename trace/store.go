@@ -21,8 +21,9 @@ import (
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/internal/jsonfast"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
-	_ "modernc.org/sqlite"             // the "sqlite" database/sql driver
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib" // and the "pgx" database/sql driver
+	_ "modernc.org/sqlite"           // the "sqlite" database/sql driver
 )
 
 //go:embed migrations/*.sql
@@ -431,6 +432,9 @@ func (s *Store) write(ctx context.Context, conn *sql.Conn, items []item) error {
 	if s.readOnly {
 		return ErrReadOnly
 	}
+	if conn != nil && s.pg && !slices.ContainsFunc(items, func(it item) bool { return it.part == whole }) {
+		return s.pipeline(ctx, conn, items)
+	}
 	var tx *sql.Tx
 	var err error
 	if conn != nil {
@@ -499,32 +503,70 @@ func (s *Store) write(ctx context.Context, conn *sql.Conn, items []item) error {
 		}
 	}
 	if len(parts) > 0 {
-		if err := s.upsert(ctx, tx, parts); err != nil {
-			return err
-		}
-		// A finished live run's steps, replacing any written before (the
-		// last end of a run in the batch: one statement may not change a
-		// row twice).
-		last := map[string]*Record{}
-		var order []string
-		for _, it := range parts {
-			if it.part == ended && len(it.rec.Steps) > 0 {
-				if last[it.rec.ID] == nil {
-					order = append(order, it.rec.ID)
-				}
-				last[it.rec.ID] = it.rec
-			}
-		}
-		for _, id := range order {
-			for i, st := range last[id].Steps {
-				ins.add("steps", stepCols, stepRow(id, i, st)...)
-			}
-		}
-		if err := ins.flush(ctx, "steps", updateAll(" ON CONFLICT (run_id, seq)", stepCols[2:])); err != nil {
+		if err := s.writeLive(ctx, ins, parts); err != nil {
 			return err
 		}
 	}
 	return tx.Commit()
+}
+
+// writeLive writes the parts of live runs: their rows, their calls, and
+// the finished runs' steps.
+func (s *Store) writeLive(ctx context.Context, ins *inserter, parts []item) error {
+	if err := s.upsert(ctx, ins, parts); err != nil {
+		return err
+	}
+	// A finished live run's steps, replacing any written before (the
+	// last end of a run in the batch: one statement may not change a
+	// row twice).
+	last := map[string]*Record{}
+	var order []string
+	for _, it := range parts {
+		if it.part == ended && len(it.rec.Steps) > 0 {
+			if last[it.rec.ID] == nil {
+				order = append(order, it.rec.ID)
+			}
+			last[it.rec.ID] = it.rec
+		}
+	}
+	for _, id := range order {
+		for i, st := range last[id].Steps {
+			ins.add("steps", stepCols, stepRow(id, i, st)...)
+		}
+	}
+	return ins.flush(ctx, "steps", updateAll(" ON CONFLICT (run_id, seq)", stepCols[2:]))
+}
+
+// pipeline writes the parts of live runs to PostgreSQL on the Writer's
+// connection in one round trip: the transaction's statements are sent
+// together (a pgx batch: BEGIN, the inserts, COMMIT) and their results
+// read after, where a transaction through database/sql waits for each
+// statement's answer in turn — a dozen round trips a batch, each one the
+// server's and the Writer's goroutine going idle and waking.
+func (s *Store) pipeline(ctx context.Context, conn *sql.Conn, parts []item) error {
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue("SET LOCAL synchronous_commit = off")
+	if err := s.writeLive(ctx, &inserter{s: s, batch: b}, parts); err != nil {
+		return err
+	}
+	b.Queue("COMMIT")
+	return conn.Raw(func(dc any) error {
+		c, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("trace store: a PostgreSQL connection of type %T", dc)
+		}
+		pc := c.Conn()
+		err := pc.SendBatch(ctx, b).Close()
+		if err != nil && pc.PgConn().TxStatus() != 'I' {
+			// A statement failed: the server skipped the rest, COMMIT
+			// too, and the transaction is still open.
+			if _, rerr := pc.Exec(ctx, "ROLLBACK"); rerr != nil {
+				pc.Close(ctx) // the pool drops a closed connection
+			}
+		}
+		return err
+	})
 }
 
 // fresh returns the records whose ids are not stored yet, each id once,
@@ -622,6 +664,7 @@ func ptoolCallRow(run string, seq int, pc PtoolCall) []any {
 type inserter struct {
 	s        *Store
 	tx       *sql.Tx
+	batch    *pgx.Batch // on PostgreSQL, where the statements are queued instead of run (with tx nil)
 	cols     map[string][]string
 	rows     map[string][][]any
 	affected int64
@@ -668,7 +711,7 @@ func (in *inserter) flush(ctx context.Context, table, suffix string) error {
 			return err
 		}
 		st := ins.st
-		if st != nil {
+		if st != nil && in.tx != nil {
 			st = in.tx.StmtContext(ctx, st)
 		}
 		for len(rows) >= n {
@@ -677,6 +720,10 @@ func (in *inserter) flush(ctx context.Context, table, suffix string) error {
 				args = append(args, r...)
 			}
 			rows = rows[n:]
+			if in.batch != nil {
+				in.batch.Queue(ins.query, in.s.args(args)...)
+				continue
+			}
 			var res sql.Result
 			if st != nil {
 				res, err = st.ExecContext(run, args...)
