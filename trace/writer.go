@@ -29,7 +29,7 @@ import (
 // when the Writer closes.
 type Writer struct {
 	s       *Store
-	conn    *sql.Conn // the connection it writes on, once it has one; only its goroutine uses it
+	conn    *wconn // the connection it writes on, once it has one; only its goroutine uses it
 	ch      chan item
 	done    chan struct{}
 	owner   string        // names this writer on the rows of its running runs
@@ -138,7 +138,32 @@ func (w *Writer) connect(ctx context.Context) {
 			return
 		}
 	}
-	w.conn = c
+	w.conn = &wconn{Conn: c}
+}
+
+// wconn is a Writer's connection and, on SQLite, the statements its
+// driver prepared on it, by query.
+type wconn struct {
+	*sql.Conn
+	stmts map[string]driver.Stmt
+	args  []driver.NamedValue
+}
+
+// drop closes c, and the pool forgets it.
+func (c *wconn) drop() {
+	c.Raw(func(any) error {
+		c.closeStmts()
+		return driver.ErrBadConn // the pool drops it
+	})
+	c.Close()
+}
+
+// closeStmts closes the statements prepared on c; it runs in c.Raw.
+func (c *wconn) closeStmts() {
+	for _, st := range c.stmts {
+		st.Close()
+	}
+	c.stmts = nil
 }
 
 // release gives the Writer's connection back to the store's pool as the
@@ -150,10 +175,12 @@ func (w *Writer) release() {
 	}
 	w.conn = nil
 	if !w.s.pg {
+		c.Raw(func(any) error { c.closeStmts(); return nil })
 		ctx, cancel := context.WithTimeout(context.Background(), BusyTimeout)
 		defer cancel()
 		if _, err := c.ExecContext(ctx, "PRAGMA wal_autocheckpoint = 1000"); err != nil {
-			c.Raw(func(any) error { return driver.ErrBadConn }) // the pool drops it
+			c.drop()
+			return
 		}
 	}
 	c.Close()
@@ -354,8 +381,7 @@ func (w *Writer) writeNow(items ...item) error {
 		if w.conn != nil && !refused(err) {
 			// The connection may be what fails: the next write takes
 			// another.
-			w.conn.Raw(func(any) error { return driver.ErrBadConn })
-			w.conn.Close()
+			w.conn.drop()
 			w.conn = nil
 		}
 		return err
