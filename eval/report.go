@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/ptkit/ptk/internal/outfile"
 )
 
 // Summary is the report of one category (or "all") in one mode and prompt.
@@ -215,26 +216,14 @@ func ReadFile(path string) (*File, error) {
 }
 
 // WriteFile writes f to path, replacing it at once (a temporary file
-// renamed): an interrupted write never leaves half a file.
+// renamed): an interrupted write never leaves half a file, and a symbolic
+// link at path is replaced, not followed.
 func WriteFile(path string, f *File) error {
 	data, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return outfile.WriteFile(path, append(data, '\n'), 0o644)
 }
 
 // Change is a question whose verdict differs between two runs.

@@ -59,6 +59,11 @@ type Options struct {
 	// HTTPClient makes the requests to streamable HTTP servers; default
 	// http.DefaultClient. The configuration's headers are added to it.
 	HTTPClient *http.Client
+	// HiddenEnv names environment variables a stdio server never gets from
+	// ptk's environment, whatever their names look like (a model catalog's
+	// api_key_env such as MY_SERVICE); a server's own "env" in the
+	// configuration still gives it what it names.
+	HiddenEnv []string
 	// Implementation is how the client names itself to servers; default
 	// "ptk".
 	Implementation *sdk.Implementation
@@ -224,7 +229,7 @@ func (s *server) start(ctx context.Context) error {
 		// ptk's environment without its secrets (provider keys, client
 		// keys, the trace store's password): a server gets the keys its
 		// entry in mcp.json gives it, no others.
-		cmd.Env, _ = secretenv.Filter{}.Apply(os.Environ())
+		cmd.Env, _ = secretenv.Filter{}.Hide(s.opts.HiddenEnv...).Apply(os.Environ())
 		for _, k := range slices.Sorted(maps.Keys(s.cfg.Env)) {
 			cmd.Env = append(cmd.Env, k+"="+s.cfg.Env[k])
 		}

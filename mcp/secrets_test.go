@@ -40,3 +40,30 @@ func TestStdioServerDoesNotInheritSecrets(t *testing.T) {
 		}
 	}
 }
+
+// The attack: a key under a name that says nothing (a model catalog's
+// api_key_env MY_SERVICE) passes the filter by name and shape; named in
+// Options.HiddenEnv, a stdio server never gets it — unless its own "env" in
+// mcp.json gives it, which the user wrote.
+func TestStdioServerDoesNotInheritHiddenEnv(t *testing.T) {
+	t.Setenv("MY_SERVICE", "hunter2-planted")
+	t.Setenv("AUDIT_VISIBLE", "visible-value")
+	c, err := startFake(t, Options{HiddenEnv: []string{"MY_SERVICE"}}, map[string]ServerConfig{
+		"srv":   fakeConfig("environ", "SERVER_TOKEN", "given-in-mcp-json"),
+		"given": fakeConfig("environ", "MY_SERVICE", "given-by-the-user"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := call(t, toolNamed(t, c, "srv__environ"), `{}`).Content
+	if strings.Contains(got, "hunter2-planted") {
+		t.Errorf("the server received MY_SERVICE:\n%s", got)
+	}
+	if !strings.Contains(got, "AUDIT_VISIBLE=visible-value") {
+		t.Errorf("the server's environment lacks AUDIT_VISIBLE:\n%s", got)
+	}
+	given := call(t, toolNamed(t, c, "given__environ"), `{}`).Content
+	if !strings.Contains(given, "MY_SERVICE=given-by-the-user") || strings.Contains(given, "hunter2-planted") {
+		t.Errorf("the server whose env names MY_SERVICE got:\n%s", given)
+	}
+}

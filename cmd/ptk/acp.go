@@ -115,7 +115,7 @@ func runACP(cmd *cobra.Command, f runFlags, approval, traceDBFlag string) error 
 	if err != nil {
 		return usageError{err}
 	}
-	mcpTools, stopMCP, err := startMCP(cmd, f.mcp)
+	mcpTools, stopMCP, err := startMCP(cmd, f.mcp, keyEnvs(cat))
 	if err != nil {
 		return err
 	}

@@ -119,7 +119,7 @@ func builtinToolNames() []string {
 		return nil
 	}
 	defer os.RemoveAll(dir)
-	_, tools, closeFn, err := builtinTools(dir, "", false)
+	_, tools, closeFn, err := builtinTools(dir, "", false, nil)
 	if err != nil {
 		return nil
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ptkit/ptk/distill"
+	"github.com/ptkit/ptk/internal/outfile"
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/ptool"
 	"github.com/ptkit/ptk/trace"
@@ -209,7 +210,7 @@ func distillRun(cmd *cobra.Command, f distillFlags, name string) (err error) {
 	doc.Report = rep
 	data, _ := json.MarshalIndent(rep, "", "  ")
 	if f.report != "" {
-		if err := os.WriteFile(f.report, append(data, '\n'), 0o644); err != nil {
+		if err := outfile.WriteFile(f.report, append(data, '\n'), 0o644); err != nil {
 			return err
 		}
 	}
@@ -232,7 +233,7 @@ func distillRun(cmd *cobra.Command, f distillFlags, name string) (err error) {
 	if out == "" {
 		out = name + "_distilled.go"
 	}
-	if err := os.WriteFile(out, src, 0o644); err != nil {
+	if err := outfile.WriteFile(out, src, 0o644); err != nil {
 		return err
 	}
 	doc.Wrote, doc.Package = out, pkg

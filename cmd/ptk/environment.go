@@ -36,7 +36,7 @@ var environment = []struct {
 		{"PTK_BROWSER", "for browser:NAME models: the browser's debugging address (http://127.0.0.1:9222) or a profile folder ptk starts a browser with; replaces the browser provider's api_base"},
 		{"PTK_BROWSER_EXEC", "the browser ptk starts for browser:NAME models (default: the first of chromium, google-chrome, chrome, microsoft-edge or brave-browser on the PATH)"},
 		{"PTK_BROWSER_FLAGS", "more command-line flags for the browser ptk starts, space-separated"},
-		{"PTK_PASS_ENV", "variables the bash tool's commands get although their names or values look like secrets (GITHUB_TOKEN), comma-separated; by default they get none: no *_API_KEY, *_TOKEN, password or PTK_TRACE_DB"},
+		{"PTK_PASS_ENV", "variables the bash tool's commands get although their names or values look like secrets (GITHUB_TOKEN), comma-separated; by default they get none: no *_API_KEY, *_TOKEN, password, PTK_TRACE_DB or variable a model catalog names in api_key_env"},
 		{"PTK_TEMPORAL", "the ptk-temporal binary that 'ptk worker', 'ptk runs' and --temporal hand over to (default: ptk-temporal on the PATH, then beside ptk)"},
 	}},
 	{"Model providers' keys, read for a catalog model of that provider", []envVar{

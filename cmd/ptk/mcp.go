@@ -72,7 +72,7 @@ a body that is not JSON, an Origin of another site.`,
 }
 
 func runMCP(cmd *cobra.Command, f mcpFlags) error {
-	root, tools, closeTools, err := builtinTools(f.workspace, f.tools, f.sandbox)
+	root, tools, closeTools, err := builtinTools(f.workspace, f.tools, f.sandbox, keyEnvs(nil))
 	if err != nil {
 		return err
 	}
@@ -174,7 +174,9 @@ func mcpFlag(fl *pflag.FlagSet, p *string) {
 // is reported on stderr, one line, and left out; a file that cannot be
 // read or makes no sense is a usage error. The returned function stops
 // the servers.
-func startMCP(cmd *cobra.Command, file string) ([]ptk.Tool, func(), error) {
+// hidden names the variables no stdio server gets from ptk's environment
+// (the catalog's keys, see [keyEnvs]).
+func startMCP(cmd *cobra.Command, file string, hidden []string) ([]ptk.Tool, func(), error) {
 	if !cmd.Flags().Changed("mcp") {
 		def, err := mcp.DefaultConfigFile()
 		if err != nil {
@@ -198,7 +200,7 @@ func startMCP(cmd *cobra.Command, file string) ([]ptk.Tool, func(), error) {
 			}
 			return a
 		}}))
-	client, err := mcp.Start(cmd.Context(), cfg, mcp.Options{Logger: logger})
+	client, err := mcp.Start(cmd.Context(), cfg, mcp.Options{Logger: logger, HiddenEnv: hidden})
 	var joined interface{ Unwrap() []error }
 	if errors.As(err, &joined) {
 		for _, e := range joined.Unwrap() {
@@ -212,11 +214,11 @@ func startMCP(cmd *cobra.Command, file string) ([]ptk.Tool, func(), error) {
 
 // addMCPTools gives a gateway's own tools the MCP servers' tools, when it
 // runs tools (--tools) or --mcp names a file, with the gateway's approval.
-func addMCPTools(cmd *cobra.Command, file, policyFlag string, cfg *gateway.Config) (func(), error) {
+func addMCPTools(cmd *cobra.Command, file, policyFlag string, cfg *gateway.Config, hidden []string) (func(), error) {
 	if len(cfg.Tools) == 0 && !cmd.Flags().Changed("mcp") {
 		return func() {}, nil
 	}
-	tools, stop, err := startMCP(cmd, file)
+	tools, stop, err := startMCP(cmd, file, hidden)
 	if err != nil {
 		return nil, err
 	}

@@ -2,12 +2,12 @@ package main
 
 import (
 	"io"
-	"os"
 	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/ptkit/ptk/internal/outfile"
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/llm/replay"
 	"github.com/ptkit/ptk/ptool"
@@ -59,6 +59,8 @@ type modelSet struct {
 	// named gives the model name names, whatever --model says.
 	named func(name string) (llm.Model, error)
 	close func()
+	// keys names the catalog's key variables, which bash never gets.
+	keys []string
 }
 
 // open checks the flags and opens what --record and --replay name. Close
@@ -80,7 +82,7 @@ func (m *modelFlags) open(cmd *cobra.Command) (*modelSet, error) {
 		return nil, usageError{err}
 	}
 	override := setting(cmd, "model", m.model, "", "PTK_MODEL")
-	set := &modelSet{close: func() {}}
+	set := &modelSet{close: func() {}, keys: keyEnvs(cat)}
 	if m.replay != "" {
 		p, err := replay.Open(m.replay)
 		if err != nil {
@@ -92,7 +94,7 @@ func (m *modelFlags) open(cmd *cobra.Command) (*modelSet, error) {
 	}
 	var w io.Writer
 	if m.record != "" {
-		f, err := os.OpenFile(m.record, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		f, err := outfile.OpenAppend(m.record)
 		if err != nil {
 			return nil, usagef("--record: %v", err)
 		}

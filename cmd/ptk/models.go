@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -52,6 +53,29 @@ func loadCatalog(file string) (*catalog.Catalog, error) {
 		return nil, fmt.Errorf("model catalog: %w", err)
 	}
 	return c, nil
+}
+
+// keyEnvs names the variables that hold the catalog's API keys (its
+// providers' api_key_env), which bash and stdio MCP servers never get
+// whatever the names look like: a key under MY_SERVICE says nothing of what
+// it is. A nil cat is the catalog without --models (the built-in one, the
+// user's models.json and $PTK_MODELS); one that does not load names none,
+// as its command reports the error itself when it needs a model.
+func keyEnvs(cat *catalog.Catalog) []string {
+	if cat == nil {
+		var err error
+		if cat, err = loadCatalog(""); err != nil {
+			return nil
+		}
+	}
+	var names []string
+	for _, p := range cat.Providers {
+		if p.APIKeyEnv != "" {
+			names = append(names, p.APIKeyEnv)
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
 }
 
 // siteModels are the browser models of the site files in dir, each

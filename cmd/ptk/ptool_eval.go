@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/internal/outfile"
 	"github.com/ptkit/ptk/internal/term"
 	"github.com/ptkit/ptk/ptool"
 	"github.com/ptkit/ptk/ptool/score"
@@ -198,7 +199,7 @@ func ptoolEval(cmd *cobra.Command, f *ptoolFlags, e ptoolEvalFlags, name string)
 	}
 	if e.report != "" {
 		data, _ := json.MarshalIndent(rep, "", "  ")
-		if err := os.WriteFile(e.report, append(data, '\n'), 0o644); err != nil {
+		if err := outfile.WriteFile(e.report, append(data, '\n'), 0o644); err != nil {
 			return err
 		}
 	}

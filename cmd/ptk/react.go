@@ -53,7 +53,7 @@ asked for one.`,
 				}
 			}
 			if tools != "" {
-				_, ts, closeTools, err := builtinTools(workspace, tools, sandbox)
+				_, ts, closeTools, err := builtinTools(workspace, tools, sandbox, models.keys)
 				if err != nil {
 					return err
 				}

@@ -249,11 +249,11 @@ func prepareRun(cmd *cobra.Command, f runFlags) (*runSetup, error) {
 	if err != nil {
 		return nil, err
 	}
-	root, tools, closeBuiltins, err := builtinTools(f.workspace, f.tools, f.sandbox)
+	root, tools, closeBuiltins, err := builtinTools(f.workspace, f.tools, f.sandbox, keyEnvs(cat))
 	if err != nil {
 		return nil, err
 	}
-	mcpTools, stopMCP, err := startMCP(cmd, f.mcp)
+	mcpTools, stopMCP, err := startMCP(cmd, f.mcp, keyEnvs(cat))
 	if err != nil {
 		closeBuiltins()
 		return nil, err
@@ -557,7 +557,9 @@ func browserError(err error) bool {
 // builtinTools opens the workspace and returns its absolute path and the
 // built-in tools named by list (comma-separated; empty: all of them), and a
 // function that closes the workspace.
-func builtinTools(workspace, list string, sandbox bool) (root string, tools []ptk.Tool, closeFn func(), err error) {
+// hidden names variables bash never gets whatever their names look like:
+// the model catalog's api_key_env (see [keyEnvs]).
+func builtinTools(workspace, list string, sandbox bool, hidden []string) (root string, tools []ptk.Tool, closeFn func(), err error) {
 	if root, err = filepath.Abs(workspace); err != nil {
 		return "", nil, nil, usagef("--workspace %s: %v", workspace, err)
 	}
@@ -565,9 +567,10 @@ func builtinTools(workspace, list string, sandbox bool) (root string, tools []pt
 	if err != nil {
 		return "", nil, nil, usagef("--workspace %s: %v", workspace, err)
 	}
-	// bash's commands get no variable that looks like a secret, but those
-	// the user names in PTK_PASS_ENV.
-	shellOpts := []shell.Option{shell.WithPassEnv(splitList(os.Getenv("PTK_PASS_ENV"))...), shell.WithProtected(ptkdirs.Folders()...)}
+	// bash's commands get no variable that looks like a secret or holds a
+	// catalog's key, but those the user names in PTK_PASS_ENV.
+	shellOpts := []shell.Option{shell.WithHiddenEnv(hidden...), shell.WithPassEnv(splitList(os.Getenv("PTK_PASS_ENV"))...),
+		shell.WithProtected(ptkdirs.Folders()...)}
 	if sandbox {
 		shellOpts = append(shellOpts, shell.WithSandbox())
 	}

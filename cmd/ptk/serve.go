@@ -175,7 +175,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		AllowedHosts:  f.exposure.hosts(cmd),
 	}
 	if strings.TrimSpace(f.tools) != "" {
-		_, tools, closeTools, err := builtinTools(f.workspace, f.tools, f.sandbox)
+		_, tools, closeTools, err := builtinTools(f.workspace, f.tools, f.sandbox, keyEnvs(cat))
 		if err != nil {
 			return err
 		}
@@ -186,7 +186,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		}
 		cfg.Tools, cfg.Approver = tools, &serveApprover{policy: policy, file: policyFile, tools: approvalTools(tools)}
 	}
-	stopMCP, err := addMCPTools(cmd, f.mcp, f.policy, &cfg)
+	stopMCP, err := addMCPTools(cmd, f.mcp, f.policy, &cfg, keyEnvs(cat))
 	if err != nil {
 		return err
 	}

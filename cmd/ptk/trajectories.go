@@ -41,7 +41,7 @@ func (f *toolFlags) register(reg *ptool.Registry) (closeFn func(), err error) {
 	if f.tools == "" {
 		return func() {}, nil
 	}
-	_, tools, closeTools, err := builtinTools(f.workspace, f.tools, f.sandbox)
+	_, tools, closeTools, err := builtinTools(f.workspace, f.tools, f.sandbox, keyEnvs(nil))
 	if err != nil {
 		return nil, err
 	}
@@ -185,16 +185,7 @@ against the ptools file and the --tools, as 'ptk workflow check' does.
 				probs = workflow.Check(t, reg)
 				closeTools()
 			}
-			w := cmd.OutOrStdout()
-			if output != "" {
-				f, err := os.Create(output)
-				if err != nil {
-					return err
-				}
-				defer f.Close()
-				w = f
-			}
-			if err := writeIndented(w, t); err != nil {
+			if err := writeIndentedTo(cmd, output, t); err != nil {
 				return err
 			}
 			if probs != nil {

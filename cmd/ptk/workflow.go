@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ptkit/ptk/internal/outfile"
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/ptool"
 	"github.com/ptkit/ptk/trace/record"
@@ -55,6 +56,24 @@ func writeIndented(w io.Writer, v any) error {
 	e.SetEscapeHTML(false)
 	e.SetIndent("", "  ")
 	return e.Encode(v)
+}
+
+// writeIndentedTo writes v as writeIndented does to the file output, whole
+// or not at all and never through a link planted there (outfile), or to
+// stdout when output is "".
+func writeIndentedTo(cmd *cobra.Command, output string, v any) error {
+	if output == "" {
+		return writeIndented(cmd.OutOrStdout(), v)
+	}
+	f, err := outfile.Create(output, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := writeIndented(f, v); err != nil {
+		return err
+	}
+	return f.Commit()
 }
 
 func newWorkflowCmd() *cobra.Command {
@@ -112,16 +131,7 @@ result is its output: its JSON, or its text as a string).`,
 			t, err := workflow.Plan(ctx, args[0], reg, workflow.PlanOptions{Model: m, Rounds: rounds,
 				Options: append(mf.ptoolOptions(), record)})
 			if t != nil {
-				w := cmd.OutOrStdout()
-				if output != "" {
-					f, ferr := os.Create(output)
-					if ferr != nil {
-						return ferr
-					}
-					defer f.Close()
-					w = f
-				}
-				if werr := writeIndented(w, t); werr != nil {
+				if werr := writeIndentedTo(cmd, output, t); werr != nil {
 					return werr
 				}
 			}

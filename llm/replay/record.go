@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"io"
 	"iter"
-	"os"
 	"sync"
 	"time"
 
+	"github.com/ptkit/ptk/internal/outfile"
 	"github.com/ptkit/ptk/llm"
 )
 
@@ -29,9 +29,10 @@ func Record(m llm.Model, w io.Writer) llm.Model {
 }
 
 // RecordFile records m's calls, as [Record] does, at the end of the file at
-// path, which it creates if needed. Close the returned Closer when done.
+// path, which it creates if needed; a symbolic link, FIFO or device there
+// is refused, not followed. Close the returned Closer when done.
 func RecordFile(m llm.Model, path string) (llm.Model, io.Closer, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	f, err := outfile.OpenAppend(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("replay: %w", err)
 	}
