@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/distill"
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/llm/llmtest"
 	"github.com/ptkit/ptk/ptool"
@@ -109,7 +110,8 @@ func TestBrowserLive(t *testing.T) {
 		start := time.Now()
 		if _, err := chromedp.Run(bctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(within), chromedp.WithPollingInterval(20*time.Millisecond))); err != nil {
 			body, _ := chromedp.Run(bctx, chromedp.Text(chromedp.CSS("main")))
-			t.Fatalf("%s: not within %v (%v); the page shows:\n%.1500s", what, within, err, body)
+			v, e2 := chromedp.Run(bctx, chromedp.Evaluate[any](expr))
+			t.Fatalf("%s: not within %v (%v; now %v %v); the page shows:\n%.1500s", what, within, err, v, e2, body)
 		}
 		return time.Since(start)
 	}
@@ -216,4 +218,96 @@ func TestBrowserLive(t *testing.T) {
 		t.Errorf("the charts of one bucket: %q, want 2 points drawn and no overlapping labels", drawn)
 	}
 	shot("live-5-analytics")
+
+	// A distillation recorded as it goes (ptk distill's recorder): it is
+	// in the list, running, within a second of its start; its page shows
+	// each round and check as they end, the round going on as running.
+	if err := chromedp.Do(bctx, chromedp.Navigate("http://"+addr+"/#/runs")); err != nil {
+		t.Fatal(err)
+	}
+	waitJS("the runs page", `!!document.querySelector("#runs tbody tr.run")`, 10*time.Second)
+	started = time.Now()
+	dist := record.NewDistill(w, trace.Run{Name: "route_ticket", Model: "qwen3:8b", Provider: "ollama", Input: "30 training, 12 validation, 14 sealed examples"})
+	// what distill.Run does, told as it does it, and its report
+	rep := &distill.Report{Ptool: "route_ticket", Train: 30, Validation: 12, Sealed: 14}
+	call := func(round int, d time.Duration, in, out int) {
+		c := distill.ModelCall{Start: time.Now(), Latency: d, Usage: ptk.Usage{PromptTokens: in, CompletionTokens: out}}
+		time.Sleep(d)
+		if round == 0 {
+			rep.PatternCalls = append(rep.PatternCalls, c)
+		} else {
+			rep.Rounds[round-1].Calls = append(rep.Rounds[round-1].Calls, c)
+		}
+		dist.Observe(distill.Event{Kind: distill.EventCall, Round: round, Calls: []distill.ModelCall{c}})
+	}
+	check := func(round int, name string, d time.Duration, passed bool, note string) {
+		c := distill.Check{Name: name, Start: time.Now(), Duration: d, Passed: passed, Note: note}
+		time.Sleep(d)
+		rep.Rounds[round-1].Checks = append(rep.Rounds[round-1].Checks, c)
+		dist.Observe(distill.Event{Kind: distill.EventCheck, Round: round, Check: &c})
+	}
+	begin := func(round int) {
+		rep.Rounds = append(rep.Rounds, distill.Round{N: round, Start: time.Now()})
+		dist.Observe(distill.Event{Kind: distill.EventRound, Round: round, Start: rep.Rounds[round-1].Start})
+	}
+	end := func(round int, rejected string) {
+		r := &rep.Rounds[round-1]
+		r.Duration, r.Accepted, r.Rejected = time.Since(r.Start), rejected == "", rejected
+		dist.Observe(distill.Event{Kind: distill.EventRoundEnd, Round: round, Duration: r.Duration, Accepted: r.Accepted, Rejected: rejected})
+	}
+	waitJS("the running distill in the list", `Array.from(document.querySelectorAll("#runs tbody tr.run")).some(r => r.innerText.includes("route_ticket") && r.innerText.includes("running"))`, 3*time.Second)
+	appeared = time.Since(started)
+	t.Logf("the distill run appeared in the list %v after it started", appeared.Round(time.Millisecond))
+	if appeared > time.Second {
+		t.Errorf("the distill run appeared %v after its start, want within a second", appeared)
+	}
+	if err := chromedp.Do(bctx, chromedp.Navigate("http://"+addr+"/#/run/"+dist.ID())); err != nil {
+		t.Fatal(err)
+	}
+	call(0, 300*time.Millisecond, 1800, 200)
+	begin(1)
+	call(1, 400*time.Millisecond, 2500, 700)
+	check(1, "screen", 50*time.Millisecond, true, "0 reason(s) to reject it")
+	check(1, "compile", 300*time.Millisecond, true, "go vet and go test -c passed")
+	check(1, "tests", 200*time.Millisecond, false, "2 failed, 0 of 3 patterns untried")
+	check(1, "validation", 100*time.Millisecond, true, "11/12 validation calls equal, 0 wrong, 1 left to the model")
+	end(1, "its tests fail")
+	begin(2)
+	call(2, 400*time.Millisecond, 3100, 650)
+	check(2, "screen", 50*time.Millisecond, true, "0 reason(s) to reject it")
+	waitJS("the first round and the second going on", `(() => { const page = document.querySelector("#run"), first = document.querySelector('#waterfall tr[data-span="step/0"]'), second = document.querySelector('#waterfall tr[data-span="step/5"]'); `+
+		`return !!page && page.dataset.status === "running" && !!first && first.innerText.includes("rejected: its tests fail") && !!second && second.innerText.includes("running") && !!document.querySelector('#waterfall tr[data-span="step/6"]') })()`, 5*time.Second)
+	rows := func() map[string]string {
+		tree, _ := chromedp.Run(bctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("#waterfall tbody tr")).map(r => r.dataset.span + "|" + r.querySelector("td.sname").style.paddingLeft + "|" + r.innerText.replace(/\s+/g, " "))`))
+		t.Logf("waterfall:\n%s", strings.Join(tree, "\n"))
+		out := map[string]string{}
+		for _, r := range tree {
+			f := strings.SplitN(r, "|", 3)
+			out[f[0]] = f[1] + "|" + f[2]
+		}
+		return out
+	}
+	live := rows()
+	for span, pad := range map[string]string{"step/0": "26px", "model/1": "44px", "step/3": "44px", "step/5": "26px", "model/2": "44px", "step/6": "44px"} {
+		if !strings.HasPrefix(live[span], pad+"|") {
+			t.Errorf("the running distill: span %q at %q, want indent %s", span, live[span], pad)
+		}
+	}
+	shot("live-6-distill-running")
+	check(2, "compile", 300*time.Millisecond, true, "go vet and go test -c passed")
+	check(2, "tests", 200*time.Millisecond, true, "0 failed, 0 of 3 patterns untried")
+	check(2, "validation", 100*time.Millisecond, true, "12/12 validation calls equal, 0 wrong, 0 left to the model")
+	check(2, "sealed", 100*time.Millisecond, true, "12/14 held-out calls equal, 0 wrong, 2 left to the model")
+	end(2, "")
+	waitJS("the second round's end", `(() => { const r = document.querySelector('#waterfall tr[data-span="step/5"]'); return !!r && r.innerText.includes("accepted") && !!document.querySelector('#waterfall tr[data-span="step/10"]') })()`, 5*time.Second)
+	shot("live-7-distill-accepted")
+	// its end: the report's record, under the same id
+	rep.Accepted = true
+	dist.Done(rep, nil)
+	waitJS("the finished distill", `document.querySelector("#run").dataset.status === "ok" && document.querySelector('#waterfall tr[data-span="step/5"]').innerText.includes("accepted")`, 5*time.Second)
+	final := rows()
+	if len(final) != 15 || !strings.Contains(final[""], "8,950") {
+		t.Errorf("the finished distill's waterfall: %d rows, the run's %q (want 15 rows, 8,950 tokens)", len(final), final[""])
+	}
+	shot("live-8-distill-done")
 }

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
 	"unsafe"
 )
@@ -112,12 +111,8 @@ func Neutralize(data string, cfgs ...*Config) string {
 func hazards(cfg *Config, data string) (hz []int, ok bool) {
 	c := *cfg
 	c.InThink = false
-	m := inertMachines.Get().(*machine)
-	m.init(&c, nil)
-	defer func() {
-		*m = machine{} // keep nothing of data
-		inertMachines.Put(m)
-	}()
+	m := getMachine(&c, nil)
+	defer putMachine(m) // which keeps nothing of data
 	m.buf = unsafe.Slice(unsafe.StringData(data), len(data))
 	m.eof = true
 	m.listed = true // a list read before the data lets one follow on its line
@@ -130,10 +125,6 @@ func hazards(cfg *Config, data string) (hz []int, ok bool) {
 	slices.Sort(p.hazards)
 	return slices.Compact(p.hazards), true
 }
-
-// inertMachines keeps machines for inert passes: the history of a run makes
-// every message inert, and a machine is large.
-var inertMachines = sync.Pool{New: func() any { return new(machine) }}
 
 // enter decides whether an inert pass enters the region a recognizer started
 // at buf[i]: only a call's. A ```tool_code fence, where any name(...) is a

@@ -23,6 +23,7 @@ func (m *machine) recognize(i int) action {
 	if rec == nil {
 		return action{}
 	}
+	m.entered = true // a recognizer may fill a region's slot
 	a := rec(m, i)
 	if a.call && m.quoted(i-a.steal) {
 		// A call quoted in a Markdown block quote is shown, not made.

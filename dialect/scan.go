@@ -6,6 +6,7 @@ import (
 	"github.com/ptkit/ptk/dialect/tag"
 	"github.com/ptkit/ptk/lenient"
 	"strconv"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 	"unsafe"
@@ -30,6 +31,20 @@ type region interface {
 }
 
 type machine struct {
+	// state is all a machine knows of the reply it reads; init sets it new.
+	state
+	// One of each region, reused: only one region is read at a time. A
+	// region's slot is written whole when it starts (regionOf), so a
+	// machine handed to the next parse clears them only if it read any.
+	regions regionSlots
+	// The machine's scratch space, kept from one parse to the next.
+	jp    lenient.Reader // reused by the regions that read JSON
+	nodes lenient.Pool
+	raws  []RawCall // scratch for the calls a region reads
+}
+
+// state is what a machine knows of the reply it reads.
+type state struct {
 	cfg *Config
 	buf []byte
 	eof bool
@@ -45,8 +60,10 @@ type machine struct {
 
 	text      []byte
 	reasoning []byte
-	attempts  []result.Attempt
-	diags     []result.Diagnostic
+	// callBuf holds the calls' texts as reported (callText).
+	callBuf  []byte
+	attempts []result.Attempt
+	diags    []result.Diagnostic
 
 	fence *fenceCtx
 	// callEnd is where the last region that made a call ended, or -1.
@@ -68,31 +85,9 @@ type machine struct {
 	emit func(result.Event)
 	em   emitState
 
-	// One of each region, reused: only one region is read at a time.
-	regions struct {
-		dropRegion   dropRegion
-		thinkRegion  thinkRegion
-		tagCall      tagCall
-		bareJSON     bareJSON
-		headerCall   headerCall
-		pythonic     pythonic
-		quotedCalls  quotedCalls
-		namedCalls   namedCalls
-		pastTurn     pastTurn
-		xmlCall      xmlCall
-		tokenCall    tokenCall
-		glmInline    glmInline
-		badCall      badCall
-		fenceOpen    fenceOpen
-		fenceClose   fenceClose
-		inlineCode   inlineCode
-		textFence    textFence
-		fusedHarmony fusedHarmony
-		rawCode      rawCode
-	}
-	jp         lenient.Reader // reused by the regions that read JSON
-	nodes      lenient.Pool
-	raws       []RawCall // scratch for the calls a region reads
+	// entered: a region's slot was written (the regions hold some of the
+	// reply): by a recognizer, or at the start.
+	entered    bool
 	fenceStore fenceCtx
 	open       int // index of the call whose CallStart is out, or -1
 
@@ -103,6 +98,29 @@ type machine struct {
 	inert *inertPass
 }
 
+// regionSlots holds one region of each type (see machine.regions).
+type regionSlots struct {
+	dropRegion   dropRegion
+	thinkRegion  thinkRegion
+	tagCall      tagCall
+	bareJSON     bareJSON
+	headerCall   headerCall
+	pythonic     pythonic
+	quotedCalls  quotedCalls
+	namedCalls   namedCalls
+	pastTurn     pastTurn
+	xmlCall      xmlCall
+	tokenCall    tokenCall
+	glmInline    glmInline
+	badCall      badCall
+	fenceOpen    fenceOpen
+	fenceClose   fenceClose
+	inlineCode   inlineCode
+	textFence    textFence
+	fusedHarmony fusedHarmony
+	rawCode      rawCode
+}
+
 type emitState struct {
 	first   int // index in text of the first non-space byte, -1 until seen
 	emitted int // text[:emitted] has been emitted
@@ -111,15 +129,43 @@ type emitState struct {
 	rsent   int // reasoning[:rsent] has been emitted
 }
 
-func newMachine(cfg *Config, emit func(result.Event)) *machine {
-	m := new(machine)
-	m.init(cfg, emit)
+// getMachine returns a machine in the state of a new one, from the pool of
+// finished ones: a machine is large (its regions, its JSON reader and
+// nodes), and a server reads a reply on every request.
+func getMachine(cfg *Config, emit func(result.Event)) *machine {
+	m := machines.Get().(*machine)
+	m.cfg, m.emit = cfg, emit
 	return m
 }
 
-// init sets m to the state of a new machine.
+// machines keeps finished machines (putMachine), each in the state of a new
+// one, for the next parse.
+var machines = sync.Pool{New: func() any {
+	m := new(machine)
+	m.init(nil, nil)
+	return m
+}}
+
+// putMachine hands m to the next parse. What the parse returned (its text,
+// reasoning, attempts, diagnostics, events) is no longer m's: m keeps only
+// its scratch space (the JSON reader's stacks, the nodes, the calls' slice),
+// and nothing of the reply it read.
+func putMachine(m *machine) {
+	m.init(nil, nil)
+	machines.Put(m)
+}
+
+// init sets m to the state of a new machine, keeping its scratch space
+// emptied.
 func (m *machine) init(cfg *Config, emit func(result.Event)) {
-	*m = machine{cfg: cfg, emit: emit, open: -1, callEnd: -1, bareRetry: -1, em: emitState{first: -1, spaceAt: -1}}
+	if m.entered {
+		m.regions = regionSlots{}
+	}
+	m.state = state{cfg: cfg, emit: emit, open: -1, callEnd: -1, bareRetry: -1, em: emitState{first: -1, spaceAt: -1}}
+	clear(m.raws[:cap(m.raws)])
+	m.raws = m.raws[:0]
+	m.nodes.Reuse()
+	m.jp.Forget()
 }
 
 // newJParser returns the machine's JSON reader, ready at start.
@@ -164,7 +210,9 @@ func (m *machine) run() {
 			continue
 		}
 		if !m.started {
-			if !m.start() {
+			ok := m.start()
+			m.entered = m.entered || m.reg != nil
+			if !ok {
 				return
 			}
 			m.started = true
@@ -290,7 +338,8 @@ func (m *machine) appendText(seg []byte) {
 	if m.inert != nil {
 		return // an inert pass keeps no text
 	}
-	m.text = append(grow(m.text, len(seg)), seg...)
+	m.growText(len(seg))
+	m.text = append(m.text, seg...)
 }
 
 // lastTextByte is the byte before the prose not yet moved to text, as text.
@@ -505,7 +554,21 @@ func (m *machine) callDelta(b []byte) {
 	if m.emit == nil || m.open < 0 || len(b) == 0 {
 		return
 	}
-	m.event(result.Event{Kind: result.EventCallDelta, Index: m.open, Text: string(b)}) // a copy: a stream's buffer is reused
+	m.event(result.Event{Kind: result.EventCallDelta, Index: m.open, Text: m.callText(b)})
+}
+
+// callText returns a copy of b (a stream's input buffer is handed to the
+// next stream) in callBuf: an append-only buffer, as text is, whose bytes
+// are never written again once reported, so that a call streamed in many
+// pieces does not make a string of each. A full buffer is left to the
+// strings made in it, and a new one, twice its size, started.
+func (m *machine) callText(b []byte) string {
+	if len(m.callBuf)+len(b) > cap(m.callBuf) {
+		m.callBuf = make([]byte, 0, max(2*cap(m.callBuf), len(b), minText))
+	}
+	n := len(m.callBuf)
+	m.callBuf = append(m.callBuf, b...)
+	return frozen(m.callBuf[n:])
 }
 
 func (m *machine) nextIndex() int {
@@ -530,7 +593,7 @@ func (m *machine) addCalls(raws []RawCall) {
 			if m.open < 0 {
 				m.event(result.Event{Kind: result.EventCallStart, Index: idx, Tool: a.Call.Tool})
 				if len(rc.raw) > 0 {
-					m.event(result.Event{Kind: result.EventCallDelta, Index: idx, Text: string(rc.raw)})
+					m.event(result.Event{Kind: result.EventCallDelta, Index: idx, Text: m.callText(rc.raw)})
 				}
 			}
 			m.open = -1
@@ -671,11 +734,11 @@ func frozen(b []byte) string {
 }
 
 // textResult returns the reply's text. It is copied unless it fills its
-// buffer but for an eighth: a result keeps what it returns, not a buffer
-// sized for the whole reply.
+// buffer but for an eighth, or the buffer is small: a result keeps what it
+// returns, not a buffer sized for the whole reply.
 func (m *machine) textResult() string {
 	t := bytes.TrimSpace(m.text)
-	if cap(m.text) > len(t)+len(t)/8+64 {
+	if cap(m.text) > max(len(t)+len(t)/8+64, minText) {
 		return string(t)
 	}
 	return frozen(t)

@@ -41,7 +41,14 @@ func Parse(cfg *Config, text string) result.Parsed { return parse(cfg, text, fal
 func ParseCut(cfg *Config, text string) result.Parsed { return parse(cfg, text, true) }
 
 func parse(cfg *Config, text string, cut bool) result.Parsed {
-	m := newMachine(cfg, nil)
+	m := getMachine(cfg, nil)
+	r := m.parse(text, cut)
+	putMachine(m)
+	return r
+}
+
+// parse reads the whole text with m, new.
+func (m *machine) parse(text string, cut bool) result.Parsed {
 	m.loop.limit = cut
 	// The machine never writes to its input: read the string in place.
 	m.buf = unsafe.Slice(unsafe.StringData(text), len(text))
@@ -55,7 +62,10 @@ func parse(cfg *Config, text string, cut bool) result.Parsed {
 // chunks as they arrive, then call Finish. A Stream is for one reply and one
 // goroutine.
 type Stream struct {
-	m *machine
+	// m reads the reply; Finish hands it to the next parse and keeps what
+	// it read in res.
+	m   *machine
+	res result.Parsed
 	// unread counts the bytes at the end of m.buf taken in and not read yet
 	// (see maxDeferred); Finish sets it past maxDeferred, so that a Write
 	// takes the slow path, which fails.
@@ -77,7 +87,7 @@ var (
 // events as they happen, from inside Write and Finish. The concatenated
 // EventText texts are exactly the final Parsed.Text.
 func NewStream(cfg *Config, emit func(result.Event)) *Stream {
-	s := &Stream{m: newMachine(cfg, emit)}
+	s := &Stream{m: getMachine(cfg, emit)}
 	s.m.stream = true
 	s.m.buf, s.pooled = inbuf.Get()
 	s.room = s.m.buf[:min(cap(s.m.buf), maxDeferred)]
@@ -164,16 +174,19 @@ func (s *Stream) Cut() {
 // Finish ends the reply and returns the Parsed reply, the same as Parse would
 // give on the whole text.
 func (s *Stream) Finish() result.Parsed {
-	if s.unread <= maxDeferred {
-		s.m.buf = s.m.buf[:len(s.m.buf)+s.unread]
+	if m := s.m; m != nil {
+		m.buf = m.buf[:len(m.buf)+s.unread]
 		s.unread, s.room = maxDeferred+1, nil
-		s.m.eof = true
-		s.m.run()
-		s.m.judgeLoop()
-		s.m.flushEvents()
+		m.eof = true
+		m.run()
+		m.judgeLoop()
+		m.flushEvents()
 		s.recycle()
+		s.res = m.result()
+		s.m = nil
+		putMachine(m)
 	}
-	return s.m.result()
+	return s.res
 }
 
 // holds reports whether b lies in the machine's buffer.
@@ -199,15 +212,32 @@ func (finishedError) Error() string { return "protocol: write after Finish" }
 
 var errFinished error = finishedError{}
 
-// grow makes room for n more bytes in b, doubling its capacity.
-func grow(b []byte, n int) []byte {
+// growText makes room for n more bytes of text, in a new array when it
+// grows (text already reported is never moved or written over), doubling its
+// capacity. The first is the input's size when the whole input is there and
+// small (a reply read whole, or a short stream read at its end), which the
+// text rarely exceeds: prose alone takes one buffer of its size, returned
+// as it is (textResult); else 256 bytes.
+func (m *machine) growText(n int) {
+	b := m.text
 	if len(b)+n <= cap(b) {
-		return b
+		return
 	}
-	nb := make([]byte, len(b), max(2*cap(b), len(b)+n, 4096))
+	c := max(2*cap(b), len(b)+n, minText)
+	if cap(b) == 0 && m.eof {
+		c = max(n, min(len(m.buf), maxFirstText))
+	}
+	nb := make([]byte, len(b), c)
 	copy(nb, b)
-	return nb
+	m.text = nb
 }
+
+// The first text buffer's size: minText streamed, up to maxFirstText read
+// whole.
+const (
+	minText      = 256
+	maxFirstText = 4096
+)
 
 // toolPrefix returns the longest declared tool name that s starts with.
 func (m *machine) toolPrefix(s string) (string, bool) {

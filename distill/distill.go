@@ -75,6 +75,11 @@ type Options struct {
 	MaxExamples int
 	// Log, when set, receives a line as each step ends.
 	Log func(format string, args ...any)
+	// Observe, when set, is told what the distillation does as it does
+	// it, from Run's goroutine: each round as it begins and ends, each
+	// check and the model calls as they end (a live trace recorder's
+	// hook: record.NewDistill). It must not block for long.
+	Observe func(Event)
 
 	// noScreen skips the screen: the sandbox tests try what it stops.
 	noScreen bool
@@ -275,7 +280,7 @@ func Run(ctx context.Context, t Target, s Splits, o Options) (*Report, error) {
 	}
 	g := newGenerator(o.Model, t, types, s.Train, o.MaxExamples)
 	rep.Patterns, err = g.patterns(ctx)
-	rep.PatternCalls = g.calls.take()
+	rep.PatternCalls = o.calls(0, g.calls.take())
 	if err != nil {
 		return rep, fmt.Errorf("%w: %w", ErrPatterns, err)
 	}
@@ -285,18 +290,24 @@ func Run(ctx context.Context, t Target, s Splits, o Options) (*Report, error) {
 	feedback := ""
 	for n := 1; n <= o.Rounds; n++ {
 		began := time.Now()
+		o.tell(Event{Kind: EventRound, Round: n, Start: began})
 		cand, err := g.code(ctx, rep.Patterns, feedback)
-		r := Round{N: n, Code: cand.Code, TestCode: cand.Test, Start: began, Calls: g.calls.take()}
+		r := Round{N: n, Code: cand.Code, TestCode: cand.Test, Start: began, Calls: o.calls(n, g.calls.take())}
 		if err != nil {
-			r.Rejected, r.Duration = "asking for code failed", time.Since(began)
+			r.Rejected = "asking for code failed"
+			o.ended(&r, began)
 			rep.Rounds = append(rep.Rounds, r)
 			return rep, fmt.Errorf("distill: round %d: asking for code: %w", n, err)
 		}
 		if err := j.evaluate(ctx, &r); err != nil {
+			// kept, so that the report has the checks that ran
+			r.Rejected = "checking it failed"
+			o.ended(&r, began)
+			rep.Rounds = append(rep.Rounds, r)
 			return rep, err
 		}
 		r.Accepted = r.Rejected == ""
-		r.Duration = time.Since(began)
+		o.ended(&r, began)
 		rep.Rounds = append(rep.Rounds, r)
 		if r.Accepted {
 			o.Log("round %d: accepted: sealed %s", n, r.Sealed.line())
@@ -390,7 +401,7 @@ func (j *judge) compile(ctx context.Context, r *Round) (bool, error) {
 		code = "package distilled\n\n" + code
 	}
 	// The screen, before anything compiles.
-	screened := r.check("screen")
+	screened := j.timed(r, "screen")
 	renamed, reasons := prepare(code, test, j.o.noScreen)
 	screened(len(reasons) == 0, fmt.Sprintf("%d reason(s) to reject it", len(reasons)), nil)
 	if strings.TrimSpace(test) == "" {
@@ -419,7 +430,7 @@ func (j *judge) compile(ctx context.Context, r *Round) (bool, error) {
 			return false, err
 		}
 	}
-	compiled := r.check("compile")
+	compiled := j.timed(r, "compile")
 	vet := j.ws.goCmd(ctx, "vet", ".")
 	log("go vet: %s", errText(vet.Err))
 	if vet.Err != nil {
@@ -459,7 +470,7 @@ func (j *judge) check(ctx context.Context, r *Round) error {
 	if err := j.writeRun("patterns.json", pats); err != nil {
 		return err
 	}
-	tested := r.check("tests")
+	tested := j.timed(r, "tests")
 	tests := j.ws.test(ctx, []string{"PTK_DISTILL_PATTERNS=patterns.json", "PTK_DISTILL_COVERAGE=coverage.json"},
 		"-test.v", "-test.timeout", j.o.Timeout.String())
 	log("the candidate's tests: %s", errText(tests.Err))
@@ -497,7 +508,7 @@ func (j *judge) check(ctx context.Context, r *Round) error {
 	// Scored on validation, told to the model; then on the sealed split,
 	// in a run of its own, so no state of the validation run reaches it.
 	var err error
-	validated := r.check("validation")
+	validated := j.timed(r, "validation")
 	if r.Validation, err = j.score(ctx, j.splits.Validation); err != nil {
 		return err
 	}
@@ -521,7 +532,7 @@ func (j *judge) check(ctx context.Context, r *Round) error {
 	if r.Rejected != "" {
 		return nil
 	}
-	sealed := r.check("sealed")
+	sealed := j.timed(r, "sealed")
 	if r.Sealed, err = j.score(ctx, j.splits.Sealed); err != nil {
 		return err
 	}

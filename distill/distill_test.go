@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -403,11 +404,49 @@ func request(script *llmtest.Script, i int) string {
 // rejected by the gate on the sealed split; the model is told the wrong
 // validation cases, never a sealed input or a sealed number; the prompts
 // are the golden files.
+// TestWrongOnValidationThenRight: a candidate wrong on validation and on
+// the sealed split is rejected, the next round told the validation cases
+// and not the sealed ones; the observer is told each round, check and
+// model call as they happen, in the report's order, and no sealed input.
 func TestWrongOnValidationThenRight(t *testing.T) {
 	s := splits()
-	rep, err, script := run(t, patterns(s), candidate(wrongCode, wrongTest(s)), candidate(goodCode, goodTest(s)))
+	needBwrap(t)
+	script := llmtest.New(patterns(s), candidate(wrongCode, wrongTest(s)), candidate(goodCode, goodTest(s)))
+	o := options(t, script)
+	o.Rounds = 2
+	var events []Event
+	o.Observe = func(e Event) { events = append(events, e) }
+	rep, err, script := runWith(t, script, o)
 	if err != nil || !rep.Accepted || len(rep.Rounds) != 2 {
 		t.Fatalf("err %v, accepted %v", err, rep.Accepted)
+	}
+	var kinds []string
+	var checks [3][]Check
+	for _, e := range events {
+		k := fmt.Sprintf("%s:%d", e.Kind, e.Round)
+		switch e.Kind {
+		case EventCheck:
+			k += ":" + e.Check.Name
+			checks[e.Round] = append(checks[e.Round], *e.Check)
+		case EventRoundEnd:
+			k += fmt.Sprintf(":%v", e.Accepted)
+		}
+		kinds = append(kinds, k)
+	}
+	if got, want := strings.Join(kinds, " "), "call:0 round:1 call:1 check:1:screen check:1:compile check:1:tests check:1:validation check:1:sealed round_end:1:false "+
+		"round:2 call:2 check:2:screen check:2:compile check:2:tests check:2:validation check:2:sealed round_end:2:true"; got != want {
+		t.Errorf("events:\n%s\nwant\n%s", got, want)
+	}
+	for i, r := range rep.Rounds {
+		if !reflect.DeepEqual(checks[i+1], r.Checks) {
+			t.Errorf("round %d: the checks told %+v, the report's %+v", r.N, checks[i+1], r.Checks)
+		}
+	}
+	told, _ := json.Marshal(events)
+	for _, e := range s.Sealed {
+		if strings.Contains(string(told), textOf(e)) {
+			t.Errorf("the observer was told the sealed input %s", e.Input)
+		}
 	}
 	r := rep.Rounds[0]
 	if r.Validation.Wrong == 0 || r.Sealed == nil || r.Sealed.Wrong == 0 || !strings.Contains(r.Rejected, "of the sealed inputs") {

@@ -74,11 +74,65 @@ func (c *callLog) take() []ModelCall {
 	return out
 }
 
-// check times one check of a round: done records it with its verdict.
-func (r *Round) check(name string) func(passed bool, note string, figures map[string]any) {
+// The kinds of Event.
+const (
+	// EventCall: model calls ended (Calls): in round Round, writing its
+	// candidate, or, Round 0, describing the patterns.
+	EventCall = "call"
+	// EventRound: round Round began at Start.
+	EventRound = "round"
+	// EventCheck: a check of round Round's candidate ended (Check).
+	EventCheck = "check"
+	// EventRoundEnd: round Round ended after Duration, Accepted or
+	// Rejected (why, in a few words).
+	EventRoundEnd = "round_end"
+)
+
+// Event is what a distillation did, told as it happens to
+// Options.Observe (ptk distill records each run live from them: its
+// rounds, checks and model calls). Like a Check, it says outcomes in
+// counts only: no event holds a held-out input, answer or error.
+type Event struct {
+	Kind     string        `json:"kind"`
+	Round    int           `json:"round"`
+	Start    time.Time     `json:"start,omitzero"`
+	Duration time.Duration `json:"duration_ns,omitempty"`
+	Calls    []ModelCall   `json:"calls,omitempty"`
+	Check    *Check        `json:"check,omitempty"`
+	Accepted bool          `json:"accepted,omitempty"`
+	Rejected string        `json:"rejected,omitempty"`
+}
+
+// tell hands e to the observer, if any.
+func (o *Options) tell(e Event) {
+	if o.Observe != nil {
+		o.Observe(e)
+	}
+}
+
+// calls tells the model calls of round n (0: the patterns) and returns
+// them.
+func (o *Options) calls(n int, cs []ModelCall) []ModelCall {
+	if len(cs) > 0 {
+		o.tell(Event{Kind: EventCall, Round: n, Calls: cs})
+	}
+	return cs
+}
+
+// ended ends round r: its time, its verdict, and the observer told.
+func (o *Options) ended(r *Round, began time.Time) {
+	r.Duration = time.Since(began)
+	o.tell(Event{Kind: EventRoundEnd, Round: r.N, Duration: r.Duration, Accepted: r.Accepted, Rejected: r.Rejected})
+}
+
+// timed times one check of a round: done records it with its verdict and
+// tells the observer.
+func (j *judge) timed(r *Round, name string) func(passed bool, note string, figures map[string]any) {
 	start := time.Now()
 	return func(passed bool, note string, figures map[string]any) {
-		r.Checks = append(r.Checks, Check{Name: name, Start: start, Duration: time.Since(start), Passed: passed, Note: note, Figures: figures})
+		c := Check{Name: name, Start: start, Duration: time.Since(start), Passed: passed, Note: note, Figures: figures}
+		r.Checks = append(r.Checks, c)
+		j.o.tell(Event{Kind: EventCheck, Round: r.N, Check: &c})
 	}
 }
 

@@ -67,6 +67,13 @@ const (
 	benchAlias  = "bench-alias"
 )
 
+// benchDirectPTK is the model a direct request names to get the answer
+// the gateway gets for a request it serves in the text protocol: so that
+// the added latency of the PTK paths compares the same upstream answer
+// (34 events streamed) read directly and through the gateway, not the
+// native call's 22 events with the text protocol's 34.
+const benchDirectPTK = "bench-direct-ptk"
+
 // The kinds of answer the upstream gives.
 const (
 	benchAnswerPTK    = iota // the text protocol's call, for a request with no tools
@@ -120,6 +127,7 @@ func (u *benchUpstream) chat(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case bytes.Contains(body, []byte("light rain")): // the tool's result, in any form
 		kind = benchAnswerFinal
+	case bytes.Contains(body, []byte(`"model":"`+benchDirectPTK+`"`)):
 	case bytes.Contains(body, []byte(`"tools":[`)):
 		kind = benchAnswerNative
 	}
@@ -618,7 +626,8 @@ func (c *benchCPU) reportAs(b *testing.B, n int, unit string) {
 }
 
 // benchCase is one request to one place: Chat Completions unless api
-// says "messages" or "responses".
+// says "messages" or "responses" (or "raw": the upstream's answer in the
+// text protocol, read directly).
 type benchCase struct {
 	name   string
 	url    func(*benchEnv) string
@@ -633,11 +642,14 @@ func benchGatewayURL(e *benchEnv) string { return e.gw }
 var (
 	benchDirectWhole  = benchCase{"direct", benchDirectURL, benchRequest(benchNative, false, false), false, ""}
 	benchDirectStream = benchCase{"direct-stream", benchDirectURL, benchRequest(benchNative, true, false), true, ""}
-	benchPTKWhole     = benchCase{"ptk", benchGatewayURL, benchRequest(benchPTK, false, false), false, ""}
-	benchPTKStream    = benchCase{"ptk-stream", benchGatewayURL, benchRequest(benchPTK, true, false), true, ""}
-	benchPassWhole    = benchCase{"passthrough", benchGatewayURL, benchRequest(benchNative, false, false), false, ""}
-	benchPassStream   = benchCase{"passthrough-stream", benchGatewayURL, benchRequest(benchNative, true, false), true, ""}
-	benchPassAlias    = benchCase{"passthrough-renamed", benchGatewayURL, benchRequest(benchAlias, false, false), false, ""}
+	// The same request, answered as the gateway's PTK requests are.
+	benchDirectPTKWhole  = benchCase{"direct-ptk", benchDirectURL, benchRequest(benchDirectPTK, false, false), false, "raw"}
+	benchDirectPTKStream = benchCase{"direct-ptk-stream", benchDirectURL, benchRequest(benchDirectPTK, true, false), true, "raw"}
+	benchPTKWhole        = benchCase{"ptk", benchGatewayURL, benchRequest(benchPTK, false, false), false, ""}
+	benchPTKStream       = benchCase{"ptk-stream", benchGatewayURL, benchRequest(benchPTK, true, false), true, ""}
+	benchPassWhole       = benchCase{"passthrough", benchGatewayURL, benchRequest(benchNative, false, false), false, ""}
+	benchPassStream      = benchCase{"passthrough-stream", benchGatewayURL, benchRequest(benchNative, true, false), true, ""}
+	benchPassAlias       = benchCase{"passthrough-renamed", benchGatewayURL, benchRequest(benchAlias, false, false), false, ""}
 
 	benchMessagesWhole   = benchCase{"messages", benchMessagesURL, benchAgentRequest("messages", benchPTK, false), false, "messages"}
 	benchMessagesStream  = benchCase{"messages-stream", benchMessagesURL, benchAgentRequest("messages", benchPTK, true), true, "messages"}
@@ -659,6 +671,16 @@ func benchVerify(b *testing.B, e *benchEnv, c benchCase) {
 	var buf bytes.Buffer
 	if err := benchPost(context.Background(), e.client, c.url(e), c.body, &buf); err != nil {
 		b.Fatalf("%s: %v", c.name, err)
+	}
+	if c.api == "raw" {
+		a, err := benchRead(buf.Bytes(), c.stream)
+		if err == nil && (a.content != benchPTKReply || len(a.calls) != 0 || a.finish != "stop" || !a.usage) {
+			err = fmt.Errorf("got %+v, want the text protocol's reply %q with usage", a, benchPTKReply)
+		}
+		if err != nil {
+			b.Fatalf("%s: %v", c.name, err)
+		}
+		return
 	}
 	if c.api != "" {
 		if err := benchCheckAgent(c.api, buf.Bytes(), c.stream); err != nil {
@@ -801,19 +823,21 @@ func benchParallel(b *testing.B, c benchCase) {
 
 // BenchmarkAddedLatency sends the same request alternately to the upstream
 // and through the gateway, one at a time, and reports the median of each
-// and their difference: what the gateway adds to a call.
+// and their difference: what the gateway adds to a call. The two get the
+// same answer from the upstream: the native call for pass-through, the
+// text protocol's reply for the paths the gateway serves in it.
 func BenchmarkAddedLatency(b *testing.B) {
 	pairs := []struct {
 		name            string
 		direct, gateway benchCase
 	}{
-		{"ptk", benchDirectWhole, benchPTKWhole},
-		{"ptk-stream", benchDirectStream, benchPTKStream},
+		{"ptk", benchDirectPTKWhole, benchPTKWhole},
+		{"ptk-stream", benchDirectPTKStream, benchPTKStream},
 		{"passthrough", benchDirectWhole, benchPassWhole},
-		{"messages", benchDirectWhole, benchMessagesWhole},
-		{"messages-stream", benchDirectStream, benchMessagesStream},
-		{"responses", benchDirectWhole, benchResponsesWhole},
-		{"responses-stream", benchDirectStream, benchResponsesStream},
+		{"messages", benchDirectPTKWhole, benchMessagesWhole},
+		{"messages-stream", benchDirectPTKStream, benchMessagesStream},
+		{"responses", benchDirectPTKWhole, benchResponsesWhole},
+		{"responses-stream", benchDirectPTKStream, benchResponsesStream},
 	}
 	for _, p := range pairs {
 		b.Run(p.name, func(b *testing.B) {

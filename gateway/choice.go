@@ -124,6 +124,9 @@ func (c toolChoice) offered(tools []ptk.ToolInfo) []ptk.ToolInfo {
 	return out
 }
 
+// offersAll reports whether offered returns every tool.
+func (c toolChoice) offersAll() bool { return c.allowed == nil }
+
 // forced reports whether the reply must call a tool.
 func (c toolChoice) forced() bool { return c.kind == "required" || c.kind == "named" }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/agent"
 	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/protocol"
 )
 
 // The gateway serves three APIs over one model turn: Chat Completions
@@ -94,6 +95,9 @@ type exchange struct {
 	// or what Config.ModelMap or the default made of it).
 	asked, name string
 	tools       []ptk.ToolInfo
+	// parser reads calls of tools (toolsParser), once looked up.
+	parser    *protocol.Parser
+	parserErr error
 	// toolTurns: the conversation holds calls or tool results.
 	toolTurns bool
 	choice    toolChoice
@@ -129,6 +133,19 @@ func (x *exchange) respond(w http.ResponseWriter) responder {
 	}
 	x.out = x.api.respond(x, w)
 	return x.out
+}
+
+// end sends the last of a stream. With no Observer it is left in the
+// connection's buffer: as the handler returns, net/http writes it with the
+// stream's end (its last, empty chunk) in one write, as it does a whole
+// answer, where a flush here made that two writes and two reads for the
+// client, on the path of every streamed answer. An Observer's Done, which
+// comes before the handler returns, may be slow (a trace written to a
+// store): the stream's last events are flushed before it.
+func (x *exchange) end(rc *http.ResponseController) {
+	if x.obs != nil {
+		rc.Flush()
+	}
 }
 
 // handle serves one request of the API a: the body is read within the

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"unicode/utf8"
 )
 
 // A request body is read twice over without decoding it again: its fields
@@ -21,7 +22,7 @@ type member struct {
 // be valid JSON, as json.Unmarshal has found it: members only finds where
 // the members begin and end, in one pass, without decoding their values.
 func members(body []byte) []member {
-	var out []member
+	out := make([]member, 0, 16)
 	i := skipSpace(body, 0)
 	if i >= len(body) || body[i] != '{' {
 		return nil
@@ -36,7 +37,8 @@ func members(body []byte) []member {
 		}
 		end := skipString(body, i)
 		key := string(body[i+1 : end-1])
-		if bytes.IndexByte(body[i:end], '\\') >= 0 {
+		if bytes.IndexByte(body[i:end], '\\') >= 0 || !utf8.Valid(body[i+1:end-1]) {
+			// Escapes, or bytes encoding/json reads as U+FFFD.
 			json.Unmarshal(body[i:end], &key)
 		}
 		i = skipSpace(body, skipSpace(body, end)+1) // past ':'
@@ -53,15 +55,26 @@ func skipSpace(b []byte, i int) int {
 	return i
 }
 
-// skipString returns the end of the string that begins at b[i].
+// skipString returns the end of the string that begins at b[i]: past the
+// first quote that an even run of backslashes (none included) stands
+// before. Quotes are found with bytes.IndexByte, many bytes at a time:
+// most of a request is the text of its strings.
 func skipString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
+	open := i
+	for i++; i < len(b); {
+		j := bytes.IndexByte(b[i:], '"')
+		if j < 0 {
+			break
 		}
+		q := i + j
+		k := q - 1
+		for k > open && b[k] == '\\' {
+			k--
+		}
+		if (q-1-k)%2 == 0 {
+			return q + 1
+		}
+		i = q + 1
 	}
 	return len(b)
 }

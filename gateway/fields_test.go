@@ -1,8 +1,10 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
 	"maps"
+	"strings"
 	"testing"
 )
 
@@ -13,23 +15,43 @@ var objects = []string{
 	`{"\u006dodel":"x","k\"q":"v","n":{"a":{"b":[[],[{}]]}},"z":"\\"}`,
 	`{"a":1,"a":2}`,
 	`{"s":"x" , "t":"y"}`,
+	`{"a":"x\\\\","b":"\\\\\\\"q\\\\","c":["\\\"]\\\\",{"d":"\\\\\\\\"}],"e":"\\u0022"}`,
+	`{"long":"` + strings.Repeat(`plain text and \"quotes\" `, 20) + `","after":1}`,
 }
 
 // members finds what json.Unmarshal finds.
 func TestMembers(t *testing.T) {
 	for _, body := range objects {
-		var want map[string]json.RawMessage
-		if err := json.Unmarshal([]byte(body), &want); err != nil {
-			t.Fatal(err)
-		}
-		got := map[string]json.RawMessage{}
-		for _, m := range members([]byte(body)) {
-			got[m.key] = json.RawMessage(body[m.start:m.end])
-		}
-		if !maps.EqualFunc(got, want, func(a, b json.RawMessage) bool { return string(a) == string(b) }) {
-			t.Errorf("members(%s) = %s, want %s", body, got, want)
-		}
+		checkMembers(t, []byte(body))
 	}
+}
+
+func checkMembers(t *testing.T, body []byte) {
+	t.Helper()
+	var want map[string]json.RawMessage
+	if err := json.Unmarshal(body, &want); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]json.RawMessage{}
+	for _, m := range members(body) {
+		got[m.key] = json.RawMessage(body[m.start:m.end])
+	}
+	if !maps.EqualFunc(got, want, func(a, b json.RawMessage) bool { return string(a) == string(b) }) {
+		t.Errorf("members(%s) = %s, want %s", body, got, want)
+	}
+}
+
+// FuzzMembers: members agrees with encoding/json on every valid object.
+func FuzzMembers(f *testing.F) {
+	for _, body := range objects {
+		f.Add([]byte(body))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if t := bytes.TrimSpace(body); !json.Valid(body) || len(t) == 0 || t[0] != '{' {
+			return
+		}
+		checkMembers(t, body)
+	})
 }
 
 // setFields changes the fields and nothing else.

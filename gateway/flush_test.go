@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"iter"
 	"log/slog"
 	"net/http"
@@ -132,3 +133,93 @@ const (
 	flushWeatherSchema = `{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`
 	flushWeatherTool   = `{"type":"function","function":{"name":"get_weather","parameters":` + flushWeatherSchema + `}}`
 )
+
+// blockingObserver's Done waits until the client has read the whole
+// answer: an Observer that writes a slow trace.
+type blockingObserver struct{ release chan struct{} }
+
+func (o blockingObserver) Run(gateway.Upstream, []ptk.Message) func(agent.Event, error) { return nil }
+
+func (o blockingObserver) Done(gateway.Exchange) {
+	select {
+	case <-o.release:
+	case <-time.After(20 * time.Second):
+	}
+}
+
+// TestStreamEnd: a stream's last events go out with its end, in one
+// write, when nothing comes after them but the handler's return (no flush
+// of their own); with an Observer, whose Done may be slow, they are
+// flushed before it, and the client reads the whole answer while Done
+// still waits.
+func TestStreamEnd(t *testing.T) {
+	t.Parallel()
+	for _, api := range []struct{ name, path, body, last string }{
+		{"chat", "/v1/chat/completions", `{"model":"m","stream":true,"messages":[{"role":"user","content":"Weather in Paris?"}],"tools":[` + flushWeatherTool + `]}`, "data: [DONE]"},
+		{"messages", "/v1/messages", `{"model":"m","max_tokens":100,"stream":true,"messages":[{"role":"user","content":"Weather in Paris?"}],"tools":[{"name":"get_weather","input_schema":` + flushWeatherSchema + `}]}`, "event: message_stop"},
+		{"responses", "/v1/responses", `{"model":"m","stream":true,"input":"Weather in Paris?","tools":[{"type":"function","name":"get_weather","parameters":` + flushWeatherSchema + `}]}`, "event: response.completed"},
+	} {
+		for _, observed := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/observed=%v", api.name, observed), func(t *testing.T) {
+				t.Parallel()
+				m := &gatedModel{first: "It is sunny.", rest: " Take a hat.", release: make(chan struct{})}
+				close(m.release)
+				obs := blockingObserver{release: make(chan struct{})}
+				cfg := gateway.Config{DefaultModel: "m", Logger: slog.New(slog.DiscardHandler),
+					Resolve: func(string) (gateway.Upstream, error) { return gateway.Upstream{Model: m, Mode: agent.ModePTK}, nil }}
+				if observed {
+					cfg.Observe = func() gateway.Observer { return obs }
+				} else {
+					close(obs.release)
+				}
+				s, err := gateway.New(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var flushes atomic.Int64
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					s.ServeHTTP(flushCounter{w, &flushes}, r)
+				}))
+				defer srv.Close()
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+api.path, strings.NewReader(api.body))
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer resp.Body.Close()
+				sc := bufio.NewScanner(resp.Body)
+				var all strings.Builder
+				sawLast := false
+				for sc.Scan() {
+					all.WriteString(sc.Text() + "\n")
+					if strings.HasPrefix(sc.Text(), api.last) && !sawLast {
+						sawLast = true
+						if observed {
+							// Read while Done waits: the last events were
+							// not held behind it.
+							close(obs.release)
+						}
+					}
+				}
+				if err := sc.Err(); err != nil || !sawLast {
+					t.Fatalf("the stream did not end with %q (%v):\n%s", api.last, err, all.String())
+				}
+				if !strings.Contains(all.String(), "Take a hat.") {
+					t.Errorf("the text is missing:\n%s", all.String())
+				}
+				// The first piece is flushed as it comes; the rest is the
+				// stream's end, flushed only before an Observer's Done.
+				want := int64(1)
+				if observed {
+					want = 2
+				}
+				if n := flushes.Load(); n != want {
+					t.Errorf("%d flushes, want %d:\n%s", n, want, all.String())
+				}
+			})
+		}
+	}
+}

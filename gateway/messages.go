@@ -258,7 +258,7 @@ func (a *messagesAPI) writeError(x *exchange, w http.ResponseWriter, e *httpErro
 		whole()
 		return
 	}
-	a.out.sse.fail(whole, func() { a.out.sse.write("error", body, nil) })
+	a.out.sse.fail(whole, func() { sseWrite(&a.out.sse, "error", body) })
 }
 
 // messagesResponder writes an answer in the Messages shape: a message with
@@ -335,7 +335,7 @@ func (r *messagesResponder) block(typ string, start wire.Block) {
 	r.open = typ
 	r.index++
 	if r.stream {
-		r.sse.event("content_block_start", wire.BlockStart{Type: "content_block_start", Index: r.index, ContentBlock: start})
+		sseSend(&r.sse, "content_block_start", wire.BlockStart{Type: "content_block_start", Index: r.index, ContentBlock: start})
 		return
 	}
 	r.blocks = append(r.blocks, start)
@@ -348,13 +348,13 @@ func (r *messagesResponder) closeBlock() {
 	}
 	r.open = ""
 	if r.stream {
-		r.sse.event("content_block_stop", wire.BlockStop{Type: "content_block_stop", Index: r.index})
+		sseSend(&r.sse, "content_block_stop", wire.BlockStop{Type: "content_block_stop", Index: r.index})
 	}
 }
 
 func (r *messagesResponder) delta(d wire.Delta) {
 	if r.stream {
-		r.sse.event("content_block_delta", wire.BlockDelta{Type: "content_block_delta", Index: r.index, Delta: d})
+		sseSend(&r.sse, "content_block_delta", wire.BlockDelta{Type: "content_block_delta", Index: r.index, Delta: d})
 		return
 	}
 	b := &r.blocks[len(r.blocks)-1]
@@ -470,8 +470,8 @@ func (r *messagesResponder) finish(upstream string, u ptk.Usage) {
 	}
 	r.closeBlock()
 	r.sse.last(func() {
-		r.sse.write("message_delta", wire.MessageDelta{Type: "message_delta", Delta: wire.StopDelta{StopReason: reason}, Usage: usage}, nil)
-		r.sse.write("message_stop", nil, wire.MessageStop)
+		sseWrite(&r.sse, "message_delta", wire.MessageDelta{Type: "message_delta", Delta: wire.StopDelta{StopReason: reason}, Usage: usage})
+		r.sse.writeRaw("message_stop", wire.MessageStop)
 	})
 }
 

@@ -24,7 +24,7 @@ func (x *exchange) servePTK(ctx context.Context, w http.ResponseWriter) error {
 	if herr := x.translatable(); herr != nil {
 		return herr
 	}
-	parser, err := x.s.parsers.Parser(x.tools)
+	parser, err := x.toolsParser()
 	if err != nil {
 		return badRequest("tools: %v", err)
 	}
@@ -234,8 +234,23 @@ func (x *exchange) ptkConversation() ([]ptk.Message, *httpError) {
 // that makes its data inert is the cached one of those tools.
 func (x *exchange) ptkHistory(instructions string) *turn.History {
 	offered := x.choice.offered(x.tools)
-	p, _ := x.s.parsers.Parser(offered) // an error: protocol.Neutralize, as NewHistory does
+	var p *protocol.Parser
+	if x.choice.offersAll() {
+		p, _ = x.toolsParser() // an error: protocol.Neutralize, as NewHistory does
+	} else {
+		p, _ = x.s.parsers.Parser(offered)
+	}
 	return turn.NewHistoryParser(turn.PTK, x.s.ptk, p, instructions, offered)
+}
+
+// toolsParser returns the parser of the request's tools, from the
+// server's cache, looked up once a request: the lookup hashes and compares
+// every tool's schema.
+func (x *exchange) toolsParser() (*protocol.Parser, error) {
+	if x.parser == nil && x.parserErr == nil {
+		x.parser, x.parserErr = x.s.parsers.Parser(x.tools)
+	}
+	return x.parser, x.parserErr
 }
 
 // serveModel answers through the upstream's llm.Model with native tools:
@@ -271,7 +286,7 @@ func (x *exchange) serveModel(ctx context.Context, w http.ResponseWriter) error 
 			req.ToolChoice = x.choice.kind
 		}
 		var err error
-		if parser, err = x.s.parsers.Parser(x.tools); err != nil {
+		if parser, err = x.toolsParser(); err != nil {
 			return badRequest("tools: %v", err)
 		}
 	}

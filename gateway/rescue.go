@@ -30,7 +30,7 @@ func (c *chatAPI) forward(x *exchange, ctx context.Context, w http.ResponseWrite
 	var parser *protocol.Parser
 	if read {
 		var err error
-		if parser, err = x.s.parsers.Parser(x.tools); err != nil {
+		if parser, err = x.toolsParser(); err != nil {
 			return badRequest("tools: %v", err)
 		}
 	}
@@ -97,7 +97,7 @@ func (c *chatAPI) forward(x *exchange, ctx context.Context, w http.ResponseWrite
 			}
 			sr.finish()
 			sr.release()
-			rc.Flush()
+			x.end(rc)
 			return nil
 		}
 		if err != nil {

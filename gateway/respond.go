@@ -195,7 +195,7 @@ func (r *chatResponder) finish(upstream string, u ptk.Usage) {
 	}
 	r.w.Write([]byte("data: [DONE]\n\n"))
 	r.dirty = false
-	r.rc.Flush()
+	r.x.end(r.rc)
 }
 
 // finishReason is the finish_reason of an answer.

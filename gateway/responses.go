@@ -329,7 +329,7 @@ func (a *responsesAPI) writeError(x *exchange, w http.ResponseWriter, e *httpErr
 	out.sse.fail(func() { e.write(w) }, func() {
 		resp := out.response("failed")
 		resp.Error = &responses.Error{Code: cmpOr(e.code, e.typ), Message: e.msg}
-		out.sse.write("response.failed", responses.ResponseEvent{Type: "response.failed", SequenceNumber: out.next(), Response: resp}, nil)
+		sseWrite(&out.sse, "response.failed", responses.ResponseEvent{Type: "response.failed", SequenceNumber: out.next(), Response: resp, Echo: out.echo})
 	})
 }
 
@@ -368,7 +368,11 @@ type responsesResponder struct {
 	texted, sep bool
 	seq         int
 
-	sse sseWriter
+	// echo is what the response repeats of the request, encoded once for
+	// the three events of a stream that carry the response (nil: written
+	// each time, as for a field left to encoding/json).
+	echo *responses.Echo
+	sse  sseWriter
 }
 
 var _ responder = (*responsesResponder)(nil)
@@ -449,11 +453,12 @@ func (r *responsesResponder) sizeHint() int {
 // opening is a stream's response.created and response.in_progress.
 func (r *responsesResponder) opening() []byte {
 	resp := r.response("in_progress")
+	r.echo, _ = resp.Echo(false)
 	// Both events repeat the request's tools: room for them at once.
 	var b bytes.Buffer
 	b.Grow(2 * r.sizeHint())
-	appendSSEEvent(&b, "response.created", responses.ResponseEvent{Type: "response.created", SequenceNumber: r.next(), Response: resp})
-	appendSSEEvent(&b, "response.in_progress", responses.ResponseEvent{Type: "response.in_progress", SequenceNumber: r.next(), Response: resp})
+	appendSSEEvent(&b, nil, "response.created", responses.ResponseEvent{Type: "response.created", SequenceNumber: r.next(), Response: resp, Echo: r.echo})
+	appendSSEEvent(&b, nil, "response.in_progress", responses.ResponseEvent{Type: "response.in_progress", SequenceNumber: r.next(), Response: resp, Echo: r.echo})
 	return b.Bytes()
 }
 
@@ -482,8 +487,8 @@ func (r *responsesResponder) item(typ string) {
 	r.text.Reset()
 	if r.stream {
 		added := it
-		r.sse.event("response.output_item.added", responses.ItemEvent{Type: "response.output_item.added", SequenceNumber: r.next(), OutputIndex: r.open, Item: &added})
-		r.sse.event("response.content_part.added", responses.PartEvent{Type: "response.content_part.added", SequenceNumber: r.next(), ItemID: it.ID, OutputIndex: r.open, Part: part})
+		sseSend(&r.sse, "response.output_item.added", responses.ItemEvent{Type: "response.output_item.added", SequenceNumber: r.next(), OutputIndex: r.open, Item: &added})
+		sseSend(&r.sse, "response.content_part.added", responses.PartEvent{Type: "response.content_part.added", SequenceNumber: r.next(), ItemID: it.ID, OutputIndex: r.open, Part: part})
 	}
 }
 
@@ -497,10 +502,10 @@ func (r *responsesResponder) closeItem() {
 	if it.Type == "function_call" {
 		it.Arguments, it.Status = text, "completed"
 		if r.stream {
-			r.sse.event("response.function_call_arguments.done", responses.ArgsDone{Type: "response.function_call_arguments.done", SequenceNumber: r.next(),
+			sseSend(&r.sse, "response.function_call_arguments.done", responses.ArgsDone{Type: "response.function_call_arguments.done", SequenceNumber: r.next(),
 				ItemID: it.ID, OutputIndex: r.open, Name: it.Name, Arguments: text})
 			done := *it
-			r.sse.event("response.output_item.done", responses.ItemEvent{Type: "response.output_item.done", SequenceNumber: r.next(), OutputIndex: r.open, Item: &done})
+			sseSend(&r.sse, "response.output_item.done", responses.ItemEvent{Type: "response.output_item.done", SequenceNumber: r.next(), OutputIndex: r.open, Item: &done})
 		}
 		r.open = -1
 		return
@@ -519,10 +524,10 @@ func (r *responsesResponder) closeItem() {
 		if it.Type == "reasoning" {
 			done = "response.reasoning_text.done"
 		}
-		r.sse.event(done, responses.TextDone{Type: done, SequenceNumber: r.next(), ItemID: it.ID, OutputIndex: r.open, Text: text})
-		r.sse.event("response.content_part.done", responses.PartEvent{Type: "response.content_part.done", SequenceNumber: r.next(), ItemID: it.ID, OutputIndex: r.open, Part: part})
+		sseSend(&r.sse, done, responses.TextDone{Type: done, SequenceNumber: r.next(), ItemID: it.ID, OutputIndex: r.open, Text: text})
+		sseSend(&r.sse, "response.content_part.done", responses.PartEvent{Type: "response.content_part.done", SequenceNumber: r.next(), ItemID: it.ID, OutputIndex: r.open, Part: part})
 		done2 := *it
-		r.sse.event("response.output_item.done", responses.ItemEvent{Type: "response.output_item.done", SequenceNumber: r.next(), OutputIndex: r.open, Item: &done2})
+		sseSend(&r.sse, "response.output_item.done", responses.ItemEvent{Type: "response.output_item.done", SequenceNumber: r.next(), OutputIndex: r.open, Item: &done2})
 	}
 	r.open = -1
 }
@@ -538,7 +543,7 @@ func (r *responsesResponder) addText(s string) {
 	r.item("message")
 	r.text.WriteString(s)
 	if r.stream {
-		r.sse.event("response.output_text.delta", responses.TextDelta{Type: "response.output_text.delta", SequenceNumber: r.next(),
+		sseSend(&r.sse, "response.output_text.delta", responses.TextDelta{Type: "response.output_text.delta", SequenceNumber: r.next(),
 			ItemID: r.output[r.open].ID, OutputIndex: r.open, Delta: s})
 	}
 }
@@ -552,7 +557,7 @@ func (r *responsesResponder) addReasoning(s string) {
 	r.item("reasoning")
 	r.text.WriteString(s)
 	if r.stream {
-		r.sse.event("response.reasoning_text.delta", responses.TextDelta{Type: "response.reasoning_text.delta", SequenceNumber: r.next(),
+		sseSend(&r.sse, "response.reasoning_text.delta", responses.TextDelta{Type: "response.reasoning_text.delta", SequenceNumber: r.next(),
 			ItemID: r.output[r.open].ID, OutputIndex: r.open, Delta: s})
 	}
 }
@@ -567,15 +572,15 @@ func (r *responsesResponder) addCall(c ptk.Call) {
 	idx := len(r.output)
 	if r.stream {
 		added := it
-		r.sse.event("response.output_item.added", responses.ItemEvent{Type: "response.output_item.added", SequenceNumber: r.next(), OutputIndex: idx, Item: &added})
-		r.sse.event("response.function_call_arguments.delta", responses.ArgsDelta{Type: "response.function_call_arguments.delta", SequenceNumber: r.next(), ItemID: it.ID, OutputIndex: idx, Delta: args})
-		r.sse.event("response.function_call_arguments.done", responses.ArgsDone{Type: "response.function_call_arguments.done", SequenceNumber: r.next(), ItemID: it.ID, OutputIndex: idx, Name: c.Tool, Arguments: args})
+		sseSend(&r.sse, "response.output_item.added", responses.ItemEvent{Type: "response.output_item.added", SequenceNumber: r.next(), OutputIndex: idx, Item: &added})
+		sseSend(&r.sse, "response.function_call_arguments.delta", responses.ArgsDelta{Type: "response.function_call_arguments.delta", SequenceNumber: r.next(), ItemID: it.ID, OutputIndex: idx, Delta: args})
+		sseSend(&r.sse, "response.function_call_arguments.done", responses.ArgsDone{Type: "response.function_call_arguments.done", SequenceNumber: r.next(), ItemID: it.ID, OutputIndex: idx, Name: c.Tool, Arguments: args})
 	}
 	it.Arguments, it.Status = args, "completed"
 	r.output = append(r.output, it)
 	if r.stream {
 		done := it
-		r.sse.event("response.output_item.done", responses.ItemEvent{Type: "response.output_item.done", SequenceNumber: r.next(), OutputIndex: idx, Item: &done})
+		sseSend(&r.sse, "response.output_item.done", responses.ItemEvent{Type: "response.output_item.done", SequenceNumber: r.next(), OutputIndex: idx, Item: &done})
 	}
 }
 
@@ -592,7 +597,7 @@ func (r *responsesResponder) addCallDelta(index int, id, name, args string) {
 		r.text.Reset()
 		if r.stream {
 			added := r.output[r.open]
-			r.sse.event("response.output_item.added", responses.ItemEvent{Type: "response.output_item.added", SequenceNumber: r.next(), OutputIndex: r.open, Item: &added})
+			sseSend(&r.sse, "response.output_item.added", responses.ItemEvent{Type: "response.output_item.added", SequenceNumber: r.next(), OutputIndex: r.open, Item: &added})
 		}
 	}
 	if args == "" || r.open < 0 || r.output[r.open].Type != "function_call" {
@@ -600,7 +605,7 @@ func (r *responsesResponder) addCallDelta(index int, id, name, args string) {
 	}
 	r.text.WriteString(args)
 	if r.stream {
-		r.sse.event("response.function_call_arguments.delta", responses.ArgsDelta{Type: "response.function_call_arguments.delta", SequenceNumber: r.next(),
+		sseSend(&r.sse, "response.function_call_arguments.delta", responses.ArgsDelta{Type: "response.function_call_arguments.delta", SequenceNumber: r.next(),
 			ItemID: r.output[r.open].ID, OutputIndex: r.open, Delta: args})
 	}
 }
@@ -629,7 +634,7 @@ func (r *responsesResponder) finish(upstream string, u ptk.Usage) {
 	}
 	ev := "response." + status
 	r.sse.last(func() {
-		r.sse.write(ev, responses.ResponseEvent{Type: ev, SequenceNumber: r.next(), Response: resp}, nil)
+		sseWrite(&r.sse, ev, responses.ResponseEvent{Type: ev, SequenceNumber: r.next(), Response: resp, Echo: r.echo})
 	})
 }
 

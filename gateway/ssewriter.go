@@ -84,54 +84,67 @@ func (s *sseWriter) begin() {
 }
 
 // sseEvent is one event as the stream writes it.
-func sseEvent(name string, v any) []byte {
+func sseEvent[E jsonAppender](name string, v E) []byte {
 	var b bytes.Buffer
-	appendSSEEvent(&b, name, v)
+	appendSSEEvent(&b, nil, name, v)
 	return b.Bytes()
 }
 
 // appendSSEEvent writes one event to b: its data is v's JSON on one line
-// (none when encoding/json refuses v).
-func appendSSEEvent(b *bytes.Buffer, name string, v any) {
+// (none when encoding/json refuses v), written by v itself, or by enc (nil:
+// a new Encoder) when v leaves it to encoding/json. The functions that
+// write an event are generic over its type, so that an event is written
+// without being boxed in an interface: a stream is a dozen events or more.
+func appendSSEEvent[E jsonAppender](b *bytes.Buffer, enc *json.Encoder, name string, v E) {
 	b.WriteString("event: ")
 	b.WriteString(name)
 	b.WriteString("\ndata: ")
-	n := b.Len()
-	encodeJSON(b, nil, v) // ends with '\n'
-	if b.Len() == n {
-		b.WriteByte('\n')
+	if out, ok := v.AppendJSON(b.AvailableBuffer(), false); ok {
+		b.Write(out)
+	} else {
+		if enc == nil {
+			enc = json.NewEncoder(b)
+			enc.SetEscapeHTML(false)
+		}
+		n := b.Len()
+		if enc.Encode(v); b.Len() > n {
+			b.Truncate(b.Len() - 1) // the Encoder's newline
+		}
 	}
-	b.WriteByte('\n')
+	b.WriteString("\n\n")
 }
 
-// write writes one event, mu held; a nil v writes data as it is.
-func (s *sseWriter) write(name string, v any, data []byte) {
+// sseWrite writes one event, s.mu held.
+func sseWrite[E jsonAppender](s *sseWriter, name string, v E) {
 	s.buf.Reset()
-	s.buf.WriteString("event: ")
-	s.buf.WriteString(name)
-	s.buf.WriteString("\ndata: ")
-	if v != nil {
-		encodeJSON(&s.buf, s.enc, v) // ends with '\n'
-	} else {
-		s.buf.Write(data)
-		s.buf.WriteByte('\n')
-	}
-	s.buf.WriteByte('\n')
+	appendSSEEvent(&s.buf, s.enc, name, v)
 	s.w.Write(s.buf.Bytes())
 	s.dirty = true
 }
 
-// event writes one event into the connection's buffer: the exchange
+// writeRaw writes one event whose data is as it is, mu held.
+func (s *sseWriter) writeRaw(name string, data []byte) {
+	s.buf.Reset()
+	s.buf.WriteString("event: ")
+	s.buf.WriteString(name)
+	s.buf.WriteString("\ndata: ")
+	s.buf.Write(data)
+	s.buf.WriteString("\n\n")
+	s.w.Write(s.buf.Bytes())
+	s.dirty = true
+}
+
+// sseSend writes one event into the connection's buffer: the exchange
 // flushes once the answer has written what one piece of the model's answer
 // makes (a call is three or four events, which go out in one write).
-func (s *sseWriter) event(name string, v any) {
+func sseSend[E jsonAppender](s *sseWriter, name string, v E) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stopped {
 		return
 	}
 	s.begin()
-	s.write(name, v, nil)
+	sseWrite(s, name, v)
 }
 
 // flush sends what the events wrote since the last flush.
@@ -144,8 +157,8 @@ func (s *sseWriter) flush() {
 	}
 }
 
-// last writes the stream's last events with write (mu held), flushes them
-// and stops the writer.
+// last writes the stream's last events with f (mu held: sseWrite), sends them
+// (exchange.end) and stops the writer.
 func (s *sseWriter) last(f func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -155,7 +168,7 @@ func (s *sseWriter) last(f func()) {
 	s.begin()
 	f()
 	s.dirty = false
-	s.rc.Flush()
+	s.x.end(s.rc)
 	s.halt()
 }
 

@@ -402,12 +402,41 @@ func (p *Reader) Reset(start int, bare bool, pool *Pool) *Reader {
 	return p
 }
 
+// Forget empties the reader, as Reset does, and drops what its spare
+// capacity still points to: for a reader kept from one reply to the next,
+// which must keep nothing of the last.
+func (p *Reader) Forget() {
+	clear(p.stack[:cap(p.stack)])
+	clear(p.Closed[:cap(p.Closed)])
+	p.Reset(0, false, nil)
+}
+
 // Pool hands out values in blocks, so reading JSON allocates rarely.
 // Pool hands out nodes from blocks that double from 8 to 128 nodes: a
 // small call does not pay for a large block.
 type Pool struct {
 	free  []Node
 	block int
+	// last is the last block made, whole, for Reuse.
+	last []Node
+}
+
+// Reuse clears the nodes of the pool's last block and hands them out again:
+// for a reader of one reply after another, once nothing points to a node
+// read before, nor to a node's Keys or Kids. A pool that made one block (a
+// reply with a call or two) then reads the next reply without allocating.
+func (p *Pool) Reuse() {
+	// The nodes handed out of the last block are those before free.
+	for i := range p.last[:len(p.last)-len(p.free)] {
+		// Each node keeps its own lists' room, emptied: reading the next
+		// reply's objects then appends without allocating.
+		n := &p.last[i]
+		keys, kids := n.Keys, n.Kids
+		clear(keys[:cap(keys)])
+		clear(kids[:cap(kids)])
+		*n = Node{Keys: keys[:0], Kids: kids[:0]}
+	}
+	p.free = p.last
 }
 
 func (p *Pool) get() *Node {
@@ -417,6 +446,7 @@ func (p *Pool) get() *Node {
 	if len(p.free) == 0 {
 		p.block = min(max(2*p.block, 8), 128)
 		p.free = make([]Node, p.block)
+		p.last = p.free
 	}
 	n := &p.free[0]
 	p.free = p.free[1:]

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/internal/benchdata"
@@ -25,6 +26,7 @@ func BenchmarkParse(b *testing.B) {
 		b.Run(fmt.Sprintf("whole/%dKiB", n>>10), func(b *testing.B) {
 			b.SetBytes(int64(len(text)))
 			b.ReportAllocs()
+			defer reportCPU(b)()
 			for b.Loop() {
 				p.Parse(text)
 			}
@@ -33,6 +35,7 @@ func BenchmarkParse(b *testing.B) {
 		b.Run(fmt.Sprintf("stream1B/%dKiB", n>>10), func(b *testing.B) {
 			b.SetBytes(int64(len(text)))
 			b.ReportAllocs()
+			defer reportCPU(b)()
 			events := 0
 			for b.Loop() {
 				s := p.NewStream(func(Event) { events++ })
@@ -115,4 +118,93 @@ func BenchmarkParseReasoning(b *testing.B) {
 			}
 		}
 	})
+}
+
+// The short replies a gateway or an agent reads on every turn: a sentence
+// and one call in the text protocol (the gateway benchmark's reply), a
+// sentence alone, and a sentence and one Hermes-style call.
+var shortReplies = []struct{ name, text string }{
+	{"ptk-call", "I'll check the current weather in Paris for you.\n\n<PTK_CALL>\n{\"tool\": \"get_weather\", \"args\": {\"city\": \"Paris\", \"unit\": \"celsius\"}}\n</PTK_CALL>"},
+	{"prose", "It is 18 °C with light rain in Paris right now: take a rain jacket if you bike."},
+	{"hermes-call", "I'll check the current weather in Paris for you.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"unit\": \"celsius\"}}\n</tool_call>"},
+}
+
+// pieces cuts s into pieces of n bytes (whole runes), as a model's tokens
+// come in a stream's deltas.
+func pieces(s string, n int) []string {
+	var out []string
+	for len(s) > 0 {
+		i := min(n, len(s))
+		for i < len(s) && !utf8.RuneStart(s[i]) {
+			i++
+		}
+		out = append(out, s[:i])
+		s = s[i:]
+	}
+	return out
+}
+
+// BenchmarkParseReply reads each short reply whole (Parse) and streamed in
+// pieces of 5 bytes (27 for the PTK call, as the gateway's upstream sends
+// it), with an emit function, as the turn and the gateway read it.
+func BenchmarkParseReply(b *testing.B) {
+	p, err := NewParser(testTools)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, r := range shortReplies {
+		want := p.Parse(r.text)
+		b.Run("whole/"+r.name, func(b *testing.B) {
+			b.ReportAllocs()
+			defer reportCPU(b)()
+			for b.Loop() {
+				p.Parse(r.text)
+			}
+		})
+		ps := pieces(r.text, 5)
+		b.Run(fmt.Sprintf("stream%d/%s", len(ps), r.name), func(b *testing.B) {
+			b.ReportAllocs()
+			defer reportCPU(b)()
+			events := 0
+			for b.Loop() {
+				s := p.NewStream(func(Event) { events++ })
+				for _, c := range ps {
+					s.WriteString(c)
+				}
+				if got := s.Finish(); len(got.Calls) != len(want.Calls) || got.Text != want.Text {
+					b.Fatalf("stream read %+v, whole %+v", got, want)
+				}
+			}
+		})
+		// Each piece read as it comes, as for a model slower than the
+		// turn's flush interval.
+		b.Run(fmt.Sprintf("flushed%d/%s", len(ps), r.name), func(b *testing.B) {
+			b.ReportAllocs()
+			defer reportCPU(b)()
+			events := 0
+			for b.Loop() {
+				s := p.NewStream(func(Event) { events++ })
+				for _, c := range ps {
+					s.WriteString(c)
+					s.Flush()
+				}
+				if got := s.Finish(); len(got.Calls) != len(want.Calls) || got.Text != want.Text {
+					b.Fatalf("stream read %+v, whole %+v", got, want)
+				}
+			}
+		})
+	}
+}
+
+// reportCPU starts measuring the process's CPU time, and returns the
+// function that reports it per iteration as cpu-ns/op: unlike the time per
+// iteration, other processes taking the cores do not change it (the
+// collector's work is in it).
+func reportCPU(b *testing.B) func() {
+	t0, ok := processCPU()
+	return func() {
+		if t1, ok1 := processCPU(); ok && ok1 && b.N > 0 {
+			b.ReportMetric(float64(t1-t0)/float64(b.N), "cpu-ns/op")
+		}
+	}
 }

@@ -142,7 +142,7 @@ func (w *Worker) agentWorkflow(ctx workflow.Context, in AgentInput) (*AgentOutpu
 	}
 	info := workflow.GetInfo(ctx)
 	sink := &recordSink{}
-	rec := record.NewAgentClock(sink, trace.Run{ID: info.WorkflowExecution.ID, Name: in.Name, Model: in.Model,
+	rec := record.NewAgentClock(sink, trace.Run{ID: info.WorkflowExecution.ID, Name: in.Name, Model: in.Model, Provider: s.Model.Provider,
 		Mode: string(orMode(in.Mode)), Input: lastUser(in.Messages)}, rt.Now)
 
 	var res *agent.Result

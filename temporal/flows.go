@@ -101,7 +101,7 @@ func (w *Worker) reactWorkflow(ctx workflow.Context, in ReActInput) (*ReActOutpu
 	traj := res.Trajectory
 	w.record(ctx, func() *trace.Record {
 		rec := record.ReActRecord(traj, err)
-		rec.ID = info.WorkflowExecution.ID
+		rec.ID, rec.Provider = info.WorkflowExecution.ID, s.Model.Provider
 		return rec
 	})
 	if b.canceled() {

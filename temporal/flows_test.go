@@ -3,6 +3,7 @@ package temporal
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/llm"
 	"github.com/ptkit/ptk/ptool"
+	"github.com/ptkit/ptk/trace"
 	ptkworkflow "github.com/ptkit/ptk/workflow"
 )
 
@@ -23,12 +25,23 @@ type items struct {
 	Items []string `json:"items"`
 }
 
-// fixed is a model that always answers text.
+// fixed is a model that always answers text, served by "ollama".
 func fixed(text string) llm.Model {
-	return llmFunc(func(context.Context, llm.Request) (*llm.Response, error) {
+	return &served{llmFunc(func(context.Context, llm.Request) (*llm.Response, error) {
 		return &llm.Response{Content: text, Usage: ptk.Usage{PromptTokens: 10, CompletionTokens: 5}}, nil
-	})
+	}), "ollama"}
 }
+
+// served is a model that names its provider, as a client does (a pointer:
+// a ptool keys its caches by its model).
+type served struct {
+	llm.Model
+	provider string
+}
+
+func (s *served) ProviderName() string { return s.provider }
+
+var _ llm.ProviderNamer = (*served)(nil)
 
 // shop is the ptools of the tests of ReAct and workflows: extract_items
 // and count_items, each answering from a fixed model (so any worker, any
@@ -132,14 +145,20 @@ func TestReActAndWorkflowRuns(t *testing.T) {
 	c := dial(t)
 	dir := t.TempDir()
 	q := queue(t)
+	ctx := context.Background()
+	store, err := trace.Open(ctx, filepath.Join(dir, "traces.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
 	w := &Worker{
-		Model:     func(string) (llm.Model, error) { return llmFunc(reactModel), nil },
+		Model:     func(string) (llm.Model, error) { return &served{llmFunc(reactModel), "anthropic"}, nil },
 		Tools:     testTools(dir),
 		PTools:    shop(t),
 		Heartbeat: 5 * time.Second,
+		Store:     store,
 	}
 	startWorker(t, c, q, w)
-	ctx := context.Background()
 	gctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 
@@ -166,6 +185,14 @@ func TestReActAndWorkflowRuns(t *testing.T) {
 		t.Errorf("react progress %+v, %v", p, err)
 	}
 	reactHistory := history(t, c, run.GetID())
+	// The run's record says who served its model. (Its ptool action ran
+	// as a tool activity, which returns a result and no ptool record: the
+	// record has the action, not the ptool's own call under it.)
+	if rec, err := store.Get(ctx, run.GetID()); err != nil {
+		t.Errorf("the ReAct run's record: %v", err)
+	} else if rec.Kind != trace.KindReAct || rec.Provider != "anthropic" || len(rec.ModelCalls) != 3 || len(rec.ToolCalls) != 2 {
+		t.Errorf("the ReAct run's record: kind %s, provider %q, %d model calls, %d tool calls", rec.Kind, rec.Provider, len(rec.ModelCalls), len(rec.ToolCalls))
+	}
 
 	tr := &ptkworkflow.Trace{Goal: "count an order", Steps: []ptkworkflow.Step{
 		{PTool: "extract_items", Args: ptkworkflow.Args(order{"a pizza and a salad"})},
@@ -195,6 +222,13 @@ func TestReActAndWorkflowRuns(t *testing.T) {
 		t.Errorf("workflow progress %+v, %v", p, err)
 	}
 	planHistory := history(t, c, run.GetID())
+	// A workflow's record: the provider of the model its ptools' steps
+	// asked (not the worker's default model's).
+	if rec, err := store.Get(ctx, run.GetID()); err != nil {
+		t.Errorf("the workflow's record: %v", err)
+	} else if rec.Kind != trace.KindWorkflow || rec.Provider != "ollama" || len(rec.PtoolCalls) != 2 || len(rec.ModelCalls) != 2 {
+		t.Errorf("the workflow's record: kind %s, provider %q, %d ptool calls, %d model calls", rec.Kind, rec.Provider, len(rec.PtoolCalls), len(rec.ModelCalls))
+	}
 
 	replayer := worker.NewWorkflowReplayer()
 	w.RegisterWorkflows(replayer)

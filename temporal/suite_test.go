@@ -202,7 +202,8 @@ func TestSuiteUnknownToolOrModel(t *testing.T) {
 }
 
 // TestSuiteRecordsTheRun: a worker with a store records the run under the
-// run's id, with its model and tool calls and the workflow's times.
+// run's id, with its model's provider, its model and tool calls and the
+// workflow's times.
 func TestSuiteRecordsTheRun(t *testing.T) {
 	ctx := context.Background()
 	store, err := trace.Open(ctx, filepath.Join(t.TempDir(), "traces.db"))
@@ -212,6 +213,11 @@ func TestSuiteRecordsTheRun(t *testing.T) {
 	defer store.Close()
 	w := testWorker(t, t.TempDir(), "")
 	w.Store = store
+	model := w.Model
+	w.Model = func(name string) (llm.Model, error) {
+		m, err := model(name)
+		return &served{m, "anthropic"}, err
+	}
 	env := suiteEnv(t, w)
 	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Messages: agent.Prompt("echo hi"), Mode: agent.ModeNative, Name: "greeting"})
 	if err := env.GetWorkflowResult(nil); err != nil {
@@ -225,7 +231,7 @@ func TestSuiteRecordsTheRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec.Name != "greeting" || rec.Output != "echo hi" || len(rec.ModelCalls) != 2 || len(rec.ToolCalls) != 1 || rec.ToolCalls[0].Tool != "echo" {
+	if rec.Name != "greeting" || rec.Provider != "anthropic" || rec.Output != "echo hi" || len(rec.ModelCalls) != 2 || len(rec.ToolCalls) != 1 || rec.ToolCalls[0].Tool != "echo" {
 		t.Errorf("record %+v", rec)
 	}
 }

@@ -161,6 +161,9 @@ type ModelDesc struct {
 	TextCompleter bool `json:"text_completer,omitempty"`
 	// Price is the model's price, when it has one.
 	Price *llm.Price `json:"price,omitempty"`
+	// Provider is who serves the model, as the GenAI conventions name it
+	// (llm.ProviderOf): the runs' records keep it.
+	Provider string `json:"provider,omitempty"`
 }
 
 func (w *Worker) describeModel(name string) ModelDesc {
@@ -178,6 +181,7 @@ func (w *Worker) describeModel(name string) ModelDesc {
 	if p, ok := llm.PriceOf(m); ok {
 		d.Price = &p
 	}
+	d.Provider = llm.ProviderOf(m)
 	return d
 }
 

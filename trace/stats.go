@@ -205,16 +205,18 @@ func (s *Store) Series(ctx context.Context, f Filter, step time.Duration) ([]Buc
 }
 
 // Mark says where the store is: how many runs it holds, when the newest
-// started, how many are running and how many calls those have, and how
-// many labels there are. It changes when a run is written, goes on,
-// ends or is pruned, or is labelled, which is how a dashboard notices
-// what other processes record.
+// started, how many are running and how many calls and steps those have,
+// how long their steps took so far (a step that ends is rewritten with its
+// time: a distill round), and how many labels there are. It changes when a
+// run is written, goes on, ends or is pruned, or is labelled, which is how
+// a dashboard notices what other processes record.
 type Mark struct {
 	Runs    int   `json:"runs"`
 	Newest  int64 `json:"newest_us"`
 	Running int   `json:"running"`
 	Spans   int   `json:"spans"`
 	Labels  int   `json:"labels"`
+	StepsUS int64 `json:"steps_us"`
 }
 
 // Mark returns the store's Mark.
@@ -224,7 +226,10 @@ func (s *Store) Mark(ctx context.Context) (Mark, error) {
 		(SELECT COUNT(*) FROM runs WHERE status = 'running'),
 		(SELECT COUNT(*) FROM model_calls WHERE run_id IN (SELECT id FROM runs WHERE status = 'running'))
 		+ (SELECT COUNT(*) FROM tool_calls WHERE run_id IN (SELECT id FROM runs WHERE status = 'running'))
-		+ (SELECT COUNT(*) FROM ptool_calls WHERE run_id IN (SELECT id FROM runs WHERE status = 'running')),
-		(SELECT COUNT(*) FROM labels) FROM runs`).Scan(&m.Runs, &m.Newest, &m.Running, &m.Spans, &m.Labels)
+		+ (SELECT COUNT(*) FROM ptool_calls WHERE run_id IN (SELECT id FROM runs WHERE status = 'running'))
+		+ (SELECT COUNT(*) FROM steps WHERE run_id IN (SELECT id FROM runs WHERE status = 'running')),
+		(SELECT COUNT(*) FROM labels),
+		(SELECT COALESCE(SUM(duration_us), 0) FROM steps WHERE run_id IN (SELECT id FROM runs WHERE status = 'running')) FROM runs`).Scan(
+		&m.Runs, &m.Newest, &m.Running, &m.Spans, &m.Labels, &m.StepsUS)
 	return m, err
 }

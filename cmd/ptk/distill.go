@@ -194,13 +194,18 @@ func distillRun(cmd *cobra.Command, f distillFlags, name string) (err error) {
 	if f.noSandbox {
 		fmt.Fprintln(errOut, "ptk distill: --no-sandbox was given: the candidates' code runs unconfined, as you, with your files and the network open to it")
 	}
-	start := time.Now()
+	sink, closeSink := distillSink(cmd, store, f)
+	defer closeSink()
+	rec := record.NewDistill(sink, trace.Run{Name: name, Model: modelName, Provider: llm.ProviderOf(m),
+		Input: fmt.Sprintf("%d training, %d validation, %d sealed examples", len(splits.Train), len(splits.Validation), len(splits.Sealed))})
 	rep, runErr := distill.Run(ctx, t, splits, distill.Options{
 		Model: m, Rounds: f.rounds, MaxWrong: orNegative(f.maxWrong), MinCoverage: f.minCoverage,
 		Timeout: f.timeout, CaseTimeout: f.caseTimeout, Memory: int64(f.memoryMiB) << 20, WorkDir: f.workDir, Keep: f.keep,
 		NoSandbox: f.noSandbox, MaxExamples: f.maxExamples,
-		Log: func(format string, args ...any) { fmt.Fprintf(errOut, "distill: "+format+"\n", args...) },
+		Log:     func(format string, args ...any) { fmt.Fprintf(errOut, "distill: "+format+"\n", args...) },
+		Observe: rec.Observe,
 	})
+	rec.Done(rep, runErr)
 	if rep == nil {
 		if errors.Is(runErr, distill.ErrNoSandbox) {
 			return usageError{runErr}
@@ -214,7 +219,6 @@ func distillRun(cmd *cobra.Command, f distillFlags, name string) (err error) {
 			return err
 		}
 	}
-	recordDistill(cmd, store, f, record.Distill(rep, modelName, llm.ProviderOf(m), start, runErr))
 	if !f.asJSON {
 		fmt.Fprint(cmd.OutOrStdout(), rep.Summary())
 	}
@@ -251,27 +255,36 @@ func orNegative(v float64) float64 {
 	return v
 }
 
-// recordDistill records the distillation in the trace store as a span
-// tree (record.Distill), and sends it over OTLP when an endpoint is named
-// (--otlp-endpoint, OTEL_EXPORTER_OTLP_*); a failure to record is said,
-// not fatal.
-func recordDistill(cmd *cobra.Command, s *trace.Store, f distillFlags, rec *trace.Record) {
+// distillSink is where ptk distill records its run as it goes (live, a
+// span tree: record.NewDistill): the trace store, and OTLP when an endpoint
+// is named (--otlp-endpoint, OTEL_EXPORTER_OTLP_*). A failure to record or
+// to send is said, not fatal. done writes what is queued and sends the
+// spans; it leaves the store open.
+func distillSink(cmd *cobra.Command, s *trace.Store, f distillFlags) (sink record.Sink, done func()) {
 	errOut := cmd.ErrOrStderr()
-	if err := s.Write(cmd.Context(), rec); err != nil {
-		fmt.Fprintf(errOut, "ptk distill: the report was not recorded in the trace store: %v\n", err)
+	w := trace.NewWriter(s, errOut)
+	sink = w
+	var exp *otlp.Exporter
+	if f.otlp != "" || os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != "" {
+		var err error
+		if exp, err = otlp.New(cmd.Context(), otlp.Options{Endpoint: f.otlp, Content: f.otlpContent}); err != nil {
+			fmt.Fprintf(errOut, "ptk distill: not sent over OTLP: %v\n", err)
+			exp = nil
+		} else {
+			sink = exp.Sink(w)
+		}
 	}
-	if f.otlp == "" && os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") == "" && os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") == "" {
-		return
-	}
-	exp, err := otlp.New(cmd.Context(), otlp.Options{Endpoint: f.otlp, Content: f.otlpContent})
-	if err != nil {
-		fmt.Fprintf(errOut, "ptk distill: not sent over OTLP: %v\n", err)
-		return
-	}
-	exp.Export(rec)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := exp.Shutdown(ctx); err != nil {
-		fmt.Fprintf(errOut, "ptk distill: sending spans over OTLP: %v\n", err)
+	return sink, func() {
+		if err := w.Close(5 * time.Second); err != nil {
+			fmt.Fprintf(errOut, "ptk distill: the run was not all recorded in the trace store: %v\n", err)
+		}
+		if exp == nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := exp.Shutdown(ctx); err != nil {
+			fmt.Fprintf(errOut, "ptk distill: sending spans over OTLP: %v\n", err)
+		}
 	}
 }

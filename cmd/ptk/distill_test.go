@@ -4,11 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -174,22 +178,109 @@ func answer(v any) fakeReply {
 	return fakeReply{content: string(b)}
 }
 
+// blockAt serves h, holding its nth request until release is called;
+// asked is closed when that request came.
+func blockAt(t *testing.T, h http.Handler, nth int32) (url string, asked chan struct{}, release func()) {
+	asked, held := make(chan struct{}), make(chan struct{})
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) == nth {
+			close(asked)
+			<-held
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	var once sync.Once
+	release = func() { once.Do(func() { close(held) }) }
+	t.Cleanup(release) // runs first
+	return srv.URL + "/v1", asked, release
+}
+
+// screenedCode is a candidate the screen rejects: it has an init function.
+const screenedCode = ticketCode + "\nfunc init() {}\n"
+
+// waitRun waits until the distill run in db is as want says, reading it
+// as it is while ptk distill goes on; it returns the run.
+func waitRun(t *testing.T, db string, want func(*trace.Record) bool) *trace.Record {
+	t.Helper()
+	ctx := context.Background()
+	var rec *trace.Record
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		s, err := trace.Open(ctx, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs, _ := s.List(ctx, trace.Filter{Kind: trace.KindDistill})
+		if len(runs) == 1 {
+			rec, _ = s.Get(ctx, runs[0].ID)
+		}
+		s.Close()
+		if rec != nil && want(rec) {
+			return rec
+		}
+	}
+	b, _ := json.Marshal(rec)
+	t.Fatalf("the distill run in the store: %s", b)
+	return nil
+}
+
+// stepNames is a run's steps as "name:status:parent".
+func stepNames(rec *trace.Record) string {
+	var names []string
+	for _, st := range rec.Steps {
+		names = append(names, st.Name+":"+st.Status+":"+st.Parent)
+	}
+	return strings.Join(names, " ")
+}
+
 // TestDistillEndToEnd: 60 stored calls of a declarative ptool, ptk
 // distill with a scripted model, and the Go file it writes wired into a
-// program that answers most inputs without a model call.
+// program that answers most inputs without a model call. The run is seen
+// in the trace store as it goes: while the model is asked for the second
+// candidate (held until the test has looked), the run is running, with the
+// first round rejected by its screen and the second going on, and no
+// held-out input anywhere in the store.
 func TestDistillEndToEnd(t *testing.T) {
 	dir, db, ptools := ticketStore(t)
 	ctx := context.Background()
 	needBwrap(t)
 	pats, examples := ticketPatterns(t, db)
-	fake, url := newFakeOpenAI(t, answer(pats), answer(distill.Candidate{Code: ticketCode, Test: ticketTest(examples)}))
+	fake, _ := newFakeOpenAI(t, answer(pats), answer(distill.Candidate{Code: screenedCode, Test: ticketTest(examples)}),
+		answer(distill.Candidate{Code: ticketCode, Test: ticketTest(examples)}))
+	url, asked, release := blockAt(t, fake, 3)
 	prog := filepath.Join(dir, "prog")
 	os.Mkdir(prog, 0o755)
 	root, _ := filepath.Abs("../..")
 	report := filepath.Join(dir, "report.json")
-	code, out, errOut := runPTK(t, "", "distill", "route_ticket", "--ptools", ptools, "--trace-db", db, "--base-url", url,
-		"--api-key", "k", "--model", "m", "--out", filepath.Join(prog, "route.go"), "--package", "main",
-		"--report", report, "--case-timeout", "1s")
+	var code int
+	var out, errOut string
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		code, out, errOut = runPTK(t, "", "distill", "route_ticket", "--ptools", ptools, "--trace-db", db, "--base-url", url,
+			"--api-key", "k", "--model", "m", "--out", filepath.Join(prog, "route.go"), "--package", "main",
+			"--report", report, "--case-timeout", "1s")
+	}()
+	select {
+	case <-asked:
+	case <-finished:
+		t.Fatalf("ptk distill ended before asking for a second candidate: exit %d\n%s\n%s", code, out, errOut)
+	case <-time.After(3 * time.Minute):
+		t.Fatal("the second candidate was never asked for")
+	}
+	// (Get reads a run's row, calls and steps one after the other: the
+	// wait is for all of them)
+	live := waitRun(t, db, func(r *trace.Record) bool {
+		return stepNames(r) == "round 1:failed: screen:failed:step/0 round 2::" && r.Status == trace.StatusRunning && len(r.ModelCalls) == 2 && r.Usage.PromptTokens == 240
+	})
+	if live.Provider != "" || live.Name != "route_ticket" || live.ModelCalls[0].Mode != "patterns" || live.ModelCalls[1].Parent != "step/0" ||
+		live.Steps[2].Note != "running" || live.Steps[0].Note != "rejected: the check before compiling rejected it" {
+		b, _ := json.Marshal(live)
+		t.Errorf("the running distill run: %s", b)
+	}
+	release()
+	<-finished
 	if code != 0 {
 		if n := len(fake.requests); n > 0 {
 			t.Log(fake.requests[n-1]["messages"])
@@ -202,7 +293,7 @@ func TestDistillEndToEnd(t *testing.T) {
 	if err := json.Unmarshal(data, &rep); err != nil || !rep.Accepted || rep.Train+rep.Validation+rep.Sealed != 60 || !rep.Confined {
 		t.Fatalf("report: %v %+v", err, rep)
 	}
-	if !strings.Contains(out, "accepted after 1 round") || !strings.Contains(out, "wrote ") {
+	if !strings.Contains(out, "accepted after 2 round") || !strings.Contains(out, "wrote ") {
 		t.Errorf("summary:\n%s", out)
 	}
 	// the report is in the trace store, as a span tree: the round, its
@@ -219,28 +310,28 @@ func TestDistillEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var names []string
 	for _, st := range rec.Steps {
-		names = append(names, st.Name+":"+st.Status+":"+st.Parent)
 		if st.Duration <= 0 || st.Start.IsZero() {
 			t.Errorf("step %s has no time: %+v", st.Name, st)
 		}
 	}
-	if got := strings.Join(names, " "); got != "round 1:ok: screen:ok:step/0 compile:ok:step/0 tests:ok:step/0 validation:ok:step/0 sealed:ok:step/0" {
+	if got := stepNames(rec); got != "round 1:failed: screen:failed:step/0 round 2:ok: screen:ok:step/2 compile:ok:step/2 tests:ok:step/2 validation:ok:step/2 sealed:ok:step/2" {
 		t.Errorf("steps: %s", got)
 	}
-	if n := len(rec.Steps); n > 0 && !strings.HasSuffix(rec.Steps[n-1].Note, "held-out calls equal, 0 wrong, "+fmt.Sprint(rep.Rounds[0].Sealed.Abstained)+" left to the model") {
+	if n := len(rec.Steps); n > 0 && !strings.HasSuffix(rec.Steps[n-1].Note, "held-out calls equal, 0 wrong, "+fmt.Sprint(rep.Rounds[1].Sealed.Abstained)+" left to the model") {
 		t.Errorf("the sealed check's note: %q", rec.Steps[n-1].Note)
 	}
-	if len(rec.ModelCalls) != 2 || rec.ModelCalls[0].Mode != "patterns" || rec.ModelCalls[1].Parent != "step/0" || rec.ModelCalls[1].Usage.PromptTokens != 120 ||
-		rec.Usage.PromptTokens != 240 {
-		t.Errorf("model calls: %+v, usage %+v", rec.ModelCalls, rec.Usage)
+	if rec.ID != live.ID || rec.Status != trace.StatusOK || len(rec.ModelCalls) != 3 || rec.ModelCalls[0].Mode != "patterns" || rec.ModelCalls[1].Parent != "step/0" ||
+		rec.ModelCalls[2].Parent != "step/2" || rec.ModelCalls[2].Usage.PromptTokens != 120 || rec.Usage.PromptTokens != 360 {
+		t.Errorf("run %s (%s), model calls: %+v, usage %+v", rec.ID, rec.Status, rec.ModelCalls, rec.Usage)
 	}
 	sealed := distill.Split(calls, 0.2, 0.3, 1).Sealed
-	b, _ := json.Marshal(rec)
-	for _, e := range sealed {
-		if strings.Contains(string(b), string(e.Input)) {
-			t.Errorf("the record holds a sealed input: %s", e.Input)
+	for what, r := range map[string]*trace.Record{"the record": rec, "the running run": live} {
+		b, _ := json.Marshal(r)
+		for _, e := range sealed {
+			if strings.Contains(string(b), string(e.Input)) {
+				t.Errorf("%s holds a sealed input: %s", what, e.Input)
+			}
 		}
 	}
 
@@ -282,6 +373,43 @@ func main() {
 	}
 	if strings.TrimSpace(string(got)) != "40 30 10" {
 		t.Errorf("calls, code, fell back = %s; want 40 30 10", got)
+	}
+}
+
+// TestDistillKilled: ptk distill killed (SIGKILL) while it waits for the
+// model leaves its run running in the store, with what it had done; the
+// next ptk that opens the store marks it interrupted.
+func TestDistillKilled(t *testing.T) {
+	_, db, ptools := ticketStore(t)
+	needBwrap(t)
+	pats, _ := ticketPatterns(t, db)
+	// (the second answer goes to nobody: it is held until ptk is gone)
+	fake, _ := newFakeOpenAI(t, answer(pats), answer(distill.Candidate{Code: ticketCode}))
+	url, asked, _ := blockAt(t, fake, 2)
+	cmd := exec.Command(os.Args[0], "distill", "route_ticket", "--ptools", ptools, "--trace-db", db, "--base-url", url,
+		"--api-key", "k", "--model", "m", "--out", filepath.Join(t.TempDir(), "route.go"))
+	cmd.Env = append(os.Environ(), ptkEnv+"=1")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	select {
+	case <-asked:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("the first candidate was never asked for; stderr: %s", stderr.String())
+	}
+	waitRun(t, db, func(r *trace.Record) bool {
+		return r.Status == trace.StatusRunning && stepNames(r) == "round 1::" && len(r.ModelCalls) == 1
+	})
+	cmd.Process.Kill()
+	cmd.Wait()
+	rec := waitRun(t, db, func(r *trace.Record) bool { return r.Status != trace.StatusRunning })
+	if rec.Status != trace.StatusInterrupted || !strings.Contains(rec.ErrorMessage, "ended before the run did") ||
+		stepNames(rec) != "round 1::" || len(rec.ModelCalls) != 1 || rec.ModelCalls[0].Mode != "patterns" {
+		b, _ := json.Marshal(rec)
+		t.Errorf("the killed distill run: %s", b)
 	}
 }
 

@@ -45,6 +45,9 @@ type Reader struct {
 	b     []byte
 	i     int
 	depth int
+	// spaced: space was skipped between tokens (AppendCompact copies a
+	// value read without any as it is).
+	spaced bool
 }
 
 // NewReader returns a Reader of b.
@@ -59,6 +62,7 @@ func (r *Reader) space() {
 		switch r.b[r.i] {
 		case ' ', '\t', '\n', '\r':
 			r.i++
+			r.spaced = true
 		default:
 			return
 		}

@@ -95,6 +95,11 @@ func AppendCompact(dst, raw []byte, escapeHTML bool) ([]byte, bool) {
 	if !r.Skip() || !r.End() {
 		return dst, false
 	}
+	if !r.spaced && !escapeHTML {
+		// Already compact, as clients send JSON and as the writers here
+		// write it: nothing to take out.
+		return append(dst, raw...), true
+	}
 	in, esc := false, false
 	start := 0
 	for i := 0; i < len(raw); i++ {

@@ -32,6 +32,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -67,6 +68,13 @@ type Exporter struct {
 	tp      *sdktrace.TracerProvider
 	tracer  oteltrace.Tracer
 	content bool
+
+	// the traces of the runs last begun or sent, by run id (traceOf):
+	// seen is a ring of their ids, next the oldest
+	mu    sync.Mutex
+	roots map[string]oteltrace.TraceID
+	seen  []string
+	next  int
 }
 
 // New starts an Exporter. A bad endpoint is an error; a backend that is
@@ -113,23 +121,32 @@ func (e *Exporter) Shutdown(ctx context.Context) error { return e.tp.Shutdown(ct
 // ForceFlush sends what is queued, within ctx.
 func (e *Exporter) ForceFlush(ctx context.Context) error { return e.tp.ForceFlush(ctx) }
 
-// Export sends a finished run as a tree of spans, with their own times. A
-// run's span has ids made from the run's id (traceID, spanID), so that a
-// run whose ParentID names another (a gateway request's agent run, a
-// workflow's ptool call) hangs under that run's span, in its trace,
-// whichever is sent first.
+// Export sends a finished run as a tree of spans, with their own times:
+// every call and step under the span its Parent names, however deep (a
+// ReAct action, its ptool call, the call's attempts), whatever the order
+// of their kinds; a Parent that names no span of the run, or a chain of
+// parents that loops, hangs under the run. A run's span has ids made from
+// the run's id (traceID, spanID), so that a run whose ParentID names
+// another (a gateway request's agent run, a workflow's ptool call) hangs
+// under that run's span whichever is sent first, in the trace of the
+// root of its chain of runs: the trace of its parent when this Exporter
+// has seen the parent begin or sent it (Sink's Begin, Export), else its
+// parent's own.
 func (e *Exporter) Export(rec *trace.Record) {
 	start := rec.StartedAt
 	if start.IsZero() {
 		start = time.Now()
 	}
 	end := start.Add(time.Duration(rec.Duration))
-	ids := fixedIDs{trace: traceID(rec.ID), span: spanID(rec.ID)}
+	parentID := rec.ParentID
+	if parentID == rec.ID {
+		parentID = "" // its own parent: a root
+	}
+	ids := fixedIDs{trace: e.traceOf(rec.ID, parentID), span: spanID(rec.ID)}
 	parent := context.Background()
-	if rec.ParentID != "" {
-		ids.trace = traceID(rec.ParentID)
+	if parentID != "" {
 		parent = oteltrace.ContextWithRemoteSpanContext(parent, oteltrace.NewSpanContext(oteltrace.SpanContextConfig{
-			TraceID: ids.trace, SpanID: spanID(rec.ParentID), TraceFlags: oteltrace.FlagsSampled, Remote: true}))
+			TraceID: ids.trace, SpanID: spanID(parentID), TraceFlags: oteltrace.FlagsSampled, Remote: true}))
 	}
 	parent = context.WithValue(parent, idsKey{}, ids)
 	var root oteltrace.Span
@@ -138,11 +155,9 @@ func (e *Exporter) Export(rec *trace.Record) {
 	} else {
 		root = e.run(parent, rec, start)
 	}
-	// The calls, each under its parent span: parents first (a parent
-	// names a step before it, or a call of a kind whose spans are made
-	// before it). The context of the run's span holds no fixed ids.
+	// The calls and steps, each made after its parent span. The context
+	// of the run's span holds no fixed ids.
 	ctx := oteltrace.ContextWithSpan(context.Background(), root)
-	spans := map[string]context.Context{"": ctx}
 	at := start
 	when := func(s trace.Span, d trace.Millis) (time.Time, time.Time) {
 		t := s.Start
@@ -152,90 +167,177 @@ func (e *Exporter) Export(rec *trace.Record) {
 		at = t.Add(time.Duration(d))
 		return t, t.Add(time.Duration(d))
 	}
-	parentOf := func(p string) context.Context {
-		if c, ok := spans[p]; ok {
-			return c
-		}
-		return ctx
+	var order []string
+	nodes := map[string]*node{}
+	add := func(id, parent string, d trace.Millis, s trace.Span, start func(context.Context, time.Time) (context.Context, oteltrace.Span)) {
+		n := &node{parent: parent, start: start}
+		n.from, n.to = when(s, d)
+		nodes[id] = n
+		order = append(order, id)
 	}
 	for i, st := range rec.Steps {
-		s, f := when(st.Span, st.Duration)
-		c, sp := e.tracer.Start(parentOf(st.Parent), st.Name, oteltrace.WithTimestamp(s), oteltrace.WithAttributes(
-			attribute.String(AttrStepStatus, st.Status), attribute.String(AttrSpanID, trace.SpanID(trace.SpanStep, i))))
-		if st.Note != "" {
-			sp.SetAttributes(attribute.String(AttrStepNote, st.Note))
-		}
-		for k, v := range st.Attrs {
-			if a, ok := stepAttr(k, v); ok {
-				sp.SetAttributes(a)
-			}
-		}
-		if st.Status == trace.StepFailed {
-			sp.SetStatus(codes.Error, st.Note)
-			sp.SetAttributes(attribute.String(AttrErrorType, "step_failed"))
-		}
-		spans[trace.SpanID(trace.SpanStep, i)] = c
-		defer sp.End(oteltrace.WithTimestamp(f))
+		add(trace.SpanID(trace.SpanStep, i), st.Parent, st.Duration, st.Span, func(c context.Context, t time.Time) (context.Context, oteltrace.Span) {
+			return e.step(c, t, i, st)
+		})
 	}
 	for i, tc := range rec.ToolCalls {
-		s, f := when(tc.Span, tc.Duration)
-		c, sp := e.tracer.Start(parentOf(tc.Parent), OpExecuteTool+" "+tc.Tool, oteltrace.WithTimestamp(s), oteltrace.WithAttributes(
-			attribute.String(AttrOperation, OpExecuteTool), attribute.String(AttrToolName, tc.Tool),
-			attribute.String(AttrToolCallID, tc.CallID), attribute.String(AttrOutcome, tc.Outcome),
-			attribute.String(AttrSpanID, trace.SpanID(trace.SpanTool, i))))
-		if e.content {
-			sp.SetAttributes(attribute.String(AttrToolCallArguments, string(tc.Args)), attribute.String(AttrToolCallResult, tc.Result))
-		}
-		if tc.IsError {
-			sp.SetStatus(codes.Error, "the tool's result is an error")
-			sp.SetAttributes(attribute.String(AttrErrorType, orElse(tc.ErrorCode, orElse(tc.Outcome, "tool_error"))))
-		}
-		spans[trace.SpanID(trace.SpanTool, i)] = c
-		defer sp.End(oteltrace.WithTimestamp(f))
+		add(trace.SpanID(trace.SpanTool, i), tc.Parent, tc.Duration, tc.Span, func(c context.Context, t time.Time) (context.Context, oteltrace.Span) {
+			return e.tool(c, t, i, tc)
+		})
 	}
 	for i, pc := range rec.PtoolCalls {
-		s, f := when(pc.Span, pc.Duration)
-		c, sp := e.tracer.Start(parentOf(pc.Parent), OpExecuteTool+" "+pc.Ptool, oteltrace.WithTimestamp(s), oteltrace.WithAttributes(
-			attribute.String(AttrOperation, OpExecuteTool), attribute.String(AttrToolName, pc.Ptool),
-			attribute.String(AttrPtool, pc.Ptool), attribute.String(AttrPtoolFrom, pc.Source),
-			attribute.Int(AttrInputTokens, pc.Usage.PromptTokens), attribute.Int(AttrOutputTokens, pc.Usage.CompletionTokens),
-			attribute.Float64(AttrCost, pc.Cost), attribute.String(AttrSpanID, trace.SpanID(trace.SpanPtool, i))))
-		if e.content {
-			sp.SetAttributes(attribute.String(AttrToolCallArguments, string(pc.Input)), attribute.String(AttrToolCallResult, string(pc.Output)))
-		}
-		if pc.IsError {
-			sp.SetStatus(codes.Error, "the ptool call failed")
-			sp.SetAttributes(attribute.String(AttrErrorType, "ptool_error"))
-		}
-		spans[trace.SpanID(trace.SpanPtool, i)] = c
-		defer sp.End(oteltrace.WithTimestamp(f))
+		add(trace.SpanID(trace.SpanPtool, i), pc.Parent, pc.Duration, pc.Span, func(c context.Context, t time.Time) (context.Context, oteltrace.Span) {
+			return e.ptool(c, t, i, pc)
+		})
 	}
 	for i, mc := range rec.ModelCalls {
-		s, f := when(mc.Span, mc.Latency)
-		_, sp := e.tracer.Start(parentOf(mc.Parent), strings.TrimSpace(OpChat+" "+rec.Model), oteltrace.WithTimestamp(s),
-			oteltrace.WithSpanKind(oteltrace.SpanKindClient), oteltrace.WithAttributes(
-				attribute.String(AttrOperation, OpChat),
-				attribute.Int(AttrInputTokens, mc.Usage.PromptTokens), attribute.Int(AttrOutputTokens, mc.Usage.CompletionTokens),
-				attribute.Float64(AttrCost, mc.Cost), attribute.String(AttrMode, mc.Mode),
-				attribute.String(AttrSpanID, trace.SpanID(trace.SpanModel, i))))
-		if rec.Model != "" {
-			sp.SetAttributes(attribute.String(AttrRequestModel, rec.Model), attribute.String(AttrResponseModel, rec.Model))
-		}
-		if rec.Provider != "" {
-			sp.SetAttributes(attribute.String(AttrProvider, rec.Provider), attribute.String(AttrSystem, rec.Provider))
-		}
-		if e.content && mc.Text != "" {
-			sp.SetAttributes(attribute.String(AttrOutputMessages, messages("assistant", mc.Text)))
-		}
-		if mc.Error != "" {
-			sp.SetStatus(codes.Error, mc.Error)
-			sp.SetAttributes(attribute.String(AttrErrorType, "model_error"))
-		}
-		sp.End(oteltrace.WithTimestamp(f))
+		add(trace.SpanID(trace.SpanModel, i), mc.Parent, mc.Latency, mc.Span, func(c context.Context, t time.Time) (context.Context, oteltrace.Span) {
+			return e.model(c, t, i, rec, mc)
+		})
 	}
-	// deferred: the step, tool and ptool spans end after their children
-	// were made
-	defer root.End(oteltrace.WithTimestamp(end))
+	var open func(id string) context.Context
+	open = func(id string) context.Context {
+		n := nodes[id]
+		if n == nil || n.visiting {
+			return ctx // no such span, or a loop: under the run
+		}
+		if n.ctx != nil {
+			return n.ctx
+		}
+		n.visiting = true
+		pc := open(n.parent)
+		n.visiting = false
+		n.ctx, n.span = n.start(pc, n.from)
+		return n.ctx
+	}
+	for _, id := range order {
+		open(id)
+	}
+	for _, id := range order {
+		nodes[id].span.End(oteltrace.WithTimestamp(nodes[id].to))
+	}
+	root.End(oteltrace.WithTimestamp(end))
+}
+
+// node is a span of a run's record as Export makes it.
+type node struct {
+	parent   string
+	from, to time.Time
+	start    func(context.Context, time.Time) (context.Context, oteltrace.Span)
+	ctx      context.Context
+	span     oteltrace.Span
+	visiting bool
+}
+
+// step starts the span of a step (a distill round, a check): named as the
+// step, with its verdict, note and figures.
+func (e *Exporter) step(ctx context.Context, t time.Time, i int, st trace.Step) (context.Context, oteltrace.Span) {
+	c, sp := e.tracer.Start(ctx, st.Name, oteltrace.WithTimestamp(t), oteltrace.WithAttributes(
+		attribute.String(AttrStepStatus, st.Status), attribute.String(AttrSpanID, trace.SpanID(trace.SpanStep, i))))
+	if st.Note != "" {
+		sp.SetAttributes(attribute.String(AttrStepNote, st.Note))
+	}
+	for k, v := range st.Attrs {
+		if a, ok := stepAttr(k, v); ok {
+			sp.SetAttributes(a)
+		}
+	}
+	if st.Status == trace.StepFailed {
+		sp.SetStatus(codes.Error, st.Note)
+		sp.SetAttributes(attribute.String(AttrErrorType, "step_failed"))
+	}
+	return c, sp
+}
+
+// tool starts the span of a tool call: execute_tool.
+func (e *Exporter) tool(ctx context.Context, t time.Time, i int, tc trace.ToolCall) (context.Context, oteltrace.Span) {
+	c, sp := e.tracer.Start(ctx, OpExecuteTool+" "+tc.Tool, oteltrace.WithTimestamp(t), oteltrace.WithAttributes(
+		attribute.String(AttrOperation, OpExecuteTool), attribute.String(AttrToolName, tc.Tool),
+		attribute.String(AttrToolCallID, tc.CallID), attribute.String(AttrOutcome, tc.Outcome),
+		attribute.String(AttrSpanID, trace.SpanID(trace.SpanTool, i))))
+	if e.content {
+		sp.SetAttributes(attribute.String(AttrToolCallArguments, string(tc.Args)), attribute.String(AttrToolCallResult, tc.Result))
+	}
+	if tc.IsError {
+		sp.SetStatus(codes.Error, "the tool's result is an error")
+		sp.SetAttributes(attribute.String(AttrErrorType, orElse(tc.ErrorCode, orElse(tc.Outcome, "tool_error"))))
+	}
+	return c, sp
+}
+
+// ptool starts the span of a ptool call: execute_tool, with its tokens.
+func (e *Exporter) ptool(ctx context.Context, t time.Time, i int, pc trace.PtoolCall) (context.Context, oteltrace.Span) {
+	c, sp := e.tracer.Start(ctx, OpExecuteTool+" "+pc.Ptool, oteltrace.WithTimestamp(t), oteltrace.WithAttributes(
+		attribute.String(AttrOperation, OpExecuteTool), attribute.String(AttrToolName, pc.Ptool),
+		attribute.String(AttrPtool, pc.Ptool), attribute.String(AttrPtoolFrom, pc.Source),
+		attribute.Int(AttrInputTokens, pc.Usage.PromptTokens), attribute.Int(AttrOutputTokens, pc.Usage.CompletionTokens),
+		attribute.Float64(AttrCost, pc.Cost), attribute.String(AttrSpanID, trace.SpanID(trace.SpanPtool, i))))
+	if e.content {
+		sp.SetAttributes(attribute.String(AttrToolCallArguments, string(pc.Input)), attribute.String(AttrToolCallResult, string(pc.Output)))
+	}
+	if pc.IsError {
+		sp.SetStatus(codes.Error, "the ptool call failed")
+		sp.SetAttributes(attribute.String(AttrErrorType, "ptool_error"))
+	}
+	return c, sp
+}
+
+// model starts the span of a model call: chat, a CLIENT span.
+func (e *Exporter) model(ctx context.Context, t time.Time, i int, rec *trace.Record, mc trace.ModelCall) (context.Context, oteltrace.Span) {
+	c, sp := e.tracer.Start(ctx, strings.TrimSpace(OpChat+" "+rec.Model), oteltrace.WithTimestamp(t),
+		oteltrace.WithSpanKind(oteltrace.SpanKindClient), oteltrace.WithAttributes(
+			attribute.String(AttrOperation, OpChat),
+			attribute.Int(AttrInputTokens, mc.Usage.PromptTokens), attribute.Int(AttrOutputTokens, mc.Usage.CompletionTokens),
+			attribute.Float64(AttrCost, mc.Cost), attribute.String(AttrMode, mc.Mode),
+			attribute.String(AttrSpanID, trace.SpanID(trace.SpanModel, i))))
+	if rec.Model != "" {
+		sp.SetAttributes(attribute.String(AttrRequestModel, rec.Model), attribute.String(AttrResponseModel, rec.Model))
+	}
+	if rec.Provider != "" {
+		sp.SetAttributes(attribute.String(AttrProvider, rec.Provider), attribute.String(AttrSystem, rec.Provider))
+	}
+	if e.content && mc.Text != "" {
+		sp.SetAttributes(attribute.String(AttrOutputMessages, messages("assistant", mc.Text)))
+	}
+	if mc.Error != "" {
+		sp.SetStatus(codes.Error, mc.Error)
+		sp.SetAttributes(attribute.String(AttrErrorType, "model_error"))
+	}
+	return c, sp
+}
+
+// maxRoots is how many runs' traces an Exporter remembers, for the runs
+// started under them.
+const maxRoots = 4096
+
+// traceOf is the trace of run id, whose parent run is parent (""
+// none): its parent's trace when this Exporter knows it, else the one made
+// from its parent's id, else from its own. It remembers it, for the runs
+// under this one.
+func (e *Exporter) traceOf(id, parent string) oteltrace.TraceID {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	t := traceID(id)
+	if parent != "" {
+		t = traceID(parent)
+		if r, ok := e.roots[parent]; ok {
+			t = r
+		}
+	}
+	if _, ok := e.roots[id]; !ok {
+		if e.roots == nil {
+			e.roots = make(map[string]oteltrace.TraceID)
+		}
+		if len(e.seen) == maxRoots {
+			delete(e.roots, e.seen[e.next])
+			e.seen[e.next] = id
+			e.next = (e.next + 1) % maxRoots
+		} else {
+			e.seen = append(e.seen, id)
+		}
+	}
+	e.roots[id] = t
+	return t
 }
 
 // run starts the span of a run: invoke_agent, with what the run is.
@@ -453,8 +555,17 @@ type liveSink struct {
 	next record.Live
 }
 
+// Unwrap is the sink it wraps: what writes to the store alone (a live
+// distill run's steps, written as they end, are sent once, at its end).
+func (s liveSink) Unwrap() record.Live { return s.next }
+
 func (s liveSink) RecordFunc(build func() *trace.Record) { sink{s.e, s.next}.RecordFunc(build) }
-func (s liveSink) Begin(run trace.Run)                   { s.next.Begin(run) }
+func (s liveSink) Begin(run trace.Run) {
+	if run.ParentID != run.ID {
+		s.e.traceOf(run.ID, run.ParentID) // for the runs begun under it
+	}
+	s.next.Begin(run)
+}
 func (s liveSink) Append(rec *trace.Record, from [3]int) { s.next.Append(rec, from) }
 func (s liveSink) Finish(build func() *trace.Record) {
 	s.next.Finish(func() *trace.Record {
@@ -465,6 +576,7 @@ func (s liveSink) Finish(build func() *trace.Record) {
 }
 
 var (
-	_ record.Sink = sink{}
-	_ record.Live = liveSink{}
+	_ record.Sink      = sink{}
+	_ record.Live      = liveSink{}
+	_ record.Unwrapper = liveSink{}
 )

@@ -407,3 +407,111 @@ func TestBadEndpoint(t *testing.T) {
 		}
 	}
 }
+
+// TestTreeAnyDepth: a record's calls and steps arrive under the span their
+// Parent names however deep the chain and whatever the order of their
+// kinds (an action, its ptool call, the call's attempt, a step under the
+// attempt); a Parent that names no span, or a loop of parents, hangs under
+// the run and loses no span.
+func TestTreeAnyDepth(t *testing.T) {
+	c := newCollector(t)
+	at := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	span := func(parent string) trace.Span { return trace.Span{Start: at, Parent: parent} }
+	rec := &trace.Record{Run: trace.Run{ID: "deep", Kind: trace.KindReAct, Model: "m", StartedAt: at, Duration: 1000, Status: trace.StatusOK},
+		ModelCalls: []trace.ModelCall{{Span: span("")}, {Span: span("ptool/0")}},
+		ToolCalls:  []trace.ToolCall{{Tool: "extract", Span: span("")}, {Tool: "lost", Span: span("ptool/9")}},
+		PtoolCalls: []trace.PtoolCall{{Ptool: "extract", Span: span("tool/0")}},
+		Steps:      []trace.Step{{Name: "check", Span: span("model/1")}, {Name: "a", Span: span("step/2")}, {Name: "b", Span: span("step/1")}, {Name: "self", Span: span("step/3")}},
+	}
+	got := export(t, c, otlp.Options{}, rec)
+	if len(got) != 10 {
+		t.Fatalf("%d spans, want 10: %v", len(got), got)
+	}
+	parent := func(id string) string {
+		for k, s := range got {
+			if string(s.SpanId) == string(got[id].ParentSpanId) {
+				return k
+			}
+		}
+		return "none"
+	}
+	for id, want := range map[string]string{"": "none", "model/0": "", "tool/0": "", "ptool/0": "tool/0", "model/1": "ptool/0",
+		"step/0": "model/1", "tool/1": "", "step/1": "step/2", "step/2": "", "step/3": ""} {
+		if p := parent(id); p != want {
+			t.Errorf("span %q is under %q, want %q", id, p, want)
+		}
+		if string(got[id].TraceId) != string(got[""].TraceId) {
+			t.Errorf("span %q is in another trace", id)
+		}
+	}
+}
+
+// TestRunChain: a run under a run under a run (a gateway request, its
+// agent run, a ptool call's run under that), begun in that order through a
+// live Sink and sent in the opposite one, arrives as one trace: each run's
+// span under its parent run's.
+func TestRunChain(t *testing.T) {
+	c := newCollector(t)
+	ctx := context.Background()
+	exp, err := otlp.New(ctx, otlp.Options{Endpoint: c.srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := trace.Open(ctx, filepath.Join(t.TempDir(), "traces.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	w := trace.NewWriter(s, nil)
+	live := exp.Sink(w).(record.Live)
+	runs := []trace.Run{
+		{ID: "request", Kind: trace.KindRequest},
+		{ID: "agent", ParentID: "request", Kind: trace.KindAgent},
+		{ID: "ptool", ParentID: "agent", Kind: trace.KindPtool},
+	}
+	for _, r := range runs {
+		live.Begin(r)
+	}
+	for i := len(runs) - 1; i >= 0; i-- {
+		r := runs[i]
+		live.Finish(func() *trace.Record { return &trace.Record{Run: r} })
+	}
+	if err := w.Close(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := exp.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	byRun := map[string]*tracepb.Span{}
+	c.mu.Lock()
+	for _, sp := range c.spans {
+		byRun[attr(sp.Attributes, otlp.AttrRunID)] = sp
+	}
+	c.mu.Unlock()
+	if len(byRun) != 3 {
+		t.Fatalf("runs received: %v", byRun)
+	}
+	for _, r := range runs[1:] {
+		sp, up := byRun[r.ID], byRun[r.ParentID]
+		if string(sp.ParentSpanId) != string(up.SpanId) || string(sp.TraceId) != string(byRun["request"].TraceId) {
+			t.Errorf("run %s: not under %s in the request's trace", r.ID, r.ParentID)
+		}
+	}
+}
+
+// BenchmarkExport is the cost of sending a finished ReAct run (a run, a
+// model call, two actions, a ptool call and its attempt) as spans: making
+// them, on the caller's goroutine (the SDK's batcher sends them on its own).
+func BenchmarkExport(b *testing.B) {
+	c := newCollector(b)
+	exp, err := otlp.New(context.Background(), otlp.Options{Endpoint: c.srv.URL})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer exp.Shutdown(context.Background())
+	rec := react()
+	b.ReportAllocs()
+	for b.Loop() {
+		exp.Export(rec)
+	}
+}

@@ -183,8 +183,8 @@ func (p *paced) wait() {
 
 // benchPG is a fresh schema on the test PostgreSQL server
 // ($PTK_TEST_POSTGRES, else .ci/run's), dropped when the benchmark ends;
-// without a server the benchmark skips.
-func benchPG(b *testing.B) string {
+// without a server the benchmark (or test) skips.
+func benchPG(b testing.TB) string {
 	u := os.Getenv("PTK_TEST_POSTGRES")
 	if u == "" {
 		u = "postgres://ptk:ptk@127.0.0.1:5432/ptk_test?sslmode=disable"

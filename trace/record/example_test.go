@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
+	"github.com/ptkit/ptk/distill"
 	"github.com/ptkit/ptk/llm/llmtest"
 	"github.com/ptkit/ptk/ptool"
 	"github.com/ptkit/ptk/react"
@@ -55,4 +57,34 @@ func ExampleReAct() {
 	//   model/0 100 tokens in, under ""
 	//   model/1 40 tokens in, under "ptool/0"
 	//   model/2 200 tokens in, under ""
+}
+
+// A distillation recorded as it goes: distill.Run tells the recorder each
+// model call, round and check (Options.Observe), and the store has the run,
+// running, with its rounds so far; Done writes its end. Here the events are
+// told by hand, as distill.Run would.
+func ExampleNewDistill() {
+	dir, _ := os.MkdirTemp("", "ptk-example")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	s, _ := trace.Open(ctx, filepath.Join(dir, "traces.db"))
+	defer s.Close()
+	w := trace.NewWriter(s, os.Stderr)
+
+	d := record.NewDistill(w, trace.Run{Name: "route_ticket", Model: "qwen3:8b", Provider: "ollama"})
+	// distill.Run(ctx, target, splits, distill.Options{Model: m, Observe: d.Observe}) tells:
+	d.Observe(distill.Event{Kind: distill.EventRound, Round: 1, Start: time.Now()})
+	check := distill.Check{Name: "compile", Start: time.Now(), Duration: time.Second, Passed: true, Note: "go vet and go test -c passed"}
+	d.Observe(distill.Event{Kind: distill.EventCheck, Round: 1, Check: &check})
+	w.Close(0) // writes what is queued
+
+	r, _ := s.Get(ctx, d.ID())
+	fmt.Println(r.Kind, r.Name, r.Status)
+	for i, st := range r.Steps {
+		fmt.Printf("  %s %s %q under %q\n", trace.SpanID(trace.SpanStep, i), st.Name, st.Note, st.Parent)
+	}
+	// Output:
+	// distill route_ticket running
+	//   step/0 round 1 "running" under ""
+	//   step/1 compile "go vet and go test -c passed" under "step/0"
 }

@@ -20,7 +20,9 @@
 //	rec := record.NewWorkflow(w, t)                  // rec.Event on each workflow.Stream event
 //	p := ptool.New[In, Out](name, doc, record.Ptool(w)) // each call, a run of kind ptool
 //	req := record.NewRequest(w)                      // a gateway request; req.Agent, req.End
-//	w.Record(record.Distill(report, model, provider, start, err)) // a distill run's span tree
+//	d := record.NewDistill(w, trace.Run{Name: ptool, Model: name}) // a distill run, live:
+//	rep, err := distill.Run(ctx, t, splits, distill.Options{Model: m, Observe: d.Observe})
+//	d.Done(rep, err)                                 // (record.Distill: its record at once)
 package record
 
 import (

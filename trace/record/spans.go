@@ -424,6 +424,7 @@ func (r *WorkflowRecorder) record(t *workflow.Trace, runErr error) *trace.Record
 		rec.Usage = rec.Usage.Add(s.Usage)
 		rec.Cost += s.Cost
 	}
+	rec.Model, rec.Provider = stepsModel(t.Steps)
 	if n := len(t.Steps); n > 0 && runErr == nil {
 		rec.Output = string(t.Steps[n-1].Result)
 	}
@@ -431,6 +432,29 @@ func (r *WorkflowRecorder) record(t *workflow.Trace, runErr error) *trace.Record
 	Failed(&rec.Run, runErr)
 	rec.Detail, _ = json.Marshal(t)
 	return rec
+}
+
+// stepsModel is the model and the provider that answered a workflow's
+// ptool steps, each "" when its steps do not agree on one (a plain tool's
+// step, without a record, has neither).
+func stepsModel(steps []workflow.Step) (model, provider string) {
+	first := true
+	for _, s := range steps {
+		if s.Record == nil || len(s.Record.Attempts) == 0 {
+			continue
+		}
+		if first {
+			model, provider, first = s.Record.Model, s.Record.Provider, false
+			continue
+		}
+		if s.Record.Model != model {
+			model = ""
+		}
+		if s.Record.Provider != provider {
+			provider = ""
+		}
+	}
+	return model, provider
 }
 
 // WorkflowRecord is the record of a finished workflow run, for a recorder

@@ -35,6 +35,13 @@ func (r *Response) AppendJSON(dst []byte, escapeHTML bool) ([]byte, bool) {
 }
 
 func (w *writer) response(r *Response) {
+	w.state(r)
+	w.echo(r)
+}
+
+// state writes the response's fields up to instructions: what changes
+// while it is answered.
+func (w *writer) state(r *Response) {
 	w.Raw(`{"id":`)
 	w.String(r.ID)
 	w.Raw(`,"object":`)
@@ -92,6 +99,51 @@ func (w *writer) response(r *Response) {
 		w.String(d.Reason)
 		w.Raw("}")
 	}
+}
+
+// An Echo is what a response repeats of its request — its fields from
+// instructions on: previous_response_id, parallel_tool_calls, tool_choice,
+// tools, temperature, top_p, max_output_tokens, store and metadata —
+// encoded once. A stream carries the response three times
+// (response.created, response.in_progress and the last event), and the
+// request's tools, their schemas compacted and checked each time, were
+// most of what writing them cost; with the Echo they are copied.
+type Echo struct {
+	json       []byte
+	escapeHTML bool
+}
+
+// Echo encodes what r repeats of its request, as AppendJSON writes it
+// with escapeHTML; false when a field is one AppendJSON leaves to
+// encoding/json. The Echo holds what r's fields are now: a ResponseEvent
+// that carries it is written with the Echo's bytes, whatever its Response
+// says from instructions on.
+func (r *Response) Echo(escapeHTML bool) (*Echo, bool) {
+	n := 256 + len(r.ToolChoice) + len(r.Metadata) + toolsSize(r.Tools)
+	if r.Instructions != nil {
+		n += len(*r.Instructions)
+	}
+	w := newWriter(make([]byte, 0, n), escapeHTML)
+	w.echo(r)
+	b, ok := w.Done(nil)
+	if !ok {
+		return nil, false
+	}
+	return &Echo{json: b, escapeHTML: escapeHTML}, true
+}
+
+// toolsSize is about the length of the tools' JSON.
+func toolsSize(ts []Tool) int {
+	n := 0
+	for i := range ts {
+		t := &ts[i]
+		n += 64 + len(t.Name) + len(t.Description) + len(t.Parameters) + toolsSize(t.Tools)
+	}
+	return n
+}
+
+// echo writes the response's fields from instructions on, and closes it.
+func (w *writer) echo(r *Response) {
 	w.Raw(`,"instructions":`)
 	w.StringPtr(r.Instructions)
 	w.Raw(`,"previous_response_id":`)
@@ -338,9 +390,13 @@ func (e ResponseEvent) AppendJSON(dst []byte, escapeHTML bool) ([]byte, bool) {
 	w := newWriter(dst, escapeHTML)
 	w.head(e.Type, e.SequenceNumber)
 	w.Raw(`,"response":`)
-	if e.Response == nil {
+	switch {
+	case e.Response == nil:
 		w.Raw("null")
-	} else {
+	case e.Echo != nil && e.Echo.escapeHTML == escapeHTML:
+		w.state(e.Response)
+		w.B = append(w.B, e.Echo.json...)
+	default:
 		w.response(e.Response)
 	}
 	w.Raw("}")

@@ -115,9 +115,18 @@ func valuesOf(shape uint32, s1, s2, raw string, n int64, f float64) []appender {
 	if !bit(25) {
 		respPtr = resp
 	}
+	// The response's echo, encoded once with and without HTML escaped (an
+	// event written the other way does not use it).
+	var echoes [2]*responses.Echo
+	if respPtr != nil {
+		echoes[0], _ = respPtr.Echo(false)
+		echoes[1], _ = respPtr.Echo(true)
+	}
 	return []appender{
 		resp,
 		responses.ResponseEvent{Type: "response.created", SequenceNumber: ni, Response: respPtr},
+		responses.ResponseEvent{Type: "response.in_progress", SequenceNumber: ni, Response: respPtr, Echo: echoes[0]},
+		responses.ResponseEvent{Type: "response.completed", SequenceNumber: ni, Response: respPtr, Echo: echoes[1]},
 		responses.ItemEvent{Type: "response.output_item.added", SequenceNumber: ni, OutputIndex: ni, Item: itemPtr},
 		responses.PartEvent{Type: "response.content_part.added", SequenceNumber: ni, ItemID: s1, OutputIndex: ni, ContentIndex: ni, Part: part(types[ni%len(types)])},
 		responses.TextDelta{Type: "response.output_text.delta", SequenceNumber: ni, ItemID: s1, OutputIndex: ni, Delta: s2},
@@ -164,4 +173,61 @@ func FuzzAppendJSON(f *testing.F) {
 			checkAppend(t, v)
 		}
 	})
+}
+
+// TestEchoCopied: an event with an Echo writes the echo's bytes from
+// instructions on (what the response held when it was made), and its
+// own state before them.
+func TestEchoCopied(t *testing.T) {
+	instr := "be brief"
+	resp := &responses.Response{ID: "resp_1", Object: "response", Status: "in_progress", Model: "m", Output: []responses.Item{},
+		Instructions: &instr, Tools: []responses.Tool{{Type: "function", Name: "get_weather", Parameters: json.RawMessage(`{ "type": "object" }`)}},
+		ToolChoice: json.RawMessage(`"auto"`), Metadata: json.RawMessage(`{}`)}
+	echo, ok := resp.Echo(false)
+	if !ok {
+		t.Fatal("Echo failed")
+	}
+	later := *resp
+	later.Status, later.Tools = "completed", nil
+	got, ok := responses.ResponseEvent{Type: "response.completed", SequenceNumber: 7, Response: &later, Echo: echo}.AppendJSON(nil, false)
+	if !ok {
+		t.Fatal("AppendJSON failed")
+	}
+	want := `{"type":"response.completed","sequence_number":7,"response":{"id":"resp_1","object":"response","created_at":0,"status":"completed","model":"m","output":[],"usage":null,"error":null,"incomplete_details":null,` +
+		`"instructions":"be brief","previous_response_id":null,"parallel_tool_calls":false,"tool_choice":"auto","tools":[{"type":"function","name":"get_weather","parameters":{"type":"object"}}],"temperature":null,"top_p":null,"max_output_tokens":null,"store":false,"metadata":{}}}`
+	if string(got) != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+	// A field AppendJSON leaves to encoding/json: no echo.
+	bad := *resp
+	bad.Metadata = json.RawMessage(`{`)
+	if e, ok := bad.Echo(false); ok || e != nil {
+		t.Fatalf("Echo of invalid metadata = %v, %v; want nil, false", e, ok)
+	}
+}
+
+// BenchmarkResponseEvent: a stream's last event, the response written
+// whole or with its echo copied (the request's five tools).
+func BenchmarkResponseEvent(b *testing.B) {
+	schema := json.RawMessage(`{"type":"object","properties":{"city":{"type":"string","description":"City name, e.g. Paris"},"unit":{"type":"string","enum":["celsius","fahrenheit"],"description":"Temperature unit"}},"required":["city"],"additionalProperties":false}`)
+	var tools []responses.Tool
+	for range 5 {
+		tools = append(tools, responses.Tool{Type: "function", Name: "get_weather", Description: "Get the current weather for a city.", Parameters: schema})
+	}
+	resp := &responses.Response{ID: "resp_1", Object: "response", Status: "completed", Model: "m", Tools: tools,
+		Output:     []responses.Item{{Type: "message", ID: "msg_1", Role: "assistant", Status: "completed", Content: &responses.Content{Parts: []responses.Part{responses.OutputText("I'll check the weather.")}}}},
+		ToolChoice: json.RawMessage(`"auto"`), Metadata: json.RawMessage(`{}`), Usage: &responses.Usage{InputTokens: 900, OutputTokens: 40, TotalTokens: 940}}
+	echo, _ := resp.Echo(false)
+	for _, c := range []struct {
+		name string
+		echo *responses.Echo
+	}{{"whole", nil}, {"echo", echo}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			buf := make([]byte, 0, 8192)
+			for b.Loop() {
+				buf, _ = responses.ResponseEvent{Type: "response.completed", SequenceNumber: 20, Response: resp, Echo: c.echo}.AppendJSON(buf[:0], false)
+			}
+		})
+	}
 }

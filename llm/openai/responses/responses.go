@@ -345,6 +345,11 @@ type (
 		Type           string    `json:"type"`
 		SequenceNumber int       `json:"sequence_number"`
 		Response       *Response `json:"response"`
+		// Echo, when set, is the response's fields from instructions on,
+		// encoded once (Response.Echo) for the events of a stream that
+		// repeat them: AppendJSON copies it (encoding/json, which does
+		// not see it, writes them from Response).
+		Echo *Echo `json:"-"`
 	}
 	// ItemEvent is response.output_item.added or .done.
 	ItemEvent struct {
