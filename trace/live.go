@@ -3,7 +3,6 @@ package trace
 import (
 	"context"
 	"crypto/rand"
-	"database/sql"
 	"encoding/hex"
 	"fmt"
 	"os"
@@ -75,12 +74,11 @@ func ownerProcess(owner string) (host string, pid int, ok bool) {
 // each replacing what an earlier part of the same run wrote (a part of a
 // batch replaces an earlier one of the same run and seq: one statement may
 // not change a row twice).
-func (s *Store) upsert(ctx context.Context, tx *sql.Tx, items []item) error {
+func (s *Store) upsert(ctx context.Context, ins *inserter, items []item) error {
 	type key struct {
 		run string
 		seq int
 	}
-	ins := &inserter{s: s, tx: tx}
 	runRow := map[string]int{}
 	var runRows [][]any
 	callRows := [3]map[key]int{{}, {}, {}}

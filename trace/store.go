@@ -3,6 +3,7 @@ package trace
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"embed"
 	"encoding/json"
 	"errors"
@@ -21,8 +22,9 @@ import (
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/internal/jsonfast"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
-	_ "modernc.org/sqlite"             // the "sqlite" database/sql driver
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib" // and the "pgx" database/sql driver
+	_ "modernc.org/sqlite"           // the "sqlite" database/sql driver
 )
 
 //go:embed migrations/*.sql
@@ -420,20 +422,39 @@ func (s *Store) Write(ctx context.Context, recs ...*Record) error {
 	for i, r := range recs {
 		items[i] = item{rec: r}
 	}
-	return s.write(ctx, items)
+	return s.write(ctx, nil, items)
 }
 
 // write stores what a Writer queued in one transaction: whole records, and
-// the parts of live runs.
-func (s *Store) write(ctx context.Context, items []item) error {
+// the parts of live runs. conn is the Writer's connection (nil: one of the
+// pool's); on PostgreSQL a Writer's transaction commits without waiting
+// for the server's disk (see Writer).
+func (s *Store) write(ctx context.Context, conn *wconn, items []item) error {
 	if s.readOnly {
 		return ErrReadOnly
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	if conn != nil && !slices.ContainsFunc(items, func(it item) bool { return it.part == whole }) {
+		if s.pg {
+			return s.pipeline(ctx, conn, items)
+		}
+		return s.writeDriver(ctx, conn, items)
+	}
+	var tx *sql.Tx
+	var err error
+	if conn != nil {
+		tx, err = conn.BeginTx(ctx, nil)
+	} else {
+		tx, err = s.db.BeginTx(ctx, nil)
+	}
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
+	if conn != nil && s.pg {
+		if _, err := tx.ExecContext(ctx, "SET LOCAL synchronous_commit = off"); err != nil {
+			return err
+		}
+	}
 	// The runs go in one statement per chunk, and so do their calls: a
 	// statement per row costs more than the row.
 	ins := &inserter{s: s, tx: tx}
@@ -486,32 +507,131 @@ func (s *Store) write(ctx context.Context, items []item) error {
 		}
 	}
 	if len(parts) > 0 {
-		if err := s.upsert(ctx, tx, parts); err != nil {
-			return err
-		}
-		// A finished live run's steps, replacing any written before (the
-		// last end of a run in the batch: one statement may not change a
-		// row twice).
-		last := map[string]*Record{}
-		var order []string
-		for _, it := range parts {
-			if it.part == ended && len(it.rec.Steps) > 0 {
-				if last[it.rec.ID] == nil {
-					order = append(order, it.rec.ID)
-				}
-				last[it.rec.ID] = it.rec
-			}
-		}
-		for _, id := range order {
-			for i, st := range last[id].Steps {
-				ins.add("steps", stepCols, stepRow(id, i, st)...)
-			}
-		}
-		if err := ins.flush(ctx, "steps", updateAll(" ON CONFLICT (run_id, seq)", stepCols[2:])); err != nil {
+		if err := s.writeLive(ctx, ins, parts); err != nil {
 			return err
 		}
 	}
 	return tx.Commit()
+}
+
+// writeLive writes the parts of live runs: their rows, their calls, and
+// the finished runs' steps.
+func (s *Store) writeLive(ctx context.Context, ins *inserter, parts []item) error {
+	if err := s.upsert(ctx, ins, parts); err != nil {
+		return err
+	}
+	// A finished live run's steps, replacing any written before (the
+	// last end of a run in the batch: one statement may not change a
+	// row twice).
+	last := map[string]*Record{}
+	var order []string
+	for _, it := range parts {
+		if it.part == ended && len(it.rec.Steps) > 0 {
+			if last[it.rec.ID] == nil {
+				order = append(order, it.rec.ID)
+			}
+			last[it.rec.ID] = it.rec
+		}
+	}
+	for _, id := range order {
+		for i, st := range last[id].Steps {
+			ins.add("steps", stepCols, stepRow(id, i, st)...)
+		}
+	}
+	return ins.flush(ctx, "steps", updateAll(" ON CONFLICT (run_id, seq)", stepCols[2:]))
+}
+
+// writeDriver writes the parts of live runs to SQLite on the Writer's
+// connection through the driver itself, in one transaction, each insert
+// prepared once on the connection: database/sql's turning each argument
+// into a driver value, and its slice of them made anew for each statement,
+// were a tenth of the Writer's CPU time.
+func (s *Store) writeDriver(ctx context.Context, conn *wconn, parts []item) error {
+	return conn.Raw(func(dc any) error {
+		bt, ok1 := dc.(driver.ConnBeginTx)
+		pc, ok2 := dc.(driver.ConnPrepareContext)
+		if !ok1 || !ok2 {
+			return fmt.Errorf("trace store: a SQLite connection of type %T", dc)
+		}
+		tx, err := bt.BeginTx(ctx, driver.TxOptions{})
+		if err != nil {
+			return err
+		}
+		// The transaction holds the write lock, and the statements run in
+		// the process: a context that cannot end spares the driver a
+		// goroutine per statement (as inserter.flush).
+		run := context.WithoutCancel(ctx)
+		queue := func(query string, args []any) error {
+			st := conn.stmts[query]
+			if st == nil {
+				if st, err = pc.PrepareContext(ctx, query); err != nil {
+					return err
+				}
+				if conn.stmts == nil {
+					conn.stmts = map[string]driver.Stmt{}
+				}
+				conn.stmts[query] = st
+			}
+			ex, ok := st.(driver.StmtExecContext)
+			if !ok {
+				return fmt.Errorf("trace store: a SQLite statement of type %T", st)
+			}
+			nv := conn.args[:0]
+			for i, a := range args {
+				if !driver.IsValue(a) {
+					if a, err = driver.DefaultParameterConverter.ConvertValue(a); err != nil {
+						return fmt.Errorf("argument %d: %w", i+1, err)
+					}
+				}
+				nv = append(nv, driver.NamedValue{Ordinal: i + 1, Value: a})
+			}
+			_, err := ex.ExecContext(run, nv)
+			clear(nv) // the values, for the garbage collector
+			conn.args = nv[:0]
+			return err
+		}
+		if err := s.writeLive(ctx, &inserter{s: s, queue: queue}, parts); err != nil {
+			tx.Rollback()
+			return err
+		}
+		return tx.Commit()
+	})
+}
+
+// pipeline writes the parts of live runs to PostgreSQL on the Writer's
+// connection in one round trip: the transaction's statements are sent
+// together (a pgx batch: BEGIN, the inserts, COMMIT) and their results
+// read after, where a transaction through database/sql waits for each
+// statement's answer in turn — a dozen round trips a batch, each one the
+// server's and the Writer's goroutine going idle and waking.
+func (s *Store) pipeline(ctx context.Context, conn *wconn, parts []item) error {
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue("SET LOCAL synchronous_commit = off")
+	queue := func(query string, args []any) error {
+		b.Queue(query, args...)
+		return nil
+	}
+	if err := s.writeLive(ctx, &inserter{s: s, queue: queue}, parts); err != nil {
+		return err
+	}
+	b.Queue("COMMIT")
+	return conn.Raw(func(dc any) error {
+		c, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("trace store: a PostgreSQL connection of type %T", dc)
+		}
+		pc := c.Conn()
+		err := pc.SendBatch(ctx, b).Close()
+		if err != nil && pc.PgConn().TxStatus() != 'I' {
+			// A statement failed: the server skipped the rest, COMMIT
+			// too, and the transaction is still open.
+			if _, rerr := pc.Exec(ctx, "ROLLBACK"); rerr != nil {
+				pc.Close(ctx) // the pool drops a closed connection
+			}
+		}
+		return err
+	})
 }
 
 // fresh returns the records whose ids are not stored yet, each id once,
@@ -566,8 +686,8 @@ var (
 // runValues is a run's row of runCols; ntc is its number of tool calls.
 func runValues(r *Record, ntc int) []any {
 	return []any{r.ID, r.ParentID, string(r.Kind), r.Name, r.Model, r.Mode, r.StartedAt.UnixMicro(),
-		time.Duration(r.Duration).Microseconds(), string(r.Status), r.ErrorCode, r.ErrorMessage, r.Usage.PromptTokens,
-		r.Usage.CompletionTokens, r.Cost, r.Iterations, ntc, r.Input, r.Output, string(r.Detail), r.Provider}
+		time.Duration(r.Duration).Microseconds(), string(r.Status), r.ErrorCode, r.ErrorMessage, int64(r.Usage.PromptTokens),
+		int64(r.Usage.CompletionTokens), r.Cost, int64(r.Iterations), int64(ntc), r.Input, r.Output, string(r.Detail), r.Provider}
 }
 
 func stepRow(run string, seq int, st Step) []any {
@@ -577,7 +697,7 @@ func stepRow(run string, seq int, st Step) []any {
 			attrs = string(b)
 		}
 	}
-	return []any{run, seq, st.Name, st.Status, st.Note, attrs, micros(st.Start), time.Duration(st.Duration).Microseconds(), st.Parent}
+	return []any{run, int64(seq), st.Name, st.Status, st.Note, attrs, micros(st.Start), time.Duration(st.Duration).Microseconds(), st.Parent}
 }
 
 // micros is t in microseconds since the epoch, 0 for the zero time.
@@ -589,26 +709,29 @@ func micros(t time.Time) int64 {
 }
 
 func modelCallRow(run string, seq int, mc ModelCall) []any {
-	return []any{run, seq, mc.Mode, mc.Usage.PromptTokens, mc.Usage.CompletionTokens, time.Duration(mc.Latency).Microseconds(), mc.Cost,
+	return []any{run, int64(seq), mc.Mode, int64(mc.Usage.PromptTokens), int64(mc.Usage.CompletionTokens), time.Duration(mc.Latency).Microseconds(), mc.Cost,
 		mc.RequestHash, mc.Text, callsText(mc.Calls), mc.Error, micros(mc.Start), mc.Parent}
 }
 
 func toolCallRow(run string, seq int, tc ToolCall) []any {
-	return []any{run, seq, tc.Iteration, tc.CallID, tc.Tool, string(tc.Args), tc.Result, b2i(tc.Truncated), b2i(tc.IsError), tc.Outcome,
+	return []any{run, int64(seq), int64(tc.Iteration), tc.CallID, tc.Tool, string(tc.Args), tc.Result, b2i(tc.Truncated), b2i(tc.IsError), tc.Outcome,
 		stringsText(tc.Repairs), time.Duration(tc.Duration).Microseconds(), micros(tc.Start), tc.Parent, tc.ErrorCode}
 }
 
 func ptoolCallRow(run string, seq int, pc PtoolCall) []any {
-	return []any{run, seq, pc.Ptool, string(pc.Input), string(pc.Output), jsonText(pc.Attempts), stringsText(pc.Repairs), pc.Source,
-		b2i(pc.Fallback), b2i(pc.IsError), time.Duration(pc.Duration).Microseconds(), pc.Usage.PromptTokens, pc.Usage.CompletionTokens,
+	return []any{run, int64(seq), pc.Ptool, string(pc.Input), string(pc.Output), jsonText(pc.Attempts), stringsText(pc.Repairs), pc.Source,
+		b2i(pc.Fallback), b2i(pc.IsError), time.Duration(pc.Duration).Microseconds(), int64(pc.Usage.PromptTokens), int64(pc.Usage.CompletionTokens),
 		pc.Cost, micros(pc.Start), pc.Parent}
 }
 
 // inserter gathers rows by table and inserts them with one statement per
 // chunk of rows.
 type inserter struct {
-	s        *Store
-	tx       *sql.Tx
+	s  *Store
+	tx *sql.Tx
+	// queue, when tx is nil, runs (or queues) an insert instead: its args
+	// are the caller's until it returns.
+	queue    func(query string, args []any) error
 	cols     map[string][]string
 	rows     map[string][][]any
 	affected int64
@@ -655,7 +778,7 @@ func (in *inserter) flush(ctx context.Context, table, suffix string) error {
 			return err
 		}
 		st := ins.st
-		if st != nil {
+		if st != nil && in.tx != nil {
 			st = in.tx.StmtContext(ctx, st)
 		}
 		for len(rows) >= n {
@@ -664,6 +787,12 @@ func (in *inserter) flush(ctx context.Context, table, suffix string) error {
 				args = append(args, r...)
 			}
 			rows = rows[n:]
+			if in.queue != nil {
+				if err := in.queue(ins.query, in.s.args(args)); err != nil {
+					return err
+				}
+				continue
+			}
 			var res sql.Result
 			if st != nil {
 				res, err = st.ExecContext(run, args...)
@@ -730,7 +859,7 @@ func (s *Store) insert(ctx context.Context, table string, cols []string, suffix 
 	return ins, nil
 }
 
-func b2i(b bool) int {
+func b2i(b bool) int64 {
 	if b {
 		return 1
 	}

@@ -93,3 +93,61 @@ func processCPU() int64 {
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
+
+// BenchmarkWriterLive is a Writer's cost per model call for runs written
+// live, as record.BenchmarkLoopIteration's recorder queues them: each
+// run's row as it begins, each model call and each tool call as it ends
+// (one Append each), the run's row as it ends; ten model calls a run. The
+// caller waits when the Writer is two batches behind, so that nothing is
+// dropped.
+func BenchmarkWriterLive(b *testing.B) {
+	for _, db := range []string{"sqlite", "postgres"} {
+		b.Run(db, func(b *testing.B) {
+			ctx := context.Background()
+			dsn := filepath.Join(b.TempDir(), "traces.db")
+			if db == "postgres" {
+				dsn = newPG(b)
+			}
+			s, err := Open(ctx, dsn)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			w := NewWriter(s, nil)
+			var queued int64
+			backlog := func() int64 {
+				written, failed, dropped := w.Counts()
+				return queued - written - failed - dropped
+			}
+			n := 0
+			b.ReportAllocs()
+			cpu0 := processCPU()
+			for b.Loop() {
+				r := benchRecord(n)
+				n++
+				run := r.Run
+				run.Status, run.Duration, run.Output, run.Iterations = "", 0, "", 0
+				w.Begin(run)
+				for i := range r.ModelCalls {
+					w.Append(&Record{Run: Run{ID: r.ID}, ModelCalls: r.ModelCalls[i : i+1 : i+1]}, [3]int{i, i, 0})
+					w.Append(&Record{Run: Run{ID: r.ID}, ToolCalls: r.ToolCalls[i : i+1 : i+1]}, [3]int{i + 1, i, 0})
+				}
+				w.Finish(func() *Record { return r })
+				queued += 2 + 2*int64(len(r.ModelCalls))
+				if backlog() >= 2*MaxBatch {
+					for backlog() > MaxBatch/4 {
+						time.Sleep(5 * time.Millisecond)
+					}
+				}
+			}
+			w.Close(0)
+			calls := float64(b.N * 10)
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/calls, "ns/call")
+			b.ReportMetric(float64(processCPU()-cpu0)/calls, "cpu-ns/call")
+			b.ReportMetric(0, "ns/op")
+			if written, failed, dropped := w.Counts(); failed+dropped != 0 || written != queued {
+				b.Fatalf("written %d of %d, failed %d, dropped %d", written, queued, failed, dropped)
+			}
+		})
+	}
+}

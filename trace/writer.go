@@ -2,6 +2,8 @@ package trace
 
 import (
 	"context"
+	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io"
@@ -27,6 +29,7 @@ import (
 // when the Writer closes.
 type Writer struct {
 	s       *Store
+	conn    *wconn // the connection it writes on, once it has one; only its goroutine uses it
 	ch      chan item
 	done    chan struct{}
 	owner   string        // names this writer on the rows of its running runs
@@ -38,6 +41,8 @@ type Writer struct {
 	dropped atomic.Int64
 	written atomic.Int64
 	failed  atomic.Int64
+	commits atomic.Int64  // transactions committed since the last checkpoint (SQLite)
+	ckpt    chan struct{} // closed when the checkpoints have ended (SQLite)
 
 	// appended holds, by live run, how many of its model, tool and ptool
 	// calls are stored (from seq 0 on, without a gap), so that its Finish
@@ -74,7 +79,111 @@ func NewWriter(s *Store, errOut io.Writer) *Writer {
 		owner: newOwner(), stop: make(chan struct{}), appended: map[string][3]int{}}
 	go w.loop()
 	go w.beat()
+	if !s.pg {
+		w.ckpt = make(chan struct{})
+		go w.checkpoints()
+	}
 	return w
+}
+
+// CheckpointEvery is how often, at most, a Writer on SQLite copies what it
+// wrote from the store's write-ahead log into the database file.
+//
+// A Writer writes on a connection of its own, on which SQLite does not
+// checkpoint when a transaction commits (it does, by default, once the log
+// holds 1,000 pages): a checkpoint waits for the disk (fsync, twice), and
+// the Writer would wait with it while the records queue up. Its checkpoints
+// are PASSIVE, on another connection: they never block a write, and what
+// they copy is what was committed. Nothing committed is less durable than
+// before (a commit is in the log either way; synchronous=NORMAL syncs the
+// log at each checkpoint).
+const CheckpointEvery = 250 * time.Millisecond
+
+// checkpoints checkpoints the store's log every CheckpointEvery while the
+// Writer commits, until Close.
+func (w *Writer) checkpoints() {
+	defer close(w.ckpt)
+	t := time.NewTicker(CheckpointEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-w.stop:
+			return
+		case <-t.C:
+		}
+		if w.commits.Swap(0) == 0 {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), BusyTimeout)
+		w.s.db.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
+		cancel()
+	}
+}
+
+// connect gives the Writer a connection of its own, when the store has
+// one to give: the Writer's transactions run on it (SQLite without its
+// own checkpoints, see CheckpointEvery). Without one it writes on any of
+// the pool's and tries again at its next write.
+func (w *Writer) connect(ctx context.Context) {
+	if w.conn != nil {
+		return
+	}
+	c, err := w.s.db.Conn(ctx)
+	if err != nil {
+		return
+	}
+	if !w.s.pg {
+		if _, err := c.ExecContext(ctx, "PRAGMA wal_autocheckpoint = 0"); err != nil {
+			c.Close()
+			return
+		}
+	}
+	w.conn = &wconn{Conn: c}
+}
+
+// wconn is a Writer's connection and, on SQLite, the statements its
+// driver prepared on it, by query.
+type wconn struct {
+	*sql.Conn
+	stmts map[string]driver.Stmt
+	args  []driver.NamedValue
+}
+
+// drop closes c, and the pool forgets it.
+func (c *wconn) drop() {
+	c.Raw(func(any) error {
+		c.closeStmts()
+		return driver.ErrBadConn // the pool drops it
+	})
+	c.Close()
+}
+
+// closeStmts closes the statements prepared on c; it runs in c.Raw.
+func (c *wconn) closeStmts() {
+	for _, st := range c.stmts {
+		st.Close()
+	}
+	c.stmts = nil
+}
+
+// release gives the Writer's connection back to the store's pool as the
+// pool's others are, or, if it cannot be made so, closes it.
+func (w *Writer) release() {
+	c := w.conn
+	if c == nil {
+		return
+	}
+	w.conn = nil
+	if !w.s.pg {
+		c.Raw(func(any) error { c.closeStmts(); return nil })
+		ctx, cancel := context.WithTimeout(context.Background(), BusyTimeout)
+		defer cancel()
+		if _, err := c.ExecContext(ctx, "PRAGMA wal_autocheckpoint = 1000"); err != nil {
+			c.drop()
+			return
+		}
+	}
+	c.Close()
 }
 
 // Begin queues a run's row with status running, so that it is seen while
@@ -197,6 +306,7 @@ func runs(n int64) string {
 
 func (w *Writer) loop() {
 	defer close(w.done)
+	defer w.release()
 	batch := make([]item, 0, MaxBatch)
 	linger := time.NewTimer(Linger)
 	for it := range w.ch {
@@ -265,10 +375,18 @@ func (w *Writer) writeNow(items ...item) error {
 	stored := w.plan(items)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*BusyTimeout)
 	defer cancel()
-	err := w.s.write(ctx, items)
+	w.connect(ctx)
+	err := w.s.write(ctx, w.conn, items)
 	if err != nil {
+		if w.conn != nil && !refused(err) {
+			// The connection may be what fails: the next write takes
+			// another.
+			w.conn.drop()
+			w.conn = nil
+		}
 		return err
 	}
+	w.commits.Add(1)
 	for id, n := range stored {
 		if n.ended {
 			delete(w.appended, id)
@@ -377,13 +495,22 @@ func (w *Writer) Close(timeout time.Duration) error {
 	}()
 	if timeout <= 0 {
 		<-w.done
+		w.waitCheckpoint()
 		return nil
 	}
 	select {
 	case <-w.done:
+		w.waitCheckpoint()
 		return nil
 	case <-time.After(timeout):
 		return fmt.Errorf("trace store %s: %d records not written after %v", w.s.Name(), len(w.ch), timeout)
+	}
+}
+
+// waitCheckpoint waits for a checkpoint under way to end.
+func (w *Writer) waitCheckpoint() {
+	if w.ckpt != nil {
+		<-w.ckpt
 	}
 }
 
