@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -99,6 +100,7 @@ func New(ctx context.Context, opts Options) (*Exporter, error) {
 		maps.Copy(h, opts.Headers)
 		hopts = append(hopts, otlptracehttp.WithHeaders(h))
 	}
+	hopts = append(hopts, otlptracehttp.WithProxy(sameOrigin()))
 	exp, err := otlptracehttp.New(ctx, hopts...)
 	if err != nil {
 		return nil, fmt.Errorf("otlp: %w", err)
@@ -580,3 +582,31 @@ var (
 	_ record.Live      = liveSink{}
 	_ record.Unwrapper = liveSink{}
 )
+
+// sameOrigin is the exporter's proxy function: the proxy the environment
+// names (as the SDK's own), but a request to another origin than the
+// first one's — a redirect, which net/http follows with every header but
+// Authorization and cookies — is refused. The headers of
+// OTEL_EXPORTER_OTLP_HEADERS (x-honeycomb-team, a Langfuse key) would go
+// with it to wherever the redirect points. The exporter sends every
+// request to its one endpoint, so the first request's origin is that
+// endpoint's.
+func sameOrigin() func(*http.Request) (*url.URL, error) {
+	var (
+		mu    sync.Mutex
+		first string
+	)
+	return func(req *http.Request) (*url.URL, error) {
+		origin := req.URL.Scheme + "://" + req.URL.Host
+		mu.Lock()
+		if first == "" {
+			first = origin
+		}
+		ok := origin == first
+		mu.Unlock()
+		if !ok {
+			return nil, fmt.Errorf("otlp: refusing a redirect from %s to %s: the exporter's headers would go with it", first, origin)
+		}
+		return http.ProxyFromEnvironment(req)
+	}
+}
