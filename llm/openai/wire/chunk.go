@@ -192,6 +192,28 @@ func (s *chunkScanner) end() (more, ok bool) {
 	return false, s.byte('}')
 }
 
+// object reads an object's members: field reads the value of each key and
+// says which of the object's keys it was, one bit each (0 for a key it
+// does not know). A key twice is refused: the general decoder says what
+// it means.
+func (s *chunkScanner) object(field func(key []byte) (bit uint, ok bool)) bool {
+	var seen uint
+	more, ok := s.begin()
+	for ok && more {
+		key, kok := s.key()
+		if !kok {
+			return false
+		}
+		bit, fok := field(key)
+		if !fok || seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		more, ok = s.end()
+	}
+	return ok
+}
+
 func (s *chunkScanner) space() {
 	for s.i < len(s.b) {
 		switch s.b[s.i] {
@@ -420,14 +442,8 @@ func (s *chunkScanner) choices(c *Completion, mem *chunkMemory) bool {
 	c.Choices = mem.choice[:1]
 	ch := &c.Choices[0]
 	*ch = Choice{}
-	var seen uint
-	more, ok := s.begin()
-	for ok && more {
-		key, kok := s.key()
-		if !kok {
-			return false
-		}
-		var bit uint
+	return s.object(func(key []byte) (bit uint, ok bool) {
+		ok = true
 		switch string(key) {
 		case "index":
 			bit, ok = 1, s.int(&ch.Index)
@@ -449,24 +465,13 @@ func (s *chunkScanner) choices(c *Completion, mem *chunkMemory) bool {
 		default:
 			ok = s.unknown(key, choiceKeys)
 		}
-		if !ok || seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		more, ok = s.end()
-	}
-	return ok && s.byte(']')
+		return bit, ok
+	}) && s.byte(']')
 }
 
 func (s *chunkScanner) delta(d *Delta, mem *chunkMemory) bool {
-	var seen uint
-	more, ok := s.begin()
-	for ok && more {
-		key, kok := s.key()
-		if !kok {
-			return false
-		}
-		var bit uint
+	return s.object(func(key []byte) (bit uint, ok bool) {
+		ok = true
 		switch string(key) {
 		case "role":
 			bit, ok = 1, s.stringLike(&d.Role, mem.role)
@@ -481,13 +486,8 @@ func (s *chunkScanner) delta(d *Delta, mem *chunkMemory) bool {
 		default:
 			ok = s.unknown(key, deltaKeys)
 		}
-		if !ok || seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		more, ok = s.end()
-	}
-	return ok
+		return bit, ok
+	})
 }
 
 // toolCalls reads a delta's calls, in mem's memory when they are few.
@@ -514,14 +514,8 @@ func (s *chunkScanner) toolCalls(d *Delta, mem *chunkMemory) bool {
 
 // toolCall reads the call at n in a delta's calls.
 func (s *chunkScanner) toolCall(tc *ToolCall, n int, mem *chunkMemory) bool {
-	var seen uint
-	more, ok := s.begin()
-	for ok && more {
-		key, kok := s.key()
-		if !kok {
-			return false
-		}
-		var bit uint
+	return s.object(func(key []byte) (bit uint, ok bool) {
+		ok = true
 		switch string(key) {
 		case "index":
 			bit = 1
@@ -543,24 +537,13 @@ func (s *chunkScanner) toolCall(tc *ToolCall, n int, mem *chunkMemory) bool {
 		default:
 			ok = s.unknown(key, callKeys)
 		}
-		if !ok || seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		more, ok = s.end()
-	}
-	return ok
+		return bit, ok
+	})
 }
 
 func (s *chunkScanner) function(f *FunctionCall) bool {
-	var seen uint
-	more, ok := s.begin()
-	for ok && more {
-		key, kok := s.key()
-		if !kok {
-			return false
-		}
-		var bit uint
+	return s.object(func(key []byte) (bit uint, ok bool) {
+		ok = true
 		switch string(key) {
 		case "name":
 			bit, ok = 1, s.stringLike(&f.Name, "")
@@ -576,13 +559,8 @@ func (s *chunkScanner) function(f *FunctionCall) bool {
 		default:
 			ok = s.unknown(key, functionKeys)
 		}
-		if !ok || seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		more, ok = s.end()
-	}
-	return ok
+		return bit, ok
+	})
 }
 
 // usage reads the usage or null. Fields it does not know with an object
@@ -594,14 +572,8 @@ func (s *chunkScanner) usage(c *Completion) bool {
 	}
 	u := new(Usage)
 	c.Usage = u
-	var seen uint
-	more, ok := s.begin()
-	for ok && more {
-		key, kok := s.key()
-		if !kok {
-			return false
-		}
-		var bit uint
+	return s.object(func(key []byte) (bit uint, ok bool) {
+		ok = true
 		switch string(key) {
 		case "prompt_tokens":
 			bit, ok = 1, s.int(&u.PromptTokens)
@@ -620,34 +592,15 @@ func (s *chunkScanner) usage(c *Completion) bool {
 		default:
 			ok = s.unknown(key, usageKeys)
 		}
-		if !ok || seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		more, ok = s.end()
-	}
-	return ok
+		return bit, ok
+	})
 }
 
 func (s *chunkScanner) details(t *TokenDetails) bool {
-	var seen uint
-	more, ok := s.begin()
-	for ok && more {
-		key, kok := s.key()
-		if !kok {
-			return false
-		}
-		var bit uint
+	return s.object(func(key []byte) (uint, bool) {
 		if string(key) == "cached_tokens" {
-			bit, ok = 1, s.int(&t.CachedTokens)
-		} else {
-			ok = s.unknown(key, detailsKeys)
+			return 1, s.int(&t.CachedTokens)
 		}
-		if !ok || seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		more, ok = s.end()
-	}
-	return ok
+		return 0, s.unknown(key, detailsKeys)
+	})
 }
