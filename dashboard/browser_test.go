@@ -172,16 +172,7 @@ func TestBrowser(t *testing.T) {
 	go srv.Serve(ln)
 	defer func() { h.Close(); srv.Close() }()
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true), chromedp.NoFirstRun, chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(filepath.Join(dir, "chromium")), chromedp.WindowSize(1400, 1000))
-	actx, cancelA := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelA()
-	bctx, cancelB := chromedp.NewContext(actx)
-	defer cancelB()
-	bctx, cancelT := context.WithTimeout(bctx, 90*time.Second)
-	defer cancelT()
+	bctx := startChromium(t, ctx, browser, dir)
 
 	var mu sync.Mutex
 	var consoleErrors []string
@@ -204,15 +195,7 @@ func TestBrowser(t *testing.T) {
 	}()
 	shot := func(name string) {
 		t.Helper()
-		buf, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := filepath.Join(shots, name+".png")
-		if err := os.WriteFile(p, buf, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("screenshot %s", p)
+		screenshot(t, bctx, shots, name)
 	}
 	// waitJS waits until a JavaScript expression is true.
 	waitJS := func(what, expr string, within time.Duration) time.Duration {

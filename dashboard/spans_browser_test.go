@@ -3,9 +3,6 @@ package dashboard
 import (
 	"context"
 	"encoding/json"
-	"net"
-	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -105,37 +102,13 @@ func TestBrowserSpans(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
 	h := New(s, Options{Poll: 100 * time.Millisecond})
-	srv := &http.Server{Handler: h}
-	go srv.Serve(ln)
-	defer func() { h.Close(); srv.Close() }()
+	addr := serveDashboard(t, h)
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true), chromedp.NoFirstRun, chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(filepath.Join(dir, "chromium")), chromedp.WindowSize(1400, 1000))
-	actx, cancelA := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelA()
-	bctx, cancelB := chromedp.NewContext(actx)
-	defer cancelB()
-	bctx, cancelT := context.WithTimeout(bctx, 90*time.Second)
-	defer cancelT()
+	bctx := startChromium(t, ctx, browser, dir)
 	shot := func(name string) {
 		t.Helper()
-		buf, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := filepath.Join(shots, name+".png")
-		if err := os.WriteFile(p, buf, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("screenshot %s", p)
+		screenshot(t, bctx, shots, name)
 	}
 	// rows returns the waterfall's rows as span → indent and text.
 	rows := func(what string) (map[string]string, map[string]string) {

@@ -65,6 +65,27 @@ func (f flushCounter) Flush() {
 // text and a whole call: several events in every API) goes to the client
 // in one write, at once, before the gateway waits for the next piece; it is
 // not held back until the answer ends, nor written event by event.
+// postCounting posts body to s at path through a test server that counts
+// the handler's flushes; the answer's body is closed when the test ends.
+func postCounting(t *testing.T, s http.Handler, path, body string, timeout time.Duration) (*http.Response, *atomic.Int64) {
+	t.Helper()
+	flushes := new(atomic.Int64)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.ServeHTTP(flushCounter{w, flushes}, r)
+	}))
+	t.Cleanup(srv.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp, flushes
+}
+
 func TestStreamFlushesPerPiece(t *testing.T) {
 	t.Parallel()
 	for _, api := range []struct {
@@ -88,20 +109,7 @@ func TestStreamFlushesPerPiece(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var flushes atomic.Int64
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				s.ServeHTTP(flushCounter{w, &flushes}, r)
-			}))
-			defer srv.Close()
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
-			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+api.path, strings.NewReader(api.body))
-			req.Header.Set("Content-Type", "application/json")
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
+			resp, flushes := postCounting(t, s, api.path, api.body, 20*time.Second)
 			var once sync.Once
 			var before int64 = -1
 			sc := bufio.NewScanner(resp.Body)
@@ -176,20 +184,7 @@ func TestStreamEnd(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				var flushes atomic.Int64
-				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					s.ServeHTTP(flushCounter{w, &flushes}, r)
-				}))
-				defer srv.Close()
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
-				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+api.path, strings.NewReader(api.body))
-				req.Header.Set("Content-Type", "application/json")
-				resp, err := http.DefaultClient.Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer resp.Body.Close()
+				resp, flushes := postCounting(t, s, api.path, api.body, 10*time.Second)
 				sc := bufio.NewScanner(resp.Body)
 				var all strings.Builder
 				sawLast := false

@@ -36,6 +36,26 @@ func freeAddr(t *testing.T) string {
 
 // receiver starts the Collector's OTLP receiver on a free port and
 // returns its HTTP address and what it received.
+// receivedSpans is every span got received: by id, and in the order
+// received.
+func receivedSpans(got *consumertest.TracesSink) (map[pcommon.SpanID]ptrace.Span, []ptrace.Span) {
+	byID := map[pcommon.SpanID]ptrace.Span{}
+	var list []ptrace.Span
+	for _, td := range got.AllTraces() {
+		for i := 0; i < td.ResourceSpans().Len(); i++ {
+			ss := td.ResourceSpans().At(i).ScopeSpans()
+			for j := 0; j < ss.Len(); j++ {
+				for k := 0; k < ss.At(j).Spans().Len(); k++ {
+					sp := ss.At(j).Spans().At(k)
+					byID[sp.SpanID()] = sp
+					list = append(list, sp)
+				}
+			}
+		}
+	}
+	return byID, list
+}
+
 func receiver(t *testing.T) (string, *consumertest.TracesSink) {
 	t.Helper()
 	f := otlpreceiver.NewFactory()
@@ -273,20 +293,7 @@ func TestReceiverGetsRequestsAndDistills(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	all := map[pcommon.SpanID]ptrace.Span{}
-	var list []ptrace.Span
-	for _, td := range got.AllTraces() {
-		for i := 0; i < td.ResourceSpans().Len(); i++ {
-			ss := td.ResourceSpans().At(i).ScopeSpans()
-			for j := 0; j < ss.Len(); j++ {
-				for k := 0; k < ss.At(j).Spans().Len(); k++ {
-					sp := ss.At(j).Spans().At(k)
-					all[sp.SpanID()] = sp
-					list = append(list, sp)
-				}
-			}
-		}
-	}
+	all, list := receivedSpans(got)
 	byName := func(name string) ptrace.Span {
 		for _, sp := range list {
 			if sp.Name() == name {

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/ptkit/ptk"
@@ -190,20 +189,7 @@ func TestReceiverGetsEveryTree(t *testing.T) {
 
 	// what the receiver got, named the same way: a span by its run (its
 	// own ptk.run.id, or its nearest run's above it) and its ptk.span
-	byID := map[pcommon.SpanID]ptrace.Span{}
-	var all []ptrace.Span
-	for _, td := range got.AllTraces() {
-		for i := 0; i < td.ResourceSpans().Len(); i++ {
-			ss := td.ResourceSpans().At(i).ScopeSpans()
-			for j := 0; j < ss.Len(); j++ {
-				for k := 0; k < ss.At(j).Spans().Len(); k++ {
-					sp := ss.At(j).Spans().At(k)
-					byID[sp.SpanID()] = sp
-					all = append(all, sp)
-				}
-			}
-		}
-	}
+	byID, all := receivedSpans(got)
 	str := func(sp ptrace.Span, k string) string {
 		v, _ := sp.Attributes().Get(k)
 		return v.Str()
