@@ -6,6 +6,7 @@ package benchdata
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"strings"
 )
@@ -76,4 +77,23 @@ and careful with every bracket brace and tag that could start a call`)
 		}
 	}
 	return b.String()
+}
+
+// EventReads is a stream that gives one event per Read, as a server that
+// flushes each: the events it holds are consumed as they are read.
+type EventReads struct {
+	Events [][]byte
+	i      int
+}
+
+func (r *EventReads) Read(p []byte) (int, error) {
+	if r.i == len(r.Events) {
+		return 0, io.EOF
+	}
+	n := copy(p, r.Events[r.i])
+	r.Events[r.i] = r.Events[r.i][n:]
+	if len(r.Events[r.i]) == 0 {
+		r.i++
+	}
+	return n, nil
 }

@@ -2,8 +2,9 @@ package sse
 
 import (
 	"fmt"
-	"io"
 	"testing"
+
+	"github.com/ptkit/ptk/internal/benchdata"
 )
 
 // benchStream is a streamed Chat Completions answer as an upstream sends
@@ -17,24 +18,6 @@ func benchStream() [][]byte {
 	}
 	evs = append(evs, []byte(`data: {"id":"chatcmpl-8f1c2d9e0a7b4c3d","object":"chat.completion.chunk","created":1767225600,"model":"bench-upstream","choices":[],"usage":{"prompt_tokens":912,"completion_tokens":41,"total_tokens":953}}`+"\n\n"))
 	return append(evs, []byte("data: [DONE]\n\n"))
-}
-
-// eventReads gives one event per Read.
-type eventReads struct {
-	evs [][]byte
-	i   int
-}
-
-func (r *eventReads) Read(p []byte) (int, error) {
-	if r.i == len(r.evs) {
-		return 0, io.EOF
-	}
-	n := copy(p, r.evs[r.i])
-	r.evs[r.i] = r.evs[r.i][n:]
-	if len(r.evs[r.i]) == 0 {
-		r.i++
-	}
-	return n, nil
 }
 
 // BenchmarkReader reads a 33-event stream as the provider clients do:
@@ -64,7 +47,7 @@ func benchReader(b *testing.B, evs [][]byte) {
 	reads := make([][]byte, len(evs))
 	for b.Loop() {
 		copy(reads, evs)
-		s := NewReader(&eventReads{evs: reads})
+		s := NewReader(&benchdata.EventReads{Events: reads})
 		n := 0
 		for {
 			if _, err := s.Next(); err != nil {

@@ -8,11 +8,11 @@ package openai
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 	"testing"
 
 	"github.com/ptkit/ptk"
+	"github.com/ptkit/ptk/internal/benchdata"
 	"github.com/ptkit/ptk/llm"
 )
 
@@ -105,24 +105,6 @@ func benchEvents() [][]byte {
 	return append(evs, []byte("data: [DONE]\n\n"))
 }
 
-// eventReads gives one event per Read, as a server that flushes each.
-type eventReads struct {
-	evs [][]byte
-	i   int
-}
-
-func (r *eventReads) Read(p []byte) (int, error) {
-	if r.i == len(r.evs) {
-		return 0, io.EOF
-	}
-	n := copy(p, r.evs[r.i])
-	r.evs[r.i] = r.evs[r.i][n:]
-	if len(r.evs[r.i]) == 0 {
-		r.i++
-	}
-	return n, nil
-}
-
 // BenchmarkReadStream reads a 33-event streamed answer into chunks (per
 // op: the whole answer).
 func BenchmarkReadStream(b *testing.B) {
@@ -135,7 +117,7 @@ func BenchmarkReadStream(b *testing.B) {
 	for b.Loop() {
 		copy(reads, evs)
 		n := 0
-		if err := readStream(&eventReads{evs: reads}, func(llm.Chunk) bool { n++; return true }); err != nil || n != 32 {
+		if err := readStream(&benchdata.EventReads{Events: reads}, func(llm.Chunk) bool { n++; return true }); err != nil || n != 32 {
 			b.Fatalf("%d chunks, %v", n, err)
 		}
 	}
