@@ -249,11 +249,12 @@ func prepareRun(cmd *cobra.Command, f runFlags) (*runSetup, error) {
 	if err != nil {
 		return nil, err
 	}
-	root, tools, closeBuiltins, err := builtinTools(f.workspace, f.tools, f.sandbox, keyEnvs(cat))
+	keys := keyEnvs(cat)
+	root, tools, closeBuiltins, err := builtinTools(f.workspace, f.tools, f.sandbox, keys)
 	if err != nil {
 		return nil, err
 	}
-	mcpTools, stopMCP, err := startMCP(cmd, f.mcp, keyEnvs(cat))
+	mcpTools, stopMCP, err := startMCP(cmd, f.mcp, keys)
 	if err != nil {
 		closeBuiltins()
 		return nil, err

@@ -174,8 +174,9 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		Logger:        logger,
 		AllowedHosts:  f.exposure.hosts(cmd),
 	}
+	hidden := keyEnvs(cat) // the catalog's key variables: never bash's or an MCP server's
 	if strings.TrimSpace(f.tools) != "" {
-		_, tools, closeTools, err := builtinTools(f.workspace, f.tools, f.sandbox, keyEnvs(cat))
+		_, tools, closeTools, err := builtinTools(f.workspace, f.tools, f.sandbox, hidden)
 		if err != nil {
 			return err
 		}
@@ -186,7 +187,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		}
 		cfg.Tools, cfg.Approver = tools, &serveApprover{policy: policy, file: policyFile, tools: approvalTools(tools)}
 	}
-	stopMCP, err := addMCPTools(cmd, f.mcp, f.policy, &cfg, keyEnvs(cat))
+	stopMCP, err := addMCPTools(cmd, f.mcp, f.policy, &cfg, hidden)
 	if err != nil {
 		return err
 	}
