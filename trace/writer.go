@@ -103,20 +103,27 @@ const CheckpointEvery = 250 * time.Millisecond
 // Writer commits, until Close.
 func (w *Writer) checkpoints() {
 	defer close(w.ckpt)
-	t := time.NewTicker(CheckpointEvery)
+	w.every(CheckpointEvery, func() {
+		if w.commits.Swap(0) == 0 {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), BusyTimeout)
+		w.s.db.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
+		cancel()
+	})
+}
+
+// every calls f every d until Close.
+func (w *Writer) every(d time.Duration, f func()) {
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
 		case <-w.stop:
 			return
 		case <-t.C:
+			f()
 		}
-		if w.commits.Swap(0) == 0 {
-			continue
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), BusyTimeout)
-		w.s.db.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
-		cancel()
 	}
 }
 
@@ -217,20 +224,13 @@ func (w *Writer) Finish(build func() *Record) {
 // beat refreshes the heartbeat of the Writer's running runs every
 // HeartbeatEvery until Close.
 func (w *Writer) beat() {
-	t := time.NewTicker(HeartbeatEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-w.stop:
-			return
-		case <-t.C:
-			if w.running.Load() > 0 {
-				ctx, cancel := context.WithTimeout(context.Background(), HeartbeatEvery)
-				w.s.heartbeat(ctx, w.owner)
-				cancel()
-			}
+	w.every(HeartbeatEvery, func() {
+		if w.running.Load() > 0 {
+			ctx, cancel := context.WithTimeout(context.Background(), HeartbeatEvery)
+			w.s.heartbeat(ctx, w.owner)
+			cancel()
 		}
-	}
+	})
 }
 
 // Record queues rec to be written. It never blocks.
