@@ -231,6 +231,15 @@ func (w *Writer) Finish(build func() *Record) {
 	w.running.Add(-1)
 }
 
+// Progress queues a begun run's record so far, built off the caller's
+// path, and the run goes on: it writes the run's row, still running, with
+// the record's figures (tokens, cost, duration so far), its steps (replacing
+// those written before), and the calls that Append did not store. Finish
+// ends the run as ever. It never blocks.
+func (w *Writer) Progress(build func() *Record) {
+	w.queue(item{build: build, part: progress, owner: w.owner})
+}
+
 // beat refreshes the heartbeat of the Writer's running runs every
 // HeartbeatEvery until Close.
 func (w *Writer) beat() {
@@ -454,7 +463,7 @@ func (w *Writer) plan(items []item) map[string]storedCalls {
 	var stored map[string]storedCalls
 	for i := range items {
 		it := &items[i]
-		if it.part != calls && it.part != ended {
+		if it.part != calls && it.part != ended && it.part != progress {
 			continue
 		}
 		if stored == nil {
@@ -465,9 +474,19 @@ func (w *Writer) plan(items []item) map[string]storedCalls {
 		if !ok {
 			n.calls = w.appended[id]
 		}
-		if it.part == ended {
+		switch it.part {
+		case ended:
 			it.from = n.calls
 			n.ended = true
+			stored[id] = n
+			continue
+		case progress:
+			// It writes the calls from those stored on: then all of its
+			// calls are.
+			it.from = n.calls
+			for k, c := range [3]int{len(it.rec.ModelCalls), len(it.rec.ToolCalls), len(it.rec.PtoolCalls)} {
+				n.calls[k] = max(n.calls[k], c)
+			}
 			stored[id] = n
 			continue
 		}
