@@ -81,9 +81,10 @@ func TestPauseAfterEachPiece(t *testing.T) {
 	if len(log) != len(pieces) {
 		t.Fatalf("%d pauses for %d pieces: %q", len(log), len(pieces), log)
 	}
-	// A slow model's text is reported as it comes (flushEvery), each
-	// piece's before its pause; what the parser still holds comes at the
-	// end.
+	// A slow model's text is reported as it comes, each piece's before its
+	// pause (the parser reads what each read brought before the turn waits
+	// for the next); what the parser still holds (a word that may begin a
+	// call) comes at the end.
 	shown, all := 0, ""
 	for _, l := range log {
 		if l != "pause:" {
@@ -136,5 +137,40 @@ func TestPauseOncePerBurst(t *testing.T) {
 	want := []string{"Hello, ", "this ", "is one answer."}
 	if strings.Join(log, "|") != strings.Join(want, "|") || pending != "" {
 		t.Errorf("pauses after %q (then %q), want after %q", log, pending, want)
+	}
+}
+
+// A fast model's text, with a parser, is read burst by burst as it
+// arrives, not all after the reply's last byte: the parser reads what a
+// read brought before the turn waits for the next.
+func TestParsedBurstsGoOutAsTheyCome(t *testing.T) {
+	p, err := protocol.NewParser(tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := burstModel{Model: llmtest.New(), bursts: [][]string{
+		{"Hel", "lo, ", "world. "}, {"This ", "is ", "fast. "}, {"<PTK_CALL>\n{\"tool\": \"read_file\", ", "\"args\": {\"path\": \"a.go\"}}\n</PTK_CALL>"}, {"Done."}}}
+	var log []string
+	pending := ""
+	tn := turn.Turn{Model: m, Parser: p, Mode: turn.PTK, Stream: true, Pause: func() {
+		log = append(log, pending)
+		pending = ""
+	}}
+	if _, err := tn.Ask(context.Background(), llm.Request{}, func(e turn.Event) {
+		switch e.Kind {
+		case turn.EventText:
+			pending += e.Text
+		case turn.EventCallStart:
+			pending += "[call]"
+		case turn.EventCallEnd:
+			pending += "[end]"
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// The parser holds a reply's last word (it may begin a call) until
+	// what follows shows it does not.
+	if len(log) != 4 || log[0] != "Hello, world." || log[1] != " This is fast." || log[2] != "[call][end]" {
+		t.Errorf("pauses after %q (then %q): the bursts were not read as they came", log, pending)
 	}
 }
