@@ -146,8 +146,8 @@ func (t Turn) Ask(ctx context.Context, req llm.Request, emit func(Event)) (*Repl
 	var resp *llm.Response
 	if s, ok := t.Model.(llm.Streamer); ok && t.Stream {
 		rep.Streamed = true
-		var col llm.Collector // keeps the reply's text: no second copy of it here
-		started := map[int]bool{}
+		var col llm.Collector    // keeps the reply's text: no second copy of it here
+		var started map[int]bool // the native calls begun, made at the first
 		for ch, err := range s.Stream(ctx, req) {
 			if err != nil {
 				rd.ps.Flush() // what came before the break is shown
@@ -170,6 +170,9 @@ func (t Turn) Ask(ctx context.Context, req llm.Request, emit func(Event)) (*Repl
 			}
 			if d := ch.Call; d != nil && !t.NoCalls {
 				if !started[d.Index] {
+					if started == nil {
+						started = map[int]bool{}
+					}
 					started[d.Index] = true
 					emit(Event{Kind: EventCallStart, Index: d.Index, Call: &ptk.Call{ID: d.ID, Tool: d.Tool}, Text: d.ArgsDelta, Native: true})
 				} else if d.ArgsDelta != "" || d.ID != "" || d.Tool != "" {
