@@ -2,6 +2,7 @@ package turn_test
 
 import (
 	"context"
+	"fmt"
 	"iter"
 	"strings"
 	"testing"
@@ -172,5 +173,43 @@ func TestParsedBurstsGoOutAsTheyCome(t *testing.T) {
 	// what follows shows it does not.
 	if len(log) != 4 || log[0] != "Hello, world." || log[1] != " This is fast." || log[2] != "[call][end]" {
 		t.Errorf("pauses after %q (then %q): the bursts were not read as they came", log, pending)
+	}
+}
+
+// BenchmarkAskDrip reads a reply with a 64 KB call streamed two bytes a
+// read, the parser reading after every read, against the same reply in
+// one read: an upstream that drips a long call must cost the turn time in
+// proportion to its bytes, not to their square (the parser resumes where
+// it stopped; it does not read the call again from its start).
+func BenchmarkAskDrip(b *testing.B) {
+	p, err := protocol.NewParser(tools)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, size := range []int{16 << 10, 64 << 10} {
+		body := "Some prose first.\n<PTK_CALL>\n{\"tool\": \"read_file\", \"args\": {\"path\": \"" + strings.Repeat("a", size) + "\"}}\n</PTK_CALL>"
+		var pieces []string
+		for i := 0; i < len(body); i += 2 {
+			pieces = append(pieces, body[i:min(i+2, len(body))])
+		}
+		drip := make([][]string, len(pieces))
+		for i, s := range pieces {
+			drip[i] = []string{s}
+		}
+		for _, c := range []struct {
+			name   string
+			bursts [][]string
+		}{{"one-read", [][]string{pieces}}, {"drip", drip}} {
+			b.Run(fmt.Sprintf("%dKB/%s", size>>10, c.name), func(b *testing.B) {
+				tn := turn.Turn{Model: burstModel{Model: llmtest.New(), bursts: c.bursts}, Parser: p, Mode: turn.PTK, Stream: true}
+				b.ReportAllocs()
+				for b.Loop() {
+					rep, err := tn.Ask(context.Background(), llm.Request{}, nil)
+					if err != nil || len(rep.Attempts) != 1 || rep.Attempts[0].Err != nil {
+						b.Fatalf("%v, %+v", err, rep.Attempts)
+					}
+				}
+			})
+		}
 	}
 }
