@@ -337,6 +337,7 @@ func (w *Writer) loop() {
 	for it := range w.ch {
 		batch = append(batch[:0], it.built())
 		linger.Reset(w.linger)
+		expired := false
 	fill:
 		for len(batch) < MaxBatch {
 			// Take what is queued; then sleep until the linger ends, the
@@ -351,14 +352,17 @@ func (w *Writer) loop() {
 				continue
 			default:
 			}
+			if expired {
+				break // what came during the linger is in the batch
+			}
 			w.need.Store(int64(MaxBatch - len(batch)))
 			if len(w.ch) >= MaxBatch-len(batch) {
+				w.need.Store(0)
 				continue // filled while need was stored
 			}
 			select {
 			case <-linger.C:
-				w.need.Store(0)
-				break fill
+				expired = true
 			case <-w.full:
 			case <-w.stop:
 			}

@@ -49,3 +49,32 @@ func TestWriterLingerWakes(t *testing.T) {
 		t.Fatalf("%d runs in the store (%v), want %d", n, err, MaxBatch+1)
 	}
 }
+
+// TestWriterLingerGathers: what is queued while a Writer lingers goes in
+// the same transaction as the record that began the batch: a reader never
+// sees the first without the second (a run begun and finished within the
+// linger is never seen running).
+func TestWriterLingerGathers(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "traces.db"))
+	w := newWriter(s, nil, 200*time.Millisecond)
+	defer w.Close(0)
+	w.Record(benchRecord(0))
+	time.Sleep(20 * time.Millisecond)
+	w.Record(benchRecord(1))
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var n int
+		if err := s.db.QueryRow("SELECT COUNT(*) FROM runs").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case n == 2:
+			return
+		case n != 0:
+			t.Fatalf("%d of the 2 records queued within the linger written: they went in two batches", n)
+		case time.Now().After(deadline):
+			t.Fatal("nothing written after 20s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
