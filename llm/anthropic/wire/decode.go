@@ -39,7 +39,7 @@ func decodeRequest(data []byte, r *Request) bool {
 		case 3:
 			return jsonfast.Slice(&d, &r.Messages, readMessage)
 		case 4:
-			return jsonfast.Slice(&d, &r.Tools, readTool)
+			return toolsMemo.Read(&d, &r.Tools, readTools, cloneTools)
 		case 5:
 			return jsonfast.Ptr(&d, &r.ToolChoice, readToolChoice)
 		case 6:
@@ -112,6 +112,26 @@ func readBlock(d *jsonfast.Reader, b *Block) bool {
 			return d.RawField(&b.CacheControl)
 		}
 	})
+}
+
+// toolsMemo keeps the tools of the requests read lately: a client (Claude
+// Code) sends the same ones, byte for byte, on every request.
+var toolsMemo = jsonfast.NewMemo[[]Tool](4 << 20)
+
+func readTools(d *jsonfast.Reader, ts *[]Tool) bool { return jsonfast.Slice(d, ts, readTool) }
+
+// cloneTools copies tools read from the text from as if read from to.
+func cloneTools(tools []Tool, from, to []byte) []Tool {
+	if tools == nil {
+		return nil
+	}
+	out := make([]Tool, len(tools))
+	for i, t := range tools {
+		t.InputSchema = jsonfast.Rebase(t.InputSchema, from, to)
+		t.CacheControl = jsonfast.Rebase(t.CacheControl, from, to)
+		out[i] = t
+	}
+	return out
 }
 
 func readTool(d *jsonfast.Reader, t *Tool) bool {

@@ -41,7 +41,7 @@ func decodeRequest(data []byte, r *Request) bool {
 		case 2:
 			return d.StringField(&r.Instructions)
 		case 3:
-			return jsonfast.Slice(&d, &r.Tools, readTool)
+			return toolsMemo.Read(&d, &r.Tools, readTools, cloneTools)
 		case 4:
 			return d.RawField(&r.ToolChoice)
 		case 5:
@@ -145,6 +145,29 @@ func readPart(d *jsonfast.Reader, p *Part) bool {
 			})
 		}
 	})
+}
+
+// toolsMemo keeps the tools of the requests read lately: a client (Codex)
+// sends the same ones, byte for byte, on every request.
+var toolsMemo = jsonfast.NewMemo[[]Tool](4 << 20)
+
+func readTools(d *jsonfast.Reader, ts *[]Tool) bool { return jsonfast.Slice(d, ts, readTool) }
+
+// cloneTools copies tools read from the text from as if read from to.
+func cloneTools(tools []Tool, from, to []byte) []Tool {
+	if tools == nil {
+		return nil
+	}
+	out := make([]Tool, len(tools))
+	for i, t := range tools {
+		t.Parameters = jsonfast.Rebase(t.Parameters, from, to)
+		if t.Strict != nil {
+			t.Strict = new(*t.Strict)
+		}
+		t.Tools = cloneTools(t.Tools, from, to)
+		out[i] = t
+	}
+	return out
 }
 
 func readTool(d *jsonfast.Reader, t *Tool) bool {

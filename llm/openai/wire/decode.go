@@ -91,7 +91,7 @@ func decodeRequest(data []byte, r *Request) bool {
 		case 4:
 			return d.RawField(&r.Stop)
 		case 5:
-			return jsonfast.Slice(&d, &r.Tools, readTool)
+			return toolsMemo.Read(&d, &r.Tools, readTools, cloneTools)
 		case 6:
 			return d.RawField(&r.ToolChoice)
 		case 7:
@@ -197,6 +197,29 @@ func readArguments(d *jsonfast.Reader, a *Arguments) bool {
 	raw, ok := d.Raw()
 	*a = Arguments(raw)
 	return ok
+}
+
+// toolsMemo keeps the tools of the requests read lately: a client sends
+// the same ones, byte for byte, on every request.
+var toolsMemo = jsonfast.NewMemo[[]Tool](4 << 20)
+
+func readTools(d *jsonfast.Reader, ts *[]Tool) bool { return jsonfast.Slice(d, ts, readTool) }
+
+// cloneTools copies tools read from the text from as if read from to.
+func cloneTools(tools []Tool, from, to []byte) []Tool {
+	if tools == nil {
+		return nil
+	}
+	out := make([]Tool, len(tools))
+	for i, t := range tools {
+		f := &t.Function
+		f.Parameters = jsonfast.Rebase(f.Parameters, from, to)
+		if f.Strict != nil {
+			f.Strict = new(*f.Strict)
+		}
+		out[i] = t
+	}
+	return out
 }
 
 func readTool(d *jsonfast.Reader, t *Tool) bool {

@@ -14,3 +14,6 @@ func FastChunk(data []byte, c *Completion) bool { return fastChunk(data, c, &chu
 func (r *ChunkReader) Regions() (before, after string) {
 	return string(r.mem.before.bytes), string(r.mem.after.bytes)
 }
+
+// ToolsMemoSize is how many bytes of tools the decoder keeps.
+func ToolsMemoSize() int { return toolsMemo.Size() }
