@@ -395,4 +395,3 @@ func BenchmarkLocalCall(b *testing.B) {
 		})
 	}
 }
-
