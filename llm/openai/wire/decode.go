@@ -19,7 +19,21 @@ import (
 // one pass. The json.RawMessage fields of r (stop, tool_choice, the tools'
 // parameters) are slices of data, which must not change after.
 func UnmarshalRequest(data []byte, r *Request) error {
-	return jsonfast.Unmarshal(data, r, decodeRequest)
+	return jsonfast.Unmarshal(data, r, func(data []byte, r *Request) bool { return decodeRequest(data, r, nil) })
+}
+
+// UnmarshalRequestOthers reads data into r as UnmarshalRequest does and,
+// when it reads it in one pass (read true), gives other the key and the
+// value's text (slices of data) of each member that names no field of
+// Request, in order: the fields a server passes on as they came. When read
+// is false the request was left to encoding/json, and other may have been
+// given some of its members before: the caller finds them itself.
+func UnmarshalRequestOthers(data []byte, r *Request, other func(key, value []byte)) (read bool, err error) {
+	err = jsonfast.Unmarshal(data, r, func(data []byte, r *Request) bool {
+		read = decodeRequest(data, r, other)
+		return read
+	})
+	return read, err
 }
 
 // UnmarshalCompletion reads data, a whole answer or a stream chunk, into c
@@ -76,9 +90,9 @@ var requestFields = jsonfast.NewFields("model", "messages", "temperature", "max_
 	"tool_choice", "stream", "stream_options", "parallel_tool_calls", "max_completion_tokens", "n")
 
 // decodeRequest reads a request; false leaves it to encoding/json.
-func decodeRequest(data []byte, r *Request) bool {
+func decodeRequest(data []byte, r *Request, other func(key, value []byte)) bool {
 	d := jsonfast.NewReader(data)
-	return d.Struct(requestFields, func(i int) bool {
+	return d.StructOther(requestFields, func(i int) bool {
 		switch i {
 		case 0:
 			return d.StringField(&r.Model)
@@ -105,7 +119,7 @@ func decodeRequest(data []byte, r *Request) bool {
 		default:
 			return d.IntPtr(&r.N)
 		}
-	}) && d.End()
+	}, other) && d.End()
 }
 
 var (

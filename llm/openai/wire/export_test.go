@@ -1,7 +1,7 @@
 package wire
 
 // The one-pass decoders, for the tests that hold them to encoding/json.
-var DecodeRequest = decodeRequest
+func DecodeRequest(data []byte, r *Request) bool { return decodeRequest(data, r, nil) }
 
 func DecodeCompletion(data []byte, c *Completion) bool { return decodeCompletion(data, c, nil) }
 
