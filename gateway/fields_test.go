@@ -1,9 +1,9 @@
 package gateway
 
 import (
-	"fmt"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"strings"
 	"testing"
