@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -74,6 +75,7 @@ func (c *chatAPI) read(x *exchange, body []byte) *httpError {
 		}
 	}
 	seen := make(map[string]bool, len(r.Tools))
+	x.tools = slices.Grow(x.tools, len(r.Tools))
 	for i, t := range r.Tools {
 		name := t.Function.Name
 		if t.Type != "" && t.Type != "function" {
