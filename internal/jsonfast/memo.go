@@ -158,3 +158,11 @@ func Rebase(sub, from, to []byte) []byte {
 	}
 	return to[off : off+len(sub)]
 }
+
+// MemoString reads a string as r.String does, through m: the text of a
+// long string a client sends again and again (a system prompt, the turns
+// of a conversation sent again with each call) is read once, and the
+// string, which cannot change, shared.
+func MemoString(m *Memo[string], r *Reader, s *string) bool {
+	return m.Read(r, s, (*Reader).String, func(kept string, _, _ []byte) string { return kept })
+}

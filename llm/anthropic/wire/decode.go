@@ -76,8 +76,16 @@ func readMessage(d *jsonfast.Reader, m *Message) bool {
 // readContent reads content as Content.UnmarshalJSON does: a string or an
 // array of blocks (anything else is its error, left to encoding/json).
 func readContent(d *jsonfast.Reader, c *Content) bool {
+	if d.Peek() == '"' {
+		return jsonfast.MemoString(textMemo, d, &c.Text)
+	}
 	return jsonfast.StringOrSlice(d, &c.Text, &c.Blocks, readBlock)
 }
+
+// textMemo keeps the long texts of the requests read lately: a client
+// (Claude Code) sends its system prompt, and the conversation so far,
+// with every call.
+var textMemo = jsonfast.NewMemo[string](4 << 20)
 
 func readBlock(d *jsonfast.Reader, b *Block) bool {
 	return d.Struct(blockFields, func(i int) bool {
@@ -85,7 +93,7 @@ func readBlock(d *jsonfast.Reader, b *Block) bool {
 		case 0:
 			return d.StringField(&b.Type)
 		case 1:
-			return d.StringField(&b.Text)
+			return d.Null() || jsonfast.MemoString(textMemo, d, &b.Text)
 		case 2:
 			return d.StringField(&b.Thinking)
 		case 3:

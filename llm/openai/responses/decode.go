@@ -39,7 +39,7 @@ func decodeRequest(data []byte, r *Request) bool {
 		case 1:
 			return readInput(&d, &r.Input)
 		case 2:
-			return d.StringField(&r.Instructions)
+			return d.Null() || jsonfast.MemoString(textMemo, &d, &r.Instructions)
 		case 3:
 			return toolsMemo.Read(&d, &r.Tools, readTools, cloneTools)
 		case 4:
@@ -146,6 +146,10 @@ func readPart(d *jsonfast.Reader, p *Part) bool {
 		}
 	})
 }
+
+// textMemo keeps the long texts of the requests read lately: a client
+// (Codex) sends its instructions with every call.
+var textMemo = jsonfast.NewMemo[string](4 << 20)
 
 // toolsMemo keeps the tools of the requests read lately: a client (Codex)
 // sends the same ones, byte for byte, on every request.

@@ -157,8 +157,15 @@ func readMessage(d *jsonfast.Reader, m *Message) bool {
 // string or an array of parts. Any other value, which it keeps as an error
 // for AsText, is left to encoding/json.
 func readContent(d *jsonfast.Reader, c *Content) bool {
+	if d.Peek() == '"' {
+		return jsonfast.MemoString(textMemo, d, &c.Text)
+	}
 	return jsonfast.StringOrSlice(d, &c.Text, &c.Parts, readPart)
 }
+
+// textMemo keeps the long texts of the requests read lately: a client
+// sends its system prompt, and the conversation so far, with every call.
+var textMemo = jsonfast.NewMemo[string](4 << 20)
 
 func readPart(d *jsonfast.Reader, p *ContentPart) bool {
 	return d.Struct(partFields, func(i int) bool {
