@@ -194,14 +194,21 @@ func (t *localTransport) roundTrip(ctx context.Context, c *localConn, req *http.
 		stop()
 		return nil, err
 	}
-	if err := req.Write(c.bw); err != nil {
-		return fail(err)
-	}
-	if err := c.bw.Flush(); err != nil {
-		return fail(err)
+	werr := req.Write(c.bw)
+	if werr == nil {
+		werr = c.bw.Flush()
 	}
 	c.head.left, c.head.read = maxLocalHead, 0
 	resp, err := http.ReadResponse(c.br, req)
+	if werr != nil {
+		// A server may answer before it has read the whole body (413)
+		// and close the connection: its answer is the call's, as with
+		// net/http's Transport; without one, the write's error is.
+		if err != nil || resp.StatusCode < 200 {
+			return fail(werr)
+		}
+		resp.Close = true
+	}
 	for n := 0; err == nil && resp.StatusCode >= 100 && resp.StatusCode < 200; n++ {
 		if resp.StatusCode == http.StatusSwitchingProtocols || n == maxLocalInformational {
 			return fail(fmt.Errorf("the model server answered %s", resp.Status))

@@ -295,6 +295,28 @@ func TestLocalTransportHostileServer(t *testing.T) {
 	}
 }
 
+// A server that answers before it has read the whole body, and closes
+// the connection, gives its answer, not the write's error.
+func TestLocalTransportEarlyAnswer(t *testing.T) {
+	url := hostileServer(t, func(c net.Conn) {
+		io.WriteString(c, "HTTP/1.1 413 Request Entity Too Large\r\nContent-Length: 9\r\nConnection: close\r\n\r\ntoo large")
+		c.(*net.TCPConn).CloseWrite()
+		time.Sleep(50 * time.Millisecond)
+		c.(*net.TCPConn).SetLinger(0)
+	})
+	lt := newTestLocal()
+	defer lt.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: lt}).Post(url, "application/json", bytes.NewReader(make([]byte, 16<<20)))
+	if err != nil {
+		t.Fatalf("the server's early answer was lost: %v", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 413 || string(body) != "too large" {
+		t.Errorf("got %d %q", resp.StatusCode, body)
+	}
+}
+
 // A context canceled while the body is read ends the read with the
 // context's error, and the connection is not kept.
 func TestLocalTransportCancelBody(t *testing.T) {
