@@ -29,10 +29,11 @@ const StaleAfter = 30 * time.Second
 type part uint8
 
 const (
-	whole part = iota // a finished run, written when its id is new
-	begun             // the run's row, status running
-	calls             // some of its calls, from the seqs in from
-	ended             // the run's row and its calls from the seqs in from (those not stored yet)
+	whole    part = iota // a finished run, written when its id is new
+	begun                // the run's row, status running
+	calls                // some of its calls, from the seqs in from
+	ended                // the run's row and its calls from the seqs in from (those not stored yet)
+	progress             // as ended, and its steps, but the run goes on: its row stays running
 )
 
 // item is a record as a Writer queues it, with how to write it.
@@ -94,12 +95,12 @@ func (s *Store) upsert(ctx context.Context, ins *inserter, items []item) error {
 	now := time.Now().UnixMicro()
 	for _, it := range items {
 		r := it.rec
-		if it.part == begun || it.part == ended {
+		if it.part != calls {
 			if r.StartedAt.IsZero() {
 				r.StartedAt = time.Now()
 			}
 			owner, hb := "", int64(0)
-			if it.part == begun {
+			if it.part == begun || it.part == progress {
 				r.Status, owner, hb = StatusRunning, it.owner, now
 			} else if r.Status == "" || r.Status == StatusRunning {
 				r.Status = StatusOK
@@ -120,9 +121,10 @@ func (s *Store) upsert(ctx context.Context, ins *inserter, items []item) error {
 			continue
 		}
 		// A calls part holds its calls from seq from on; a finished
-		// record holds all, and writes those from seq from on.
+		// record (or one so far) holds all, and writes those from seq from
+		// on.
 		var skip [3]int
-		if it.part == ended {
+		if it.part == ended || it.part == progress {
 			skip = it.from
 		}
 		for i, mc := range r.ModelCalls[min(skip[0], len(r.ModelCalls)):] {

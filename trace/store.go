@@ -520,13 +520,13 @@ func (s *Store) writeLive(ctx context.Context, ins *inserter, parts []item) erro
 	if err := s.upsert(ctx, ins, parts); err != nil {
 		return err
 	}
-	// A finished live run's steps, replacing any written before (the
-	// last end of a run in the batch: one statement may not change a
-	// row twice).
+	// A finished live run's steps (or its steps so far), replacing any
+	// written before (the last end or progress of a run in the batch: one
+	// statement may not change a row twice).
 	last := map[string]*Record{}
 	var order []string
 	for _, it := range parts {
-		if it.part == ended && len(it.rec.Steps) > 0 {
+		if (it.part == ended || it.part == progress) && len(it.rec.Steps) > 0 {
 			if last[it.rec.ID] == nil {
 				order = append(order, it.rec.ID)
 			}

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -68,14 +67,7 @@ func keyEnvs(cat *catalog.Catalog) []string {
 			return nil
 		}
 	}
-	var names []string
-	for _, p := range cat.Providers {
-		if p.APIKeyEnv != "" {
-			names = append(names, p.APIKeyEnv)
-		}
-	}
-	slices.Sort(names)
-	return slices.Compact(names)
+	return cat.KeyEnvs()
 }
 
 // siteModels are the browser models of the site files in dir, each

@@ -216,6 +216,21 @@ func (c *Catalog) Check() error {
 // Names returns the models' names, sorted.
 func (c *Catalog) Names() []string { return slices.Sorted(maps.Keys(c.Models)) }
 
+// KeyEnvs returns the environment variables that hold the providers' API
+// keys (their api_key_env), sorted, each once: what a program that runs a
+// model's commands or starts tool servers keeps from them, whatever the
+// names look like (a key under MY_SERVICE says nothing of what it is).
+func (c *Catalog) KeyEnvs() []string {
+	var names []string
+	for _, p := range c.Providers {
+		if p.APIKeyEnv != "" {
+			names = append(names, p.APIKeyEnv)
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
 // ErrUnknown is returned by Resolve for a name the catalog does not have.
 var ErrUnknown = errors.New("not in the catalog")
 

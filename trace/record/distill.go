@@ -156,10 +156,10 @@ func store(l Live) Live {
 //	rec.Done(rep, err)
 //
 // A Live sink's steps are written as a checkpoint of the run: its record
-// so far handed to the store's Finish and the run begun again at once
-// (trace.Writer's Append writes calls, not steps), to the store alone, so
-// that a sink that also sends spans (otlp's, an Unwrapper) sends the run
-// once, when it is done.
+// so far handed to the store's Progress (a Progresser; otherwise its
+// Finish, and the run begun again at once), to the store alone, so that a
+// sink that also sends spans (otlp's, an Unwrapper) sends the run once,
+// when it is done.
 type DistillRecorder struct {
 	sink Sink
 	span *span // when the sink is Live
@@ -246,12 +246,27 @@ func (d *DistillRecorder) checkpoint() {
 		rec.ModelCalls = []trace.ModelCall{}
 	}
 	s := store(d.span.live)
+	if p, ok := s.(Progresser); ok {
+		p.Progress(func() *trace.Record { return rec })
+		return
+	}
+	// A store without Progress: the record so far ended and the run begun
+	// again at once (its row reads ended between the two). The store's
+	// Finish forgets which calls were written: the next are written from
+	// their seqs all the same, and the end writes them all again (a call
+	// written again replaces itself).
 	s.Finish(func() *trace.Record { return rec })
 	s.Begin(run)
-	// the store's Finish forgets which calls were written: the next are
-	// written from their seqs all the same, and the end writes them all
-	// again (a call written again replaces itself)
 }
+
+// Progresser is a Live sink that writes a run's record so far with the
+// run still running (trace.Writer's Progress): its figures, its steps and
+// its calls not written yet.
+type Progresser interface {
+	Progress(build func() *trace.Record)
+}
+
+var _ Progresser = (*trace.Writer)(nil)
 
 // Done records the distillation's end: rep is distill.Run's report (nil
 // when it stopped before it had one) and runErr its error. The record is

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -199,4 +201,54 @@ func steps(r *trace.Record) string {
 		out = append(out, st.Name+":"+st.Status+":"+st.Parent)
 	}
 	return strings.Join(out, " ")
+}
+
+// countingLive is a store's Writer that counts the run ends and progress
+// records it is given.
+type countingLive struct {
+	*trace.Writer
+	mu                   sync.Mutex
+	finishes, progresses int
+}
+
+func (c *countingLive) Finish(build func() *trace.Record) {
+	c.mu.Lock()
+	c.finishes++
+	c.mu.Unlock()
+	c.Writer.Finish(build)
+}
+
+func (c *countingLive) Progress(build func() *trace.Record) {
+	c.mu.Lock()
+	c.progresses++
+	c.mu.Unlock()
+	c.Writer.Progress(build)
+}
+
+// TestDistillCheckpointKeepsRunning: on a store that writes a run's
+// progress, a distillation's checkpoints never end its run (its row never
+// reads finished before it is): the run ends once, at Done.
+func TestDistillCheckpointKeepsRunning(t *testing.T) {
+	s, w := store(t)
+	c := &countingLive{Writer: w}
+	rec := record.NewDistill(c, trace.Run{Name: "route_ticket", Model: "m"})
+	at := time.Now()
+	rec.Observe(distill.Event{Kind: distill.EventCall, Calls: []distill.ModelCall{{Start: at, Latency: time.Second}}})
+	rec.Observe(distill.Event{Kind: distill.EventRound, Round: 1, Start: at})
+	rec.Observe(distill.Event{Kind: distill.EventCheck, Round: 1, Check: &distill.Check{Name: "compile", Start: at, Passed: true}})
+	rec.Observe(distill.Event{Kind: distill.EventRoundEnd, Round: 1, Duration: time.Second})
+	c.mu.Lock()
+	finishes, progresses := c.finishes, c.progresses
+	c.mu.Unlock()
+	if finishes != 0 || progresses < 3 {
+		t.Fatalf("while the run went on: %d ends and %d progress records, want none and one a checkpoint", finishes, progresses)
+	}
+	rec.Done(nil, errors.New("stopped"))
+	if err := w.Close(0); err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Get(context.Background(), rec.ID())
+	if err != nil || r.Status != trace.StatusError || c.finishes != 1 {
+		t.Fatalf("the finished run: %+v, %v; %d ends", r, err, c.finishes)
+	}
 }

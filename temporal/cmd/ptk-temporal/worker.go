@@ -84,10 +84,12 @@ func runWorker(cmd *cobra.Command, f workerFlags) error {
 		return usageError{err}
 	}
 	w := &ptktemporal.Worker{Preset: preset}
-	if w.Model, err = modelResolver(f); err != nil {
+	cat, err := workerCatalog(f)
+	if err != nil {
 		return usageError{err}
 	}
-	root, tools, closeTools, err := workerTools(cmd, f)
+	w.Model = modelResolver(f, cat)
+	root, tools, closeTools, err := workerTools(cmd, f, cat.KeyEnvs())
 	if err != nil {
 		return err
 	}
@@ -142,18 +144,7 @@ func runWorker(cmd *cobra.Command, f workerFlags) error {
 // modelResolver resolves the models runs name, as ptk run does: a name of
 // the catalog, else a model of the OpenAI-compatible server at the base
 // URL; "" is the default model. Each model is made once.
-func modelResolver(f workerFlags) (func(string) (llm.Model, error), error) {
-	cat := catalog.Default()
-	for _, file := range []string{os.Getenv("PTK_MODELS"), f.models} {
-		if file == "" {
-			continue
-		}
-		over, err := catalog.Load(file)
-		if err != nil {
-			return nil, fmt.Errorf("model catalog %v", err)
-		}
-		cat = cat.Merge(over)
-	}
+func modelResolver(f workerFlags, cat *catalog.Catalog) func(string) (llm.Model, error) {
 	def := first(f.model, os.Getenv("PTK_MODEL"), cat.DefaultModel)
 	baseURL := first(f.baseURL, os.Getenv("PTK_BASE_URL"))
 	apiKey := first(f.apiKey, os.Getenv("PTK_API_KEY"))
@@ -184,12 +175,33 @@ func modelResolver(f workerFlags) (func(string) (llm.Model, error), error) {
 		}
 		made[name] = m
 		return m, nil
-	}, nil
+	}
+}
+
+// workerCatalog is the built-in model catalog with $PTK_MODELS's and
+// --models' laid over it.
+func workerCatalog(f workerFlags) (*catalog.Catalog, error) {
+	cat := catalog.Default()
+	for _, file := range []string{os.Getenv("PTK_MODELS"), f.models} {
+		if file == "" {
+			continue
+		}
+		over, err := catalog.Load(file)
+		if err != nil {
+			return nil, fmt.Errorf("model catalog %v", err)
+		}
+		cat = cat.Merge(over)
+	}
+	return cat, nil
 }
 
 // workerTools opens the workspace and returns the built-in tools named by
 // --tools, and the MCP servers' tools.
-func workerTools(cmd *cobra.Command, f workerFlags) (root string, tools []ptk.Tool, closeFn func(), err error) {
+//
+// hidden names the variables bash and the stdio MCP servers never get,
+// whatever their names look like: the catalog's key variables
+// ([catalog.Catalog.KeyEnvs]).
+func workerTools(cmd *cobra.Command, f workerFlags, hidden []string) (root string, tools []ptk.Tool, closeFn func(), err error) {
 	if root, err = filepath.Abs(f.workspace); err != nil {
 		return "", nil, nil, usagef("--workspace %s: %v", f.workspace, err)
 	}
@@ -200,7 +212,7 @@ func workerTools(cmd *cobra.Command, f workerFlags) (root string, tools []ptk.To
 	if err != nil {
 		return "", nil, nil, usagef("--workspace %s: %v", f.workspace, err)
 	}
-	shellOpts := []shell.Option{shell.WithPassEnv(splitList(os.Getenv("PTK_PASS_ENV"))...), shell.WithProtected(ptkdirs.Folders()...)}
+	shellOpts := []shell.Option{shell.WithHiddenEnv(hidden...), shell.WithPassEnv(splitList(os.Getenv("PTK_PASS_ENV"))...), shell.WithProtected(ptkdirs.Folders()...)}
 	if f.sandbox {
 		shellOpts = append(shellOpts, shell.WithSandbox())
 	}
@@ -229,7 +241,7 @@ func workerTools(cmd *cobra.Command, f workerFlags) (root string, tools []ptk.To
 			return "", nil, nil, usagef("--mcp: %v", err)
 		}
 		logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-		cl, err := mcp.Start(context.WithoutCancel(cmd.Context()), cfg, mcp.Options{Logger: logger})
+		cl, err := mcp.Start(context.WithoutCancel(cmd.Context()), cfg, mcp.Options{Logger: logger, HiddenEnv: hidden})
 		if err != nil {
 			fmt.Fprintf(cmd.ErrOrStderr(), "ptk: %v; the tools of the servers that did not start are left out\n", err)
 		}

@@ -21,7 +21,22 @@ func TestWorkerToolsProtectPtk(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "sk-secret-of-the-worker")
 	t.Setenv("GITHUB_TOKEN", "ghp-passed-on-purpose")
 	t.Setenv("PTK_PASS_ENV", "GITHUB_TOKEN")
-	_, tools, closeFn, err := workerTools(nil, workerFlags{workspace: home, tools: "write_file,bash"})
+	// A catalog provider's key under a name that says nothing of being one
+	// passes the filter by name and shape: the worker holds back every
+	// catalog key variable.
+	models := filepath.Join(t.TempDir(), "models.json")
+	if err := os.WriteFile(models, []byte(`{"providers": {"mine": {"api": "openai", "api_base": "http://127.0.0.1:9/v1", "api_key_env": "MY_SERVICE"}},
+		"models": {"mine-model": {"provider": "mine", "model_id": "m", "tool_protocol": "ptk"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("MY_SERVICE", "hunter2-catalog-key")
+	t.Setenv("PTK_MODELS", "")
+	f := workerFlags{workspace: home, tools: "write_file,bash", models: models}
+	cat, err := workerCatalog(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, tools, closeFn, err := workerTools(nil, f, cat.KeyEnvs())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,6 +67,9 @@ func TestWorkerToolsProtectPtk(t *testing.T) {
 	out := run("bash", `{"command": "env"}`)
 	if strings.Contains(out, "sk-secret-of-the-worker") {
 		t.Errorf("a command saw the worker's provider key:\n%s", out)
+	}
+	if strings.Contains(out, "hunter2-catalog-key") {
+		t.Errorf("a command saw the catalog's key under MY_SERVICE:\n%s", out)
 	}
 	if !strings.Contains(out, "ghp-passed-on-purpose") {
 		t.Errorf("PTK_PASS_ENV's variable did not reach the command:\n%s", out)
