@@ -87,19 +87,25 @@ func readContent(d *jsonfast.Reader, c *Content) bool {
 // with every call.
 var textMemo = jsonfast.NewMemo[string](4 << 20)
 
+// textField reads a string field that may be long (a turn's text, its
+// thinking and signature) through textMemo.
+func textField(d *jsonfast.Reader, s *string) bool {
+	return d.Null() || jsonfast.MemoString(textMemo, d, s)
+}
+
 func readBlock(d *jsonfast.Reader, b *Block) bool {
 	return d.Struct(blockFields, func(i int) bool {
 		switch i {
 		case 0:
 			return d.StringField(&b.Type)
 		case 1:
-			return d.Null() || jsonfast.MemoString(textMemo, d, &b.Text)
+			return textField(d, &b.Text)
 		case 2:
-			return d.StringField(&b.Thinking)
+			return textField(d, &b.Thinking)
 		case 3:
-			return d.StringField(&b.Signature)
+			return textField(d, &b.Signature)
 		case 4:
-			return d.StringField(&b.Data)
+			return textField(d, &b.Data)
 		case 5:
 			return d.StringField(&b.ID)
 		case 6:

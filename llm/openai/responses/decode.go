@@ -39,7 +39,7 @@ func decodeRequest(data []byte, r *Request) bool {
 		case 1:
 			return readInput(&d, &r.Input)
 		case 2:
-			return d.Null() || jsonfast.MemoString(textMemo, &d, &r.Instructions)
+			return textField(&d, &r.Instructions)
 		case 3:
 			return toolsMemo.Read(&d, &r.Tools, readTools, cloneTools)
 		case 4:
@@ -105,13 +105,13 @@ func readItem(d *jsonfast.Reader, it *Item) bool {
 		case 7:
 			return d.StringField(&it.Namespace)
 		case 8:
-			return d.StringField(&it.Arguments)
+			return textField(d, &it.Arguments)
 		case 9:
 			return jsonfast.Ptr(d, &it.Output, readContent)
 		case 10:
 			return jsonfast.Slice(d, &it.Summary, readPart)
 		case 11:
-			return d.StringField(&it.EncryptedContent)
+			return textField(d, &it.EncryptedContent)
 		default:
 			return d.StringField(&it.Input)
 		}
@@ -121,7 +121,16 @@ func readItem(d *jsonfast.Reader, it *Item) bool {
 // readContent reads content as Content.UnmarshalJSON does: a string or an
 // array of parts (anything else is its error, left to encoding/json).
 func readContent(d *jsonfast.Reader, c *Content) bool {
+	if d.Peek() == '"' {
+		return jsonfast.MemoString(textMemo, d, &c.Text)
+	}
 	return jsonfast.StringOrSlice(d, &c.Text, &c.Parts, readPart)
+}
+
+// textField reads a string field that may be long (a turn's text, a
+// call's arguments) through textMemo.
+func textField(d *jsonfast.Reader, s *string) bool {
+	return d.Null() || jsonfast.MemoString(textMemo, d, s)
 }
 
 func readPart(d *jsonfast.Reader, p *Part) bool {
@@ -130,7 +139,7 @@ func readPart(d *jsonfast.Reader, p *Part) bool {
 		case 0:
 			return d.StringField(&p.Type)
 		case 1:
-			return d.StringField(&p.Text)
+			return textField(d, &p.Text)
 		case 2:
 			return d.StringField(&p.Refusal)
 		case 3:
@@ -148,7 +157,8 @@ func readPart(d *jsonfast.Reader, p *Part) bool {
 }
 
 // textMemo keeps the long texts of the requests read lately: a client
-// (Codex) sends its instructions with every call.
+// (Codex) sends its instructions, and the conversation so far, with every
+// call.
 var textMemo = jsonfast.NewMemo[string](4 << 20)
 
 // toolsMemo keeps the tools of the requests read lately: a client (Codex)
