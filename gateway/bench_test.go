@@ -14,6 +14,10 @@ package gateway_test
 // metrics in microseconds (p50-us, p90-us, p99-us); cpu-us/req is the CPU
 // time of the three per request, which other processes on the machine
 // change far less than they change the time per request.
+//
+// PTK_BENCH_GATEWAY=process runs the gateway in a process of its own, as
+// ptk serve runs between its clients and its model server: the client and
+// the upstream stay in this one (and the CPU figures count only theirs).
 
 import (
 	"bufio"
@@ -26,6 +30,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"runtime"
 	"runtime/pprof"
 	"slices"
@@ -356,15 +362,18 @@ func benchTransport() *http.Transport {
 // benchEnv is an upstream, a gateway in front of it serving the three
 // models, and a client.
 type benchEnv struct {
-	up        *benchUpstream
-	gw        string // the gateway's chat completions URL
-	client    *http.Client
-	cancel    context.CancelFunc
-	serveDone chan error
+	up     *benchUpstream
+	gw     string // the gateway's chat completions URL
+	client *http.Client
+	// stopGateway stops the gateway and returns what its Serve returned.
+	stopGateway func() error
 }
 
 // benchStart starts an environment. The gateway reaches the upstream with
-// the OpenAI client's default HTTP client, as ptk serve does.
+// the OpenAI client's default HTTP client, as ptk serve does. With
+// PTK_BENCH_GATEWAY=process the gateway runs in a process of its own (this
+// test binary again, see TestBenchGatewayProcess), as ptk serve does
+// between its clients and its model server; by default in this one.
 func benchStart(tb testing.TB) *benchEnv {
 	tb.Helper()
 	// Each part's goroutines carry a profiler label (role: upstream,
@@ -372,9 +381,30 @@ func benchStart(tb testing.TB) *benchEnv {
 	// the harness's: go tool pprof -tagfocus role=gateway.
 	e := &benchEnv{client: &http.Client{Transport: benchTransport()}}
 	pprof.Do(context.Background(), pprof.Labels("role", "upstream"), func(context.Context) { e.up = benchStartUpstream() })
-	opts := []openai.Option{openai.WithMaxRetries(0)}
-	oc := openai.New(e.up.srv.URL+"/v1", opts...)
-	s, err := gateway.New(gateway.Config{
+	if os.Getenv("PTK_BENCH_GATEWAY") == "process" {
+		benchStartProcess(tb, e)
+		return e
+	}
+	s, err := benchGateway(e.up.srv.URL + "/v1")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	serveDone := make(chan error, 1)
+	go pprof.Do(ctx, pprof.Labels("role", "gateway"), func(ctx context.Context) { serveDone <- s.Serve(ctx, ln) })
+	e.gw = "http://" + ln.Addr().String() + "/v1/chat/completions"
+	e.stopGateway = func() error { cancel(); return <-serveDone }
+	return e
+}
+
+// benchGateway is the benchmark's gateway in front of the upstream at base.
+func benchGateway(base string) (*gateway.Server, error) {
+	oc := openai.New(base, openai.WithMaxRetries(0))
+	return gateway.New(gateway.Config{
 		Logger: slog.New(slog.DiscardHandler),
 		// The load test's slow-body clients are cut after this.
 		BodyIdleTimeout: loadSlowIdle,
@@ -390,26 +420,66 @@ func benchStart(tb testing.TB) *benchEnv {
 			return gateway.Upstream{}, fmt.Errorf("no model %q", name)
 		},
 	})
+}
+
+// benchStartProcess starts the gateway in a process of its own: this
+// binary running TestBenchGatewayProcess, which says its address on its
+// standard output and serves until its standard input closes.
+func benchStartProcess(tb testing.TB, e *benchEnv) {
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestBenchGatewayProcess$", "-test.count", "1")
+	cmd.Env = append(os.Environ(), "PTK_BENCH_GATEWAY_UPSTREAM="+e.up.srv.URL+"/v1")
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
 	if err != nil {
 		tb.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	addr, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		in.Close()
+		cmd.Wait()
+		tb.Fatalf("the gateway's process: %v", err)
+	}
+	e.gw = "http://" + strings.TrimSpace(addr) + "/v1/chat/completions"
+	e.stopGateway = func() error {
+		in.Close()
+		go io.Copy(io.Discard, out)
+		return cmd.Wait()
+	}
+}
+
+// TestBenchGatewayProcess is the gateway of benchStartProcess, run only as
+// its child (PTK_BENCH_GATEWAY_UPSTREAM set).
+func TestBenchGatewayProcess(t *testing.T) {
+	base := os.Getenv("PTK_BENCH_GATEWAY_UPSTREAM")
+	if base == "" {
+		t.Skip("the gateway of BenchmarkAddedLatency with PTK_BENCH_GATEWAY=process")
+	}
+	s, err := benchGateway(base)
+	if err != nil {
+		t.Fatal(err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		tb.Fatal(err)
+		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	e.cancel, e.serveDone = cancel, make(chan error, 1)
-	go pprof.Do(ctx, pprof.Labels("role", "gateway"), func(ctx context.Context) { e.serveDone <- s.Serve(ctx, ln) })
-	e.gw = "http://" + ln.Addr().String() + "/v1/chat/completions"
-	return e
+	go func() { io.Copy(io.Discard, os.Stdin); cancel() }()
+	fmt.Println(ln.Addr().String())
+	if err := s.Serve(ctx, ln); err != nil {
+		t.Fatal(err)
+	}
 }
 
-// stop shuts the gateway down, as its Serve does when its context ends,
-// and closes every connection.
 func (e *benchEnv) stop() error {
 	e.client.CloseIdleConnections()
-	e.cancel()
-	err := <-e.serveDone
+	err := e.stopGateway()
 	e.up.close()
 	return err
 }

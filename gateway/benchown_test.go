@@ -29,7 +29,10 @@ import (
 
 // benchScripted streams benchPTKReply as benchUpstream does, whatever it
 // is asked: one chunk a piece, each its own read from the network (More
-// false), the finish and the usage last.
+// false), the finish and the usage last. Made with burst, the chunks come
+// as one read brings them all (More on all but the last): what the
+// gateway finds when the upstream has written its whole answer before
+// the gateway reads it, as in BenchmarkAddedLatency most of the time.
 type benchScripted struct{ chunks []llm.Chunk }
 
 var (
@@ -37,13 +40,13 @@ var (
 	_ llm.Streamer = (*benchScripted)(nil)
 )
 
-func newBenchScripted() *benchScripted {
+func newBenchScripted(burst bool) *benchScripted {
 	m := &benchScripted{}
 	for _, p := range benchPieces(benchPTKReply, 5) {
-		m.chunks = append(m.chunks, llm.Chunk{Text: p})
+		m.chunks = append(m.chunks, llm.Chunk{Text: p, More: burst})
 	}
 	u := ptk.Usage{PromptTokens: 912, CompletionTokens: 41}
-	m.chunks = append(m.chunks, llm.Chunk{FinishReason: "stop", Model: benchModel}, llm.Chunk{Usage: &u})
+	m.chunks = append(m.chunks, llm.Chunk{FinishReason: "stop", Model: benchModel, More: burst}, llm.Chunk{Usage: &u})
 	return m
 }
 
@@ -63,8 +66,8 @@ func (m *benchScripted) Stream(ctx context.Context, _ llm.Request) iter.Seq2[llm
 }
 
 // benchOwnServer is a gateway in front of the scripted model.
-func benchOwnServer(tb testing.TB) *gateway.Server {
-	m := newBenchScripted()
+func benchOwnServer(tb testing.TB, burst bool) *gateway.Server {
+	m := newBenchScripted(burst)
 	s, err := gateway.New(gateway.Config{
 		Logger: slog.New(slog.DiscardHandler),
 		Resolve: func(name string) (gateway.Upstream, error) {
@@ -80,19 +83,23 @@ func benchOwnServer(tb testing.TB) *gateway.Server {
 	return s
 }
 
-// benchOwnCases are the gateway's PTK paths: each API, whole and streamed.
+// benchOwnCases are the gateway's PTK paths: each API, whole and streamed
+// (a read a piece, and -burst: the whole answer in one read).
 var benchOwnCases = []struct {
-	name, path string
-	body       []byte
-	api        string
-	stream     bool
+	name, path    string
+	body          []byte
+	api           string
+	stream, burst bool
 }{
-	{"chat", "/v1/chat/completions", benchRequest(benchPTK, false, false), "", false},
-	{"chat-stream", "/v1/chat/completions", benchRequest(benchPTK, true, false), "", true},
-	{"messages", "/v1/messages", benchAgentRequest("messages", benchPTK, false), "messages", false},
-	{"messages-stream", "/v1/messages", benchAgentRequest("messages", benchPTK, true), "messages", true},
-	{"responses", "/v1/responses", benchAgentRequest("responses", benchPTK, false), "responses", false},
-	{"responses-stream", "/v1/responses", benchAgentRequest("responses", benchPTK, true), "responses", true},
+	{"chat", "/v1/chat/completions", benchRequest(benchPTK, false, false), "", false, false},
+	{"chat-stream", "/v1/chat/completions", benchRequest(benchPTK, true, false), "", true, false},
+	{"chat-stream-burst", "/v1/chat/completions", benchRequest(benchPTK, true, false), "", true, true},
+	{"messages", "/v1/messages", benchAgentRequest("messages", benchPTK, false), "messages", false, false},
+	{"messages-stream", "/v1/messages", benchAgentRequest("messages", benchPTK, true), "messages", true, false},
+	{"messages-stream-burst", "/v1/messages", benchAgentRequest("messages", benchPTK, true), "messages", true, true},
+	{"responses", "/v1/responses", benchAgentRequest("responses", benchPTK, false), "responses", false, false},
+	{"responses-stream", "/v1/responses", benchAgentRequest("responses", benchPTK, true), "responses", true, false},
+	{"responses-stream-burst", "/v1/responses", benchAgentRequest("responses", benchPTK, true), "responses", true, true},
 }
 
 // benchOwnCtx says, as net/http does, which address the request came in
@@ -116,6 +123,7 @@ type benchDiscard struct {
 	h       http.Header
 	status  int
 	n       int
+	writes  int
 	flushes int
 }
 
@@ -130,6 +138,7 @@ func (d *benchDiscard) WriteHeader(status int) {
 func (d *benchDiscard) Write(b []byte) (int, error) {
 	d.WriteHeader(http.StatusOK)
 	d.n += len(b)
+	d.writes++
 	return len(b), nil
 }
 func (d *benchDiscard) Flush() { d.flushes++ }
@@ -139,7 +148,7 @@ func (d *benchDiscard) Flush() { d.flushes++ }
 func BenchmarkGatewayOwn(b *testing.B) {
 	for _, c := range benchOwnCases {
 		b.Run(c.name, func(b *testing.B) {
-			s := benchOwnServer(b)
+			s := benchOwnServer(b, c.burst)
 			rec := httptest.NewRecorder()
 			benchServeOwn(s, rec, c.path, c.body)
 			if rec.Code != http.StatusOK {
@@ -157,7 +166,7 @@ func BenchmarkGatewayOwn(b *testing.B) {
 			b.ReportAllocs()
 			var cpu benchCPU
 			cpu.start()
-			n, flushes := 0, 0
+			n, writes, flushes := 0, 0, 0
 			for b.Loop() {
 				d := benchDiscard{h: http.Header{}}
 				benchServeOwn(s, &d, c.path, c.body)
@@ -165,11 +174,14 @@ func BenchmarkGatewayOwn(b *testing.B) {
 					b.Fatalf("status %d, %d bytes", d.status, d.n)
 				}
 				n++
+				writes += d.writes
 				flushes += d.flushes
 			}
 			cpu.report(b, n)
-			// How many writes to the connection a request made.
+			// How many writes to the connection a request made (flushes),
+			// and how many Writes the handler gave the ResponseWriter.
 			b.ReportMetric(float64(flushes)/float64(n), "flushes/req")
+			b.ReportMetric(float64(writes)/float64(n), "writes/req")
 		})
 	}
 }

@@ -35,6 +35,11 @@ type chatResponder struct {
 	dirty bool
 	buf   bytes.Buffer
 	enc   *json.Encoder
+	// cur, one and delta are the chunk being written, reused from one
+	// chunk to the next: a chunk costs no allocation.
+	cur   completion
+	one   [1]choice
+	delta outDelta
 }
 
 var _ responder = (*chatResponder)(nil)
@@ -64,17 +69,18 @@ func (r *chatResponder) begin() {
 	r.chunk(&outDelta{Role: "assistant"}, nil, nil)
 }
 
-// chunk writes one chunk of the stream.
+// chunk writes one chunk of the stream (d nil: one with no choices).
 func (r *chatResponder) chunk(d *outDelta, finish *string, u *usage) {
-	c := completion{ID: r.id, Object: "chat.completion.chunk", Created: r.created, Model: r.model, Usage: u}
-	var one [1]choice
+	c := &r.cur
+	*c = completion{ID: r.id, Object: "chat.completion.chunk", Created: r.created, Model: r.model, Usage: u}
 	if d != nil {
-		one[0] = choice{Delta: d, FinishReason: finish}
-		c.Choices = one[:]
+		r.delta = *d
+		r.one[0] = choice{Delta: &r.delta, FinishReason: finish}
+		c.Choices = r.one[:]
 	} else {
-		c.Choices = one[:0]
+		c.Choices = r.one[:0]
 	}
-	r.event(&c)
+	r.event(c)
 }
 
 // event writes one server-sent event holding c, into the connection's

@@ -34,8 +34,11 @@ type sseWriter struct {
 	// dirty: events were written since the last flush.
 	dirty bool
 	timer *time.Timer
-	buf   bytes.Buffer
-	enc   *json.Encoder
+	// buf holds the events written since they were last given to w: a
+	// piece of the model's answer makes several, which go to w in one
+	// Write (drain) when the exchange flushes, instead of one Write each.
+	buf bytes.Buffer
+	enc *json.Encoder
 }
 
 // init readies the writer for w, and starts its keep-alive when every is
@@ -61,7 +64,8 @@ func (s *sseWriter) tick() {
 		return
 	}
 	s.begin()
-	s.w.Write(s.keepAlive)
+	s.buf.Write(s.keepAlive)
+	s.drain()
 	s.dirty = false
 	s.rc.Flush()
 	s.timer.Reset(s.every)
@@ -79,8 +83,16 @@ func (s *sseWriter) begin() {
 	h.Set("X-Accel-Buffering", "no")
 	s.w.WriteHeader(http.StatusOK)
 	s.x.wrote.Store(true)
-	s.w.Write(s.opening)
+	s.w.Write(s.opening) // fixed bytes, given to w as they are: no copy in buf
 	s.dirty = true
+}
+
+// drain gives w the events written since it last did, mu held.
+func (s *sseWriter) drain() {
+	if s.buf.Len() > 0 {
+		s.w.Write(s.buf.Bytes())
+		s.buf.Reset()
+	}
 }
 
 // sseEvent is one event as the stream writes it.
@@ -114,29 +126,25 @@ func appendSSEEvent[E jsonAppender](b *bytes.Buffer, enc *json.Encoder, name str
 	b.WriteString("\n\n")
 }
 
-// sseWrite writes one event, s.mu held.
+// sseWrite writes one event after those not yet given to w, s.mu held.
 func sseWrite[E jsonAppender](s *sseWriter, name string, v E) {
-	s.buf.Reset()
 	appendSSEEvent(&s.buf, s.enc, name, v)
-	s.w.Write(s.buf.Bytes())
 	s.dirty = true
 }
 
 // writeRaw writes one event whose data is as it is, mu held.
 func (s *sseWriter) writeRaw(name string, data []byte) {
-	s.buf.Reset()
 	s.buf.WriteString("event: ")
 	s.buf.WriteString(name)
 	s.buf.WriteString("\ndata: ")
 	s.buf.Write(data)
 	s.buf.WriteString("\n\n")
-	s.w.Write(s.buf.Bytes())
 	s.dirty = true
 }
 
-// sseSend writes one event into the connection's buffer: the exchange
-// flushes once the answer has written what one piece of the model's answer
-// makes (a call is three or four events, which go out in one write).
+// sseSend writes one event into the writer's buffer: the exchange flushes
+// once the answer has written what one piece of the model's answer makes
+// (a call is three or four events, which go out in one write).
 func sseSend[E jsonAppender](s *sseWriter, name string, v E) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -153,6 +161,7 @@ func (s *sseWriter) flush() {
 	defer s.mu.Unlock()
 	if s.begun && !s.stopped && s.dirty {
 		s.dirty = false
+		s.drain()
 		s.rc.Flush()
 	}
 }
@@ -167,14 +176,20 @@ func (s *sseWriter) last(f func()) {
 	}
 	s.begin()
 	f()
+	s.drain()
 	s.dirty = false
 	s.x.end(s.rc)
 	s.halt()
 }
 
-// stop ends the keep-alive: nothing is written once it returns.
+// stop ends the keep-alive: nothing is written once it returns. Events
+// written and not yet given to w are given to it first, for net/http to
+// send as the handler returns.
 func (s *sseWriter) stop() {
 	s.mu.Lock()
+	if !s.stopped {
+		s.drain()
+	}
 	s.halt()
 	s.mu.Unlock()
 }
@@ -198,6 +213,7 @@ func (s *sseWriter) fail(whole, streamErr func()) {
 		whole()
 	case !s.stopped:
 		streamErr()
+		s.drain()
 		s.dirty = false
 		s.rc.Flush()
 	}

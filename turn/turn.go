@@ -2,7 +2,6 @@ package turn
 
 import (
 	"context"
-	"time"
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/llm"
@@ -147,9 +146,8 @@ func (t Turn) Ask(ctx context.Context, req llm.Request, emit func(Event)) (*Repl
 	var resp *llm.Response
 	if s, ok := t.Model.(llm.Streamer); ok && t.Stream {
 		rep.Streamed = true
-		var col llm.Collector // keeps the reply's text: no second copy of it here
-		started := map[int]bool{}
-		var lastFlush time.Time // the first text is shown at once
+		var col llm.Collector    // keeps the reply's text: no second copy of it here
+		var started map[int]bool // the native calls begun, made at the first
 		for ch, err := range s.Stream(ctx, req) {
 			if err != nil {
 				rd.ps.Flush() // what came before the break is shown
@@ -161,17 +159,20 @@ func (t Turn) Ask(ctx context.Context, req llm.Request, emit func(Event)) (*Repl
 				emit(Event{Kind: EventReasoning, Text: ch.Reasoning})
 			}
 			rd.text(ch.Text)
-			if rd.ps != nil && ch.Text != "" && !ch.More {
-				// The parser reads small pieces in batches; a slow model's
-				// text is still shown within flushEvery. Pieces that came
-				// together are read together.
-				if now := time.Now(); now.Sub(lastFlush) >= flushEvery {
-					rd.ps.Flush()
-					lastFlush = now
-				}
+			if !ch.More {
+				// The parser takes small pieces in without reading them;
+				// what one read from the network brought is read now,
+				// before the turn waits for the next, so that its events
+				// go out while the model writes (a slow model's text as
+				// it comes, a fast one's without a tail of work after its
+				// last byte). Pieces that came together are read together.
+				rd.ps.Flush()
 			}
 			if d := ch.Call; d != nil && !t.NoCalls {
 				if !started[d.Index] {
+					if started == nil {
+						started = map[int]bool{}
+					}
 					started[d.Index] = true
 					emit(Event{Kind: EventCallStart, Index: d.Index, Call: &ptk.Call{ID: d.ID, Tool: d.Tool}, Text: d.ArgsDelta, Native: true})
 				} else if d.ArgsDelta != "" || d.ID != "" || d.Tool != "" {
@@ -248,10 +249,6 @@ func (t Turn) Ask(ctx context.Context, req llm.Request, emit func(Event)) (*Repl
 func CutOff(reason string) bool {
 	return reason == "length" || reason == "max_tokens" || reason == "MAX_TOKENS"
 }
-
-// flushEvery bounds how long streamed text waits in the parser's batch
-// before it is reported.
-const flushEvery = 50 * time.Millisecond
 
 // reading is one turn's reading of the model's answer.
 type reading struct {
