@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -27,6 +28,10 @@ const (
 type chatAPI struct {
 	body []byte
 	req  chatRequest
+	// others are the members that name no field of req, found as it was
+	// read in one pass (othersRead); else request finds them itself.
+	others     []member
+	othersRead bool
 }
 
 var (
@@ -40,9 +45,13 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) { s.handle(w, r, &
 // read decodes and checks the request.
 func (c *chatAPI) read(x *exchange, body []byte) *httpError {
 	c.body = body
-	if err := wire.UnmarshalRequest(body, &c.req); err != nil {
+	read, err := wire.UnmarshalRequestOthers(body, &c.req, func(key, value []byte) {
+		c.others = append(c.others, member{key: memberKey(key), start: offset(value, body), end: offset(value, body) + len(value)})
+	})
+	if err != nil {
 		return badRequest("the request body is not a valid chat completion request: %v", err)
 	}
+	c.othersRead = read
 	r := &c.req
 	x.stream = r.Stream
 	x.single = r.ParallelToolCalls != nil && !*r.ParallelToolCalls
@@ -66,6 +75,7 @@ func (c *chatAPI) read(x *exchange, body []byte) *httpError {
 		}
 	}
 	seen := make(map[string]bool, len(r.Tools))
+	x.tools = slices.Grow(x.tools, len(r.Tools))
 	for i, t := range r.Tools {
 		name := t.Function.Name
 		if t.Type != "" && t.Type != "function" {
@@ -110,7 +120,12 @@ var mappedFields = map[string]bool{"model": true, "messages": true, "tools": tru
 func (c *chatAPI) request(x *exchange, native bool) (llm.Request, *httpError) {
 	r := &c.req
 	req := llm.Request{Model: x.up.Name, Temperature: r.Temperature}
-	for _, m := range members(c.body) {
+	ms := c.others
+	if !c.othersRead || native && len(x.tools) > 0 && r.ParallelToolCalls != nil {
+		// parallel_tool_calls, a field of req, is passed on too.
+		ms = members(c.body)
+	}
+	for _, m := range ms {
 		if !mappedFields[m.key] || native && m.key == "parallel_tool_calls" && len(x.tools) > 0 {
 			if req.Extra == nil {
 				req.Extra = make(map[string]json.RawMessage)

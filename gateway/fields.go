@@ -36,17 +36,26 @@ func members(body []byte) []member {
 			return out // '}'
 		}
 		end := skipString(body, i)
-		key := string(body[i+1 : end-1])
-		if bytes.IndexByte(body[i:end], '\\') >= 0 || !utf8.Valid(body[i+1:end-1]) {
-			// Escapes, or bytes encoding/json reads as U+FFFD.
-			json.Unmarshal(body[i:end], &key)
-		}
+		key := memberKey(body[i+1 : end-1])
 		i = skipSpace(body, skipSpace(body, end)+1) // past ':'
 		vend := skipValue(body, i)
 		out = append(out, member{key, i, len(bytes.TrimRight(body[:vend], " \t\r\n"))})
 		i = vend
 	}
 }
+
+// memberKey is the key written as raw (without its quotes), unescaped as
+// encoding/json reads it (bytes that are not UTF-8 read as U+FFFD).
+func memberKey(raw []byte) string {
+	key := string(raw)
+	if bytes.IndexByte(raw, '\\') >= 0 || !utf8.Valid(raw) {
+		json.Unmarshal(append(append([]byte{'"'}, raw...), '"'), &key)
+	}
+	return key
+}
+
+// offset is where sub, a slice of b, begins in b.
+func offset(sub, b []byte) int { return cap(b) - cap(sub) }
 
 func skipSpace(b []byte, i int) int {
 	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {

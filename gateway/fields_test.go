@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"strings"
 	"testing"
@@ -17,6 +18,8 @@ var objects = []string{
 	`{"s":"x" , "t":"y"}`,
 	`{"a":"x\\\\","b":"\\\\\\\"q\\\\","c":["\\\"]\\\\",{"d":"\\\\\\\\"}],"e":"\\u0022"}`,
 	`{"long":"` + strings.Repeat(`plain text and \"quotes\" `, 20) + `","after":1}`,
+	`{"model":"m","messages":[{"role":"user","content":"hi"}],"user":"u-1","metadata":{"k":"v"},"stream":true,"seed":7,"user":"u-2","functions":[]}`,
+	"{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"a\"}],\"k\xff\xfe\":1,\"tools\":null, \"reasoning_effort\" : \"low\" }",
 }
 
 // members finds what json.Unmarshal finds.
@@ -28,6 +31,7 @@ func TestMembers(t *testing.T) {
 
 func checkMembers(t *testing.T, body []byte) {
 	t.Helper()
+	checkOthers(t, body)
 	var want map[string]json.RawMessage
 	if err := json.Unmarshal(body, &want); err != nil {
 		t.Fatal(err)
@@ -82,5 +86,31 @@ func TestSetFields(t *testing.T) {
 	}
 	if _, err := setFields([]byte(`[1]`), obj{"model": marshal("m")}); err == nil {
 		t.Error("an array was taken for an object")
+	}
+}
+
+// requestFields are the JSON names of wire.Request's fields.
+var requestFields = map[string]bool{"model": true, "messages": true, "temperature": true, "max_tokens": true,
+	"stop": true, "tools": true, "tool_choice": true, "stream": true, "stream_options": true,
+	"parallel_tool_calls": true, "max_completion_tokens": true, "n": true}
+
+// The members the Chat Completions decoder finds as it reads a request in
+// one pass are those members finds that name no field of the request, in
+// order, at the same places.
+func checkOthers(t *testing.T, body []byte) {
+	t.Helper()
+	var c chatAPI
+	var x exchange
+	if c.read(&x, body) != nil || !c.othersRead {
+		return
+	}
+	var want []member
+	for _, m := range members(body) {
+		if !requestFields[m.key] {
+			want = append(want, m)
+		}
+	}
+	if fmt.Sprint(c.others) != fmt.Sprint(want) {
+		t.Errorf("read in one pass, %s has others %v, members finds %v", body, c.others, want)
 	}
 }

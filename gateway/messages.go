@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -78,6 +79,7 @@ func (a *messagesAPI) decode(x *exchange, body []byte, needMax bool) *httpError 
 		}
 	}
 	seen := make(map[string]bool, len(r.Tools))
+	x.tools = slices.Grow(x.tools, len(r.Tools))
 	for i, t := range r.Tools {
 		if !t.Custom() {
 			// Anthropic's own tools (web search, its bash and editor) run on

@@ -69,13 +69,22 @@ func (a *responsesAPI) read(x *exchange, body []byte) *httpError {
 	if herr := a.input(x); herr != nil {
 		return herr
 	}
-	seen := map[string]bool{}
-	add := func(where string, t responses.Tool, namespace string) *httpError {
+	seen := make(map[string]bool, len(r.Tools))
+	x.tools = slices.Grow(x.tools, len(r.Tools))
+	// add adds tools[i] (a function), or the function tools[i].tools[j]
+	// of a namespace (j >= 0).
+	add := func(i, j int, t responses.Tool, namespace string) *httpError {
+		where := func() string {
+			if j < 0 {
+				return "tools[" + strconv.Itoa(i) + "]"
+			}
+			return "tools[" + strconv.Itoa(i) + "].tools[" + strconv.Itoa(j) + "]"
+		}
 		switch {
 		case t.Name == "":
-			return badRequest("%s.name: the function needs a name", where)
+			return badRequest("%s.name: the function needs a name", where())
 		case seen[t.Name]:
-			return badRequest("%s: the function %s is declared twice", where, strconv.Quote(t.Name))
+			return badRequest("%s: the function %s is declared twice", where(), strconv.Quote(t.Name))
 		}
 		seen[t.Name] = true
 		params := bytes.TrimSpace(t.Parameters)
@@ -83,7 +92,7 @@ func (a *responsesAPI) read(x *exchange, body []byte) *httpError {
 			params = nil
 		}
 		if len(params) > 0 && params[0] != '{' {
-			return badRequest("%s.parameters: the parameters of %s must be a JSON Schema object", where, strconv.Quote(t.Name))
+			return badRequest("%s.parameters: the parameters of %s must be a JSON Schema object", where(), strconv.Quote(t.Name))
 		}
 		if namespace != "" {
 			if a.namespaces == nil {
@@ -95,10 +104,9 @@ func (a *responsesAPI) read(x *exchange, body []byte) *httpError {
 		return nil
 	}
 	for i, t := range r.Tools {
-		where := "tools[" + strconv.Itoa(i) + "]"
 		switch t.Type {
 		case "function":
-			if herr := add(where, t, ""); herr != nil {
+			if herr := add(i, -1, t, ""); herr != nil {
 				return herr
 			}
 		case "namespace":
@@ -106,7 +114,7 @@ func (a *responsesAPI) read(x *exchange, body []byte) *httpError {
 				if f.Type != "function" && f.Type != "" {
 					continue
 				}
-				if herr := add(where+".tools["+strconv.Itoa(j)+"]", f, t.Name); herr != nil {
+				if herr := add(i, j, f, t.Name); herr != nil {
 					return herr
 				}
 			}

@@ -283,10 +283,12 @@ func TestResponsesErrors(t *testing.T) {
 	for body, says := range map[string]string{
 		`{"model":`:     "not a valid Responses request",
 		`{"model":"m"}`: "needs input",
-		`{"input":[{"role":"robot","content":"x"}]}`:                               "robot",
-		`{"input":"x","tools":[{"type":"function","name":"f","parameters":"no"}]}`: "JSON Schema object",
-		`{"input":[{"type":"item_reference","id":"msg_1"}]}`:                       "item references",
-		`{"input":[{"type":"function_call_output","output":"x"}]}`:                 "call_id",
+		`{"input":[{"role":"robot","content":"x"}]}`:                                                                                      "robot",
+		`{"input":"x","tools":[{"type":"function","name":"f","parameters":"no"}]}`:                                                        "JSON Schema object",
+		`{"input":"x","tools":[{"type":"web_search"},{"type":"function"}]}`:                                                               "tools[1].name: the function needs a name",
+		`{"input":"x","tools":[{"type":"function","name":"f"},{"type":"namespace","name":"n","tools":[{"type":"function","name":"f"}]}]}`: "tools[1].tools[0]: the function \\\"f\\\" is declared twice",
+		`{"input":[{"type":"item_reference","id":"msg_1"}]}`:                                                                              "item references",
+		`{"input":[{"type":"function_call_output","output":"x"}]}`:                                                                        "call_id",
 	} {
 		status, _, out := post(t, url+"/v1/responses", body)
 		if status != 400 || !has(string(out), `"type":"invalid_request_error"`, says) {

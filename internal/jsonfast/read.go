@@ -269,6 +269,13 @@ func fold(out, key []byte) []byte {
 // skipped, as encoding/json skips it; a field given twice, or a key that
 // names one in another case, is refused.
 func (r *Reader) Struct(f *Fields, member func(i int) bool) bool {
+	return r.StructOther(f, member, nil)
+}
+
+// StructOther reads an object as Struct does, and gives other (nil: none)
+// the key and the value's text (slices of the Reader's bytes) of each
+// member that names no field, in order, which Struct skips.
+func (r *Reader) StructOther(f *Fields, member func(i int) bool, other func(key, value []byte)) bool {
 	var seen uint64
 	return r.Object(func(key []byte) bool {
 		i, ok := f.lookup(key)
@@ -276,6 +283,13 @@ func (r *Reader) Struct(f *Fields, member func(i int) bool) bool {
 		case !ok:
 			return false
 		case i < 0:
+			if other != nil {
+				v, ok := r.Raw()
+				if ok {
+					other(key, v)
+				}
+				return ok
+			}
 			return r.Skip()
 		case seen&(1<<i) != 0:
 			return false

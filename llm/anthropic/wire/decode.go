@@ -39,7 +39,7 @@ func decodeRequest(data []byte, r *Request) bool {
 		case 3:
 			return jsonfast.Slice(&d, &r.Messages, readMessage)
 		case 4:
-			return jsonfast.Slice(&d, &r.Tools, readTool)
+			return toolsMemo.Read(&d, &r.Tools, readTools, cloneTools)
 		case 5:
 			return jsonfast.Ptr(&d, &r.ToolChoice, readToolChoice)
 		case 6:
@@ -76,7 +76,21 @@ func readMessage(d *jsonfast.Reader, m *Message) bool {
 // readContent reads content as Content.UnmarshalJSON does: a string or an
 // array of blocks (anything else is its error, left to encoding/json).
 func readContent(d *jsonfast.Reader, c *Content) bool {
+	if d.Peek() == '"' {
+		return jsonfast.MemoString(textMemo, d, &c.Text)
+	}
 	return jsonfast.StringOrSlice(d, &c.Text, &c.Blocks, readBlock)
+}
+
+// textMemo keeps the long texts of the requests read lately: a client
+// (Claude Code) sends its system prompt, and the conversation so far,
+// with every call.
+var textMemo = jsonfast.NewMemo[string](4 << 20)
+
+// textField reads a string field that may be long (a turn's text, its
+// thinking and signature) through textMemo.
+func textField(d *jsonfast.Reader, s *string) bool {
+	return d.Null() || jsonfast.MemoString(textMemo, d, s)
 }
 
 func readBlock(d *jsonfast.Reader, b *Block) bool {
@@ -85,13 +99,13 @@ func readBlock(d *jsonfast.Reader, b *Block) bool {
 		case 0:
 			return d.StringField(&b.Type)
 		case 1:
-			return d.StringField(&b.Text)
+			return textField(d, &b.Text)
 		case 2:
-			return d.StringField(&b.Thinking)
+			return textField(d, &b.Thinking)
 		case 3:
-			return d.StringField(&b.Signature)
+			return textField(d, &b.Signature)
 		case 4:
-			return d.StringField(&b.Data)
+			return textField(d, &b.Data)
 		case 5:
 			return d.StringField(&b.ID)
 		case 6:
@@ -112,6 +126,26 @@ func readBlock(d *jsonfast.Reader, b *Block) bool {
 			return d.RawField(&b.CacheControl)
 		}
 	})
+}
+
+// toolsMemo keeps the tools of the requests read lately: a client (Claude
+// Code) sends the same ones, byte for byte, on every request.
+var toolsMemo = jsonfast.NewMemo[[]Tool](4 << 20)
+
+func readTools(d *jsonfast.Reader, ts *[]Tool) bool { return jsonfast.Slice(d, ts, readTool) }
+
+// cloneTools copies tools read from the text from as if read from to.
+func cloneTools(tools []Tool, from, to []byte) []Tool {
+	if tools == nil {
+		return nil
+	}
+	out := make([]Tool, len(tools))
+	for i, t := range tools {
+		t.InputSchema = jsonfast.Rebase(t.InputSchema, from, to)
+		t.CacheControl = jsonfast.Rebase(t.CacheControl, from, to)
+		out[i] = t
+	}
+	return out
 }
 
 func readTool(d *jsonfast.Reader, t *Tool) bool {

@@ -83,7 +83,8 @@ var DefaultClient = func() *http.Client {
 
 // LocalClient is DefaultClient's settings for a server on this machine (a
 // local model server behind the gateway): it asks for no compression,
-// which would only cost CPU at both ends of a loopback connection.
+// which would only cost CPU at both ends of a loopback connection, and
+// makes its calls on the caller's goroutine (localTransport).
 var LocalClient = func() *http.Client {
 	t, ok := DefaultClient.Transport.(*http.Transport)
 	if !ok {
@@ -91,7 +92,7 @@ var LocalClient = func() *http.Client {
 	}
 	t = t.Clone()
 	t.DisableCompression = true
-	return &http.Client{Transport: t}
+	return &http.Client{Transport: newLocalTransport(t)}
 }()
 
 // Local reports whether rawURL names this machine: localhost, or a

@@ -1,7 +1,6 @@
 package httpx
 
 import (
-	"net/http"
 	"testing"
 )
 
@@ -31,7 +30,7 @@ func TestNewLocalClient(t *testing.T) {
 			t.Errorf("%s: local = %v, want %v", url, Local(url), local)
 		}
 	}
-	if lt, ok := LocalClient.Transport.(*http.Transport); !ok || !lt.DisableCompression || lt.MaxIdleConnsPerHost != 128 {
+	if lt, ok := LocalClient.Transport.(*localTransport); !ok || !lt.fallback.DisableCompression || lt.fallback.MaxIdleConnsPerHost != 128 || lt.maxIdle != 128 {
 		t.Errorf("LocalClient's transport: %+v", LocalClient.Transport)
 	}
 }

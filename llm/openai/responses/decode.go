@@ -39,9 +39,9 @@ func decodeRequest(data []byte, r *Request) bool {
 		case 1:
 			return readInput(&d, &r.Input)
 		case 2:
-			return d.StringField(&r.Instructions)
+			return textField(&d, &r.Instructions)
 		case 3:
-			return jsonfast.Slice(&d, &r.Tools, readTool)
+			return toolsMemo.Read(&d, &r.Tools, readTools, cloneTools)
 		case 4:
 			return d.RawField(&r.ToolChoice)
 		case 5:
@@ -105,13 +105,13 @@ func readItem(d *jsonfast.Reader, it *Item) bool {
 		case 7:
 			return d.StringField(&it.Namespace)
 		case 8:
-			return d.StringField(&it.Arguments)
+			return textField(d, &it.Arguments)
 		case 9:
 			return jsonfast.Ptr(d, &it.Output, readContent)
 		case 10:
 			return jsonfast.Slice(d, &it.Summary, readPart)
 		case 11:
-			return d.StringField(&it.EncryptedContent)
+			return textField(d, &it.EncryptedContent)
 		default:
 			return d.StringField(&it.Input)
 		}
@@ -121,7 +121,16 @@ func readItem(d *jsonfast.Reader, it *Item) bool {
 // readContent reads content as Content.UnmarshalJSON does: a string or an
 // array of parts (anything else is its error, left to encoding/json).
 func readContent(d *jsonfast.Reader, c *Content) bool {
+	if d.Peek() == '"' {
+		return jsonfast.MemoString(textMemo, d, &c.Text)
+	}
 	return jsonfast.StringOrSlice(d, &c.Text, &c.Parts, readPart)
+}
+
+// textField reads a string field that may be long (a turn's text, a
+// call's arguments) through textMemo.
+func textField(d *jsonfast.Reader, s *string) bool {
+	return d.Null() || jsonfast.MemoString(textMemo, d, s)
 }
 
 func readPart(d *jsonfast.Reader, p *Part) bool {
@@ -130,7 +139,7 @@ func readPart(d *jsonfast.Reader, p *Part) bool {
 		case 0:
 			return d.StringField(&p.Type)
 		case 1:
-			return d.StringField(&p.Text)
+			return textField(d, &p.Text)
 		case 2:
 			return d.StringField(&p.Refusal)
 		case 3:
@@ -145,6 +154,34 @@ func readPart(d *jsonfast.Reader, p *Part) bool {
 			})
 		}
 	})
+}
+
+// textMemo keeps the long texts of the requests read lately: a client
+// (Codex) sends its instructions, and the conversation so far, with every
+// call.
+var textMemo = jsonfast.NewMemo[string](4 << 20)
+
+// toolsMemo keeps the tools of the requests read lately: a client (Codex)
+// sends the same ones, byte for byte, on every request.
+var toolsMemo = jsonfast.NewMemo[[]Tool](4 << 20)
+
+func readTools(d *jsonfast.Reader, ts *[]Tool) bool { return jsonfast.Slice(d, ts, readTool) }
+
+// cloneTools copies tools read from the text from as if read from to.
+func cloneTools(tools []Tool, from, to []byte) []Tool {
+	if tools == nil {
+		return nil
+	}
+	out := make([]Tool, len(tools))
+	for i, t := range tools {
+		t.Parameters = jsonfast.Rebase(t.Parameters, from, to)
+		if t.Strict != nil {
+			t.Strict = new(*t.Strict)
+		}
+		t.Tools = cloneTools(t.Tools, from, to)
+		out[i] = t
+	}
+	return out
 }
 
 func readTool(d *jsonfast.Reader, t *Tool) bool {

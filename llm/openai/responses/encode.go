@@ -2,6 +2,7 @@ package responses
 
 import (
 	"github.com/ptkit/ptk/internal/jsonfast"
+	"github.com/ptkit/ptk/llm/internal/jsoncache"
 )
 
 // A stream of the Responses API is a dozen events or more, three of them
@@ -22,6 +23,11 @@ import (
 
 // writer is a jsonfast.Writer with the package's types.
 type writer struct{ jsonfast.Writer }
+
+// echoSchemas keeps the tools' schemas a response repeats from its
+// request, written: a client sends the same tools on every request, and
+// checking and compacting them again was most of writing a whole response.
+var echoSchemas = jsoncache.New(4 << 20)
 
 func newWriter(dst []byte, escapeHTML bool) writer {
 	return writer{jsonfast.NewWriter(dst, escapeHTML)}
@@ -194,7 +200,10 @@ func (w *writer) tools(ts []Tool) {
 		}
 		if len(t.Parameters) > 0 {
 			w.Raw(`,"parameters":`)
-			w.RawMessage(t.Parameters)
+			var ok bool
+			if w.B, ok = echoSchemas.Compact(w.B, t.Parameters, w.EscapeHTML); !ok {
+				w.Fail()
+			}
 		}
 		if t.Strict != nil {
 			w.Raw(`,"strict":`)

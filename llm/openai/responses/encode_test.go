@@ -3,6 +3,7 @@ package responses_test
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/ptkit/ptk/llm/openai/responses"
@@ -17,7 +18,9 @@ type appender interface {
 // with and without HTML escaping, and fails where it fails.
 func checkAppend(t *testing.T, v appender) {
 	t.Helper()
-	for _, html := range []bool{true, false} {
+	// Each way twice: what the echo's cache keeps the second time is
+	// written the third.
+	for _, html := range []bool{true, false, true, false, true, false} {
 		var b bytes.Buffer
 		enc := json.NewEncoder(&b)
 		enc.SetEscapeHTML(html)
@@ -145,6 +148,8 @@ var encodeSeeds = []struct {
 	{"", "", "", 0},
 	{"x", "y", `not json`, 1e21},
 	{"x", "y", `"auto"`, -0.5},
+	// A schema long enough for the echo's cache, spaced, with HTML.
+	{"resp_2", "completed", `{"type": "object", "properties": {"html": {"type": "string", "description": "<b>bold</b> & \u2028 ` + strings.Repeat("long ", 60) + `"}}}`, 0.5},
 }
 
 // TestAppendJSON: the response and every event, in every shape, are

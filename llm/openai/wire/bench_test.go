@@ -55,6 +55,26 @@ func BenchmarkRequest(b *testing.B) {
 		}
 		cpu.report(b)
 	})
+	// A coding agent's request: a 12 KB system prompt and the same tools,
+	// sent again with every call.
+	agent := r
+	agent.Messages = append([]wire.Message{{Role: "system", Content: wire.TextContent(strings.Repeat("Read the files before you change them; run the tests after, and say what you did. ", 150))}}, r.Messages[1:]...)
+	agentData, err := json.Marshal(&agent)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("decode/one-pass-agent", func(b *testing.B) {
+		b.SetBytes(int64(len(agentData)))
+		b.ReportAllocs()
+		cpu := benchCPUStart()
+		for b.Loop() {
+			var r wire.Request
+			if err := wire.UnmarshalRequest(agentData, &r); err != nil {
+				b.Fatal(err)
+			}
+		}
+		cpu.report(b)
+	})
 	b.Run("decode/encoding-json", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		b.ReportAllocs()

@@ -19,7 +19,21 @@ import (
 // one pass. The json.RawMessage fields of r (stop, tool_choice, the tools'
 // parameters) are slices of data, which must not change after.
 func UnmarshalRequest(data []byte, r *Request) error {
-	return jsonfast.Unmarshal(data, r, decodeRequest)
+	return jsonfast.Unmarshal(data, r, func(data []byte, r *Request) bool { return decodeRequest(data, r, nil) })
+}
+
+// UnmarshalRequestOthers reads data into r as UnmarshalRequest does and,
+// when it reads it in one pass (read true), gives other the key and the
+// value's text (slices of data) of each member that names no field of
+// Request, in order: the fields a server passes on as they came. When read
+// is false the request was left to encoding/json, and other may have been
+// given some of its members before: the caller finds them itself.
+func UnmarshalRequestOthers(data []byte, r *Request, other func(key, value []byte)) (read bool, err error) {
+	err = jsonfast.Unmarshal(data, r, func(data []byte, r *Request) bool {
+		read = decodeRequest(data, r, other)
+		return read
+	})
+	return read, err
 }
 
 // UnmarshalCompletion reads data, a whole answer or a stream chunk, into c
@@ -76,9 +90,9 @@ var requestFields = jsonfast.NewFields("model", "messages", "temperature", "max_
 	"tool_choice", "stream", "stream_options", "parallel_tool_calls", "max_completion_tokens", "n")
 
 // decodeRequest reads a request; false leaves it to encoding/json.
-func decodeRequest(data []byte, r *Request) bool {
+func decodeRequest(data []byte, r *Request, other func(key, value []byte)) bool {
 	d := jsonfast.NewReader(data)
-	return d.Struct(requestFields, func(i int) bool {
+	return d.StructOther(requestFields, func(i int) bool {
 		switch i {
 		case 0:
 			return d.StringField(&r.Model)
@@ -91,7 +105,7 @@ func decodeRequest(data []byte, r *Request) bool {
 		case 4:
 			return d.RawField(&r.Stop)
 		case 5:
-			return jsonfast.Slice(&d, &r.Tools, readTool)
+			return toolsMemo.Read(&d, &r.Tools, readTools, cloneTools)
 		case 6:
 			return d.RawField(&r.ToolChoice)
 		case 7:
@@ -105,7 +119,7 @@ func decodeRequest(data []byte, r *Request) bool {
 		default:
 			return d.IntPtr(&r.N)
 		}
-	}) && d.End()
+	}, other) && d.End()
 }
 
 var (
@@ -143,8 +157,15 @@ func readMessage(d *jsonfast.Reader, m *Message) bool {
 // string or an array of parts. Any other value, which it keeps as an error
 // for AsText, is left to encoding/json.
 func readContent(d *jsonfast.Reader, c *Content) bool {
+	if d.Peek() == '"' {
+		return jsonfast.MemoString(textMemo, d, &c.Text)
+	}
 	return jsonfast.StringOrSlice(d, &c.Text, &c.Parts, readPart)
 }
+
+// textMemo keeps the long texts of the requests read lately: a client
+// sends its system prompt, and the conversation so far, with every call.
+var textMemo = jsonfast.NewMemo[string](4 << 20)
 
 func readPart(d *jsonfast.Reader, p *ContentPart) bool {
 	return d.Struct(partFields, func(i int) bool {
@@ -197,6 +218,29 @@ func readArguments(d *jsonfast.Reader, a *Arguments) bool {
 	raw, ok := d.Raw()
 	*a = Arguments(raw)
 	return ok
+}
+
+// toolsMemo keeps the tools of the requests read lately: a client sends
+// the same ones, byte for byte, on every request.
+var toolsMemo = jsonfast.NewMemo[[]Tool](4 << 20)
+
+func readTools(d *jsonfast.Reader, ts *[]Tool) bool { return jsonfast.Slice(d, ts, readTool) }
+
+// cloneTools copies tools read from the text from as if read from to.
+func cloneTools(tools []Tool, from, to []byte) []Tool {
+	if tools == nil {
+		return nil
+	}
+	out := make([]Tool, len(tools))
+	for i, t := range tools {
+		f := &t.Function
+		f.Parameters = jsonfast.Rebase(f.Parameters, from, to)
+		if f.Strict != nil {
+			f.Strict = new(*f.Strict)
+		}
+		out[i] = t
+	}
+	return out
 }
 
 func readTool(d *jsonfast.Reader, t *Tool) bool {

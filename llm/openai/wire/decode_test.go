@@ -20,6 +20,7 @@ var requestSeeds = []string{
 	`{"model":"m","messages":[{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":{"a": [1, 2]}}}]},{"role":"function","name":"f","content":"x"}],"tool_choice":{"type":"function","function":{"name":"f"}},"stop":"END","temperature":null,"stream_options":null}`,
 	` { "model" : "m" , "messages" : [ { "role" : "user" , "content" : "spaced \u00e9 \ud83d\ude00 <b>&amp;</b>" } ] } `,
 	`{"model":"m","messages":[{"role":"user","content":""}],"tools":[],"stream":false}`,
+	`{"model":"m","messages":[{"role":"system","content":"You are a coding agent. Read the files before you change them; run the tests after. \u00e9 \"quoted\" <b>&</b> You are a coding agent. Read the files before you change them; run the tests after. \u00e9 \"quoted\" <b>&</b> You are a coding agent. Read the files before you change them; run the tests after. \u00e9 \"quoted\" <b>&</b> You are a coding agent. Read the files before you change them; run the tests after. \u00e9 \"quoted\" <b>&</b> "},{"role":"user","content":"a"}],"tools":[{"type":"function","function":{"name":"read_file","description":"Read a file of the workspace, whole or a range of its lines, and return its text with line numbers.","parameters":{"type":"object","properties":{"path":{"type":"string"},"offset":{"type":"integer"}},"required":["path"]},"strict":false}}, {"type":"function","function":{"name":"ls","parameters":null}}, null]}`,
 	`{"model":"m","messages":[null,{"role":"user","content":[]}],"tools":null}`,
 	`{"Model":"m","messages":[]}`,
 	`{"model":"m","model":"n","messages":[]}`,
@@ -63,14 +64,19 @@ func FuzzUnmarshalRequest(f *testing.F) {
 // and error; it reports whether the one-pass decoder read it.
 func checkRequest(t *testing.T, data []byte) bool {
 	t.Helper()
-	var slow, viaAPI wire.Request
+	var slow wire.Request
 	slowErr := json.Unmarshal(data, &slow)
-	apiErr := wire.UnmarshalRequest(data, &viaAPI)
-	if (slowErr == nil) != (apiErr == nil) || slowErr != nil && slowErr.Error() != apiErr.Error() {
-		t.Fatalf("UnmarshalRequest(%q): error %v, encoding/json %v", data, apiErr, slowErr)
-	}
-	if slowErr == nil && !reflect.DeepEqual(slow, viaAPI) {
-		t.Fatalf("UnmarshalRequest read %q as\n%+v\nencoding/json as\n%+v", data, viaAPI, slow)
+	// Three times, each from its own copy: the tools are seen, kept, and
+	// taken from the memo.
+	for range 3 {
+		var viaAPI wire.Request
+		apiErr := wire.UnmarshalRequest(bytes.Clone(data), &viaAPI)
+		if (slowErr == nil) != (apiErr == nil) || slowErr != nil && slowErr.Error() != apiErr.Error() {
+			t.Fatalf("UnmarshalRequest(%q): error %v, encoding/json %v", data, apiErr, slowErr)
+		}
+		if slowErr == nil && !reflect.DeepEqual(slow, viaAPI) {
+			t.Fatalf("UnmarshalRequest read %q as\n%+v\nencoding/json as\n%+v", data, viaAPI, slow)
+		}
 	}
 	var fast wire.Request
 	if !wire.DecodeRequest(data, &fast) {

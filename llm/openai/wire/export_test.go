@@ -1,7 +1,7 @@
 package wire
 
 // The one-pass decoders, for the tests that hold them to encoding/json.
-var DecodeRequest = decodeRequest
+func DecodeRequest(data []byte, r *Request) bool { return decodeRequest(data, r, nil) }
 
 func DecodeCompletion(data []byte, c *Completion) bool { return decodeCompletion(data, c, nil) }
 
@@ -14,3 +14,6 @@ func FastChunk(data []byte, c *Completion) bool { return fastChunk(data, c, &chu
 func (r *ChunkReader) Regions() (before, after string) {
 	return string(r.mem.before.bytes), string(r.mem.after.bytes)
 }
+
+// ToolsMemoSize is how many bytes of tools the decoder keeps.
+func ToolsMemoSize() int { return toolsMemo.Size() }
