@@ -30,10 +30,20 @@ var (
 	_ JSONCaller = (*Distilled[struct{}, string])(nil)
 )
 
+// A RecordRunner is a Func that runs somewhere else (a durable worker's
+// activity) and brings back the Record of the call with its result, which
+// RunRecord then gives.
+type RecordRunner interface {
+	RunRecord(ctx context.Context, args json.RawMessage) (ptk.Result, *Record, error)
+}
+
 // RunRecord runs f as a tool, as f.Run does, and returns the Record of the
-// call when f keeps one (a JSONCaller), else nil: what an agent that calls
-// ptools as tools records of them.
+// call when f keeps one (a JSONCaller or a RecordRunner), else nil: what
+// an agent that calls ptools as tools records of them.
 func RunRecord(ctx context.Context, f Func, args json.RawMessage) (ptk.Result, *Record, error) {
+	if rr, ok := f.(RecordRunner); ok {
+		return rr.RunRecord(ctx, args)
+	}
 	jc, ok := f.(JSONCaller)
 	if !ok {
 		r, err := f.Run(ctx, args)

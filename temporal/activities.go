@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/ptkit/ptk"
 	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/ptool"
 	"github.com/ptkit/ptk/tool"
 	"github.com/ptkit/ptk/trace"
 	"github.com/ptkit/ptk/workflow"
@@ -121,6 +123,9 @@ type ToolOutput struct {
 	Duration time.Duration `json:"duration_ns"`
 	// Replayed: the ledger answered, the tool did not run again.
 	Replayed bool `json:"replayed,omitempty"`
+	// Record is a ptool's record of its call (its attempts, tokens and
+	// cost), each attempt's text capped at trace.MaxResultBytes.
+	Record *ptool.Record `json:"record,omitempty"`
 }
 
 // errTypeTool is the type of a tool's retryable failure.
@@ -138,6 +143,9 @@ func (w *Worker) toolActivity(ctx context.Context, in ToolInput) (*ToolOutput, e
 	if !ok {
 		// another worker may have it (an MCP server that did not start here)
 		return nil, temporal.NewApplicationError("this worker ("+w.identity()+") has no tool "+in.Call.Tool, errTypeTool)
+	}
+	if f, ok := t.(ptool.Func); ok {
+		t = &recordingPTool{Func: f, rec: &out.Record}
 	}
 	t = tool.Wrap(t, tool.Limit(max(in.MaxResultBytes, 0), max(in.MaxResultLines, 0)))
 	readOnly := t.Info().ReadOnly
@@ -177,6 +185,27 @@ func (w *Worker) toolActivity(ctx context.Context, in ToolInput) (*ToolOutput, e
 		}
 	}
 	return out, nil
+}
+
+// recordingPTool runs a ptool as a tool and keeps the Record of its call
+// (ptool.RunRecord), its attempts' text capped as the trace store caps it,
+// so that the activity's output stays small.
+type recordingPTool struct {
+	ptool.Func
+	rec **ptool.Record
+}
+
+func (p *recordingPTool) Run(ctx context.Context, args json.RawMessage) (ptk.Result, error) {
+	r, rec, err := ptool.RunRecord(ctx, p.Func, args)
+	if rec != nil {
+		c := *rec
+		c.Attempts = slices.Clone(c.Attempts)
+		for i := range c.Attempts {
+			c.Attempts[i].Raw, _ = trace.Cap(c.Attempts[i].Raw, trace.MaxResultBytes)
+		}
+		*p.rec = &c
+	}
+	return r, err
 }
 
 // runTool runs t, turning a panic into an error.

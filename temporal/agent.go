@@ -15,6 +15,7 @@ import (
 	"github.com/ptkit/ptk/agent"
 	"github.com/ptkit/ptk/internal/durable"
 	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/ptool"
 	"github.com/ptkit/ptk/tool"
 	"github.com/ptkit/ptk/trace"
 	"github.com/ptkit/ptk/trace/record"
@@ -319,6 +320,9 @@ type runtime struct {
 	retries            int
 	delay              time.Duration
 	n                  int
+	// records holds the ptool records the tool activities brought back,
+	// by call id, until the ptool action that asked takes its own.
+	records map[string]*ptool.Record
 }
 
 var _ agent.Runtime = (*runtime)(nil)
@@ -368,6 +372,12 @@ func (r *runtime) RunTools(_ context.Context, calls []*agent.ToolRun) {
 			c.Result, c.Tries, c.Duration = out.Result, max(out.Attempt, 1), out.Duration
 			if out.Err != "" {
 				c.Err = errors.New(out.Err)
+			}
+			if out.Record != nil {
+				if r.records == nil {
+					r.records = map[string]*ptool.Record{}
+				}
+				r.records[c.Call.ID] = out.Record
 			}
 		}
 	}

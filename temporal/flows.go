@@ -138,19 +138,29 @@ type actionTool struct {
 func (t *actionTool) Info() ptk.ToolInfo { return t.desc.info() }
 
 func (t *actionTool) Run(ctx context.Context, args json.RawMessage) (ptk.Result, error) {
+	r, _, err := t.run(ctx, args)
+	return r, err
+}
+
+// run runs the action as a tool activity, and returns the ptool record the
+// activity brought back (a ptool's; nil for a tool, or from a worker that
+// brings none).
+func (t *actionTool) run(ctx context.Context, args json.RawMessage) (ptk.Result, *ptool.Record, error) {
 	t.rt.n++
 	c := ptk.Call{ID: "action_" + itoa(t.rt.n), Tool: t.desc.Info.Name, Args: args}
 	t.st.add(Event{Kind: "tool", Call: &c})
 	run := &agent.ToolRun{Call: c}
 	t.rt.RunTools(ctx, []*agent.ToolRun{run})
+	rec := t.rt.records[c.ID]
+	delete(t.rt.records, c.ID)
 	if run.Err != nil {
 		if ctx.Err() != nil {
-			return ptk.Result{}, ctx.Err()
+			return ptk.Result{}, rec, ctx.Err()
 		}
-		return ptk.Result{Content: run.Err.Error(), IsError: true}, nil
+		return ptk.Result{Content: run.Err.Error(), IsError: true}, rec, nil
 	}
 	t.st.add(Event{Kind: "result", Call: &c, Text: run.Result.Content, IsError: run.Result.IsError})
-	return run.Result, nil
+	return run.Result, rec, nil
 }
 
 // actionPTool is a ptool of a ReAct run: the worker's ptool (its spec),
@@ -166,10 +176,18 @@ func (p *actionPTool) Run(ctx context.Context, args json.RawMessage) (ptk.Result
 	return p.actionTool.Run(ctx, args)
 }
 
+// RunRecord runs the ptool as a tool activity and gives the record of its
+// call the activity brought back, so that the run's record has the ptool's
+// call and its attempts under the action, as a ReAct run's in process.
+func (p *actionPTool) RunRecord(ctx context.Context, args json.RawMessage) (ptk.Result, *ptool.Record, error) {
+	return p.actionTool.run(ctx, args)
+}
+
 var (
-	_ ptk.Tool   = (*actionTool)(nil)
-	_ ptool.Func = (*actionPTool)(nil)
-	_ llm.Model  = (*remoteModel)(nil)
+	_ ptk.Tool           = (*actionTool)(nil)
+	_ ptool.Func         = (*actionPTool)(nil)
+	_ ptool.RecordRunner = (*actionPTool)(nil)
+	_ llm.Model          = (*remoteModel)(nil)
 )
 
 // PlanInput is a run of a workflow of ptools (package workflow's Trace).

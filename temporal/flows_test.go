@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -185,13 +186,18 @@ func TestReActAndWorkflowRuns(t *testing.T) {
 		t.Errorf("react progress %+v, %v", p, err)
 	}
 	reactHistory := history(t, c, run.GetID())
-	// The run's record says who served its model. (Its ptool action ran
-	// as a tool activity, which returns a result and no ptool record: the
-	// record has the action, not the ptool's own call under it.)
+	// The run's record says who served its model, and has its ptool
+	// action's own call under the action, with the ptool's attempt (its
+	// model call) under that: the tool activity brought the ptool's record
+	// back with the result.
 	if rec, err := store.Get(ctx, run.GetID()); err != nil {
 		t.Errorf("the ReAct run's record: %v", err)
-	} else if rec.Kind != trace.KindReAct || rec.Provider != "anthropic" || len(rec.ModelCalls) != 3 || len(rec.ToolCalls) != 2 {
-		t.Errorf("the ReAct run's record: kind %s, provider %q, %d model calls, %d tool calls", rec.Kind, rec.Provider, len(rec.ModelCalls), len(rec.ToolCalls))
+	} else if rec.Kind != trace.KindReAct || rec.Provider != "anthropic" || len(rec.ModelCalls) != 4 || len(rec.ToolCalls) != 2 || len(rec.PtoolCalls) != 1 {
+		t.Errorf("the ReAct run's record: kind %s, provider %q, %d model calls, %d tool calls, %d ptool calls", rec.Kind, rec.Provider, len(rec.ModelCalls), len(rec.ToolCalls), len(rec.PtoolCalls))
+	} else if pc := rec.PtoolCalls[0]; pc.Ptool != "extract_items" || string(pc.Output) != `{"items":["pizza","salad"]}` || len(pc.Attempts) != 1 {
+		t.Errorf("the ptool action's call: %+v", pc)
+	} else if under := trace.SpanID(trace.SpanPtool, 0); !slices.ContainsFunc(rec.ModelCalls, func(m trace.ModelCall) bool { return m.Parent == under }) {
+		t.Errorf("no model call under the ptool call %s: %+v", under, rec.ModelCalls)
 	}
 
 	tr := &ptkworkflow.Trace{Goal: "count an order", Steps: []ptkworkflow.Step{
