@@ -295,7 +295,7 @@ var _ responder = (*messagesResponder)(nil)
 func (a *messagesAPI) respond(x *exchange, w http.ResponseWriter) responder {
 	r := &messagesResponder{x: x, a: a, w: w, stream: x.stream, thinking: a.thinking, id: "msg_" + randomID(), model: x.name, index: -1}
 	if r.stream {
-		r.sse.init(x, w, x.s.cfg.KeepAlive, r.opening(), pingEvent)
+		r.sse.init(x, w, x.s.cfg.KeepAlive, r.opening(), pingEvent, minSSEBuf)
 	}
 	a.out = r
 	return r

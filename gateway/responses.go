@@ -389,8 +389,7 @@ func (a *responsesAPI) respond(x *exchange, w http.ResponseWriter) responder {
 	r := &responsesResponder{x: x, a: a, w: w, stream: x.stream, id: "resp_" + rand.Text(), created: time.Now().Unix(), model: x.name, open: -1}
 	if r.stream {
 		// response.completed repeats the tools too.
-		r.sse.buf.Grow(r.sizeHint() + 1024)
-		r.sse.init(x, w, x.s.cfg.KeepAlive, r.opening(), keepAliveComment)
+		r.sse.init(x, w, x.s.cfg.KeepAlive, r.opening(), keepAliveComment, r.sizeHint()+1024)
 	}
 	a.out = r
 	return r
@@ -463,10 +462,9 @@ func (r *responsesResponder) opening() []byte {
 	resp := r.response("in_progress")
 	r.echo, _ = resp.Echo(false)
 	// Both events repeat the request's tools: room for them at once.
-	var b bytes.Buffer
-	b.Grow(2 * r.sizeHint())
-	appendSSEEvent(&b, nil, "response.created", responses.ResponseEvent{Type: "response.created", SequenceNumber: r.next(), Response: resp, Echo: r.echo})
-	appendSSEEvent(&b, nil, "response.in_progress", responses.ResponseEvent{Type: "response.in_progress", SequenceNumber: r.next(), Response: resp, Echo: r.echo})
+	b := bytes.NewBuffer(sseBuf(2 * r.sizeHint()))
+	appendSSEEvent(b, nil, "response.created", responses.ResponseEvent{Type: "response.created", SequenceNumber: r.next(), Response: resp, Echo: r.echo})
+	appendSSEEvent(b, nil, "response.in_progress", responses.ResponseEvent{Type: "response.in_progress", SequenceNumber: r.next(), Response: resp, Echo: r.echo})
 	return b.Bytes()
 }
 

@@ -2,9 +2,12 @@ package gateway_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -302,4 +305,65 @@ func TestResponsesErrors(t *testing.T) {
 	if status != 200 || err != nil || r.Status != "failed" || r.Error == nil || !strings.Contains(r.Error.Message, "went away") {
 		t.Errorf("a failure mid-stream: %d %v\n%s", status, err, out)
 	}
+}
+
+// Streams at once, each with its own tools, get their own events: a
+// stream's buffers (its events, its opening) go to the next streams once it
+// ends, and one given back while still written or read would mix one
+// client's stream into another's (run with -race). Each of the three
+// events that carry the response echoes its own request's tool, and the
+// stream keeps the Responses grammar.
+func TestResponsesStreamsKeepTheirOwnBuffers(t *testing.T) {
+	t.Parallel()
+	url := agentGateway(t, replies(said{text: "Listing.\n" + ptkCall("exec_command", map[string]any{"cmd": "ls"})}), agent.ModePTK)
+	const clients, each = 8, 6
+	var wg sync.WaitGroup
+	for c := range clients {
+		wg.Go(func() {
+			for i := range each {
+				desc := fmt.Sprintf("Runs a command for client %d, request %d.%s", c, i, strings.Repeat(" Padding.", 40*c))
+				tool := maps.Clone(execTool)
+				tool["description"] = desc
+				status, _, out := post(t, url+"/v1/responses", responsesBody(true, map[string]any{"tools": []any{tool}}))
+				if status != 200 {
+					t.Errorf("status %d: %s", status, out)
+					return
+				}
+				if _, err := responsesStream(out); err != nil {
+					t.Errorf("client %d: the stream breaks the Responses grammar: %v", c, err)
+					return
+				}
+				evs, _, err := sseParse(out)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				echoes := 0
+				for _, ev := range evs {
+					var e struct {
+						Response *struct {
+							Tools []struct {
+								Description string `json:"description"`
+							} `json:"tools"`
+						} `json:"response"`
+					}
+					if err := json.Unmarshal(ev.data, &e); err != nil {
+						t.Error(err)
+						return
+					}
+					if e.Response == nil {
+						continue
+					}
+					echoes++
+					if len(e.Response.Tools) != 1 || e.Response.Tools[0].Description != desc {
+						t.Errorf("client %d, request %d: %s echoes another request's tools: %s", c, i, ev.name, ev.data)
+					}
+				}
+				if echoes != 3 {
+					t.Errorf("client %d: %d events carry the response, want 3", c, echoes)
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

@@ -41,11 +41,43 @@ type sseWriter struct {
 	enc *json.Encoder
 }
 
-// init readies the writer for w, and starts its keep-alive when every is
-// above zero.
-func (s *sseWriter) init(x *exchange, w http.ResponseWriter, every time.Duration, opening, keepAlive []byte) {
+// sseBufs holds the buffers of streams that ended (their events, and an
+// opening of minSSEBuf bytes or more), for the next streams: a stream's
+// buffer grew by doubling from nothing each time, and a Responses stream
+// writes the request's tools three times (its opening and its last
+// event), about 17 KB of buffers a request for the benchmark's five tools.
+var sseBufs sync.Pool // of *[]byte
+
+// A buffer is kept for another stream when its capacity is within these.
+const (
+	minSSEBuf = 4 << 10
+	maxSSEBuf = 64 << 10
+)
+
+// sseBuf returns an empty buffer of at least n bytes' capacity, from
+// sseBufs when one there is large enough.
+func sseBuf(n int) []byte {
+	if p, ok := sseBufs.Get().(*[]byte); ok && cap(*p) >= n {
+		return (*p)[:0]
+	}
+	return make([]byte, 0, max(n, minSSEBuf))
+}
+
+// putSSEBuf gives b to sseBufs; nothing may use it after.
+func putSSEBuf(b []byte) {
+	if cap(b) >= minSSEBuf && cap(b) <= maxSSEBuf {
+		b = b[:0]
+		sseBufs.Put(&b)
+	}
+}
+
+// init readies the writer for w, its buffer with room for room bytes of
+// events, and starts its keep-alive when every is above zero. The writer
+// owns opening: it gives it to sseBufs once written.
+func (s *sseWriter) init(x *exchange, w http.ResponseWriter, every time.Duration, opening, keepAlive []byte, room int) {
 	s.w, s.x, s.rc = w, x, http.NewResponseController(w)
 	s.opening, s.keepAlive, s.every = opening, keepAlive, every
+	s.buf = *bytes.NewBuffer(sseBuf(room))
 	s.enc = json.NewEncoder(&s.buf)
 	s.enc.SetEscapeHTML(false)
 	if every > 0 {
@@ -84,6 +116,8 @@ func (s *sseWriter) begin() {
 	s.w.WriteHeader(http.StatusOK)
 	s.x.wrote.Store(true)
 	s.w.Write(s.opening) // fixed bytes, given to w as they are: no copy in buf
+	putSSEBuf(s.opening) // net/http copied it, or wrote it
+	s.opening = nil
 	s.dirty = true
 }
 
@@ -194,11 +228,20 @@ func (s *sseWriter) stop() {
 	s.mu.Unlock()
 }
 
+// halt stops the writer, mu held, and gives its buffers to sseBufs:
+// nothing is written once stopped.
 func (s *sseWriter) halt() {
 	s.stopped = true
 	if s.timer != nil {
 		s.timer.Stop()
 	}
+	if s.opening != nil {
+		putSSEBuf(s.opening)
+		s.opening = nil
+	}
+	s.buf.Reset()
+	putSSEBuf(s.buf.AvailableBuffer())
+	s.buf = bytes.Buffer{}
 }
 
 // fail ends the answer with an error: as the stream's last event when the

@@ -355,6 +355,10 @@ func (b *localBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// finished reports whether the body has nothing left to read: read to its
+// end, failed or closed (CloseStream then has nothing to drain).
+func (b *localBody) finished() bool { return b.done.Load() }
+
 func (b *localBody) Close() error {
 	b.release(false)
 	return nil

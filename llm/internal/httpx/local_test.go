@@ -417,3 +417,67 @@ func BenchmarkLocalCall(b *testing.B) {
 		})
 	}
 }
+
+// readsForbidden is a body whose every Read is a test failure.
+type readsForbidden struct {
+	t      *testing.T
+	closed bool
+}
+
+func (b *readsForbidden) Read([]byte) (int, error) {
+	b.t.Error("CloseStream read a body that had said it was finished")
+	return 0, io.EOF
+}
+func (b *readsForbidden) Close() error   { b.closed = true; return nil }
+func (b *readsForbidden) finished() bool { return true }
+
+// A streamed answer whose last read brought the end of its body (as over
+// loopback, where the whole answer usually comes in one read) is closed
+// without the drain and its timer: arming a timer sooner than the
+// runtime's network poller means to wake made the runtime wake the
+// poller's thread, a cross-thread wake-up (and two system calls) for every
+// streamed call through the gateway. The local transport's body says it
+// is finished once read to its end, through the bound every answer gets,
+// and not before; the connection still goes back to the pool.
+func TestCloseStreamFinishedBody(t *testing.T) {
+	b := &readsForbidden{t: t}
+	CloseStream(&bounded{r: b, left: 10}, true)
+	if !b.closed {
+		t.Error("the body was not closed")
+	}
+
+	const answer = "data: {\"choices\":[]}\n\ndata: [DONE]\n\n"
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, p := range strings.SplitAfter(answer, "\n\n") {
+			io.WriteString(w, p)
+			w.(http.Flusher).Flush()
+		}
+	}))
+	conns := countConns(srv)
+	srv.Start()
+	defer srv.Close()
+	lt := newTestLocal()
+	defer lt.CloseIdleConnections()
+	for i := range 3 {
+		resp, err := (&http.Client{Transport: lt}).Get(srv.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := &bounded{r: resp.Body, left: 1 << 20}
+		if body.finished() {
+			t.Fatalf("call %d: the body says it is finished before it was read", i)
+		}
+		got, err := io.ReadAll(body)
+		if err != nil || string(got) != answer {
+			t.Fatalf("call %d: read %q, %v", i, got, err)
+		}
+		if !body.finished() {
+			t.Fatalf("call %d: the body read to its end does not say it is finished", i)
+		}
+		CloseStream(body, true)
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("3 calls opened %d connections, want 1", n)
+	}
+}

@@ -240,6 +240,13 @@ func (b *bounded) Read(p []byte) (int, error) {
 
 func (b *bounded) Close() error { return b.r.Close() }
 
+// finished reports whether the body it bounds knows it has nothing left to
+// read (see CloseStream).
+func (b *bounded) finished() bool {
+	f, ok := b.r.(interface{ finished() bool })
+	return ok && f.finished()
+}
+
 // Do makes a call with the retry policy (see [retry.Policy.Do]); a
 // canceled or expired ctx comes back as Name, ": " and ctx's error.
 func (t *Transport) Do(ctx context.Context, attempt func() (started bool, err error)) error {
@@ -351,7 +358,17 @@ const (
 // as its protocol says (ended), the rest of the body is read first, within
 // drainWait and drainMax, so that the connection can serve the next call;
 // otherwise (an error, a caller that stopped reading) it is closed at once.
+//
+// A body that knows it was read to its end (the local transport's, when the
+// stream's last read brought the end of the body with [DONE], as it does
+// over loopback) is closed without the timer: arming one that fires sooner
+// than the runtime's network poller means to wake makes the runtime wake
+// its poller's thread, a cross-thread wake-up a streamed call.
 func CloseStream(body io.ReadCloser, ended bool) {
+	if f, ok := body.(interface{ finished() bool }); ok && f.finished() {
+		body.Close()
+		return
+	}
 	if ended {
 		// Close may be called while a Read waits: net/http then closes
 		// the connection, and the Read returns.
