@@ -17,7 +17,8 @@ package gateway_test
 //
 // PTK_BENCH_GATEWAY=process runs the gateway in a process of its own, as
 // ptk serve runs between its clients and its model server: the client and
-// the upstream stay in this one (and the CPU figures count only theirs).
+// the upstream stay in this one, and the CPU figures count both processes
+// (the gateway's to the 10 ms tick, from /proc).
 
 import (
 	"bufio"
@@ -447,7 +448,9 @@ func benchStartProcess(tb testing.TB, e *benchEnv) {
 		tb.Fatalf("the gateway's process: %v", err)
 	}
 	e.gw = "http://" + strings.TrimSpace(addr) + "/v1/chat/completions"
+	benchGatewayPID.Store(int64(cmd.Process.Pid))
 	e.stopGateway = func() error {
+		benchGatewayPID.Store(0)
 		in.Close()
 		go io.Copy(io.Discard, out)
 		return cmd.Wait()

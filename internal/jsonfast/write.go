@@ -236,6 +236,23 @@ func (w *Writer) RawMessage(m json.RawMessage) {
 	}
 }
 
+// Array appends s as encoding/json writes a slice: null for nil, else its
+// elements in brackets, each written by elem.
+func Array[T any](w *Writer, s []T, elem func(*T)) {
+	if s == nil {
+		w.Raw("null")
+		return
+	}
+	w.Raw("[")
+	for i := range s {
+		if i > 0 {
+			w.Raw(",")
+		}
+		elem(&s[i])
+	}
+	w.Raw("]")
+}
+
 // Escaped runs f with HTML escaped: what a MarshalJSON method writes
 // through json.Marshal is escaped whatever the encoder around it says.
 func (w *Writer) Escaped(f func()) {

@@ -557,10 +557,6 @@ type liveSink struct {
 	next record.Live
 }
 
-// Unwrap is the sink it wraps: what writes to the store alone (a live
-// distill run's steps, written as they end, are sent once, at its end).
-func (s liveSink) Unwrap() record.Live { return s.next }
-
 func (s liveSink) RecordFunc(build func() *trace.Record) { sink{s.e, s.next}.RecordFunc(build) }
 func (s liveSink) Begin(run trace.Run) {
 	if run.ParentID != run.ID {
@@ -569,6 +565,9 @@ func (s liveSink) Begin(run trace.Run) {
 	s.next.Begin(run)
 }
 func (s liveSink) Append(rec *trace.Record, from [3]int) { s.next.Append(rec, from) }
+
+// Progress goes to the store alone: the run is sent once, when it ends.
+func (s liveSink) Progress(build func() *trace.Record) { s.next.Progress(build) }
 func (s liveSink) Finish(build func() *trace.Record) {
 	s.next.Finish(func() *trace.Record {
 		r := build()
@@ -578,9 +577,8 @@ func (s liveSink) Finish(build func() *trace.Record) {
 }
 
 var (
-	_ record.Sink      = sink{}
-	_ record.Live      = liveSink{}
-	_ record.Unwrapper = liveSink{}
+	_ record.Sink = sink{}
+	_ record.Live = liveSink{}
 )
 
 // sameOrigin is the exporter's proxy function: the proxy the environment

@@ -127,23 +127,6 @@ func checkStep(c distill.Check, round string) trace.Step {
 	return st
 }
 
-// Unwrapper is a Live sink that wraps another (otlp's, which also sends
-// spans): Unwrap returns the one it wraps.
-type Unwrapper interface {
-	Unwrap() Live
-}
-
-// store is the innermost Live of l: the one that writes.
-func store(l Live) Live {
-	for {
-		u, ok := l.(Unwrapper)
-		if !ok {
-			return l
-		}
-		l = u.Unwrap()
-	}
-}
-
 // DistillRecorder records a distillation as it goes, from its events
 // (distill.Options.Observe): the run's row when it begins, status running;
 // each model call as it ends; each round as it begins and ends and each
@@ -155,11 +138,9 @@ func store(l Live) Live {
 //	rep, err := distill.Run(ctx, t, splits, distill.Options{Model: m, Observe: rec.Observe})
 //	rec.Done(rep, err)
 //
-// A Live sink's steps are written as a checkpoint of the run: its record
-// so far handed to the store's Progress (a Progresser; otherwise its
-// Finish, and the run begun again at once), to the store alone, so that a
-// sink that also sends spans (otlp's, an Unwrapper) sends the run once,
-// when it is done.
+// A Live sink's steps are written as a checkpoint of the run, its record
+// so far handed to the sink's Progress: a sink that also sends spans
+// (otlp's) sends the run once, when it is done.
 type DistillRecorder struct {
 	sink Sink
 	span *span // when the sink is Live
@@ -245,28 +226,8 @@ func (d *DistillRecorder) checkpoint() {
 	if rec.ModelCalls == nil {
 		rec.ModelCalls = []trace.ModelCall{}
 	}
-	s := store(d.span.live)
-	if p, ok := s.(Progresser); ok {
-		p.Progress(func() *trace.Record { return rec })
-		return
-	}
-	// A store without Progress: the record so far ended and the run begun
-	// again at once (its row reads ended between the two). The store's
-	// Finish forgets which calls were written: the next are written from
-	// their seqs all the same, and the end writes them all again (a call
-	// written again replaces itself).
-	s.Finish(func() *trace.Record { return rec })
-	s.Begin(run)
+	d.span.live.Progress(func() *trace.Record { return rec })
 }
-
-// Progresser is a Live sink that writes a run's record so far with the
-// run still running (trace.Writer's Progress): its figures, its steps and
-// its calls not written yet.
-type Progresser interface {
-	Progress(build func() *trace.Record)
-}
-
-var _ Progresser = (*trace.Writer)(nil)
 
 // Done records the distillation's end: rep is distill.Run's report (nil
 // when it stopped before it had one) and runErr its error. The record is

@@ -216,7 +216,8 @@ func (s *liveSink) Append(rec *trace.Record, from [3]int) {
 	}
 	s.appended = append(s.appended, rec.ModelCalls...)
 }
-func (s *liveSink) Finish(build func() *trace.Record) { s.finished = append(s.finished, build()) }
+func (s *liveSink) Finish(build func() *trace.Record)   { s.finished = append(s.finished, build()) }
+func (s *liveSink) Progress(build func() *trace.Record) { build() }
 
 var _ record.Live = (*liveSink)(nil)
 

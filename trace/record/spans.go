@@ -17,13 +17,16 @@ import (
 )
 
 // Live is a Sink that shows runs as they happen: a run's row is written
-// when it begins (status running), its calls as they finish, and the whole
-// record when it ends. *trace.Writer is one. The recorders of this package
-// use it when their sink is one, else they hand over the finished record.
+// when it begins (status running), its calls as they finish, its record so
+// far when a recorder has steps to show (Progress: the run still running),
+// and the whole record when it ends. *trace.Writer is one. The recorders of
+// this package use it when their sink is one, else they hand over the
+// finished record.
 type Live interface {
 	Sink
 	Begin(run trace.Run)
 	Append(rec *trace.Record, from [3]int)
+	Progress(build func() *trace.Record)
 	Finish(build func() *trace.Record)
 }
 

@@ -79,22 +79,13 @@ func (w *writer) request(r *Request) {
 		w.content(r.System)
 	}
 	w.Raw(`,"messages":`)
-	if r.Messages == nil {
-		w.Raw("null")
-	} else {
-		w.Raw("[")
-		for i := range r.Messages {
-			if i > 0 {
-				w.Raw(",")
-			}
-			w.Raw(`{"role":`)
-			w.String(r.Messages[i].Role)
-			w.Raw(`,"content":`)
-			w.content(&r.Messages[i].Content)
-			w.Raw("}")
-		}
-		w.Raw("]")
-	}
+	jsonfast.Array(&w.Writer, r.Messages, func(m *Message) {
+		w.Raw(`{"role":`)
+		w.String(m.Role)
+		w.Raw(`,"content":`)
+		w.content(&m.Content)
+		w.Raw("}")
+	})
 	if len(r.Tools) > 0 {
 		w.Raw(`,"tools":[`)
 		for i := range r.Tools {
@@ -208,11 +199,7 @@ func (w *writer) response(r *Response) {
 	w.Raw(`,"model":`)
 	w.String(r.Model)
 	w.Raw(`,"content":`)
-	if r.Content == nil {
-		w.Raw("null")
-	} else {
-		w.blocks(r.Content)
-	}
+	w.blocks(r.Content)
 	w.Raw(`,"stop_reason":`)
 	w.StringPtr(r.StopReason)
 	w.Raw(`,"stop_sequence":`)
@@ -246,16 +233,8 @@ func (w *writer) error(e *Error) {
 	w.Raw("}")
 }
 
-func (w *writer) blocks(bs []Block) {
-	w.Raw("[")
-	for i := range bs {
-		if i > 0 {
-			w.Raw(",")
-		}
-		w.block(&bs[i])
-	}
-	w.Raw("]")
-}
+// blocks writes blocks: null for nil, as encoding/json writes the slice.
+func (w *writer) blocks(bs []Block) { jsonfast.Array(&w.Writer, bs, w.block) }
 
 // block writes a block as Block.MarshalJSON does.
 func (w *writer) block(b *Block) {

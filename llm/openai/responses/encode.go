@@ -1,6 +1,8 @@
 package responses
 
 import (
+	"encoding/json"
+
 	"github.com/ptkit/ptk/internal/jsonfast"
 	"github.com/ptkit/ptk/llm/internal/jsoncache"
 )
@@ -59,18 +61,7 @@ func (w *writer) state(r *Response) {
 	w.Raw(`,"model":`)
 	w.String(r.Model)
 	w.Raw(`,"output":`)
-	if r.Output == nil {
-		w.Raw("null")
-	} else {
-		w.Raw("[")
-		for i := range r.Output {
-			if i > 0 {
-				w.Raw(",")
-			}
-			w.item(&r.Output[i])
-		}
-		w.Raw("]")
-	}
+	jsonfast.Array(&w.Writer, r.Output, w.item)
 	w.Raw(`,"usage":`)
 	if u := r.Usage; u == nil {
 		w.Raw("null")
@@ -332,16 +323,8 @@ func (w *writer) content(c *Content) {
 	w.Escaped(func() { w.String(c.Text) })
 }
 
-func (w *writer) parts(ps []Part) {
-	w.Raw("[")
-	for i := range ps {
-		if i > 0 {
-			w.Raw(",")
-		}
-		w.part(&ps[i])
-	}
-	w.Raw("]")
-}
+// parts writes parts (never nil here).
+func (w *writer) parts(ps []Part) { jsonfast.Array(&w.Writer, ps, w.part) }
 
 // part writes a part as Part.MarshalJSON does.
 func (w *writer) part(p *Part) {
@@ -361,18 +344,7 @@ func (w *writer) part(p *Part) {
 		}
 		if a := p.Annotations; a != nil {
 			w.Raw(`,"annotations":`)
-			if *a == nil {
-				w.Raw("null")
-			} else {
-				w.Raw("[")
-				for i, m := range *a {
-					if i > 0 {
-						w.Raw(",")
-					}
-					w.RawMessage(m)
-				}
-				w.Raw("]")
-			}
+			jsonfast.Array(&w.Writer, *a, func(m *json.RawMessage) { w.RawMessage(*m) })
 		}
 		w.Raw("}")
 	})

@@ -332,19 +332,8 @@ func (s *chunkScanner) stringLike(v *string, like string) bool {
 // text reads a string or null (leaving v): a delta's text. An array of
 // parts, which Text also reads, is left to the general decoder.
 func (s *chunkScanner) text(v *Text) bool {
-	if s.null() {
-		return true
-	}
-	tok, plain, ok := s.str()
-	switch {
-	case !ok:
-		return false
-	case plain:
-		*v = Text(tok)
-		return true
-	}
-	var str string
-	if !decode(tok, &str) {
+	str := string(*v)
+	if !s.stringLike(&str, "") {
 		return false
 	}
 	*v = Text(str)

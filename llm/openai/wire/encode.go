@@ -26,18 +26,7 @@ func (c *Completion) AppendJSON(dst []byte, escapeHTML bool) ([]byte, bool) {
 	w.Raw(`,"model":`)
 	w.String(c.Model)
 	w.Raw(`,"choices":`)
-	if c.Choices == nil {
-		w.Raw("null")
-	} else {
-		w.Raw("[")
-		for i := range c.Choices {
-			if i > 0 {
-				w.Raw(",")
-			}
-			w.choice(&c.Choices[i])
-		}
-		w.Raw("]")
-	}
+	jsonfast.Array(&w.Writer, c.Choices, w.choice)
 	if c.Usage != nil {
 		w.Raw(`,"usage":`)
 		w.usage(c.Usage)
@@ -233,18 +222,7 @@ func (r *Request) AppendJSONCached(dst []byte, escapeHTML bool, c *jsoncache.Cac
 		w.String(r.Model)
 	}
 	field(`"messages":`)
-	if r.Messages == nil {
-		w.Raw("null")
-	} else {
-		w.Raw("[")
-		for i := range r.Messages {
-			if i > 0 {
-				w.Raw(",")
-			}
-			w.message(&r.Messages[i])
-		}
-		w.Raw("]")
-	}
+	jsonfast.Array(&w.Writer, r.Messages, w.message)
 	if r.Temperature != nil {
 		field(`"temperature":`)
 		w.Float(*r.Temperature)
@@ -324,21 +302,17 @@ func (w *writer) message(m *Message) {
 	w.Raw("}")
 }
 
+// parts writes content parts (never nil here).
 func (w *writer) parts(ps []ContentPart) {
-	w.Raw("[")
-	for i := range ps {
-		if i > 0 {
-			w.Raw(",")
-		}
+	jsonfast.Array(&w.Writer, ps, func(p *ContentPart) {
 		w.Raw(`{"type":`)
-		w.String(ps[i].Type)
-		if ps[i].Text != "" {
+		w.String(p.Type)
+		if p.Text != "" {
 			w.Raw(`,"text":`)
-			w.String(ps[i].Text)
+			w.String(p.Text)
 		}
 		w.Raw("}")
-	}
-	w.Raw("]")
+	})
 }
 
 func (w *writer) tool(t *Tool) {
