@@ -907,6 +907,7 @@ func BenchmarkAddedLatency(b *testing.B) {
 		{"ptk", benchDirectPTKWhole, benchPTKWhole},
 		{"ptk-stream", benchDirectPTKStream, benchPTKStream},
 		{"passthrough", benchDirectWhole, benchPassWhole},
+		{"passthrough-stream", benchDirectStream, benchPassStream},
 		{"messages", benchDirectPTKWhole, benchMessagesWhole},
 		{"messages-stream", benchDirectPTKStream, benchMessagesStream},
 		{"responses", benchDirectPTKWhole, benchResponsesWhole},

@@ -208,23 +208,47 @@ func (x *exchange) readStats(data []byte) {
 	// one reads the same below); below, what can be read of anything else.
 	var c completion
 	if wire.UnmarshalCompletion(data, &c) == nil {
-		for _, ch := range c.Choices {
-			if ch.Message != nil {
-				x.calls += len(ch.Message.ToolCalls)
-			}
-			if ch.Delta != nil {
-				for _, d := range ch.Delta.ToolCalls {
-					if d.ID != "" {
-						x.calls++
-					}
+		x.countStats(&c)
+		return
+	}
+	x.readOtherStats(data)
+}
+
+// readChunkStats is readStats for a chunk of a stream, read with r.
+func (x *exchange) readChunkStats(r *wire.ChunkReader, data []byte) {
+	if !bytes.Contains(data, []byte(`"usage"`)) && !bytes.Contains(data, []byte(`"tool_calls"`)) {
+		return
+	}
+	if c, err := r.Read(data); err == nil {
+		x.countStats(c)
+		return
+	}
+	x.readOtherStats(data)
+}
+
+// countStats counts a completion's, or a chunk's, new calls and reads its
+// usage.
+func (x *exchange) countStats(c *completion) {
+	for _, ch := range c.Choices {
+		if ch.Message != nil {
+			x.calls += len(ch.Message.ToolCalls)
+		}
+		if ch.Delta != nil {
+			for _, d := range ch.Delta.ToolCalls {
+				if d.ID != "" {
+					x.calls++
 				}
 			}
 		}
-		if u := c.Usage; u != nil {
-			x.usage = ptk.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens}
-		}
-		return
 	}
+	if u := c.Usage; u != nil {
+		x.usage = ptk.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens}
+	}
+}
+
+// readOtherStats reads what can be read of an answer that does not read
+// as a completion.
+func (x *exchange) readOtherStats(data []byte) {
 	var v struct {
 		Choices []struct {
 			Message struct {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ptkit/ptk/internal/sse"
 	"github.com/ptkit/ptk/llm"
+	"github.com/ptkit/ptk/llm/openai/wire"
 	"github.com/ptkit/ptk/protocol"
 	"github.com/ptkit/ptk/turn"
 )
@@ -77,11 +78,20 @@ func (c *chatAPI) forward(x *exchange, ctx context.Context, w http.ResponseWrite
 	if read {
 		sr.ps = parser.NewStream(sr.event)
 	}
-	buf := make([]byte, 32<<10)
+	bp := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(bp)
+	buf := *bp
 	for {
 		n, err := resp.Body.Read(buf)
 		if n > 0 {
-			sr.lines(buf[:n])
+			if read {
+				sr.lines(buf[:n])
+			} else {
+				// Passed on as it came, in one write; its lines are
+				// read only for the log line's figures.
+				w.Write(buf[:n])
+				sr.stats(buf[:n])
+			}
 			rc.Flush() // what came in one read goes out at once
 		}
 		if err == nil {
@@ -92,8 +102,11 @@ func (c *chatAPI) forward(x *exchange, ctx context.Context, w http.ResponseWrite
 			if err != nil {
 				return &llm.Error{Kind: llm.ErrBadResponse, Message: "the upstream stream: " + err.Error(), Err: err}
 			}
-			if ok {
+			switch {
+			case ok && read:
 				sr.line(last) // no line end: none added
+			case ok:
+				sr.stat(last)
 			}
 			sr.finish()
 			sr.release()
@@ -241,6 +254,8 @@ type streamReader struct {
 	// with its LF.
 	split sse.Lines
 	cur   []byte
+	// chunks reads a stream's chunks for the log line's figures.
+	chunks wire.ChunkReader
 
 	// What the parser gave since the last event went out.
 	text, reasoning strings.Builder
@@ -277,6 +292,25 @@ func (s *streamReader) event(e protocol.Event) {
 		c := a.Call
 		c.ID = "call_" + randomID()
 		s.calls = append(s.calls, callOut(c).Streamed(i)...)
+	}
+}
+
+// copyBufs are the buffers a stream is copied through, 32 KiB each.
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// stats reads the lines that data completes for their usage and calls,
+// passing nothing on: the stream of a request forwarded as it came.
+func (s *streamReader) stats(data []byte) {
+	s.split.Write(data)
+	for l, ok := s.split.Next(); ok; l, ok = s.split.Next() {
+		s.stat(l)
+	}
+}
+
+// stat reads one line of a stream passed on as it came.
+func (s *streamReader) stat(l []byte) {
+	if d, ok := bytes.CutPrefix(bytes.TrimSpace(l), []byte("data:")); ok {
+		s.x.readChunkStats(&s.chunks, bytes.TrimSpace(d))
 	}
 }
 

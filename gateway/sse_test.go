@@ -1,13 +1,19 @@
 package gateway_test
 
 import (
+	"bytes"
+	"io"
+	"log/slog"
+	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/openai/openai-go/v3"
 
 	"github.com/ptkit/ptk/agent"
+	"github.com/ptkit/ptk/gateway"
 )
 
 // TestSDKPassThroughLineEnds: an upstream's event stream is read whatever
@@ -47,4 +53,66 @@ func TestSDKPassThroughLineEnds(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPassThroughStreamAsItCame: a stream forwarded as it came (native
+// mode, nothing read from its text) reaches the client byte for byte —
+// CRLF line ends, a comment, a line split between two reads — and the
+// request's log line still counts its calls and reads its usage.
+func TestPassThroughStreamAsItCame(t *testing.T) {
+	t.Parallel()
+	chunks := []string{
+		`: keep-alive`,
+		`data: {"id":"chatcmpl-2","object":"chat.completion.chunk","created":1741576544,"model":"qwen3","choices":[{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"get_weather","arguments":""}}]},"finish_reason":null}]}`,
+		`data: {"id":"chatcmpl-2","object":"chat.completion.chunk","created":1741576544,"model":"qwen3","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"city\": \"Paris\"}"}}]},"finish_reason":null}]}`,
+		`data: {"id":"chatcmpl-2","object":"chat.completion.chunk","created":1741576544,"model":"qwen3","choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_b","type":"function","function":{"name":"get_time","arguments":"{}"}}]},"finish_reason":null}]}`,
+		`data: {"id":"chatcmpl-2","object":"chat.completion.chunk","created":1741576544,"model":"qwen3","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
+		`data: {"id":"chatcmpl-2","object":"chat.completion.chunk","created":1741576544,"model":"qwen3","choices":[],"usage":{"prompt_tokens":120,"completion_tokens":30,"total_tokens":150}}`,
+		`data: [DONE]`,
+	}
+	raw := strings.Join(chunks, "\r\n\r\n") + "\r\n\r\n"
+	up := startUpstream(t, &upstream{tools: true, script: []reply{{raw: raw, contentType: "text/event-stream"}}})
+	var log syncBuffer
+	g := newGateway(t, up, agent.ModeNative, func(c *gateway.Config) {
+		c.Logger = slog.New(slog.NewTextHandler(&log, nil))
+	})
+	body := `{"model":"` + modelName + `","stream":true,"messages":[{"role":"user","content":"Weather and time in Paris?"}],` +
+		`"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object"}}},{"type":"function","function":{"name":"get_time","parameters":{"type":"object"}}}]}`
+	resp, err := http.Post(g.url+"/v1/chat/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d, %v: %s", resp.StatusCode, err, got)
+	}
+	if string(got) != raw {
+		t.Errorf("the client got\n%q\nwant the upstream's stream as it came\n%q", got, raw)
+	}
+	line := log.String()
+	for _, want := range []string{"calls=2", "prompt_tokens=120", "completion_tokens=30", "mode=native"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("the log line %q lacks %s", line, want)
+		}
+	}
+}
+
+// syncBuffer is a buffer a logger writes to from the handler's goroutine
+// while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
