@@ -38,6 +38,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -101,6 +102,13 @@ type benchUpstream struct {
 	whole  [benchAnswers][]byte
 	stream [benchAnswers][][]byte
 	bufs   sync.Pool
+	// pace, when not 0, is the pause between a stream's events, as a
+	// model server makes them; lastEvent is when the last stream's last
+	// event was written (UnixNano).
+	pace      time.Duration
+	lastEvent atomic.Int64
+	// paused and pauses add up the pauses as they were.
+	paused, pauses atomic.Int64
 }
 
 func benchStartUpstream() *benchUpstream {
@@ -148,7 +156,18 @@ func (u *benchUpstream) chat(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	f := w.(http.Flusher)
-	for _, ev := range u.stream[kind] {
+	for i, ev := range u.stream[kind] {
+		if i > 0 && u.pace > 0 {
+			t0 := time.Now()
+			time.Sleep(u.pace)
+			u.paused.Add(int64(time.Since(t0)))
+			u.pauses.Add(1)
+		}
+		if i == len(u.stream[kind])-1 {
+			// Before the write, so that a client cannot have the answer
+			// before its time is here.
+			u.lastEvent.Store(time.Now().UnixNano())
+		}
 		w.Write(ev)
 		f.Flush()
 	}
@@ -892,6 +911,76 @@ func benchParallel(b *testing.B, c benchCase) {
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
 	cpu.report(b, b.N)
 	benchReportLatency(b, "", all)
+}
+
+// BenchmarkStreamTail is BenchmarkAddedLatency's streamed pairs with the
+// upstream's events paced as a model server sends them (PTK_BENCH_PACE
+// apart, 1ms by default: a fast model; pace-us reports the pauses as they
+// were) instead of written at once: what a client waits
+// for after the model's last event, directly and through the gateway, and
+// the difference (tail-added). On a burst, as BenchmarkAddedLatency's
+// upstream writes, the gateway reads the whole answer after the upstream
+// has written it and its work on every event adds to the wait; paced, it
+// reads and passes on each event as it comes, and what is left for the end
+// is the last event's and the answer's end.
+func BenchmarkStreamTail(b *testing.B) {
+	pace := time.Millisecond
+	if v := os.Getenv("PTK_BENCH_PACE"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			b.Fatalf("PTK_BENCH_PACE: %v", err)
+		}
+		pace = d
+	}
+	pairs := []struct {
+		name            string
+		direct, gateway benchCase
+	}{
+		{"ptk-stream", benchDirectPTKStream, benchPTKStream},
+		{"passthrough-stream", benchDirectStream, benchPassStream},
+		{"messages-stream", benchDirectPTKStream, benchMessagesStream},
+		{"responses-stream", benchDirectPTKStream, benchResponsesStream},
+	}
+	for _, p := range pairs {
+		b.Run(p.name, func(b *testing.B) {
+			e := benchStart(b)
+			defer func() {
+				if err := e.stop(); err != nil {
+					b.Error(err)
+				}
+			}()
+			e.up.pace = pace
+			benchVerify(b, e, p.direct)
+			benchVerify(b, e, p.gateway)
+			cases := [2]benchCase{p.direct, p.gateway}
+			urls := [2]string{p.direct.url(e), p.gateway.url(e)}
+			var tails [2][]time.Duration
+			i := 0
+			for b.Loop() {
+				for k := range 2 {
+					j := (i + k) % 2
+					if err := benchPost(context.Background(), e.client, urls[j], cases[j].body, nil); err != nil {
+						b.Fatal(err)
+					}
+					tails[j] = append(tails[j], time.Duration(time.Now().UnixNano()-e.up.lastEvent.Load()))
+				}
+				i++
+			}
+			d50, _, d99 := benchPercentiles(tails[0])
+			g50, _, g99 := benchPercentiles(tails[1])
+			if n := e.up.pauses.Load(); n > 0 {
+				b.ReportMetric(benchMicros(time.Duration(e.up.paused.Load()/n)), "pace-us")
+			}
+			b.ReportMetric(benchMicros(d50), "tail-direct-p50-us")
+			b.ReportMetric(benchMicros(g50), "tail-gateway-p50-us")
+			b.ReportMetric(benchMicros(g50-d50), "tail-added-p50-us")
+			// The p99s on their own: a few hundred pairs' p99 is their
+			// worst few, the pauses' jitter as much as the gateway's, and
+			// the difference of two such is noise.
+			b.ReportMetric(benchMicros(d99), "tail-direct-p99-us")
+			b.ReportMetric(benchMicros(g99), "tail-gateway-p99-us")
+		})
+	}
 }
 
 // BenchmarkAddedLatency sends the same request alternately to the upstream
