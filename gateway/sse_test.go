@@ -5,15 +5,18 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/openai/openai-go/v3"
 
 	"github.com/ptkit/ptk/agent"
 	"github.com/ptkit/ptk/gateway"
+	ptkopenai "github.com/ptkit/ptk/llm/openai"
 )
 
 // TestSDKPassThroughLineEnds: an upstream's event stream is read whatever
@@ -115,4 +118,43 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestPassThroughStreamHeaders: a forwarded stream's headers reach the
+// client at once while the model thinks before its first event.
+func TestPassThroughStreamHeaders(t *testing.T) {
+	t.Parallel()
+	events := "data: {\"id\":\"chatcmpl-3\",\"object\":\"chat.completion.chunk\",\"created\":1741576544,\"model\":\"qwen3\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Hi.\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"
+	release := make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+			return
+		}
+		io.WriteString(w, events)
+	}))
+	defer up.Close()
+	c := ptkopenai.New(up.URL+"/v1", ptkopenai.WithMaxRetries(0))
+	s, err := gateway.New(gateway.Config{
+		Logger: slog.New(slog.DiscardHandler),
+		Resolve: func(string) (gateway.Upstream, error) {
+			return gateway.Upstream{Model: c, Forward: c, Mode: agent.ModeNative}, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, _ := postCounting(t, s, "/v1/chat/completions", `{"model":"m","stream":true,"messages":[{"role":"user","content":"Hello"}]}`, 10*time.Second)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("status %d, content type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	close(release) // only now: the headers came while the upstream thought
+	if got, err := io.ReadAll(resp.Body); err != nil || string(got) != events {
+		t.Errorf("got %q, %v; want %q", got, err, events)
+	}
 }
