@@ -105,7 +105,7 @@ type benchUpstream struct {
 	// pace, when not 0, is the pause between a stream's events, as a
 	// model server makes them; lastEvent is when the last stream's last
 	// event was written (UnixNano).
-	pace      time.Duration
+	pace      atomic.Int64 // a time.Duration
 	lastEvent atomic.Int64
 	// paused and pauses add up the pauses as they were.
 	paused, pauses atomic.Int64
@@ -157,9 +157,9 @@ func (u *benchUpstream) chat(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	f := w.(http.Flusher)
 	for i, ev := range u.stream[kind] {
-		if i > 0 && u.pace > 0 {
+		if pace := time.Duration(u.pace.Load()); i > 0 && pace > 0 {
 			t0 := time.Now()
-			time.Sleep(u.pace)
+			time.Sleep(pace)
 			u.paused.Add(int64(time.Since(t0)))
 			u.pauses.Add(1)
 		}
@@ -949,7 +949,7 @@ func BenchmarkStreamTail(b *testing.B) {
 					b.Error(err)
 				}
 			}()
-			e.up.pace = pace
+			e.up.pace.Store(int64(pace))
 			benchVerify(b, e, p.direct)
 			benchVerify(b, e, p.gateway)
 			cases := [2]benchCase{p.direct, p.gateway}
