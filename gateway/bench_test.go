@@ -913,6 +913,41 @@ func benchParallel(b *testing.B, c benchCase) {
 	benchReportLatency(b, "", all)
 }
 
+// benchPair is a request sent directly to the upstream and its like sent
+// through the gateway, which the upstream answers alike.
+type benchPair struct {
+	name            string
+	direct, gateway benchCase
+}
+
+// benchPairs are the pairs the latency benchmarks compare: one a path.
+var benchPairs = []benchPair{
+	{"ptk", benchDirectPTKWhole, benchPTKWhole},
+	{"ptk-stream", benchDirectPTKStream, benchPTKStream},
+	{"passthrough", benchDirectWhole, benchPassWhole},
+	{"passthrough-stream", benchDirectStream, benchPassStream},
+	{"messages", benchDirectPTKWhole, benchMessagesWhole},
+	{"messages-stream", benchDirectPTKStream, benchMessagesStream},
+	{"responses", benchDirectPTKWhole, benchResponsesWhole},
+	{"responses-stream", benchDirectPTKStream, benchResponsesStream},
+}
+
+// benchStartPair starts an environment for p, whose upstream sends a
+// stream's events pace apart (at once when 0), and checks both of p's
+// answers once. The environment stops when b ends.
+func benchStartPair(b *testing.B, p benchPair, pace time.Duration) *benchEnv {
+	e := benchStart(b)
+	b.Cleanup(func() {
+		if err := e.stop(); err != nil {
+			b.Error(err)
+		}
+	})
+	e.up.pace.Store(int64(pace))
+	benchVerify(b, e, p.direct)
+	benchVerify(b, e, p.gateway)
+	return e
+}
+
 // BenchmarkStreamTail is BenchmarkAddedLatency's streamed pairs with the
 // upstream's events paced as a model server sends them (PTK_BENCH_PACE
 // apart, 1ms by default: a fast model; pace-us reports the pauses as they
@@ -932,26 +967,12 @@ func BenchmarkStreamTail(b *testing.B) {
 		}
 		pace = d
 	}
-	pairs := []struct {
-		name            string
-		direct, gateway benchCase
-	}{
-		{"ptk-stream", benchDirectPTKStream, benchPTKStream},
-		{"passthrough-stream", benchDirectStream, benchPassStream},
-		{"messages-stream", benchDirectPTKStream, benchMessagesStream},
-		{"responses-stream", benchDirectPTKStream, benchResponsesStream},
-	}
-	for _, p := range pairs {
+	for _, p := range benchPairs {
+		if !p.gateway.stream {
+			continue
+		}
 		b.Run(p.name, func(b *testing.B) {
-			e := benchStart(b)
-			defer func() {
-				if err := e.stop(); err != nil {
-					b.Error(err)
-				}
-			}()
-			e.up.pace.Store(int64(pace))
-			benchVerify(b, e, p.direct)
-			benchVerify(b, e, p.gateway)
+			e := benchStartPair(b, p, pace)
 			cases := [2]benchCase{p.direct, p.gateway}
 			urls := [2]string{p.direct.url(e), p.gateway.url(e)}
 			var tails [2][]time.Duration
@@ -989,29 +1010,9 @@ func BenchmarkStreamTail(b *testing.B) {
 // same answer from the upstream: the native call for pass-through, the
 // text protocol's reply for the paths the gateway serves in it.
 func BenchmarkAddedLatency(b *testing.B) {
-	pairs := []struct {
-		name            string
-		direct, gateway benchCase
-	}{
-		{"ptk", benchDirectPTKWhole, benchPTKWhole},
-		{"ptk-stream", benchDirectPTKStream, benchPTKStream},
-		{"passthrough", benchDirectWhole, benchPassWhole},
-		{"passthrough-stream", benchDirectStream, benchPassStream},
-		{"messages", benchDirectPTKWhole, benchMessagesWhole},
-		{"messages-stream", benchDirectPTKStream, benchMessagesStream},
-		{"responses", benchDirectPTKWhole, benchResponsesWhole},
-		{"responses-stream", benchDirectPTKStream, benchResponsesStream},
-	}
-	for _, p := range pairs {
+	for _, p := range benchPairs {
 		b.Run(p.name, func(b *testing.B) {
-			e := benchStart(b)
-			defer func() {
-				if err := e.stop(); err != nil {
-					b.Error(err)
-				}
-			}()
-			benchVerify(b, e, p.direct)
-			benchVerify(b, e, p.gateway)
+			e := benchStartPair(b, p, 0)
 			ctx := pprof.WithLabels(context.Background(), pprof.Labels("role", "client"))
 			pprof.SetGoroutineLabels(ctx)
 			defer pprof.SetGoroutineLabels(context.Background())
