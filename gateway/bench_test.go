@@ -949,15 +949,15 @@ func benchStartPair(b *testing.B, p benchPair, pace time.Duration) *benchEnv {
 }
 
 // BenchmarkStreamTail is BenchmarkAddedLatency's streamed pairs with the
-// upstream's events paced as a model server sends them (PTK_BENCH_PACE
-// apart, 1ms by default: a fast model; pace-us reports the pauses as they
-// were) instead of written at once: what a client waits
-// for after the model's last event, directly and through the gateway, and
-// the difference (tail-added). On a burst, as BenchmarkAddedLatency's
-// upstream writes, the gateway reads the whole answer after the upstream
-// has written it and its work on every event adds to the wait; paced, it
-// reads and passes on each event as it comes, and what is left for the end
-// is the last event's and the answer's end.
+// upstream's events paced as a model server sends them, PTK_BENCH_PACE
+// apart (1ms by default: a fast model; pace-us reports the pauses as they
+// were), instead of written at once. It reports what a client waits for
+// after the model's last event, directly and through the gateway, and the
+// difference (tail-added). On a burst, as BenchmarkAddedLatency's upstream
+// writes, the gateway reads the whole answer after the upstream has written
+// it and its work on every event adds to the wait; paced, it reads and
+// passes on each event as it comes, and what is left for the end is the
+// last event's work and the answer's end.
 func BenchmarkStreamTail(b *testing.B) {
 	pace := time.Millisecond
 	if v := os.Getenv("PTK_BENCH_PACE"); v != "" {

@@ -60,8 +60,8 @@ func TestSDKPassThroughLineEnds(t *testing.T) {
 
 // TestPassThroughStreamAsItCame: a stream forwarded as it came (native
 // mode, nothing read from its text) reaches the client byte for byte —
-// CRLF line ends, a comment, a line split between two reads — and the
-// request's log line still counts its calls and reads its usage.
+// CRLF line ends and a comment too — and the request's log line still
+// counts its calls and reads its usage.
 func TestPassThroughStreamAsItCame(t *testing.T) {
 	t.Parallel()
 	chunks := []string{
