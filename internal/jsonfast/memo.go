@@ -159,6 +159,22 @@ func Rebase(sub, from, to []byte) []byte {
 	return to[off : off+len(sub)]
 }
 
+// RebaseEach returns a copy of xs with rebase applied to each element's
+// copy (it rebases the element's slices of from, as Rebase does, and
+// copies what else it holds that may change); nil stays nil. A Memo's
+// clone of a slice of values is one.
+func RebaseEach[T any](xs []T, rebase func(x *T)) []T {
+	if xs == nil {
+		return nil
+	}
+	out := make([]T, len(xs))
+	for i := range xs {
+		out[i] = xs[i]
+		rebase(&out[i])
+	}
+	return out
+}
+
 // MemoString reads a string as r.String does, through m: the text of a
 // long string a client sends again and again (a system prompt, the turns
 // of a conversation sent again with each call) is read once, and the

@@ -136,16 +136,10 @@ func readTools(d *jsonfast.Reader, ts *[]Tool) bool { return jsonfast.Slice(d, t
 
 // cloneTools copies tools read from the text from as if read from to.
 func cloneTools(tools []Tool, from, to []byte) []Tool {
-	if tools == nil {
-		return nil
-	}
-	out := make([]Tool, len(tools))
-	for i, t := range tools {
+	return jsonfast.RebaseEach(tools, func(t *Tool) {
 		t.InputSchema = jsonfast.Rebase(t.InputSchema, from, to)
 		t.CacheControl = jsonfast.Rebase(t.CacheControl, from, to)
-		out[i] = t
-	}
-	return out
+	})
 }
 
 func readTool(d *jsonfast.Reader, t *Tool) bool {

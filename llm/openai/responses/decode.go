@@ -169,19 +169,13 @@ func readTools(d *jsonfast.Reader, ts *[]Tool) bool { return jsonfast.Slice(d, t
 
 // cloneTools copies tools read from the text from as if read from to.
 func cloneTools(tools []Tool, from, to []byte) []Tool {
-	if tools == nil {
-		return nil
-	}
-	out := make([]Tool, len(tools))
-	for i, t := range tools {
+	return jsonfast.RebaseEach(tools, func(t *Tool) {
 		t.Parameters = jsonfast.Rebase(t.Parameters, from, to)
 		if t.Strict != nil {
 			t.Strict = new(*t.Strict)
 		}
 		t.Tools = cloneTools(t.Tools, from, to)
-		out[i] = t
-	}
-	return out
+	})
 }
 
 func readTool(d *jsonfast.Reader, t *Tool) bool {

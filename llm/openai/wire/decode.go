@@ -228,19 +228,13 @@ func readTools(d *jsonfast.Reader, ts *[]Tool) bool { return jsonfast.Slice(d, t
 
 // cloneTools copies tools read from the text from as if read from to.
 func cloneTools(tools []Tool, from, to []byte) []Tool {
-	if tools == nil {
-		return nil
-	}
-	out := make([]Tool, len(tools))
-	for i, t := range tools {
+	return jsonfast.RebaseEach(tools, func(t *Tool) {
 		f := &t.Function
 		f.Parameters = jsonfast.Rebase(f.Parameters, from, to)
 		if f.Strict != nil {
 			f.Strict = new(*f.Strict)
 		}
-		out[i] = t
-	}
-	return out
+	})
 }
 
 func readTool(d *jsonfast.Reader, t *Tool) bool {
