@@ -405,14 +405,7 @@ func benchStart(tb testing.TB) *benchEnv {
 		benchStartProcess(tb, e)
 		return e
 	}
-	s, err := benchGateway(e.up.srv.URL + "/v1")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
+	s, ln := benchGatewayListening(tb, e.up.srv.URL+"/v1")
 	ctx, cancel := context.WithCancel(context.Background())
 	serveDone := make(chan error, 1)
 	go pprof.Do(ctx, pprof.Labels("role", "gateway"), func(ctx context.Context) { serveDone <- s.Serve(ctx, ln) })
@@ -440,6 +433,20 @@ func benchGateway(base string) (*gateway.Server, error) {
 			return gateway.Upstream{}, fmt.Errorf("no model %q", name)
 		},
 	})
+}
+
+// benchGatewayListening is benchGateway and a loopback listener for it.
+func benchGatewayListening(tb testing.TB, base string) (*gateway.Server, net.Listener) {
+	tb.Helper()
+	s, err := benchGateway(base)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s, ln
 }
 
 // benchStartProcess starts the gateway in a process of its own: this
@@ -483,14 +490,7 @@ func TestBenchGatewayProcess(t *testing.T) {
 	if base == "" {
 		t.Skip("the gateway of BenchmarkAddedLatency with PTK_BENCH_GATEWAY=process")
 	}
-	s, err := benchGateway(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, ln := benchGatewayListening(t, base)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { io.Copy(io.Discard, os.Stdin); cancel() }()
 	fmt.Println(ln.Addr().String())

@@ -201,7 +201,7 @@ func setModel(body []byte, name string) ([]byte, error) {
 
 // readStats reads a whole answer's, or a chunk's, usage and new calls.
 func (x *exchange) readStats(data []byte) {
-	if !bytes.Contains(data, []byte(`"usage"`)) && !bytes.Contains(data, []byte(`"tool_calls"`)) {
+	if !hasStats(data) {
 		return
 	}
 	// In one pass when the answer reads as a completion (whatever reads as
@@ -216,7 +216,7 @@ func (x *exchange) readStats(data []byte) {
 
 // readChunkStats is readStats for a chunk of a stream, read with r.
 func (x *exchange) readChunkStats(r *wire.ChunkReader, data []byte) {
-	if !bytes.Contains(data, []byte(`"usage"`)) && !bytes.Contains(data, []byte(`"tool_calls"`)) {
+	if !hasStats(data) {
 		return
 	}
 	if c, err := r.Read(data); err == nil {
@@ -224,6 +224,12 @@ func (x *exchange) readChunkStats(r *wire.ChunkReader, data []byte) {
 		return
 	}
 	x.readOtherStats(data)
+}
+
+// hasStats reports whether data may hold a usage or calls: most chunks of a
+// stream hold neither, and are not read.
+func hasStats(data []byte) bool {
+	return bytes.Contains(data, []byte(`"usage"`)) || bytes.Contains(data, []byte(`"tool_calls"`))
 }
 
 // countStats counts a completion's, or a chunk's, new calls and reads its
